@@ -1,0 +1,56 @@
+"""``python -m autograder grade NOTEBOOK.ipynb [--json FILE|-] [--seed N] [--fail-under X]``
+
+Grades one submitted notebook with the hidden graders, without touching any gradebook, and prints a
+per-exercise table. Exit status: 0 graded (whatever the score), 1 graded but below ``--fail-under``,
+2 not gradable (the reason on stderr).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from autograder.collect import NotGradable, collect_file
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    grade = commands.add_parser("grade", help="grade one notebook with the hidden graders")
+    grade.add_argument("notebook", help="the submitted .ipynb file")
+    grade.add_argument("--json", metavar="FILE", help="write the result as JSON to FILE ('-' for stdout)")
+    grade.add_argument("--seed", type=int, help="seed of the random inputs (default: a fresh one, recorded)")
+    grade.add_argument("--fail-under", type=float, metavar="X", help="exit 1 when the score is below X")
+    grade.add_argument("--assignment", help="assignment name (default: detected from the notebook's cells)")
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "grade":
+        return grade(args)
+    return 2
+
+
+def grade(args) -> int:
+    from autograder.feedback.report import table
+    from autograder.grade import grade_submission
+
+    try:
+        submission = collect_file(args.notebook, args.assignment)
+    except NotGradable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    result = grade_submission(submission, args.seed)
+    out = sys.stderr if args.json == "-" else sys.stdout
+    print(table(result), file=out)
+    if args.json:
+        text = json.dumps(result.to_json(), ensure_ascii=False, indent=2)
+        if args.json == "-":
+            print(text)
+        else:
+            with open(args.json, "w", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+    if args.fail_under is not None and result.score < args.fail_under:
+        return 1
+    return 0

@@ -1,0 +1,111 @@
+"""Collect: read a submitted notebook, find its assignment, and pull out the code the student's process runs.
+
+A submission is data here: nothing of it is executed in this process. The code cells that run in the sandbox are
+every code cell except the grade cells (the visible checks; hidden graders replace their verdict), with IPython
+magics and shell escapes turned into ``pass``.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+GRADERS = Path(__file__).parent / "graders"
+MAX_NOTEBOOK_BYTES = 50 << 20
+
+
+class NotGradable(Exception):
+    """The file cannot be graded at all (not a notebook, unreadable, unknown assignment)."""
+
+
+@dataclass
+class Submission:
+    assignment: str
+    path: str
+    code_cells: list[str]
+    grade_ids: list[str]
+    problems: list[str] = field(default_factory=list)
+
+
+def exercises_of(assignment: str) -> list[str]:
+    """Names of the graded exercises of an assignment, from its grader modules (``test_<exercise>.py``)."""
+    folder = GRADERS / assignment
+    return sorted(p.stem[len("test_"):] for p in folder.glob("test_*.py"))
+
+
+def known_assignments() -> list[str]:
+    return sorted(p.parent.name for p in GRADERS.glob("*/test_*.py"))
+
+
+def _nbgrader(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+
+
+def is_grade_cell(cell) -> bool:
+    meta = _nbgrader(cell)
+    return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+_MAGIC = re.compile(r"^(\s*)([%!].*)$")
+
+
+def strip_magics(source: str) -> str:
+    """Replace IPython magics and shell escapes by ``pass`` (a cell magic blanks its whole cell)."""
+    if source.lstrip().startswith("%%"):
+        return ""
+    return "\n".join(_MAGIC.sub(r"\1pass", line) for line in source.splitlines())
+
+
+def read_notebook(path) -> nbformat.NotebookNode:
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise NotGradable(f"cannot read {path}: {exc.strerror}") from None
+    if size > MAX_NOTEBOOK_BYTES:
+        raise NotGradable(f"{path} is {size >> 20} MB, over the limit of {MAX_NOTEBOOK_BYTES >> 20} MB")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise NotGradable(f"{path} is not UTF-8 text") from None
+    try:
+        return nbformat.reads(text, as_version=4)
+    except (json.JSONDecodeError, nbformat.reader.NotJSONError, Exception) as exc:  # noqa: BLE001
+        raise NotGradable(f"{path} is not a Jupyter notebook ({type(exc).__name__})") from None
+
+
+def detect_assignment(nb, path: str = "") -> str:
+    """The assignment whose grade cells this notebook carries (ties broken by the file name)."""
+    ids = {_nbgrader(c).get("grade_id", "") for c in nb.get("cells", [])}
+    best, best_hits = None, 0
+    for assignment in known_assignments():
+        hits = sum(f"test_{e}" in ids or f"solution_{e}" in ids for e in exercises_of(assignment))
+        if hits > best_hits or (hits == best_hits and hits and Path(path).stem == assignment):
+            best, best_hits = assignment, hits
+    if best is None:
+        stem = Path(path).stem
+        if stem in known_assignments():
+            return stem
+        raise NotGradable("no known assignment's cells were found in this notebook")
+    return best
+
+
+def collect(nb, path: str = "", assignment: str | None = None) -> Submission:
+    """A submission from a notebook node: its assignment and the code cells for the sandbox."""
+    assignment = assignment or detect_assignment(nb, path)
+    cells = [c for c in nb.get("cells", []) if isinstance(c, dict)]
+    code = [strip_magics(_source(c)) for c in cells if c.get("cell_type") == "code" and not is_grade_cell(c)]
+    grade_ids = [_nbgrader(c).get("grade_id", "") for c in cells if _nbgrader(c)]
+    return Submission(assignment=assignment, path=str(path), code_cells=code, grade_ids=grade_ids)
+
+
+def collect_file(path, assignment: str | None = None) -> Submission:
+    return collect(read_notebook(path), str(path), assignment)
+
+
+def _source(cell) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)

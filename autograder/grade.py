@@ -1,0 +1,135 @@
+"""Grade one submission: collect -> sandbox -> graders. No gradebook is touched here.
+
+``grade_notebook`` is what the CLI, the nbgrader preprocessor and the tests call.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from autograder import settings
+from autograder.collect import GRADERS, Submission, collect, exercises_of
+from autograder.graders.plugin import GradingSession, Student, TestResult
+from autograder.sandbox.runner import StudentCodeError, StudentProcess
+
+
+@dataclass
+class ExerciseResult:
+    name: str
+    score: float
+    max_score: float
+    tests: list[TestResult]
+
+    @property
+    def diagnosis(self) -> list:
+        seen = {}
+        for test in self.tests:
+            for mistake in test.diagnosis:
+                seen.setdefault(mistake.id, mistake)
+        return list(seen.values())
+
+
+@dataclass
+class GradeResult:
+    assignment: str
+    notebook: str
+    seed: int
+    exercises: list[ExerciseResult]
+    notebook_errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def score(self) -> float:
+        return round(sum(e.score for e in self.exercises), 4)
+
+    @property
+    def max_score(self) -> float:
+        return round(sum(e.max_score for e in self.exercises), 4)
+
+    def exercise(self, name: str) -> ExerciseResult:
+        return next(e for e in self.exercises if e.name == name)
+
+    def to_json(self) -> dict:
+        return {
+            "assignment": self.assignment, "notebook": self.notebook, "seed": self.seed,
+            "score": self.score, "max_score": self.max_score,
+            "exercises": [{
+                "name": e.name, "score": e.score, "max_score": e.max_score,
+                "tests": [{"name": t.name, "passed": t.passed, "points": t.points, "message": t.message}
+                          for t in e.tests],
+                "diagnosis": [{"id": m.id, "title": m.title, "hint": m.hint} for m in e.diagnosis],
+            } for e in self.exercises],
+            "notebook_errors": self.notebook_errors,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def new_seed() -> int:
+    return secrets.randbelow(2**31)
+
+
+def run_graders(assignment: str, student: Student, seed: int) -> GradingSession:
+    """Run the assignment's hidden pytest graders in this process against ``student``."""
+    session = GradingSession(student, seed)
+    args = [str(GRADERS / assignment), "-c", str(GRADERS / "pytest.ini"), "--rootdir", str(GRADERS),
+            "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings", "--assert=plain",
+            "--import-mode=importlib"]
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        code = pytest.main(args, plugins=[session])
+    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        raise RuntimeError(f"the graders of {assignment!r} did not run (pytest exit {code}): {out.getvalue()[-2000:]}")
+    return session
+
+
+def grade_submission(submission: Submission, seed: int | None = None) -> GradeResult:
+    """Run the submission's code in the sandbox and the hidden graders against it."""
+    seed = new_seed() if seed is None else int(seed)
+    start = time.perf_counter()
+    cfg = settings.course()
+    timeouts = cfg["timeouts"]
+    process = StudentProcess(submission.code_cells, settings.limits(), timeouts["startup"], timeouts["call"])
+    errors: list[str] = []
+    try:
+        try:
+            report = process.start()
+            errors = [_cell_error(i, s) for i, s in enumerate(report.cells) if not s.get("ok")]
+        except StudentCodeError as exc:
+            errors = [f"노트북 코드를 실행하는 중 문제가 생겼습니다: {exc.message}"]
+            process.crashed_for_good = exc.message
+        student = Student(process, submission.code_cells)
+        session = run_graders(submission.assignment, student, seed)
+    finally:
+        process.cleanup()
+    exercises = []
+    for name in exercises_of(submission.assignment):
+        tests = [t for t in session.results.values() if t.exercise == name]
+        max_score = round(sum(t.points for t in tests), 4)
+        score = round(sum(t.points for t in tests if t.passed), 4)
+        exercises.append(ExerciseResult(name, min(score, max_score), max_score, tests))
+    # Exercises declared by a marker rather than a module (the quiz) come after, in the order tests ran.
+    for name in dict.fromkeys(t.exercise for t in session.results.values()):
+        if all(e.name != name for e in exercises):
+            tests = [t for t in session.results.values() if t.exercise == name]
+            exercises.append(ExerciseResult(name, round(sum(t.points for t in tests if t.passed), 4),
+                                            round(sum(t.points for t in tests), 4), tests))
+    exercises = [e for e in exercises if e.tests]
+    return GradeResult(submission.assignment, Path(submission.path).name, seed, exercises, errors,
+                       time.perf_counter() - start)
+
+
+def grade_notebook(nb, path: str = "", assignment: str | None = None, seed: int | None = None) -> GradeResult:
+    """Grade a notebook node (as read by nbformat)."""
+    return grade_submission(collect(nb, path, assignment), seed)
+
+
+def _cell_error(index: int, status: dict) -> str:
+    where = status.get("where") or []
+    line = f" ({where[-1]})" if where else ""
+    return f"{index + 1}번째 코드 셀: {status.get('error')}: {status.get('message', '')[:300]}{line}"

@@ -1,0 +1,97 @@
+"""scaled_dot_product_attention(query, key, value, mask=None, return_weights=False)."""
+import math
+
+import keras
+import numpy as np
+import pytest
+
+from autograder.graders import references, tolerances
+from autograder.graders.attention.inputs import key_mask, normal
+from autograder.graders.compare import as_array, expect_close, expect_true
+
+# (leading dims, Tq, Tk, d, dv, mask): Tq != Tk, several batch shapes, masks of every broadcastable form.
+CASES = [
+    pytest.param((2,), 5, 7, 8, 6, None, id="b2-tq5-tk7-nomask"),
+    pytest.param((3,), 4, 9, 16, 16, "full", id="b3-tq4-tk9-mask"),
+    pytest.param((2, 3), 6, 4, 4, 5, "2d", id="b2h3-tq6-tk4-mask2d"),
+    pytest.param((), 3, 11, 32, 8, "keys", id="nobatch-tq3-tk11-keymask"),
+]
+
+
+def draw(rng, lead, tq, tk, d, dv, mask_kind):
+    q, k, v = normal(rng, *lead, tq, d), normal(rng, *lead, tk, d), normal(rng, *lead, tk, dv)
+    if mask_kind == "full":
+        mask = key_mask(rng, *lead, tq, tk)
+    elif mask_kind == "2d":
+        mask = key_mask(rng, tq, tk)
+    elif mask_kind == "keys":
+        mask = key_mask(rng, 1, tk)
+    else:
+        mask = None
+    return q, k, v, mask
+
+
+@pytest.mark.points(1.0)
+@pytest.mark.parametrize("lead, tq, tk, d, dv, mask_kind", CASES)
+def test_matches_torch_sdpa(student, rng, lead, tq, tk, d, dv, mask_kind):
+    """torch.nn.functional.scaled_dot_product_attention (float64) 와 같은 출력"""
+    q, k, v, mask = draw(rng, lead, tq, tk, d, dv, mask_kind)
+    got = student.scaled_dot_product_attention(q, k, v, mask)
+    expect_close(got, references.scaled_dot_product_attention(q, k, v, mask),
+                 against="float64 torch scaled_dot_product_attention", call=student.last)
+
+
+@pytest.mark.points(0.5)
+@pytest.mark.parametrize("masked", [pytest.param(False, id="nomask"), pytest.param(True, id="keymask")])
+def test_matches_keras_attention(student, rng, masked):
+    """keras.layers.Attention(스케일 1/√d) 와 같은 출력"""
+    b, tq, tk, d = 2, 4, 6, 8
+    q, k, v = normal(rng, b, tq, d), normal(rng, b, tk, d), normal(rng, b, tk, d)
+    value_mask = key_mask(rng, b, tk) if masked else None
+    layer = keras.layers.Attention(use_scale=True)
+    layer.build([q.shape, v.shape, k.shape])
+    layer.scale.assign(1.0 / math.sqrt(d))
+    expected = layer([q, v, k], mask=[None, value_mask] if masked else None)
+    mask = value_mask[:, None, :] if masked else None
+    got = student.scaled_dot_product_attention(q, k, v, mask)
+    expect_close(got, keras.ops.convert_to_numpy(expected), tol=tolerances.STUDENT_VS_KERAS,
+                 against="keras.layers.Attention", call=student.last)
+
+
+@pytest.mark.points(0.5)
+def test_return_weights(student, rng):
+    """return_weights=True: (출력, 가중치); 가중치는 0 이상, 행 합 1, 가려진 위치는 정확히 0"""
+    q, k, v, mask = draw(rng, (2,), 5, 8, 8, 4, "full")
+    result = student.scaled_dot_product_attention(q, k, v, mask, return_weights=True)
+    expect_true(isinstance(result, (tuple, list)) and len(result) == 2,
+                "return_weights=True 일 때 (출력, 가중치) 두 값을 돌려주어야 합니다.")
+    out, weights = references.scaled_dot_product_attention(q, k, v, mask, return_weights=True)
+    expect_close(result[0], out, what="출력", against="float64 torch", call=student.last, pick=lambda r: r[0])
+    expect_close(result[1], weights, what="가중치", against="float64 softmax(QKᵀ/√d)", call=student.last,
+                 pick=lambda r: r[1])
+    w = as_array(result[1], "가중치")
+    expect_true(np.all(w[~np.broadcast_to(mask, w.shape)] == 0), "가려진(mask=False) 위치의 가중치가 정확히 0이 아닙니다.")
+
+
+@pytest.mark.points(0.5)
+def test_masked_keys_do_not_matter(student, rng):
+    """가려진 키·값을 바꿔도 출력이 그대로"""
+    q, k, v, mask = draw(rng, (2,), 4, 7, 8, 5, "keys")
+    first = student.scaled_dot_product_attention(q, k, v, mask)
+    hidden = ~mask[0]                                                  # (Tk,) keys nobody may see
+    k2, v2 = k.copy(), v.copy()
+    k2[:, hidden] = normal(rng, 2, int(hidden.sum()), 8) * 5
+    v2[:, hidden] = normal(rng, 2, int(hidden.sum()), 5) * 5
+    second = student.scaled_dot_product_attention(q, k2, v2, mask)
+    expect_close(second, as_array(first), what="가려진 키를 바꾼 뒤의 출력", against="바꾸기 전의 출력")
+
+
+@pytest.mark.points(0.5)
+def test_permuting_keys_and_values(student, rng):
+    """키와 값을 같은 순서로 섞어도 출력이 그대로"""
+    q, k, v, mask = draw(rng, (2,), 5, 9, 8, 6, "full")
+    perm = rng.permutation(9)
+    first = student.scaled_dot_product_attention(q, k, v, mask)
+    second = student.scaled_dot_product_attention(q, k[:, perm], v[:, perm], mask[..., perm])
+    expect_close(second, as_array(first), what="키·값을 섞은 뒤의 출력", against="섞기 전의 출력")
+    expect_close(first, references.scaled_dot_product_attention(q, k, v, mask), against="float64 torch")

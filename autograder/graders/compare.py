@@ -1,0 +1,108 @@
+"""Comparison helpers of the hidden graders: Korean messages, shapes first, tolerances from ``tolerances.py``.
+
+A failed comparison raises ``GradingFailure``; when the grader passes the student's call (``call=student.last``)
+the result is also compared with the outputs of the known mistakes of that exercise on the same inputs, and a
+match is named in the message (and recorded as the diagnosis).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.graders import tolerances
+from autograder.graders.tolerances import Tolerance
+
+
+class GradingFailure(AssertionError):
+    """A failed check; ``message`` is Korean and safe to show to the student."""
+
+    def __init__(self, message: str, diagnosis=None):
+        super().__init__(message)
+        self.message = message
+        self.diagnosis = list(diagnosis or [])
+
+
+def as_array(value, what: str = "반환값") -> np.ndarray:
+    """The student's value as a float64 array, or a Korean failure saying what came back instead."""
+    if value is None:
+        raise GradingFailure(f"{what}: None 이 반환되었습니다. return 문을 확인하세요.")
+    if isinstance(value, (tuple, list)):
+        raise GradingFailure(f"{what}: 배열 하나가 아니라 {type(value).__name__}(길이 {len(value)}) 가 반환되었습니다.")
+    if isinstance(value, (bool, int, float)):
+        value = np.asarray(value)
+    if not isinstance(value, np.ndarray):
+        raise GradingFailure(f"{what}: 배열이 아닌 값({type(value).__name__})이 반환되었습니다.")
+    return value.astype(np.float64)
+
+
+def _shape(a) -> str:
+    return "(" + ", ".join(str(n) for n in np.shape(a)) + ")"
+
+
+def expect_shape(got, expected_shape, what: str = "출력") -> np.ndarray:
+    got = as_array(got, what)
+    if tuple(got.shape) != tuple(expected_shape):
+        raise GradingFailure(f"{what}의 모양이 다릅니다: 기대 {_shape(np.empty(expected_shape))}, 실제 {_shape(got)}.")
+    return got
+
+
+def max_error(got, expected) -> float:
+    diff = np.abs(np.asarray(got, np.float64) - np.asarray(expected, np.float64))
+    return float(np.nanmax(np.where(np.isnan(diff), np.inf, diff))) if diff.size else 0.0
+
+
+def expect_close(got, expected, *, what: str = "출력", tol: Tolerance = tolerances.STUDENT, against: str = "",
+                 call=None, pick=None) -> float:
+    """Check ``got`` against ``expected`` (shape, finiteness, then ``tol``); returns the max error.
+
+    Args:
+        got: the student's value (already converted by the sandbox).
+        expected: the reference.
+        what: Korean name of the compared quantity, e.g. "출력" or "가중치".
+        tol: the tolerance (see ``tolerances.py``).
+        against: Korean description of the reference, e.g. "keras.layers.Attention".
+        call: ``student.last``: the student's call that produced ``got``, for the diagnosis of mistakes.
+        pick: takes the value a function returns to the compared array (e.g. ``lambda r: r[1]``).
+    """
+    expected = np.asarray(expected, np.float64)
+    got = expect_shape(got, expected.shape, what)
+    ref = f" ({against} 기준)" if against else ""
+    if not np.all(np.isfinite(got)):
+        bad = int(np.sum(~np.isfinite(got)))
+        raise GradingFailure(f"{what}에 NaN/inf 가 {bad}개 있습니다{ref}. 모양 {_shape(got)}.",
+                             _diagnose(got, call, pick, expected))
+    if np.allclose(got, expected, atol=tol.atol, rtol=tol.rtol):
+        return max_error(got, expected)
+    err = max_error(got, expected)
+    found = _diagnose(got, call, pick, expected)
+    message = f"{what}이(가) 기대값과 다릅니다{ref}: 모양 {_shape(got)}, 최대 오차 {err:.3g} (허용 {tol.describe()})."
+    if found:
+        message += " 가능한 원인: " + "; ".join(f"{m.title} — {m.hint}" for m in found)
+    raise GradingFailure(message, found)
+
+
+def expect_true(condition, message: str, call=None) -> None:
+    if not condition:
+        raise GradingFailure(message)
+
+
+def _diagnose(got, call, pick, expected):
+    """Known mistakes of ``call``'s exercise whose output on the same inputs matches ``got``."""
+    if call is None:
+        return []
+    from autograder.graders import mistakes
+
+    found = []
+    for mistake in mistakes.for_exercise(call.function):
+        try:
+            value = mistake.function()(*call.args, **call.kwargs)
+            value = pick(value) if pick else value
+            value = np.asarray(value, np.float64)
+        except Exception:  # noqa: BLE001 - a mutant may fail on some inputs; then it is not the diagnosis
+            continue
+        if value.shape != got.shape:
+            continue
+        same_nan = np.array_equal(np.isfinite(value), np.isfinite(got))
+        close = np.allclose(np.nan_to_num(got), np.nan_to_num(value), atol=1e-4, rtol=1e-4)
+        if same_nan and close and not np.allclose(value, expected, atol=1e-4, rtol=1e-4, equal_nan=True):
+            found.append(mistake)
+    return found

@@ -1,0 +1,93 @@
+"""The forbidden-routine rule of the contract: an exercise may not call the library routine it asks to write.
+
+Two independent checks, both judged here on the trusted side:
+
+* at run time the student's process reports which watched routines a call used (``sandbox/worker.Monitor``:
+  torch functions through a ``TorchFunctionMode``, so aliases are seen too; Keras layers and ops, scipy);
+* statically, the exercise's ``def`` in the submitted source is searched for the routine's name as an
+  attribute, an imported name or a string (``getattr(F, "scaled_dot_product_attention")``).
+"""
+from __future__ import annotations
+
+import ast
+
+SOFTMAX = {
+    "runtime": {"torch:softmax", "torch:log_softmax", "torch:_softmax", "torch:_log_softmax", "torch:softmin",
+                "keras:ops.softmax", "keras:ops.log_softmax", "keras:activations.softmax",
+                "scipy:special.softmax", "scipy:special.log_softmax"},
+    "names": {"softmax", "log_softmax", "softmin", "_softmax"},
+}
+ATTENTION = {
+    "runtime": {"torch:scaled_dot_product_attention", "torch:multi_head_attention_forward",
+                "torch:_scaled_dot_product_attention_math", "keras:layers.Attention",
+                "keras:layers.AdditiveAttention", "keras:layers.MultiHeadAttention",
+                "keras:layers.GroupQueryAttention", "keras:layers.GroupedQueryAttention",
+                "keras:ops.dot_product_attention"},
+    "names": {"scaled_dot_product_attention", "dot_product_attention", "multi_head_attention_forward",
+              "Attention", "AdditiveAttention", "MultiHeadAttention", "MultiheadAttention",
+              "GroupQueryAttention", "GroupedQueryAttention", "_scaled_dot_product_attention_math"},
+}
+CAUSAL = {"runtime": set(), "names": {"causal_lower_right", "causal_upper_left"}}
+
+RULES = {
+    "softmax": SOFTMAX,
+    "additive_attention": ATTENTION,
+    "bahdanau_attention": ATTENTION,
+    "dot_product_attention": ATTENTION,
+    "scaled_dot_product_attention": ATTENTION,
+    "self_attention": ATTENTION,
+    "causal_mask": CAUSAL,
+    "multi_head_attention": ATTENTION,
+    "multi_head_attention_layer": ATTENTION,
+    "grouped_query_attention": ATTENTION,
+    "attend_with_cache": ATTENTION,
+    "flash_attention": ATTENTION,
+}
+
+
+def runtime_violations(function: str, used) -> list[str]:
+    """Watched routines in ``used`` that ``function`` may not call."""
+    rule = RULES.get(function)
+    return sorted(set(used) & rule["runtime"]) if rule else []
+
+
+def static_violations(function: str, sources: list[str]) -> list[str]:
+    """Forbidden names that appear inside the submitted ``def function`` (or its imports)."""
+    rule = RULES.get(function)
+    if not rule:
+        return []
+    names, found = rule["names"], set()
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        aliases = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if alias.name in names:
+                        aliases[alias.asname or alias.name] = alias.name
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == function:
+                found |= _names_in(node, names, aliases)
+    return sorted(found)
+
+
+def _names_in(definition, names, aliases) -> set[str]:
+    found = set()
+    body = definition.body
+    docstring = body[0] if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else None
+    for node in ast.walk(definition):
+        if node is docstring or node is definition:
+            continue
+        if isinstance(node, ast.Attribute) and node.attr in names:
+            found.add(node.attr)
+        elif isinstance(node, ast.Name) and node.id in aliases:
+            found.add(aliases[node.id])
+        elif isinstance(node, ast.ImportFrom):
+            found |= {a.name for a in node.names if a.name in names}
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.strip() in names:
+            if not (docstring is not None and node is docstring.value):
+                found.add(node.value.strip())
+    return found

@@ -1,0 +1,181 @@
+"""The pytest plugin that runs the hidden graders against one submission.
+
+It gives the grader tests their fixtures (``student``, ``rng``, ``seed``), reads the points declared on each test
+(``@pytest.mark.points(p)``; a parametrised test splits ``p`` over its cases; a case's own points marker wins),
+and records every test's outcome with a Korean message. Messages come only from ``GradingFailure``,
+``StudentCodeError`` and assertion texts written for students; an unexpected error inside a grader is reported as
+such without its traceback (which would show the hidden test's source).
+"""
+from __future__ import annotations
+
+import sys
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+from autograder.graders import forbidden
+from autograder.graders.compare import GradingFailure
+from autograder.sandbox.runner import StudentCodeError, StudentProcess
+
+SESSION_KEY = pytest.StashKey["GradingSession"]()
+
+
+@dataclass
+class Call:
+    """One call of a student's function: what the diagnosis of mistakes re-runs."""
+
+    function: str
+    args: tuple
+    kwargs: dict
+    seconds: float = 0.0
+
+
+@dataclass
+class TestResult:
+    exercise: str
+    name: str
+    description: str
+    points: float
+    passed: bool = False
+    message: str = ""
+    diagnosis: list = field(default_factory=list)
+
+
+class Student:
+    """The submission's functions and variables, reached through the sandboxed process.
+
+    ``student.softmax(x)`` calls the student's ``softmax`` and returns plain values; ``student.value("q1")``
+    reads a variable. The forbidden-routine rule is applied to every call.
+    """
+
+    def __init__(self, process: StudentProcess, sources: list[str]):
+        self._process = process
+        self._sources = sources
+        self._static = {}
+        self.last: Call | None = None
+
+    @property
+    def defined(self) -> set[str]:
+        return set(self._process.report.names if self._process.report else [])
+
+    def value(self, name: str):
+        if name not in self.defined:
+            raise GradingFailure(f"변수 `{name}` 이(가) 노트북에 정의되어 있지 않습니다.")
+        try:
+            return self._process.request({"op": "get", "target": name})["value"]
+        except StudentCodeError as exc:
+            raise GradingFailure(exc.message) from None
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self._call(name, args, kwargs)
+
+    def _call(self, name, args, kwargs):
+        if name not in self.defined:
+            if self._process.crashed_for_good:
+                raise GradingFailure(f"`{name}`: {self._process.crashed_for_good}")
+            raise GradingFailure(
+                f"함수 `{name}` 이(가) 노트북에 정의되어 있지 않습니다. 이름과 철자, 해답 셀의 실행 오류를 확인하세요.")
+        if name not in self._static:
+            self._static[name] = forbidden.static_violations(name, self._sources)
+        if self._static[name]:
+            raise _forbidden_failure(name, self._static[name])
+        self.last = Call(name, args, kwargs)
+        try:
+            reply = self._process.call(name, *args, **kwargs)
+        except StudentCodeError as exc:
+            raise GradingFailure(f"`{name}`: {exc.message}") from None
+        used = forbidden.runtime_violations(name, reply.get("used", []))
+        if used:
+            raise _forbidden_failure(name, used)
+        self.last.seconds = reply.get("seconds", 0.0)
+        return reply["value"]
+
+
+def _forbidden_failure(name, routines) -> GradingFailure:
+    listed = ", ".join(r.split(":")[-1] for r in routines)
+    return GradingFailure(
+        f"`{name}` 이(가) 금지된 라이브러리 루틴({listed})을 사용했습니다. 이 연습은 그 계산을 직접 구현하는 "
+        f"것이므로 점수를 드릴 수 없습니다 (다른 곳에서 쓰는 것은 괜찮습니다).")
+
+
+class GradingSession:
+    """Registered with ``pytest.main(plugins=[session])``; fixtures in ``graders/conftest.py`` read it."""
+
+    def __init__(self, student: Student, seed: int):
+        self.student = student
+        self.seed = seed
+        self.results: dict[str, TestResult] = {}
+        self.internal_errors: list[str] = []
+
+    # --------------------------------------------------------------- collection: points and exercises
+    def pytest_configure(self, config):
+        config.stash[SESSION_KEY] = self
+        config.addinivalue_line("markers", "points(p): points of a grader test (split over its cases)")
+        config.addinivalue_line("markers", "exercise(name): the exercise a test belongs to")
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        per_function = Counter(_function_key(item) for item in items)
+        for item in items:
+            own = [m for m in item.own_markers if m.name == "points"]
+            marker = item.get_closest_marker("points")
+            points = float(marker.args[0]) if marker else 0.0
+            if not (own and _is_case_marker(item, own[0])):
+                points /= per_function[_function_key(item)]
+            exercise = item.get_closest_marker("exercise")
+            exercise = exercise.args[0] if exercise else item.module.__name__.rsplit(".", 1)[-1][len("test_"):]
+            doc = (getattr(item.function, "__doc__", None) or "").strip().splitlines()
+            name = item.name[len("test_"):] if item.name.startswith("test_") else item.name
+            self.results[item.nodeid] = TestResult(exercise, name, doc[0] if doc else name, round(points, 6))
+
+    # --------------------------------------------------------------- outcomes
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        result = self.results.get(item.nodeid)
+        if result is None or report.when == "teardown":
+            return
+        if report.when == "call" and report.passed:
+            result.passed, result.message = True, ""
+        elif report.failed or (report.when == "setup" and report.skipped):
+            result.passed = False
+            result.message, result.diagnosis = self._message(call.excinfo, item)
+
+    def _message(self, excinfo, item):
+        if excinfo is None:
+            return "건너뛰었습니다.", []
+        exc = excinfo.value
+        if isinstance(exc, GradingFailure):
+            return exc.message, exc.diagnosis
+        if isinstance(exc, StudentCodeError):
+            return exc.message, []
+        if isinstance(exc, pytest.skip.Exception):
+            return str(exc), []
+        if isinstance(exc, AssertionError) and str(exc):
+            return str(exc).split("\nassert ")[0], []
+        if isinstance(exc, (TypeError, ValueError, IndexError, KeyError, AttributeError)):
+            # The student's value had an unexpected form (a grader could not even look at it).
+            self.internal_errors.append(f"{item.nodeid}: {type(exc).__name__}: {exc}")
+            return f"반환값을 검사할 수 없습니다 ({type(exc).__name__}): 반환값의 모양과 자료형을 확인하세요.", []
+        self.internal_errors.append(f"{item.nodeid}: {type(exc).__name__}: {exc}")
+        print(f"[autograder] grader error in {item.nodeid}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return f"채점기 내부 오류가 발생했습니다 ({type(exc).__name__}). 조교에게 알려 주세요.", []
+
+    def rng_for(self, nodeid: str) -> np.random.Generator:
+        test_id = nodeid.split("::", 1)[-1]
+        return np.random.default_rng([self.seed, zlib.crc32(test_id.encode())])
+
+
+def _function_key(item):
+    return (item.module.__name__, getattr(item, "originalname", item.name))
+
+
+def _is_case_marker(item, marker) -> bool:
+    """True when a points marker comes from ``pytest.param(..., marks=...)`` rather than the function."""
+    function_marks = getattr(item.function, "pytestmark", [])
+    return not any(m is marker or (m.name == marker.name and m.args == marker.args) for m in function_marks)

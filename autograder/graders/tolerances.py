@@ -1,0 +1,70 @@
+"""Every numerical tolerance the graders use, in one place, with the reason for each.
+
+A comparison passes when ``|got - expected| <= atol + rtol * |expected|`` element-wise (``numpy.isclose``).
+
+Live references are computed on the grading machine: a float64 reference (torch/numpy in float64 on the CPU)
+and the Keras layer named in the contract (float32, torch backend). Students may compute in float32 or
+float64, whatever dtype they are given, so every tolerance admits a float32 computation:
+
+* float32 unit round-off is u = 2**-24 ~ 6e-8. The graders draw inputs from N(0, 1) with feature size
+  d <= 64 and key length Tk <= 64, so a score q.k/sqrt(d) carries an error of about sqrt(d) * u * |q||k|/sqrt(d)
+  ~ 5e-7, exp() turns it into the same relative error of a weight, and the weighted sum of Tk values of size
+  ~3 adds at most Tk * u * 3 ~ 1e-5. ``atol = rtol = 1e-4`` is ten times that bound.
+* Keras layers compute in float32 themselves, so "student vs Keras" carries two float32 errors: the same bound,
+  still well inside 1e-4.
+* Every mistake of the catalogue (``graders/mistakes``) moves outputs by more than 1e-2 on the graders' inputs;
+  the package's tests prove each one fails at these tolerances.
+
+Stored GPU references (``graders/gpu_refs``) carry the error of their own dtype and backend. The anchors are
+PyTorch's own SDPA test tolerances (test/test_transformers.py): fp32 atol 1e-5 / rtol 1.3e-6, TF32 1e-3,
+fp16 1e-3 to 5e-3 against an fp32 math reference, bf16 about 1.6e-2. A student's result is compared with a
+stored output of dtype X with ``STUDENT + GPU[X]`` (the two errors add up).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    atol: float
+    rtol: float
+    why: str = ""
+
+    def __add__(self, other: "Tolerance") -> "Tolerance":
+        return Tolerance(self.atol + other.atol, self.rtol + other.rtol, f"{self.why} + {other.why}")
+
+    def describe(self) -> str:
+        return f"atol={self.atol:g}, rtol={self.rtol:g}"
+
+
+# A student's result (float32 or float64 computation) against a float64 reference.
+STUDENT = Tolerance(1e-4, 1e-4, "float32 computation by the student, inputs N(0,1), d, Tk <= 64")
+
+# A student's result against a Keras layer computing in float32.
+STUDENT_VS_KERAS = Tolerance(1e-4, 1e-4, "float32 computation on both sides")
+
+# Large-logit stability checks (logits of +-1000, exactly representable in float32): only finiteness and
+# the softmax of the shifted logits matter, so the float32 bound above applies unchanged.
+STABILITY = STUDENT
+
+# float16 inputs: the student may compute in float16 (unit round-off 4.9e-4); a softmax of a handful of
+# logits then carries a few units of that. Mistakes on these inputs move weights by > 0.05.
+FLOAT16 = Tolerance(2e-3, 2e-3, "float16 computation (u = 4.9e-4), a few roundings")
+
+# Integer results (cache sizes, token counts) must be exact.
+EXACT = Tolerance(0.0, 0.0, "integers are exact")
+
+# Stored GPU outputs: the error of the dtype/backend that produced them (anchored on PyTorch's SDPA tests).
+GPU = {
+    "float64": Tolerance(1e-10, 1e-10, "float64 math backend"),
+    "float32": Tolerance(1e-5, 1.3e-6, "PyTorch SDPA test tolerance for fp32"),
+    "tf32": Tolerance(1e-3, 1e-3, "TF32 matmuls keep a 10-bit mantissa (PyTorch: 1e-3)"),
+    "float16": Tolerance(5e-3, 5e-3, "fp16 against an fp32 math reference (PyTorch: 1e-3 to 5e-3)"),
+    "bfloat16": Tolerance(1.6e-2, 1.6e-2, "bf16 keeps an 8-bit mantissa (PyTorch: ~1.6e-2)"),
+}
+
+
+def against_gpu(dtype: str) -> Tolerance:
+    """Tolerance for a student's result against a stored output of ``dtype``."""
+    return STUDENT + GPU[dtype]

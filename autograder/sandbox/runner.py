@@ -1,0 +1,316 @@
+"""The trusted side of the sandbox: starts the student's process, sends inputs, receives plain values.
+
+Nothing that comes back is executed or unpickled: frames are JSON plus ``.npy`` arrays read with
+``allow_pickle=False``, and only numeric arrays are accepted. A call that takes too long, a crash or an
+``os._exit`` ends the process; the next call starts a fresh one (a limited number of times per submission).
+"""
+from __future__ import annotations
+
+import math
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from autograder.sandbox.worker import read_frame, write_frame
+
+WORKER = Path(__file__).with_name("worker.py")
+
+
+class StudentCodeError(Exception):
+    """A call into the student's code did not produce a value. ``kind`` says why; the message is Korean."""
+
+    def __init__(self, kind: str, message: str, detail: str = ""):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.detail = detail
+
+
+@dataclass
+class Limits:
+    """Resource limits of the student's process (from ``course_config.COURSE["sandbox"]``)."""
+
+    memory_mb: int = 4096
+    cpu_seconds: int = 300
+    max_processes: int = 64
+    file_size_mb: int = 64
+    output_kb: int = 256
+    max_restarts: int = 3
+
+    def apply(self) -> None:
+        """Runs in the child between fork and exec."""
+        mb = 1 << 20
+        resource.setrlimit(resource.RLIMIT_AS, (self.memory_mb * mb, self.memory_mb * mb))
+        resource.setrlimit(resource.RLIMIT_CPU, (self.cpu_seconds, self.cpu_seconds))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (self.file_size_mb * mb, self.file_size_mb * mb))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+@dataclass
+class StartReport:
+    """What happened when the submission's cells ran: one status per cell and the names they defined."""
+
+    cells: list = field(default_factory=list)
+    names: list = field(default_factory=list)
+
+
+class StudentProcess:
+    """One submission's code, running in its own process.
+
+    Args:
+        cells: the code cells to run, in order (sources as strings).
+        limits: resource limits.
+        startup_timeout: seconds allowed for running all cells.
+        call_timeout: seconds allowed for one call.
+        python: the interpreter of the student's environment.
+
+    Example:
+        >>> proc = StudentProcess(["def f(x):\\n    return x + 1"])
+        >>> proc.call("f", np.zeros(3))
+        array([1., 1., 1.])
+    """
+
+    def __init__(self, cells, limits: Limits | None = None, startup_timeout: float = 120,
+                 call_timeout: float = 20, python: str = sys.executable):
+        self.cells = list(cells)
+        self.limits = limits or Limits()
+        self.startup_timeout = startup_timeout
+        self.call_timeout = call_timeout
+        self.python = python
+        self.proc: subprocess.Popen | None = None
+        self.report: StartReport | None = None
+        self.restarts = 0
+        self.crashed_for_good = None
+        self.scratch = Path(tempfile.mkdtemp(prefix="autograder-"))
+        self.log_path = self.scratch / "output.log"
+
+    # ------------------------------------------------------------------ life cycle
+    def _env(self) -> dict:
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.scratch),
+            "TMPDIR": str(self.scratch),
+            "KERAS_BACKEND": "torch",
+            "MPLBACKEND": "Agg",
+            "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1",
+            "PYTHONHASHSEED": "0",
+            "LANG": "C.UTF-8",
+        }
+        for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+            if key in os.environ:
+                env[key] = os.environ[key]
+        return env
+
+    def start(self) -> StartReport:
+        request_r, request_w = os.pipe()
+        response_r, response_w = os.pipe()
+        worker = self.scratch / "worker.py"
+        shutil.copyfile(WORKER, worker)
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(
+            [self.python, "-I", str(worker), str(request_r), str(response_w)],
+            pass_fds=(request_r, response_w), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            cwd=self.scratch, env=self._env(), start_new_session=True, preexec_fn=self.limits.apply)
+        log.close()
+        os.close(request_r)
+        os.close(response_w)
+        self._w, self._r = request_w, response_r
+        header, _ = self._exchange({"op": "start", "cells": self.cells}, [], self.startup_timeout, "startup")
+        self.report = StartReport(cells=header.get("cells", []), names=header.get("names", []))
+        return self.report
+
+    def close(self) -> None:
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait()
+            for fd in (self._w, self._r):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            self.proc = None
+
+    def cleanup(self) -> None:
+        self.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.cleanup()
+
+    def output_tail(self, limit: int = 2000) -> str:
+        try:
+            data = self.log_path.read_bytes()[-limit:]
+        except OSError:
+            return ""
+        return data.decode("utf-8", "replace")
+
+    def _ensure_running(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            return
+        if self.crashed_for_good:
+            raise StudentCodeError("crashed", self.crashed_for_good)
+        if self.report is not None:  # it ran before: this is a restart
+            self.close()
+            self.restarts += 1
+            if self.restarts > self.limits.max_restarts:
+                self.crashed_for_good = "학생 코드의 프로세스가 여러 번 비정상 종료되어 더 이상 다시 시작하지 않았습니다."
+                raise StudentCodeError("crashed", self.crashed_for_good)
+        self.start()
+
+    # ------------------------------------------------------------------ requests
+    def _exchange(self, header, arrays, timeout, what):
+        deadline = time.monotonic() + timeout
+        try:
+            write_frame(self._w, header, arrays)
+            reply, out = read_frame(self._r, deadline=deadline)
+        except TimeoutError:
+            self.close()
+            raise StudentCodeError("timeout", f"제한 시간 {timeout:g}초 안에 끝나지 않았습니다 ({what}).")
+        except (EOFError, BrokenPipeError, OSError):
+            code = self.proc.wait() if self.proc else None
+            self.close()
+            raise StudentCodeError("crashed", _crash_message(code), self.output_tail())
+        except ValueError as exc:
+            self.close()
+            raise StudentCodeError("protocol", f"학생 프로세스가 읽을 수 없는 값을 보냈습니다: {exc}")
+        return reply, out
+
+    def request(self, header: dict, arrays=(), timeout: float | None = None) -> dict:
+        """Send one request; returns the decoded reply (``value`` decoded, ``used`` kept)."""
+        self._ensure_running()
+        reply, out = self._exchange(header, list(arrays), timeout or self.call_timeout, header.get("op", ""))
+        if not reply.get("ok"):
+            if reply.get("error") == "Missing":
+                raise StudentCodeError("missing", f"`{reply.get('message')}` 이(가) 노트북에 정의되어 있지 않습니다.")
+            raise StudentCodeError(
+                "not_implemented" if reply.get("error") == "NotImplementedError" else "exception",
+                _exception_message(reply), "\n".join(reply.get("where", [])))
+        reply["value"] = self._bind(decode_value(reply.get("value"), out))
+        return reply
+
+    def _bind(self, value):
+        """Turn handles of a reply into ``Remote`` objects of this process."""
+        if isinstance(value, RemoteRef):
+            return Remote(self, value.handle, value.type_name)
+        if isinstance(value, (tuple, list)):
+            return type(value)(self._bind(v) for v in value)
+        return value
+
+    def call(self, target, *args, method: str | None = None, **kwargs):
+        """Call a student's function (by name) or a method of a remote object; returns plain values."""
+        arrays: list = []
+        header = {"op": "call", "target": _target(target), "method": method,
+                  "args": encode_value(list(args), arrays), "kwargs": encode_value(dict(kwargs), arrays)}
+        return self.request(header, arrays)
+
+
+class Remote:
+    """A student's object that stays in the student's process (e.g. a ``KVCache``)."""
+
+    def __init__(self, process: StudentProcess, handle: int, type_name: str):
+        self._process, self._handle, self.type_name = process, handle, type_name
+
+    def __getattr__(self, attr):
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        reply = self._process.request({"op": "getattr", "target": {"h": self._handle}, "attr": attr})
+        if reply.get("callable"):
+            return lambda *args, **kwargs: self._process.call(self, *args, method=attr, **kwargs)["value"]
+        return reply["value"]
+
+    def __len__(self):
+        value = self._process.request({"op": "len", "target": {"h": self._handle}})["value"]
+        return int(value)
+
+
+def _target(target):
+    return {"h": target._handle} if isinstance(target, Remote) else target
+
+
+def encode_value(value, arrays):
+    """Trusted inputs into the wire format."""
+    if isinstance(value, Remote):
+        return {"h": value._handle}
+    if isinstance(value, np.ndarray):
+        arrays.append(value)
+        return {"a": len(arrays) - 1}
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, tuple):
+        return {"t": [encode_value(v, arrays) for v in value]}
+    if isinstance(value, list):
+        return {"l": [encode_value(v, arrays) for v in value]}
+    if isinstance(value, dict):
+        return {"d": {k: encode_value(v, arrays) for k, v in value.items()}}
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"f": repr(value)}
+    return value
+
+
+class RemoteRef:
+    """A handle in a decoded reply, turned into a ``Remote`` by ``Student`` (which knows the process)."""
+
+    def __init__(self, handle: int, type_name: str):
+        self.handle, self.type_name = handle, type_name
+
+
+def decode_value(value, arrays):
+    """The student's reply as plain Python/numpy values; arrays numeric only."""
+    if isinstance(value, dict):
+        if "a" in value:
+            array = arrays[int(value["a"])]
+            if array.dtype.kind not in "biuf":
+                raise StudentCodeError("type", f"숫자 배열이 아닌 값이 돌아왔습니다 (dtype={array.dtype}).")
+            return array
+        if "t" in value:
+            return tuple(decode_value(v, arrays) for v in value["t"])
+        if "l" in value:
+            return [decode_value(v, arrays) for v in value["l"]]
+        if "d" in value:
+            return {str(k): decode_value(v, arrays) for k, v in value["d"].items()}
+        if "f" in value:
+            return float(value["f"])
+        if "h" in value:
+            return RemoteRef(int(value["h"]), str(value.get("type", "object")))
+        raise StudentCodeError("protocol", "알 수 없는 값이 돌아왔습니다.")
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise StudentCodeError("protocol", "알 수 없는 값이 돌아왔습니다.")
+
+
+def _crash_message(code) -> str:
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = str(-code)
+        if name == "SIGXCPU":
+            return "CPU 시간 제한을 넘어 학생 코드의 프로세스가 종료되었습니다."
+        return f"학생 코드의 프로세스가 신호 {name} 로 비정상 종료되었습니다 (예: 메모리 초과, 세그멘테이션 오류)."
+    return f"학생 코드의 프로세스가 종료 코드 {code} 로 끝났습니다 (예: sys.exit, os._exit)."
+
+
+def _exception_message(reply) -> str:
+    error, message = reply.get("error", "Exception"), reply.get("message", "")
+    if error == "NotImplementedError":
+        return "아직 구현하지 않았습니다 (NotImplementedError)."
+    if error == "MemoryError":
+        return "메모리가 부족합니다 (MemoryError): 중간 결과가 너무 큽니다."
+    text = f"{error}: {message}" if message else error
+    return f"함수를 호출하는 중 예외가 발생했습니다 — {text}"

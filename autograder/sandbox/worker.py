@@ -1,0 +1,313 @@
+"""The untrusted side: runs a submission's code cells and answers the grader's calls with plain values.
+
+This file runs inside the sandbox as ``python -I worker.py REQUEST_FD RESPONSE_FD`` and imports nothing from
+``autograder`` (the hidden graders are not even visible there). It is also imported by the trusted side for
+the wire format alone (``write_frame``/``read_frame``), which is plain data: a JSON header and ``.npy`` arrays
+read with ``allow_pickle=False``. Whatever this process sends back is treated as the student's answer and
+nothing more: no object, no code and no verdict crosses the boundary.
+
+Wire format of one frame::
+
+    8 bytes  total length N (big endian)
+    4 bytes  header length H, then H bytes of UTF-8 JSON
+    repeated: 8 bytes array length, then one .npy file
+
+Values inside the header are JSON, with arrays as ``{"a": i}`` (index into the frame's arrays), tuples as
+``{"t": [...]}``, lists as ``{"l": [...]}``, dicts as ``{"d": {...}}``, non-finite floats as ``{"f": "nan"}``
+and objects that stay in the worker as ``{"h": id, "type": name}``.
+"""
+import io
+import json
+import linecache
+import os
+import struct
+import sys
+import time
+import traceback
+
+import numpy as np
+
+MAX_FRAME = 1 << 30
+
+
+# ----------------------------------------------------------------------------------------------- wire format
+def write_frame(fd, header, arrays=()):
+    parts = []
+    head = json.dumps(header, ensure_ascii=False).encode("utf-8")
+    parts.append(struct.pack(">I", len(head)) + head)
+    for array in arrays:
+        buf = io.BytesIO()
+        np.lib.format.write_array(buf, np.ascontiguousarray(array), allow_pickle=False)
+        data = buf.getvalue()
+        parts.append(struct.pack(">Q", len(data)) + data)
+    payload = b"".join(parts)
+    data = struct.pack(">Q", len(payload)) + payload
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _read_exact(fd, n, deadline=None):
+    chunks, got = [], 0
+    while got < n:
+        if deadline is not None:
+            import select
+
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("no answer in time")
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                raise TimeoutError("no answer in time")
+        chunk = os.read(fd, min(n - got, 1 << 20))
+        if not chunk:
+            raise EOFError("the other side closed the pipe")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(fd, deadline=None, max_bytes=MAX_FRAME):
+    (length,) = struct.unpack(">Q", _read_exact(fd, 8, deadline))
+    if length > max_bytes:
+        raise ValueError(f"frame of {length} bytes is over the limit of {max_bytes}")
+    payload = _read_exact(fd, length, deadline)
+    (hlen,) = struct.unpack(">I", payload[:4])
+    header = json.loads(payload[4 : 4 + hlen].decode("utf-8"))
+    arrays, pos = [], 4 + hlen
+    while pos < len(payload):
+        (alen,) = struct.unpack(">Q", payload[pos : pos + 8])
+        pos += 8
+        arrays.append(np.lib.format.read_array(io.BytesIO(payload[pos : pos + alen]), allow_pickle=False))
+        pos += alen
+    return header, arrays
+
+
+# ----------------------------------------------------------------------------------------------- values
+class Handles:
+    """Objects that stay on this side (a student's KVCache, say), named by small integers."""
+
+    def __init__(self):
+        self.objects = {}
+
+    def add(self, obj):
+        key = len(self.objects) + 1
+        self.objects[key] = obj
+        return key
+
+
+def _to_numpy(value):
+    """A tensor-like value as a plain numpy array (or None when it is not one)."""
+    if isinstance(value, np.ndarray):
+        return np.array(value, copy=True, subok=False)
+    if isinstance(value, np.generic):
+        return np.array(value)
+    module = type(value).__module__ or ""
+    if module.startswith("torch") and hasattr(value, "detach"):
+        t = value.detach().cpu()
+        if t.dtype.is_floating_point and t.element_size() < 4:
+            t = t.float()
+        return np.array(t.numpy(), copy=True)
+    if module.startswith(("keras", "tensorflow", "jax")):
+        import keras
+
+        return np.array(keras.ops.convert_to_numpy(value), copy=True)
+    return None
+
+
+def encode(value, arrays, handles, depth=0):
+    """Turn a student's value into the wire format (arrays appended to ``arrays``)."""
+    if depth > 8:
+        raise ValueError("값이 너무 깊게 중첩되어 있습니다")
+    if value is None or type(value) in (bool, str):
+        return value
+    if type(value) is int:
+        return value
+    if type(value) is float:
+        return value if np.isfinite(value) else {"f": repr(value)}
+    array = _to_numpy(value)
+    if array is not None:
+        if array.dtype.kind not in "biuf":
+            raise TypeError(f"숫자 배열이 아닙니다 (dtype={array.dtype})")
+        arrays.append(array)
+        return {"a": len(arrays) - 1}
+    if type(value) is tuple:
+        return {"t": [encode(v, arrays, handles, depth + 1) for v in value]}
+    if type(value) is list:
+        return {"l": [encode(v, arrays, handles, depth + 1) for v in value]}
+    if type(value) is dict and all(type(k) is str for k in value):
+        return {"d": {k: encode(v, arrays, handles, depth + 1) for k, v in value.items()}}
+    return {"h": handles.add(value), "type": type(value).__name__}
+
+
+def decode(value, arrays, handles):
+    """Turn a request's arguments into Python values (arrays, handles resolved)."""
+    if isinstance(value, dict):
+        if "a" in value:
+            return arrays[value["a"]]
+        if "t" in value:
+            return tuple(decode(v, arrays, handles) for v in value["t"])
+        if "l" in value:
+            return [decode(v, arrays, handles) for v in value["l"]]
+        if "d" in value:
+            return {k: decode(v, arrays, handles) for k, v in value["d"].items()}
+        if "f" in value:
+            return float(value["f"])
+        if "h" in value:
+            return handles.objects[value["h"]]
+    return value
+
+
+# ----------------------------------------------------------------------------------------------- monitor
+class Monitor:
+    """Records which library routines a call used, so that the grader can apply the forbidden-routine rule.
+
+    torch functions are seen through a ``TorchFunctionMode`` (aliases and ``torch._C`` paths included);
+    Keras layers, ``keras.ops`` and scipy routines through wrappers installed before each call.
+    """
+
+    KERAS_LAYERS = ("Attention", "AdditiveAttention", "MultiHeadAttention", "GroupQueryAttention",
+                    "GroupedQueryAttention")
+    KERAS_OPS = ("softmax", "log_softmax", "dot_product_attention")
+    SCIPY = ("softmax", "log_softmax")
+    TORCH = {"softmax", "log_softmax", "_softmax", "_log_softmax", "softmin", "scaled_dot_product_attention",
+             "multi_head_attention_forward", "_scaled_dot_product_attention_math"}
+
+    def __init__(self):
+        self.used = set()
+        self.patched = set()
+        self.mode_class = None
+
+    def _wrap(self, owner, attr, label):
+        key = (id(owner), attr)
+        original = getattr(owner, attr, None)
+        if original is None or key in self.patched:
+            return
+        used = self.used
+
+        def wrapper(*args, **kwargs):
+            used.add(label)
+            return original(*args, **kwargs)
+
+        wrapper.__name__ = getattr(original, "__name__", attr)
+        wrapper.__doc__ = getattr(original, "__doc__", None)
+        try:
+            setattr(owner, attr, wrapper)
+            self.patched.add(key)
+        except (AttributeError, TypeError):
+            pass
+
+    def install(self):
+        keras = sys.modules.get("keras")
+        if keras is not None:
+            for name in self.KERAS_LAYERS:
+                layer = getattr(keras.layers, name, None)
+                if layer is not None:
+                    self._wrap(layer, "call", f"keras:layers.{name}")
+            for name in self.KERAS_OPS:
+                self._wrap(keras.ops, name, f"keras:ops.{name}")
+            self._wrap(keras.activations, "softmax", "keras:activations.softmax")
+        special = sys.modules.get("scipy.special")
+        if special is not None:
+            for name in self.SCIPY:
+                self._wrap(special, name, f"scipy:special.{name}")
+        torch = sys.modules.get("torch")
+        if torch is not None and self.mode_class is None:
+            from torch.overrides import TorchFunctionMode
+
+            used, watched = self.used, self.TORCH
+
+            class Watch(TorchFunctionMode):
+                def __torch_function__(self, func, types, args=(), kwargs=None):
+                    name = getattr(func, "__name__", "")
+                    if name in watched:
+                        used.add(f"torch:{name}")
+                    return func(*args, **(kwargs or {}))
+
+            self.mode_class = Watch
+
+    def run(self, fn, args, kwargs):
+        self.install()
+        self.used.clear()
+        if self.mode_class is None:
+            return fn(*args, **kwargs)
+        with self.mode_class():
+            return fn(*args, **kwargs)
+
+
+# ----------------------------------------------------------------------------------------------- serving
+def _error(exc):
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith("<cell")]
+    where = [f"{f.filename} {f.lineno}번째 줄: {f.line}" for f in frames[-3:]]
+    return {"ok": False, "error": type(exc).__name__, "message": str(exc)[:2000], "where": where}
+
+
+def run_cells(cells, namespace):
+    statuses = []
+    for index, source in enumerate(cells):
+        name = f"<cell {index}>"
+        linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+        try:
+            code = compile(source, name, "exec")
+            exec(code, namespace)
+            statuses.append({"ok": True})
+        except BaseException as exc:  # noqa: BLE001 - a cell may raise anything, SystemExit included
+            statuses.append(_error(exc))
+    return statuses
+
+
+def serve(request_fd, response_fd):
+    namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+    handles, monitor = Handles(), Monitor()
+    header, _ = read_frame(request_fd)
+    statuses = run_cells(header["cells"], namespace)
+    names = sorted(k for k in namespace if not k.startswith("_"))
+    write_frame(response_fd, {"ok": True, "cells": statuses, "names": names})
+    while True:
+        try:
+            header, arrays = read_frame(request_fd)
+        except EOFError:
+            return
+        out_arrays = []
+        try:
+            op = header["op"]
+            target = header.get("target")
+            obj = handles.objects[target["h"]] if isinstance(target, dict) else namespace.get(target, _MISSING)
+            if obj is _MISSING:
+                reply = {"ok": False, "error": "Missing", "message": target}
+            elif op == "get":
+                reply = {"ok": True, "value": encode(obj, out_arrays, handles)}
+            elif op == "getattr":
+                value = getattr(obj, header["attr"])
+                if callable(value) and not isinstance(value, np.ndarray) and _to_numpy(value) is None:
+                    reply = {"ok": True, "value": None, "callable": True}
+                else:
+                    reply = {"ok": True, "value": encode(value, out_arrays, handles)}
+            elif op == "len":
+                reply = {"ok": True, "value": encode(len(obj), out_arrays, handles)}
+            elif op == "call":
+                fn = getattr(obj, header["method"]) if header.get("method") else obj
+                args = decode(header.get("args", {"l": []}), arrays, handles)
+                kwargs = decode(header.get("kwargs", {"d": {}}), arrays, handles)
+                start = time.perf_counter()
+                value = monitor.run(fn, args, kwargs)
+                seconds = time.perf_counter() - start
+                reply = {"ok": True, "value": encode(value, out_arrays, handles), "seconds": seconds,
+                         "used": sorted(monitor.used)}
+            else:
+                reply = {"ok": False, "error": "Protocol", "message": f"unknown op {op!r}"}
+        except BaseException as exc:  # noqa: BLE001
+            out_arrays = []
+            reply = _error(exc)
+            reply["used"] = sorted(monitor.used)
+        try:
+            write_frame(response_fd, reply, out_arrays)
+        except (TypeError, ValueError) as exc:
+            write_frame(response_fd, {"ok": False, "error": type(exc).__name__, "message": str(exc)})
+
+
+_MISSING = object()
+
+if __name__ == "__main__":
+    serve(int(sys.argv[1]), int(sys.argv[2]))

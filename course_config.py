@@ -1,0 +1,59 @@
+"""Every setting of the course, in one place.
+
+nbgrader loads this file through ``nbgrader_config.py`` (``c`` is nbgrader's config object there); the package's
+own tools (``python -m autograder``) load it too and read the plain ``COURSE`` dictionary below.
+Environment variables override a few values for CI and multi-machine grading (see README).
+"""
+import os
+
+COURSE = {
+    # nbgrader course id and the assignments, in teaching order (each is source/<name>/<name>.ipynb).
+    "course_id": "attention-ko",
+    "assignments": ["attention", "kv_cache", "quiz"],
+    # The gradebook (SQLite file by default; a PostgreSQL URL for several graders at once).
+    "db_url": os.environ.get("COURSE_DB_URL", "sqlite:///gradebook.db"),
+    # nbgrader's exchange directory (a shared folder on JupyterHub).
+    "exchange_root": os.environ.get("COURSE_EXCHANGE", "/srv/nbgrader/exchange"),
+    # Timeouts in seconds.
+    "timeouts": {
+        "cell": 120,          # one notebook cell during nbgrader's execution
+        "startup": 120,       # running a submission's cells in the sandbox before grading
+        "call": 20,           # one call of a student's function by a hidden grader
+        "submission": 600,    # everything for one submission
+    },
+    # Limits of the process that runs student code (applied by autograder/sandbox).
+    "sandbox": {
+        "memory_mb": 4096,
+        "cpu_seconds": 300,
+        "max_processes": 64,
+        "file_size_mb": 64,
+        "output_kb": 256,
+        "max_restarts": 3,    # a crashed student process is restarted this often per submission
+    },
+}
+
+# nbgrader's own settings; ``c`` exists only when nbgrader loads this file.
+try:
+    c  # noqa: F821 (provided by traitlets' load_subconfig)
+except NameError:
+    c = None
+
+if c is not None:
+    c.CourseDirectory.course_id = COURSE["course_id"]
+    c.CourseDirectory.db_url = COURSE["db_url"]
+    c.Exchange.root = COURSE["exchange_root"]
+    c.ExecutePreprocessor.timeout = COURSE["timeouts"]["cell"]
+    c.Execute.timeout = COURSE["timeouts"]["cell"]
+    c.ClearSolutions.code_stub = {"python": "# 여기에 코드를 작성하세요\nraise NotImplementedError()"}
+    c.ClearSolutions.text_stub = "여기에 답을 작성하세요."
+    # The hidden graders judge every grade cell before nbgrader saves the grades.
+    c.Autograde.autograde_preprocessors = [
+        "nbgrader.preprocessors.Execute",
+        "nbgrader.preprocessors.IgnorePattern",
+        "nbgrader.preprocessors.ClearMetadataPreprocessor",
+        "nbgrader.preprocessors.LimitOutput",
+        "autograder.gradebook.preprocessor.HiddenGraders",
+        "nbgrader.preprocessors.SaveAutoGrades",
+        "nbgrader.preprocessors.AssignLatePenalties",
+        "nbgrader.preprocessors.CheckCellMetadata",
+    ]
