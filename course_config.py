@@ -41,6 +41,7 @@ except NameError:
 if c is not None:
     c.CourseDirectory.course_id = COURSE["course_id"]
     c.CourseDirectory.db_url = COURSE["db_url"]
+    c.CourseDirectory.solution_directory = "solutions"
     c.Exchange.root = COURSE["exchange_root"]
     c.ExecutePreprocessor.timeout = COURSE["timeouts"]["cell"]
     c.Execute.timeout = COURSE["timeouts"]["cell"]

@@ -22,6 +22,10 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--seed", type=int, help="seed of the random inputs (default: a fresh one, recorded)")
     grade.add_argument("--fail-under", type=float, metavar="X", help="exit 1 when the score is below X")
     grade.add_argument("--assignment", help="assignment name (default: detected from the notebook's cells)")
+    build = commands.add_parser("build", help="regenerate release/ and solutions/ from source/ with nbgrader")
+    build.add_argument("assignments", nargs="*", help="assignments (default: all of course_config.py)")
+    demo = commands.add_parser("demo", help="the main job: generate and grade the demo submissions via nbgrader")
+    demo.add_argument("assignments", nargs="*", help="assignments (default: all of course_config.py)")
     return parser
 
 
@@ -29,6 +33,13 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "grade":
         return grade(args)
+    from autograder import course
+
+    if args.command == "build":
+        course.build(args.assignments or None)
+        return 0
+    if args.command == "demo":
+        return course.demo(args.assignments or None)
     return 2
 
 

@@ -1,0 +1,108 @@
+"""Instructor commands around nbgrader: regenerate release/ and solutions/, and the main job (the demo).
+
+``python -m autograder build`` regenerates ``release/`` and ``solutions/`` from ``source/`` with the real
+``nbgrader generate_assignment`` and ``nbgrader generate_solution``.
+``python -m autograder demo`` grades the answer key and the blank release of every assignment through a real
+``nbgrader autograde`` run in a scratch course directory (``demo/``) and prints both scores.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from autograder import settings
+
+ROOT = settings.ROOT
+COURSE_FILES = ("course_config.py", "nbgrader_config.py")
+
+
+def nbgrader(*args, cwd: Path, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    """Run a real nbgrader command (the one installed next to this interpreter)."""
+    exe = Path(sys.executable).with_name("nbgrader")
+    full_env = {**os.environ, "KERAS_BACKEND": "torch", **(env or {})}
+    proc = subprocess.run([str(exe), *args], cwd=cwd, env=full_env, capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"nbgrader {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def scratch_course(where: Path, assignments=None) -> Path:
+    """A course directory at ``where`` with the configs and ``source/`` (and its own SQLite gradebook)."""
+    if where.exists():
+        shutil.rmtree(where)
+    where.mkdir(parents=True)
+    for name in COURSE_FILES:
+        shutil.copy(ROOT / name, where / name)
+    for assignment in assignments or settings.course()["assignments"]:
+        shutil.copytree(ROOT / "source" / assignment, where / "source" / assignment)
+    return where
+
+
+def course_env(course_dir: Path) -> dict:
+    return {"COURSE_DB_URL": f"sqlite:///{course_dir / 'gradebook.db'}",
+            "COURSE_EXCHANGE": str(course_dir / "exchange")}
+
+
+def generate(course_dir: Path, assignment: str) -> None:
+    env = course_env(course_dir)
+    nbgrader("generate_assignment", assignment, "--force", cwd=course_dir, env=env)
+    nbgrader("generate_solution", assignment, "--force", cwd=course_dir, env=env)
+
+
+def build(assignments=None) -> None:
+    """Regenerate ``release/`` and ``solutions/`` of the repository from ``source/``."""
+    assignments = assignments or settings.course()["assignments"]
+    work = ROOT / "build" / "course"
+    scratch_course(work, assignments)
+    for assignment in assignments:
+        start = time.perf_counter()
+        generate(work, assignment)
+        for folder in ("release", "solutions"):
+            target = ROOT / folder / assignment
+            if target.exists():
+                shutil.rmtree(target)
+            shutil.copytree(work / folder / assignment, target)
+        print(f"build: {assignment}: release/ and solutions/ regenerated ({time.perf_counter() - start:.1f} s)")
+
+
+def autograde(course_dir: Path, assignment: str, students: dict[str, Path]) -> None:
+    """Put each student's notebook into ``submitted/`` and run ``nbgrader autograde`` on them."""
+    for student, notebook in students.items():
+        target = course_dir / "submitted" / student / assignment
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy(notebook, target / f"{assignment}.ipynb")
+    nbgrader("autograde", assignment, "--create", "--force", cwd=course_dir, env=course_env(course_dir))
+
+
+def scores(course_dir: Path, assignment: str) -> dict[str, tuple[float, float]]:
+    """(score, max_score) per student from the gradebook."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course_env(course_dir)["COURSE_DB_URL"]) as gb:
+        return {s.student.id: (s.score, s.max_score) for s in gb.assignment_submissions(assignment)}
+
+
+def demo(assignments=None) -> int:
+    """The main job until the demo class exists: the answer key and the blank release through nbgrader."""
+    assignments = assignments or settings.course()["assignments"]
+    course_dir = scratch_course(ROOT / "demo", assignments)
+    failed = 0
+    for assignment in assignments:
+        start = time.perf_counter()
+        generate(course_dir, assignment)
+        autograde(course_dir, assignment, {
+            "answer_key": course_dir / "solutions" / assignment / f"{assignment}.ipynb",
+            "blank": course_dir / "release" / assignment / f"{assignment}.ipynb",
+        })
+        nbgrader("generate_feedback", assignment, "--force", cwd=course_dir, env=course_env(course_dir))
+        result = scores(course_dir, assignment)
+        key, blank = result["answer_key"], result["blank"]
+        print(f"{assignment:10s} answer key {key[0]:g}/{key[1]:g}   blank release {blank[0]:g}/{blank[1]:g}   "
+              f"({time.perf_counter() - start:.1f} s)")
+        failed += key[0] != key[1] or blank[0] != 0
+    print(f"feedback: {course_dir / 'feedback'}")
+    return 1 if failed else 0
