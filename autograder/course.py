@@ -69,13 +69,13 @@ def build(assignments=None) -> None:
         print(f"build: {assignment}: release/ and solutions/ regenerated ({time.perf_counter() - start:.1f} s)")
 
 
-def autograde(course_dir: Path, assignment: str, students: dict[str, Path]) -> None:
+def autograde(course_dir: Path, assignment: str, students: dict[str, Path], extra=()) -> None:
     """Put each student's notebook into ``submitted/`` and run ``nbgrader autograde`` on them."""
     for student, notebook in students.items():
         target = course_dir / "submitted" / student / assignment
         target.mkdir(parents=True, exist_ok=True)
         shutil.copy(notebook, target / f"{assignment}.ipynb")
-    nbgrader("autograde", assignment, "--create", "--force", cwd=course_dir, env=course_env(course_dir))
+    nbgrader("autograde", assignment, "--create", "--force", *extra, cwd=course_dir, env=course_env(course_dir))
 
 
 def scores(course_dir: Path, assignment: str) -> dict[str, tuple[float, float]]:

@@ -83,6 +83,7 @@ def test_masked_keys_do_not_matter(student, rng):
     k2[:, hidden] = normal(rng, 2, int(hidden.sum()), 8) * 5
     v2[:, hidden] = normal(rng, 2, int(hidden.sum()), 5) * 5
     second = student.scaled_dot_product_attention(q, k2, v2, mask)
+    expect_close(first, references.scaled_dot_product_attention(q, k, v, mask), against="float64 torch")
     expect_close(second, as_array(first), what="가려진 키를 바꾼 뒤의 출력", against="바꾸기 전의 출력")
 
 
