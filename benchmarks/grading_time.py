@@ -1,0 +1,65 @@
+"""Grading time per submission, beside the floor of a bare `python -c "import keras"` (prints numbers).
+
+    .venv/bin/python benchmarks/grading_time.py [--runs 3] [--assignment attention]
+
+Measures, each as the median of --runs runs on this machine:
+  * floor: a fresh interpreter importing keras (torch backend);
+  * cli: `python -m autograder grade <answer key>` (a fresh interpreter: graders + sandboxed student process);
+  * nbgrader: `nbgrader autograde` of one submission (kernel execution + hidden graders + gradebook).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from autograder import course  # noqa: E402
+
+
+def timed(cmd, **kwargs) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, capture_output=True, **kwargs)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--assignment", default="attention")
+    args = parser.parse_args()
+    env = {**os.environ, "KERAS_BACKEND": "torch"}
+    a = args.assignment
+    key = ROOT / "solutions" / a / f"{a}.ipynb"
+
+    floor = [timed([sys.executable, "-c", "import keras"], env=env) for _ in range(args.runs)]
+    cli = [timed([sys.executable, "-m", "autograder", "grade", str(key), "--seed", "1"], env=env)
+           for _ in range(args.runs)]
+
+    work = course.scratch_course(Path(tempfile.mkdtemp()) / "course", [a])
+    shutil.copytree(ROOT / "release" / a, work / "release" / a)
+    nbg = []
+    for run in range(args.runs):
+        start = time.perf_counter()
+        course.autograde(work, a, {f"student{run}": key})
+        nbg.append(time.perf_counter() - start)
+
+    med = statistics.median
+    print(f"machine: {platform.node()} {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(f"assignment {a}, {args.runs} runs each (median, seconds)")
+    print(f"  floor  python -c 'import keras'        {med(floor):6.2f}")
+    print(f"  cli    python -m autograder grade       {med(cli):6.2f}   ({med(cli) / med(floor):.2f}x the floor)")
+    print(f"  nbgrader autograde (one submission)     {med(nbg):6.2f}   ({med(nbg) / med(floor):.2f}x the floor)")
+
+
+if __name__ == "__main__":
+    main()
