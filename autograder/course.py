@@ -23,7 +23,8 @@ COURSE_FILES = ("course_config.py", "nbgrader_config.py")
 def nbgrader(*args, cwd: Path, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
     """Run a real nbgrader command (the one installed next to this interpreter)."""
     exe = Path(sys.executable).with_name("nbgrader")
-    full_env = {**os.environ, "KERAS_BACKEND": "torch", **(env or {})}
+    path = f"{exe.parent}{os.pathsep}{os.environ.get('PATH', '')}"  # nbgrader runs alembic from there
+    full_env = {**os.environ, "PATH": path, "KERAS_BACKEND": "torch", **(env or {})}
     proc = subprocess.run([str(exe), *args], cwd=cwd, env=full_env, capture_output=True, text=True)
     if check and proc.returncode != 0:
         raise RuntimeError(f"nbgrader {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
