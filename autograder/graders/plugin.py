@@ -74,7 +74,11 @@ class Student:
             raise AttributeError(name)
         return lambda *args, **kwargs: self._call(name, args, kwargs)
 
-    def _call(self, name, args, kwargs):
+    def with_memory(self, memory_mb: int) -> "_MemoryLimited":
+        """``student.with_memory(256).flash_attention(...)``: the call may use at most 256 MiB more memory."""
+        return _MemoryLimited(self, memory_mb)
+
+    def _call(self, name, args, kwargs, memory_mb: int | None = None):
         if name not in self.defined:
             if self._process.crashed_for_good:
                 raise GradingFailure(f"`{name}`: {self._process.crashed_for_good}")
@@ -86,14 +90,29 @@ class Student:
             raise _forbidden_failure(name, self._static[name])
         self.last = Call(name, args, kwargs)
         try:
-            reply = self._process.call(name, *args, **kwargs)
+            if memory_mb is None:
+                reply = self._process.call(name, *args, **kwargs)
+            else:
+                reply = self._process.call_with_memory(memory_mb, name, *args, **kwargs)
         except StudentCodeError as exc:
             raise GradingFailure(f"`{name}`: {exc.message}") from None
+        if memory_mb is not None and reply.get("peak_mb", 0) > memory_mb:
+            raise GradingFailure(
+                f"`{name}`: 메모리를 {reply['peak_mb']:.0f} MiB 더 사용했습니다 (허용 {memory_mb} MiB). "
+                f"전체 점수 행렬을 한 번에 만들지 말고 블록 단위로 계산하세요.")
         used = forbidden.runtime_violations(name, reply.get("used", []))
         if used:
             raise _forbidden_failure(name, used)
         self.last.seconds = reply.get("seconds", 0.0)
         return reply["value"]
+
+
+class _MemoryLimited:
+    def __init__(self, student: Student, memory_mb: int):
+        self._student, self._memory_mb = student, memory_mb
+
+    def __getattr__(self, name: str):
+        return lambda *args, **kwargs: self._student._call(name, args, kwargs, self._memory_mb)
 
 
 def _forbidden_failure(name, routines) -> GradingFailure:

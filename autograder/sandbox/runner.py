@@ -219,6 +219,30 @@ class StudentProcess:
                   "args": encode_value(list(args), arrays), "kwargs": encode_value(dict(kwargs), arrays)}
         return self.request(header, arrays)
 
+    def call_with_memory(self, memory_mb: int, target, *args, **kwargs):
+        """Like ``call``, allowing at most ``memory_mb`` MiB beyond what the process holds now.
+
+        The soft address-space limit is lowered for the call (an allocation past it raises ``MemoryError``), and
+        the peak resident memory is measured from this side (``/proc/PID/clear_refs`` and ``VmHWM``), so that a
+        process that raises its own soft limit is still caught. The reply carries ``peak_mb``.
+        """
+        self._ensure_running()
+        pid = self.proc.pid
+        full = self.limits.memory_mb * (1 << 20)
+        _, hard = resource.prlimit(pid, resource.RLIMIT_AS)
+        soft = min(_status(pid, "VmSize") + memory_mb * (1 << 20), hard)
+        resource.prlimit(pid, resource.RLIMIT_AS, (soft, hard))
+        with open(f"/proc/{pid}/clear_refs", "w") as fh:
+            fh.write("5")  # reset the peak resident size (VmHWM) to the current one
+        rss = _status(pid, "VmRSS")
+        try:
+            reply = self.call(target, *args, **kwargs)
+            reply["peak_mb"] = (_status(pid, "VmHWM") - rss) / (1 << 20)
+            return reply
+        finally:
+            if self.proc is not None and self.proc.pid == pid and self.proc.poll() is None:
+                resource.prlimit(pid, resource.RLIMIT_AS, (min(full, hard), hard))
+
 
 class Remote:
     """A student's object that stays in the student's process (e.g. a ``KVCache``)."""
@@ -292,6 +316,15 @@ def decode_value(value, arrays):
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     raise StudentCodeError("protocol", "알 수 없는 값이 돌아왔습니다.")
+
+
+def _status(pid: int, field: str) -> int:
+    """A size from ``/proc/PID/status`` (VmSize, VmRSS, VmHWM) in bytes."""
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    return 0
 
 
 def _crash_message(code) -> str:
