@@ -51,7 +51,7 @@ if c is not None:
     c.Autograde.autograde_preprocessors = [
         "nbgrader.preprocessors.Execute",
         "nbgrader.preprocessors.IgnorePattern",
-        "nbgrader.preprocessors.ClearMetadataPreprocessor",
+        "nbconvert.preprocessors.ClearMetadataPreprocessor",
         "nbgrader.preprocessors.LimitOutput",
         "autograder.gradebook.preprocessor.HiddenGraders",
         "nbgrader.preprocessors.SaveAutoGrades",
