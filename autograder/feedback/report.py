@@ -7,13 +7,32 @@ def _points(x: float) -> str:
 
 
 def exercise_report(exercise, notebook_errors=()) -> str:
-    """What was checked for one exercise, each test's verdict, and the likely mistake where known."""
+    """What was checked for one exercise, the verdict of each check, and the likely mistake where known.
+
+    Cases of one check (a parametrised test) are grouped on one line; a failure message shared by every
+    check (e.g. "not implemented") is said once.
+    """
     lines = [f"[{exercise.name}] {_points(exercise.score)} / {_points(exercise.max_score)}점 (숨은 채점기)"]
-    for test in exercise.tests:
-        mark = "✅" if test.passed else "❌"
-        lines.append(f"  {mark} {test.description} [{test.name}] ({_points(test.points)}점)")
-        if test.message and not test.passed:
-            lines.append(f"      {test.message}")
+    messages = {t.message for t in exercise.tests if not t.passed}
+    if exercise.tests and len(messages) == 1 and not any(t.passed for t in exercise.tests):
+        lines.append(f"  ❌ {messages.pop()} (검사 {len(exercise.tests)}개 모두 통과하지 못함)")
+    else:
+        groups: dict[str, list] = {}
+        for test in exercise.tests:
+            groups.setdefault(test.description, []).append(test)
+        for description, tests in groups.items():
+            passed = [t for t in tests if t.passed]
+            mark = "✅" if len(passed) == len(tests) else ("❌" if not passed else "◐")
+            earned, possible = sum(t.points for t in passed), sum(t.points for t in tests)
+            count = f"{len(passed)}/{len(tests)} 통과, " if len(tests) > 1 else ""
+            lines.append(f"  {mark} {description} ({count}{_points(round(earned, 4))}/{_points(round(possible, 4))}점)")
+            shown: dict[str, list] = {}
+            for test in tests:
+                if not test.passed:
+                    shown.setdefault(test.message, []).append(_case(test.name))
+            for message, cases in list(shown.items())[:3]:
+                where = f"[{', '.join(c for c in cases if c)}] " if any(cases) and len(tests) > 1 else ""
+                lines.append(f"      {where}{message}")
     if exercise.diagnosis:
         lines.append("  진단 — 다음 실수와 결과가 일치합니다:")
         lines += [f"    • {m.title}: {m.hint}" for m in exercise.diagnosis]
@@ -21,6 +40,10 @@ def exercise_report(exercise, notebook_errors=()) -> str:
         lines.append("  참고 — 노트북을 실행하는 중 오류가 난 셀:")
         lines += [f"    • {e}" for e in notebook_errors[:5]]
     return "\n".join(lines)
+
+
+def _case(name: str) -> str:
+    return name[name.index("[") + 1 : -1] if name.endswith("]") and "[" in name else ""
 
 
 def table(result) -> str:

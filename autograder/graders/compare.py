@@ -68,15 +68,15 @@ def expect_close(got, expected, *, what: str = "출력", tol: Tolerance = tolera
     ref = f" ({against} 기준)" if against else ""
     if not np.all(np.isfinite(got)):
         bad = int(np.sum(~np.isfinite(got)))
-        raise GradingFailure(f"{what}에 NaN/inf 가 {bad}개 있습니다{ref}. 모양 {_shape(got)}.",
+        raise GradingFailure(f"{what}: NaN/inf 가 {bad}개 있습니다{ref}. 모양 {_shape(got)}.",
                              _diagnose(got, call, pick, expected))
     if np.allclose(got, expected, atol=tol.atol, rtol=tol.rtol):
         return max_error(got, expected)
     err = max_error(got, expected)
     found = _diagnose(got, call, pick, expected)
-    message = f"{what}이(가) 기대값과 다릅니다{ref}: 모양 {_shape(got)}, 최대 오차 {err:.3g} (허용 {tol.describe()})."
+    message = f"{what}: 기대값과 다릅니다{ref}. 모양 {_shape(got)}, 최대 오차 {err:.3g} (허용 {tol.describe()})."
     if found:
-        message += " 가능한 원인: " + "; ".join(f"{m.title} — {m.hint}" for m in found)
+        message += " 진단: " + "; ".join(m.title for m in found)
     raise GradingFailure(message, found)
 
 
