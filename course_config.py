@@ -23,6 +23,9 @@ COURSE = {
     },
     # Limits of the process that runs student code (applied by autograder/sandbox).
     "sandbox": {
+        # bubblewrap around every process that runs student code. Grading refuses to start where it cannot
+        # run, unless unsandboxed grading is allowed explicitly (then every result says so).
+        "allow_unsandboxed": os.environ.get("AUTOGRADER_ALLOW_UNSANDBOXED") == "1",
         "memory_mb": 4096,
         "cpu_seconds": 300,
         "max_processes": 64,

@@ -52,7 +52,13 @@ def grade(args) -> int:
     except NotGradable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    result = grade_submission(submission, args.seed)
+    from autograder.sandbox.bubblewrap import SandboxUnavailable
+
+    try:
+        result = grade_submission(submission, args.seed)
+    except SandboxUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     out = sys.stderr if args.json == "-" else sys.stdout
     print(table(result), file=out)
     if args.json:

@@ -71,6 +71,9 @@ class GradeResult:
         }
 
 
+UNSANDBOXED = "주의: 이 제출물은 샌드박스 없이 채점되었습니다 (교수자가 명시적으로 허용함)."
+
+
 def new_seed() -> int:
     return secrets.randbelow(2**31)
 
@@ -94,14 +97,16 @@ def grade_submission(submission: Submission, seed: int | None = None) -> GradeRe
     start = time.perf_counter()
     cfg = settings.course()
     timeouts = cfg["timeouts"]
-    process = StudentProcess(submission.code_cells, settings.limits(), timeouts["startup"], timeouts["call"])
-    errors: list[str] = []
+    sandboxed = settings.sandboxed()
+    process = StudentProcess(submission.code_cells, settings.limits(), timeouts["startup"], timeouts["call"],
+                             sandboxed=sandboxed)
+    errors: list[str] = [] if sandboxed else [UNSANDBOXED]
     try:
         try:
             report = process.start()
-            errors = [_cell_error(i, s) for i, s in enumerate(report.cells) if not s.get("ok")]
+            errors += [_cell_error(i, s) for i, s in enumerate(report.cells) if not s.get("ok")]
         except StudentCodeError as exc:
-            errors = [f"노트북 코드를 실행하는 중 문제가 생겼습니다: {exc.message}"]
+            errors += [f"노트북 코드를 실행하는 중 문제가 생겼습니다: {exc.message}"]
             process.crashed_for_good = exc.message
         student = Student(process, submission.code_cells)
         session = run_graders(submission.assignment, student, seed)

@@ -19,4 +19,21 @@ def course() -> dict:
 def limits():
     from autograder.sandbox.runner import Limits
 
-    return Limits(**course()["sandbox"])
+    fields = Limits.__dataclass_fields__
+    return Limits(**{k: v for k, v in course()["sandbox"].items() if k in fields})
+
+
+def sandboxed() -> bool:
+    """True when student code runs in bubblewrap; False only when unsandboxed grading is allowed explicitly.
+
+    Raises ``SandboxUnavailable`` (with the reason) when bubblewrap cannot run and nothing allows that.
+    """
+    from autograder.sandbox.bubblewrap import SandboxUnavailable, probe
+
+    reason = probe()
+    if not reason:
+        return True
+    if course()["sandbox"].get("allow_unsandboxed"):
+        return False
+    raise SandboxUnavailable(f"{reason}. Grading refuses to run student code without the sandbox; "
+                             "set AUTOGRADER_ALLOW_UNSANDBOXED=1 to allow it explicitly (logged on every result).")

@@ -16,9 +16,17 @@ float64, whatever dtype they are given, so every tolerance admits a float32 comp
   the package's tests prove each one fails at these tolerances.
 
 Stored GPU references (``graders/gpu_refs``) carry the error of their own dtype and backend. The anchors are
-PyTorch's own SDPA test tolerances (test/test_transformers.py): fp32 atol 1e-5 / rtol 1.3e-6, TF32 1e-3,
-fp16 1e-3 to 5e-3 against an fp32 math reference, bf16 about 1.6e-2. A student's result is compared with a
-stored output of dtype X with ``STUDENT + GPU[X]`` (the two errors add up).
+PyTorch's own test tolerances (torch/testing/_comparison.py and test/test_transformers.py): fp32 atol 1e-5 /
+rtol 1.3e-6, fp16 1e-3 to 5e-3 against an fp32 math reference, bf16 rtol 1.6e-2; TF32 1e-3 for one matmul,
+0.005 to 0.05 for composite ops (``tf32_on_and_off``). A student's result is compared with a stored output of
+dtype X with ``STUDENT + GPU[X]`` (the two errors add up). The tolerance depends on the dtype only, not on the
+backend: every backend rounds to the same dtype, and the worst one (flash, which also rounds the softmax weights
+to fp16/bf16 before P @ V) stays within these values on the stored inputs. Those inputs are N(0, 1) values
+exact in fp16 and bf16, with scores of order 1: on them a correct float64 answer uses at most 0.45 of the fp16
+and bf16 tolerances (stored CPU outputs and a rounding emulation of flash; gpu_refs/README.md). TF32 rounds
+every matmul input to 11 significant bits, and an attention layer chains two (SDPA) to four (MHA: in-projection,
+Q @ Kᵀ, P @ V, out-projection) such matmuls: emulated, the MHA case uses 0.74 of a 1e-3 tolerance with inputs
+rounded to nearest and 1.45 with inputs truncated (the worst case); 2e-3 brings that to 0.39 and 0.76.
 """
 from __future__ import annotations
 
@@ -59,7 +67,8 @@ EXACT = Tolerance(0.0, 0.0, "integers are exact")
 GPU = {
     "float64": Tolerance(1e-10, 1e-10, "float64 math backend"),
     "float32": Tolerance(1e-5, 1.3e-6, "PyTorch SDPA test tolerance for fp32"),
-    "tf32": Tolerance(1e-3, 1e-3, "TF32 matmuls keep a 10-bit mantissa (PyTorch: 1e-3)"),
+    "tf32": Tolerance(2e-3, 2e-3, "TF32 matmuls keep a 10-bit mantissa; attention chains 2-4 of them "
+                                  "(PyTorch: 1e-3 per matmul, 5e-3 and up for composite ops)"),
     "float16": Tolerance(5e-3, 5e-3, "fp16 against an fp32 math reference (PyTorch: 1e-3 to 5e-3)"),
     "bfloat16": Tolerance(1.6e-2, 1.6e-2, "bf16 keeps an 8-bit mantissa (PyTorch: ~1.6e-2)"),
 }

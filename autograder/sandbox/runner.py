@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from autograder.sandbox.bubblewrap import Sandbox
 from autograder.sandbox.worker import read_frame, write_frame
 
 WORKER = Path(__file__).with_name("worker.py")
@@ -52,6 +53,7 @@ class Limits:
         resource.setrlimit(resource.RLIMIT_AS, (self.memory_mb * mb, self.memory_mb * mb))
         resource.setrlimit(resource.RLIMIT_CPU, (self.cpu_seconds, self.cpu_seconds))
         resource.setrlimit(resource.RLIMIT_FSIZE, (self.file_size_mb * mb, self.file_size_mb * mb))
+        resource.setrlimit(resource.RLIMIT_NPROC, (self.max_processes, self.max_processes))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
@@ -80,7 +82,8 @@ class StudentProcess:
     """
 
     def __init__(self, cells, limits: Limits | None = None, startup_timeout: float = 120,
-                 call_timeout: float = 20, python: str = sys.executable):
+                 call_timeout: float = 20, python: str = sys.executable, sandboxed: bool = True):
+        self.sandboxed = sandboxed
         self.cells = list(cells)
         self.limits = limits or Limits()
         self.startup_timeout = startup_timeout
@@ -95,10 +98,11 @@ class StudentProcess:
 
     # ------------------------------------------------------------------ life cycle
     def _env(self) -> dict:
+        home = "/scratch" if self.sandboxed else str(self.scratch)
         env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(self.scratch),
-            "TMPDIR": str(self.scratch),
+            "PATH": "/usr/bin:/bin",
+            "HOME": home,
+            "TMPDIR": "/tmp" if self.sandboxed else home,
             "KERAS_BACKEND": "torch",
             "MPLBACKEND": "Agg",
             "OMP_NUM_THREADS": "1",
@@ -117,10 +121,16 @@ class StudentProcess:
         worker = self.scratch / "worker.py"
         shutil.copyfile(WORKER, worker)
         log = open(self.log_path, "ab")
+        command = [self.python, "-I", "worker.py", str(request_r), str(response_w)]
+        env = self._env()
+        if self.sandboxed:
+            sandbox = Sandbox(self.scratch, self.python)
+            sandbox.prepare_scratch()
+            command, env = sandbox.wrap(command, env), {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         self.proc = subprocess.Popen(
-            [self.python, "-I", str(worker), str(request_r), str(response_w)],
-            pass_fds=(request_r, response_w), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            cwd=self.scratch, env=self._env(), start_new_session=True, preexec_fn=self.limits.apply)
+            command, pass_fds=(request_r, response_w), stdin=subprocess.DEVNULL, stdout=log,
+            stderr=subprocess.STDOUT, cwd=self.scratch, env=env, start_new_session=True,
+            preexec_fn=self.limits.apply)
         log.close()
         os.close(request_r)
         os.close(response_w)

@@ -1,0 +1,119 @@
+"""The sandbox around every process that runs student code: bubblewrap (Debian's ``bubblewrap``).
+
+The student's process sees a minimal read-only file system: the system's libraries, the Python installation and
+the course's virtual environment, nothing else. The repository (``autograder/``, the hidden graders and the
+stored references), the gradebook, the exchange and every other submission are simply not there. It gets a
+private writable scratch directory, a private ``/tmp``, no network (its own empty network namespace), its own pid,
+IPC and UTS namespaces, and runs as an unprivileged user when the grader runs as root. Resource limits
+(``Limits``) are set by the runner before ``exec``.
+
+Where bubblewrap cannot run (not installed, no user namespaces), ``Sandbox.check()`` raises
+``SandboxUnavailable`` with a clear message; grading proceeds unsandboxed only when the instructor allows it
+explicitly (``COURSE["sandbox"]["allow_unsandboxed"]`` or ``AUTOGRADER_ALLOW_UNSANDBOXED=1``), and every
+result then says so.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+NOBODY = 65534
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/alternatives",
+               "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/fonts",
+               "/etc/ssl/certs", "/etc/matplotlibrc")
+
+
+class SandboxUnavailable(RuntimeError):
+    """bubblewrap cannot run here; the message says why and what to do."""
+
+
+@cache
+def probe(bwrap: str = "bwrap") -> str:
+    """'' when bubblewrap works on this machine, else the reason it does not."""
+    exe = shutil.which(bwrap)
+    if exe is None:
+        return "bubblewrap (bwrap) is not installed: run `apt-get install bubblewrap` (scripts/setup.sh does)"
+    try:
+        proc = subprocess.run([exe, "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "true"],
+                              capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap failed to start: {exc}"
+    if proc.returncode != 0:
+        return f"bubblewrap cannot create namespaces here (user namespaces disabled?): {proc.stderr.strip()}"
+    return ""
+
+
+def python_roots(python: str = sys.executable) -> list[Path]:
+    """Directories the interpreter needs: its installation and the virtual environment (read-only)."""
+    out = subprocess.run([python, "-I", "-c", "import sys; print(sys.base_prefix); print(sys.prefix)"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    roots = {Path(p) for p in out}
+    exe = Path(python)
+    roots.add(exe.parent.parent)                       # the venv (python is <venv>/bin/python)
+    roots.add(exe.resolve().parent.parent)             # the installation the venv's python links to
+    return sorted(roots)
+
+
+class Sandbox:
+    """Builds the bubblewrap command line around a command.
+
+    Args:
+        scratch: the private writable directory (mounted at ``/scratch``, the working directory).
+        python: the interpreter that will run inside (its installation and venv are mounted read-only).
+        extra_ro: more paths to mount read-only at the same place.
+        extra_rw: more paths to mount writable at the same place (e.g. a kernel's connection directory).
+        uid: the unprivileged user to run as when the grader is root.
+    """
+
+    def __init__(self, scratch: Path, python: str = sys.executable, extra_ro=(), extra_rw=(), uid: int = NOBODY):
+        self.scratch = Path(scratch)
+        self.python = python
+        self.extra_ro = [Path(p) for p in extra_ro]
+        self.extra_rw = [Path(p) for p in extra_rw]
+        self.uid = uid
+
+    @staticmethod
+    def check() -> None:
+        reason = probe()
+        if reason:
+            raise SandboxUnavailable(reason)
+
+    def _mkdirs(self, path: Path, made: set) -> list[str]:
+        """Parents of a mount point, created world-readable (bubblewrap would copy 0700 from e.g. /root)."""
+        args = []
+        for parent in reversed(path.parents[:-1]):
+            if str(parent) not in made and not any(str(parent).startswith(d) for d in SYSTEM_DIRS):
+                made.add(str(parent))
+                args += ["--perms", "0755", "--dir", str(parent)]
+        return args
+
+    def wrap(self, command: list[str], env: dict) -> list[str]:
+        """``command`` as it runs inside the sandbox with exactly ``env`` as its environment."""
+        args = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+                "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox", "--clearenv",
+                "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+        made: set = set()
+        for path in SYSTEM_DIRS:
+            if os.path.exists(path):
+                args += ["--ro-bind", path, path]
+        for root in [*python_roots(self.python), *self.extra_ro]:
+            args += self._mkdirs(root, made) + ["--ro-bind", str(root), str(root)]
+        for path in self.extra_rw:
+            args += self._mkdirs(path, made) + ["--bind", str(path), str(path)]
+        args += ["--bind", str(self.scratch), "/scratch", "--chdir", "/scratch"]
+        for key, value in env.items():
+            args += ["--setenv", key, value]
+        if os.geteuid() == 0:
+            args += ["/usr/bin/setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",
+                     "--no-new-privs", "--"]
+        return args + command
+
+    def prepare_scratch(self) -> None:
+        if os.geteuid() == 0:
+            os.chown(self.scratch, self.uid, self.uid)
+            for path in self.scratch.rglob("*"):
+                os.chown(path, self.uid, self.uid)
