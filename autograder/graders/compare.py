@@ -103,6 +103,7 @@ def _diagnose(got, call, pick, expected):
             continue
         same_nan = np.array_equal(np.isfinite(value), np.isfinite(got))
         close = np.allclose(np.nan_to_num(got), np.nan_to_num(value), atol=1e-4, rtol=1e-4)
-        if same_nan and close and not np.allclose(value, expected, atol=1e-4, rtol=1e-4, equal_nan=True):
+        if same_nan and close and (expected is None or not np.allclose(value, expected, atol=1e-4, rtol=1e-4,
+                                                                       equal_nan=True)):
             found.append(mistake)
     return found

@@ -5,7 +5,7 @@ import keras
 import numpy as np
 import pytest
 
-from autograder.graders import references, tolerances
+from autograder.graders import gpu_checks, references, tolerances
 from autograder.graders.attention.inputs import key_mask, normal
 from autograder.graders.compare import as_array, expect_close, expect_true
 
@@ -31,7 +31,7 @@ def draw(rng, lead, tq, tk, d, dv, mask_kind):
     return q, k, v, mask
 
 
-@pytest.mark.points(1.0)
+@pytest.mark.points(0.75)
 @pytest.mark.parametrize("lead, tq, tk, d, dv, mask_kind", CASES)
 def test_matches_torch_sdpa(student, rng, lead, tq, tk, d, dv, mask_kind):
     """torch.nn.functional.scaled_dot_product_attention (float64) 와 같은 출력"""
@@ -73,7 +73,7 @@ def test_return_weights(student, rng):
     expect_true(np.all(w[~np.broadcast_to(mask, w.shape)] == 0), "가려진(mask=False) 위치의 가중치가 정확히 0이 아닙니다.")
 
 
-@pytest.mark.points(0.5)
+@pytest.mark.points(0.25)
 def test_masked_keys_do_not_matter(student, rng):
     """가려진 키·값을 바꿔도 출력이 그대로"""
     q, k, v, mask = draw(rng, (2,), 4, 7, 8, 5, "keys")
@@ -87,7 +87,7 @@ def test_masked_keys_do_not_matter(student, rng):
     expect_close(second, as_array(first), what="가려진 키를 바꾼 뒤의 출력", against="바꾸기 전의 출력")
 
 
-@pytest.mark.points(0.5)
+@pytest.mark.points(0.25)
 def test_permuting_keys_and_values(student, rng):
     """키와 값을 같은 순서로 섞어도 출력이 그대로"""
     q, k, v, mask = draw(rng, (2,), 5, 9, 8, 6, "full")
@@ -96,3 +96,17 @@ def test_permuting_keys_and_values(student, rng):
     second = student.scaled_dot_product_attention(q, k[:, perm], v[:, perm], mask[..., perm])
     expect_close(second, as_array(first), what="키·값을 섞은 뒤의 출력", against="섞기 전의 출력")
     expect_close(first, references.scaled_dot_product_attention(q, k, v, mask), against="float64 torch")
+
+
+@pytest.mark.points(0.75)
+@pytest.mark.parametrize("name", gpu_checks.params("sdpa") + gpu_checks.params("sdpa_large_logits"))
+def test_matches_stored_torch_references(student, name):
+    """저장된 torch SDPA 참조 출력과 일치 (모든 백엔드·자료형, 큰 로짓 포함)"""
+    case = next(c for c in gpu_checks.cases("sdpa") + gpu_checks.cases("sdpa_large_logits") if c.name == name)
+    args = case.inputs
+    got = student.scaled_dot_product_attention(args["query"], args["key"], args["value"], args.get("mask"))
+    gpu_checks.expect_matches_references(got, case, call=student.last)
+
+
+test_matches_stored_torch_references.__doc__ = (
+    f"저장된 torch SDPA 참조 출력과 일치 ({gpu_checks.describe('sdpa')}; 큰 로짓 포함)")

@@ -1,0 +1,72 @@
+"""Grader tests against the stored reference outputs of PyTorch (``gpu_refs``), next to the live checks.
+
+A student's result is compared with every stored output of a case (each SDPA backend and dtype) and with its
+float64 math reference, each with its own tolerance (``tolerances.against_gpu``). The Korean message of a
+failure names what it was compared with: device, backend, dtype, max error, tolerance.
+"""
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+import pytest
+
+from autograder.graders.compare import GradingFailure, as_array, expect_shape, max_error
+from autograder.graders.gpu_refs import store
+from autograder.graders.tolerances import GPU, STUDENT
+
+
+@cache
+def cases(kind: str) -> list:
+    return store.load_cases(kind)
+
+
+def params(kind: str) -> list:
+    """The stored cases of ``kind`` as pytest parameters (ids = case names)."""
+    return [pytest.param(case.name, id=case.name) for case in cases(kind)]
+
+
+def case(kind: str, name: str) -> store.Case:
+    return next(c for c in cases(kind) if c.name == name)
+
+
+def describe(kind: str) -> str:
+    """'cpu (x86_64, AVX512) · 백엔드 math, flash · float32, float16, bfloat16' for a test's docstring."""
+    found = cases(kind)
+    devices = sorted({r.device for c in found for r in c.references})
+    backends = sorted({r.backend for c in found for r in c.references})
+    dtypes = [d for d in GPU if any(r.dtype == d for c in found for r in c.references)]
+    return f"{', '.join(devices)} · 백엔드 {', '.join(backends)} · {', '.join(dtypes)}"
+
+
+def expect_matches_references(got, reference_case: store.Case, what: str = "출력", call=None) -> float:
+    """Check ``got`` against every stored output of the case; returns the largest error ratio (<= 1 passes)."""
+    from autograder.graders.compare import _diagnose
+
+    got = as_array(got, what)
+    if reference_case.rows is None:
+        rows = expect_shape(got, reference_case.float64.shape, what)
+    else:  # long cases store a subset of the query rows
+        expected = (*reference_case.float64.shape[:-2], int(reference_case.inputs["query"].shape[-2]),
+                    reference_case.float64.shape[-1])
+        rows = expect_shape(got, expected, what)[..., reference_case.rows, :]
+    if not np.all(np.isfinite(rows)):
+        raise GradingFailure(f"{what}: NaN/inf 가 있습니다 (저장된 참조 {reference_case.name} 의 입력).",
+                             _diagnose(got, call, None, None) if call else [])
+    failures, worst = [], 0.0
+    checks = [("float64 math", reference_case.float64, STUDENT)]
+    checks += [(r.describe_ko(), r.output, r.tolerance) for r in reference_case.references]
+    for label, output, tol in checks:
+        ratio = store.error_ratio(rows, output, tol)
+        worst = max(worst, ratio)
+        if ratio > 1:
+            failures.append(f"{label}: 최대 오차 {max_error(rows, output):.3g} (허용 {tol.describe()})")
+    if failures:
+        found = _diagnose(got, call, None, None) if call else []
+        shown = "; ".join(failures[:3]) + (f" 외 {len(failures) - 3}개" if len(failures) > 3 else "")
+        message = (f"{what}: 저장된 참조 출력 {reference_case.name} 과 다릅니다 ({len(failures)}/{len(checks)}개 "
+                   f"참조에서 실패) — {shown}.")
+        if found:
+            message += " 진단: " + "; ".join(m.title for m in found)
+        raise GradingFailure(message, found)
+    return worst
