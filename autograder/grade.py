@@ -17,6 +17,7 @@ import pytest
 from autograder import settings
 from autograder.collect import GRADERS, Submission, collect, exercises_of
 from autograder.graders.plugin import GradingSession, Student, TestResult
+from autograder.sandbox import zygote
 from autograder.sandbox.runner import StudentCodeError, StudentProcess
 
 
@@ -99,7 +100,7 @@ def grade_submission(submission: Submission, seed: int | None = None) -> GradeRe
     timeouts = cfg["timeouts"]
     sandboxed = settings.sandboxed()
     process = StudentProcess(submission.code_cells, settings.limits(), timeouts["startup"], timeouts["call"],
-                             sandboxed=sandboxed)
+                             sandboxed=sandboxed, zygote=zygote.shared(sandboxed))
     errors: list[str] = [] if sandboxed else [UNSANDBOXED]
     try:
         try:

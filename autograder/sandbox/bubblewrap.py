@@ -91,8 +91,13 @@ class Sandbox:
                 args += ["--perms", "0755", "--dir", str(parent)]
         return args
 
-    def wrap(self, command: list[str], env: dict) -> list[str]:
-        """``command`` as it runs inside the sandbox with exactly ``env`` as its environment."""
+    def wrap(self, command: list[str], env: dict, keep_root: bool = False) -> list[str]:
+        """``command`` as it runs inside the sandbox with exactly ``env`` as its environment.
+
+        When the grader is root the command runs as the unprivileged ``uid``; with ``keep_root`` (the zygote,
+        which drops to a lane uid itself in each child before student code runs) it stays root inside, keeping
+        only the capabilities to switch user, kill and chown.
+        """
         args = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
                 "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox", "--clearenv",
                 "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
@@ -107,7 +112,10 @@ class Sandbox:
         args += ["--bind", str(self.scratch), "/scratch", "--chdir", "/scratch"]
         for key, value in env.items():
             args += ["--setenv", key, value]
-        if os.geteuid() == 0:
+        if os.geteuid() == 0 and keep_root:
+            args += ["--cap-drop", "ALL"] + [a for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN")
+                                             for a in ("--cap-add", cap)]
+        elif os.geteuid() == 0:
             args += ["/usr/bin/setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",
                      "--no-new-privs", "--"]
         return args + command

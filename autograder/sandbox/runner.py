@@ -82,8 +82,11 @@ class StudentProcess:
     """
 
     def __init__(self, cells, limits: Limits | None = None, startup_timeout: float = 120,
-                 call_timeout: float = 20, python: str = sys.executable, sandboxed: bool = True):
+                 call_timeout: float = 20, python: str = sys.executable, sandboxed: bool = True,
+                 zygote=None, capture: int | None = None):
         self.sandboxed = sandboxed
+        self.zygote = zygote
+        self.capture = capture
         self.cells = list(cells)
         self.limits = limits or Limits()
         self.startup_timeout = startup_timeout
@@ -93,8 +96,8 @@ class StudentProcess:
         self.report: StartReport | None = None
         self.restarts = 0
         self.crashed_for_good = None
-        self.scratch = Path(tempfile.mkdtemp(prefix="autograder-"))
-        self.log_path = self.scratch / "output.log"
+        self.scratch = None if zygote else Path(tempfile.mkdtemp(prefix="autograder-"))
+        self.log_path = None if zygote else self.scratch / "output.log"
 
     # ------------------------------------------------------------------ life cycle
     def _env(self) -> dict:
@@ -118,6 +121,23 @@ class StudentProcess:
     def start(self) -> StartReport:
         request_r, request_w = os.pipe()
         response_r, response_w = os.pipe()
+        if self.zygote is not None:
+            if not self.zygote.alive:
+                self.zygote.start()
+            self.proc = self.zygote.fork(request_r, response_w, self.limits)
+            self.log_path = self.proc.scratch / "output.log"
+        else:
+            self._spawn(request_r, response_w)
+        os.close(request_r)
+        os.close(response_w)
+        self._w, self._r = request_w, response_r
+        header, _ = self._exchange({"op": "start", "cells": self.cells, "capture": self.capture}, [],
+                                   self.startup_timeout, "startup")
+        self.report = StartReport(cells=header.get("cells", []), names=header.get("names", []))
+        return self.report
+
+    def _spawn(self, request_r: int, response_w: int) -> None:
+        """A fresh interpreter for this submission alone (no warm lane)."""
         worker = self.scratch / "worker.py"
         shutil.copyfile(WORKER, worker)
         log = open(self.log_path, "ab")
@@ -132,19 +152,14 @@ class StudentProcess:
             stderr=subprocess.STDOUT, cwd=self.scratch, env=env, start_new_session=True,
             preexec_fn=self.limits.apply)
         log.close()
-        os.close(request_r)
-        os.close(response_w)
-        self._w, self._r = request_w, response_r
-        header, _ = self._exchange({"op": "start", "cells": self.cells}, [], self.startup_timeout, "startup")
-        self.report = StartReport(cells=header.get("cells", []), names=header.get("names", []))
-        return self.report
 
     def close(self) -> None:
         if self.proc is not None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
+            except (ProcessLookupError, PermissionError, TypeError):
                 pass
+            self.proc.kill()
             self.proc.wait()
             for fd in (self._w, self._r):
                 try:
@@ -155,7 +170,8 @@ class StudentProcess:
 
     def cleanup(self) -> None:
         self.close()
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
     def __enter__(self):
         return self
@@ -166,7 +182,7 @@ class StudentProcess:
     def output_tail(self, limit: int = 2000) -> str:
         try:
             data = self.log_path.read_bytes()[-limit:]
-        except OSError:
+        except (OSError, AttributeError):
             return ""
         return data.decode("utf-8", "replace")
 

@@ -243,25 +243,97 @@ def _error(exc):
     return {"ok": False, "error": type(exc).__name__, "message": str(exc)[:2000], "where": where}
 
 
-def run_cells(cells, namespace):
-    statuses = []
-    for index, source in enumerate(cells):
-        name = f"<cell {index}>"
-        linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+class _Stream(io.TextIOBase):
+    """A capped text buffer standing in for stdout/stderr while a cell runs."""
+
+    def __init__(self, limit):
+        self.parts, self.size, self.limit, self.dropped = [], 0, limit, 0
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        text = str(text)
+        room = self.limit - self.size
+        if room > 0:
+            self.parts.append(text[:room])
+            self.size += min(len(text), room)
+        self.dropped += max(0, len(text) - max(room, 0))
+        return len(text)
+
+    def value(self):
+        text = "".join(self.parts)
+        return text + (f"\n... ({self.dropped}자 생략)\n" if self.dropped else "")
+
+
+def _figures():
+    """PNG images of the open matplotlib figures (then closed), for the executed notebook."""
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is None:
+        return []
+    images = []
+    for number in plt.get_fignums():
+        buf = io.BytesIO()
         try:
-            code = compile(source, name, "exec")
-            exec(code, namespace)
-            statuses.append({"ok": True})
-        except BaseException as exc:  # noqa: BLE001 - a cell may raise anything, SystemExit included
-            statuses.append(_error(exc))
-    return statuses
+            plt.figure(number).savefig(buf, format="png", dpi=72, bbox_inches="tight")
+            import base64
+
+            images.append(base64.b64encode(buf.getvalue()).decode("ascii"))
+        except Exception:  # noqa: BLE001 - a broken figure is not a reason to stop
+            pass
+    plt.close("all")
+    return images
+
+
+def run_cell(index, source, namespace, capture=None):
+    """Run one cell; with ``capture`` (a byte limit) also return its outputs in nbformat's shape."""
+    name = f"<cell {index}>"
+    linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+    status, outputs, value = {"ok": True}, [], None
+    out = err = None
+    saved = sys.stdout, sys.stderr
+    if capture:
+        out, err = _Stream(capture), _Stream(capture)
+        sys.stdout, sys.stderr = out, err
+    try:
+        import ast
+
+        tree = ast.parse(source, name)
+        last = tree.body.pop() if capture and tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        exec(compile(tree, name, "exec"), namespace)
+        if last is not None:
+            value = eval(compile(ast.Expression(last.value), name, "eval"), namespace)
+    except BaseException as exc:  # noqa: BLE001 - a cell may raise anything, SystemExit included
+        status = _error(exc)
+    finally:
+        sys.stdout, sys.stderr = saved
+    if capture:
+        for stream, buf in (("stdout", out), ("stderr", err)):
+            if buf.value():
+                outputs.append({"output_type": "stream", "name": stream, "text": buf.value()})
+        if value is not None and status["ok"]:
+            try:
+                text = repr(value)[:capture]
+            except BaseException:  # noqa: BLE001
+                text = f"<{type(value).__name__}>"
+            outputs.append({"output_type": "execute_result", "text": text})
+        outputs += [{"output_type": "display_data", "png": png} for png in _figures()]
+        if not status["ok"]:
+            outputs.append({"output_type": "error", "ename": status["error"], "evalue": status["message"],
+                            "traceback": status.get("where", [])})
+        status["outputs"] = outputs
+    return status
+
+
+def run_cells(cells, namespace, capture=None):
+    return [run_cell(i, source, namespace, capture) for i, source in enumerate(cells)]
 
 
 def serve(request_fd, response_fd):
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
     handles, monitor = Handles(), Monitor()
     header, _ = read_frame(request_fd)
-    statuses = run_cells(header["cells"], namespace)
+    statuses = run_cells(header["cells"], namespace, header.get("capture"))
     names = sorted(k for k in namespace if not k.startswith("_"))
     write_frame(response_fd, {"ok": True, "cells": statuses, "names": names})
     while True:
@@ -309,5 +381,124 @@ def serve(request_fd, response_fd):
 
 _MISSING = object()
 
+
+# ----------------------------------------------------------------------------------------------- zygote
+def _reap(children, block=False):
+    """Collect exit statuses of finished children (``children`` maps pid -> status or None)."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        children[pid] = os.waitstatus_to_exitcode(status)
+
+
+def _kill_all(children, contained):
+    """Kill every process of this sandbox but the zygote (and pid 1), then reap.
+
+    Only inside the sandbox's own pid namespace (``contained``, and this process has a small pid there) is that
+    ``kill(-1)``; outside it would reach the whole machine, so there only the children's process groups are killed.
+    """
+    import signal
+
+    if contained and os.getpid() < 16:
+        targets = [-1]
+    else:
+        targets = [-pid for pid, code in children.items() if code is None]
+    for target in targets:
+        try:
+            os.kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    if any(code is None for code in children.values()) or targets == [-1]:
+        _reap(children, block=True)
+
+
+def _child(header, request_fd, response_fd):
+    """In the forked child: become the submission's process (own session, limits, uid), then serve."""
+    import random
+    import resource
+
+    os.setsid()
+    os.chdir(header["scratch"])
+    os.environ.update(HOME=header["scratch"], TMPDIR=header["scratch"])
+    mb = 1 << 20
+    limits = header["limits"]
+    for name, value in (("RLIMIT_AS", limits["memory_mb"] * mb), ("RLIMIT_CPU", limits["cpu_seconds"]),
+                        ("RLIMIT_FSIZE", limits["file_size_mb"] * mb), ("RLIMIT_NPROC", limits["max_processes"]),
+                        ("RLIMIT_CORE", 0)):
+        resource.setrlimit(getattr(resource, name), (value, value))
+    uid = header.get("uid")
+    if uid is not None and os.getuid() == 0:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+    log = os.open("output.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    random.seed()
+    np.random.seed()
+    serve(request_fd, response_fd)
+
+
+def zygote(control_fd, contained=False):
+    """A warm process (numpy, torch, keras imported once) that forks one child per submission.
+
+    Control messages arrive on a SOCK_SEQPACKET unix socket, with the child's two pipe ends attached (SCM_RIGHTS):
+    ``fork`` (reply: the child's pid), ``status`` (a child's exit code once it ended), ``reap`` (kill every
+    process but this one). Children never run while another submission's child is alive: ``fork`` kills and
+    reaps everything first. The zygote is not dumpable, so a child cannot read or trace it.
+    """
+    import ctypes
+    import socket
+
+    start = time.perf_counter()
+    for module in ("numpy", "torch", "keras", "matplotlib.pyplot"):
+        try:
+            __import__(module)
+        except Exception:  # noqa: BLE001 - a missing optional module only costs the child time
+            pass
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
+    sock = socket.socket(fileno=control_fd)
+    sock.send(json.dumps({"ready": True, "seconds": time.perf_counter() - start}).encode())
+    children = {}
+    while True:
+        message, fds, _, _ = socket.recv_fds(sock, 1 << 16, 2)
+        if not message:
+            return
+        header = json.loads(message)
+        if header["op"] == "fork":
+            _kill_all(children, contained)
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    sock.close()
+                    _child(header, *fds)
+                except BaseException:  # noqa: BLE001 - the setup failed: say so in the lane's log
+                    traceback.print_exc()
+                finally:
+                    os._exit(0)
+            for fd in fds:
+                os.close(fd)
+            children[pid] = None
+            reply = {"pid": pid}
+        elif header["op"] == "status":
+            _reap(children)
+            reply = {"code": children.get(header["pid"])}
+        elif header["op"] == "reap":
+            _kill_all(children, contained)
+            reply = {"ok": True}
+        else:
+            reply = {"error": "unknown op"}
+        sock.send(json.dumps(reply).encode())
+
+
 if __name__ == "__main__":
-    serve(int(sys.argv[1]), int(sys.argv[2]))
+    if sys.argv[1] == "--zygote":
+        zygote(int(sys.argv[2]), contained="--contained" in sys.argv)
+    else:
+        serve(int(sys.argv[1]), int(sys.argv[2]))
