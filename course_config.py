@@ -50,9 +50,10 @@ if c is not None:
     c.Execute.timeout = COURSE["timeouts"]["cell"]
     c.ClearSolutions.code_stub = {"python": "# 여기에 코드를 작성하세요\nraise NotImplementedError()"}
     c.ClearSolutions.text_stub = "여기에 답을 작성하세요."
-    # The hidden graders judge every grade cell before nbgrader saves the grades.
+    # The submission's code runs once, in the sandbox (not in a Jupyter kernel), and the hidden graders judge
+    # every grade cell from that same process before nbgrader saves the grades.
     c.Autograde.autograde_preprocessors = [
-        "nbgrader.preprocessors.Execute",
+        "autograder.gradebook.execute.SandboxedExecute",
         "nbgrader.preprocessors.IgnorePattern",
         "nbconvert.preprocessors.ClearMetadataPreprocessor",
         "nbgrader.preprocessors.LimitOutput",

@@ -27,6 +27,7 @@ class Submission:
     path: str
     code_cells: list[str]
     grade_ids: list[str]
+    code_indices: list[int] = field(default_factory=list)   # where each code cell sits in the notebook
     problems: list[str] = field(default_factory=list)
 
 
@@ -96,10 +97,12 @@ def detect_assignment(nb, path: str = "") -> str:
 def collect(nb, path: str = "", assignment: str | None = None) -> Submission:
     """A submission from a notebook node: its assignment and the code cells for the sandbox."""
     assignment = assignment or detect_assignment(nb, path)
-    cells = [c for c in nb.get("cells", []) if isinstance(c, dict)]
-    code = [strip_magics(_source(c)) for c in cells if c.get("cell_type") == "code" and not is_grade_cell(c)]
+    cells = [c if isinstance(c, dict) else {} for c in nb.get("cells", [])]
+    indices = [i for i, c in enumerate(cells) if c.get("cell_type") == "code" and not is_grade_cell(c)]
+    code = [strip_magics(_source(cells[i])) for i in indices]
     grade_ids = [_nbgrader(c).get("grade_id", "") for c in cells if _nbgrader(c)]
-    return Submission(assignment=assignment, path=str(path), code_cells=code, grade_ids=grade_ids)
+    return Submission(assignment=assignment, path=str(path), code_cells=code, grade_ids=grade_ids,
+                      code_indices=indices)
 
 
 def collect_file(path, assignment: str | None = None) -> Submission:

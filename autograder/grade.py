@@ -92,23 +92,29 @@ def run_graders(assignment: str, student: Student, seed: int) -> GradingSession:
     return session
 
 
-def grade_submission(submission: Submission, seed: int | None = None) -> GradeResult:
-    """Run the submission's code in the sandbox and the hidden graders against it."""
-    seed = new_seed() if seed is None else int(seed)
-    start = time.perf_counter()
-    cfg = settings.course()
-    timeouts = cfg["timeouts"]
+def start_student(submission: Submission, capture: int | None = None) -> tuple[StudentProcess, list[str]]:
+    """Run the submission's code cells in its sandboxed process; returns the process and the notebook's errors."""
+    timeouts = settings.course()["timeouts"]
     sandboxed = settings.sandboxed()
     process = StudentProcess(submission.code_cells, settings.limits(), timeouts["startup"], timeouts["call"],
-                             sandboxed=sandboxed, zygote=zygote.shared(sandboxed))
+                             sandboxed=sandboxed, zygote=zygote.shared(sandboxed), capture=capture)
     errors: list[str] = [] if sandboxed else [UNSANDBOXED]
     try:
-        try:
-            report = process.start()
-            errors += [_cell_error(i, s) for i, s in enumerate(report.cells) if not s.get("ok")]
-        except StudentCodeError as exc:
-            errors += [f"노트북 코드를 실행하는 중 문제가 생겼습니다: {exc.message}"]
-            process.crashed_for_good = exc.message
+        report = process.start()
+        errors += [_cell_error(i, s) for i, s in enumerate(report.cells) if not s.get("ok")]
+    except StudentCodeError as exc:
+        errors += [f"노트북 코드를 실행하는 중 문제가 생겼습니다: {exc.message}"]
+        process.crashed_for_good = exc.message
+    return process, errors
+
+
+def grade_submission(submission: Submission, seed: int | None = None, started=None) -> GradeResult:
+    """Run the submission's code in the sandbox (unless ``started`` = (process, errors) already did) and the
+    hidden graders against it."""
+    seed = new_seed() if seed is None else int(seed)
+    start = time.perf_counter()
+    process, errors = started or start_student(submission)
+    try:
         student = Student(process, submission.code_cells)
         session = run_graders(submission.assignment, student, seed)
     finally:

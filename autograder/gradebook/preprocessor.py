@@ -16,7 +16,7 @@ from traitlets import Integer
 
 from autograder.collect import exercises_of
 from autograder.feedback.report import exercise_report
-from autograder.grade import grade_notebook
+from autograder.grade import grade_notebook, grade_submission
 
 
 def cell_score(points: float, earned: float, possible: float) -> float:
@@ -42,7 +42,14 @@ class HiddenGraders(NbGraderPreprocessor):
         if not assignment or not exercises_of(assignment):
             self.log.warning("No hidden graders for assignment %r; grade cells keep nbgrader's own outputs", assignment)
             return nb, resources
-        result = grade_notebook(nb, f"{notebook}.ipynb", assignment, self.seed)
+        from autograder.gradebook.execute import RESOURCE_KEY
+
+        started = resources.pop(RESOURCE_KEY, None)
+        if started is not None:  # SandboxedExecute ran the notebook: grade that very process
+            submission, process, errors = started
+            result = grade_submission(submission, self.seed, started=(process, errors))
+        else:
+            result = grade_notebook(nb, f"{notebook}.ipynb", assignment, self.seed)
         by_name = {e.name: e for e in result.exercises}
         for cell in nb.cells:
             meta = cell.metadata.get("nbgrader", {})
