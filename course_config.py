@@ -16,8 +16,8 @@ COURSE = {
     "exchange_root": os.environ.get("COURSE_EXCHANGE", "/srv/nbgrader/exchange"),
     # Timeouts in seconds.
     "timeouts": {
-        "cell": 120,          # one notebook cell during nbgrader's execution
-        "startup": 120,       # running a submission's cells in the sandbox before grading
+        "cell": 30,           # one code cell of a submission (a cell past it is stopped; the next cells run)
+        "startup": 120,       # all code cells of a submission together
         "call": 20,           # one call of a student's function by a hidden grader
         "submission": 600,    # everything for one submission
     },

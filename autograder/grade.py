@@ -97,7 +97,8 @@ def start_student(submission: Submission, capture: int | None = None) -> tuple[S
     timeouts = settings.course()["timeouts"]
     sandboxed = settings.sandboxed()
     process = StudentProcess(submission.code_cells, settings.limits(), timeouts["startup"], timeouts["call"],
-                             sandboxed=sandboxed, zygote=zygote.shared(sandboxed), capture=capture)
+                             sandboxed=sandboxed, zygote=zygote.shared(sandboxed), capture=capture,
+                             cell_timeout=timeouts["cell"])
     errors: list[str] = [] if sandboxed else [UNSANDBOXED]
     try:
         report = process.start()

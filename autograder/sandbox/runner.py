@@ -74,6 +74,10 @@ class StudentProcess:
         startup_timeout: seconds allowed for running all cells.
         call_timeout: seconds allowed for one call.
         python: the interpreter of the student's environment.
+        sandboxed: run in bubblewrap (False only where unsandboxed grading is allowed explicitly).
+        zygote: the grading lane's warm process to fork from (None: a fresh interpreter).
+        capture: collect each cell's outputs, at most this many characters per stream (None: do not).
+        cell_timeout: seconds allowed for one cell.
 
     Example:
         >>> proc = StudentProcess(["def f(x):\\n    return x + 1"])
@@ -83,7 +87,7 @@ class StudentProcess:
 
     def __init__(self, cells, limits: Limits | None = None, startup_timeout: float = 120,
                  call_timeout: float = 20, python: str = sys.executable, sandboxed: bool = True,
-                 zygote=None, capture: int | None = None):
+                 zygote=None, capture: int | None = None, cell_timeout: float = 30):
         self.sandboxed = sandboxed
         self.zygote = zygote
         self.capture = capture
@@ -91,6 +95,8 @@ class StudentProcess:
         self.limits = limits or Limits()
         self.startup_timeout = startup_timeout
         self.call_timeout = call_timeout
+        self.cell_timeout = cell_timeout
+        self.good_cells: list[int] = []
         self.python = python
         self.proc: subprocess.Popen | None = None
         self.report: StartReport | None = None
@@ -118,7 +124,8 @@ class StudentProcess:
                 env[key] = os.environ[key]
         return env
 
-    def start(self) -> StartReport:
+    def _launch(self) -> None:
+        """A process for this submission: forked from the lane's warm zygote, or a fresh interpreter."""
         request_r, request_w = os.pipe()
         response_r, response_w = os.pipe()
         if self.zygote is not None:
@@ -131,10 +138,45 @@ class StudentProcess:
         os.close(request_r)
         os.close(response_w)
         self._w, self._r = request_w, response_r
-        header, _ = self._exchange({"op": "start", "cells": self.cells, "capture": self.capture}, [],
-                                   self.startup_timeout, "startup")
-        self.report = StartReport(cells=header.get("cells", []), names=header.get("names", []))
+
+    def _run_cell(self, index: int, timeout: float, capture=None) -> dict:
+        header = {"op": "run", "index": index, "source": self.cells[index], "capture": capture}
+        reply, _ = self._exchange(header, [], timeout, f"{index + 1}번째 코드 셀")
+        return reply
+
+    def start(self) -> StartReport:
+        """Run the cells one by one, each with its own time limit.
+
+        A cell that runs past its limit or kills the process (``os._exit``, a segfault) is recorded as failed, a
+        fresh process replays the cells that had run well, and the next cells go on: one bad cell costs the
+        student that cell, not the notebook.
+        """
+        deadline = time.monotonic() + self.startup_timeout
+        self._launch()
+        statuses, self.good_cells = [], []
+        for index in range(len(self.cells)):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                statuses.append({"ok": False, "error": "Timeout",
+                                 "message": f"노트북 전체 실행 시간 제한({self.startup_timeout:g}초)을 넘어 실행하지 못했습니다."})
+                continue
+            try:
+                status = self._run_cell(index, min(self.cell_timeout, left), self.capture)
+            except StudentCodeError as exc:
+                status = {"ok": False, "error": exc.kind, "message": exc.message}
+                self._launch()
+                self._replay(deadline)
+            statuses.append(status)
+            if status.get("ok"):
+                self.good_cells.append(index)
+        names = self._exchange({"op": "names"}, [], 30, "names")[0].get("names", [])
+        self.report = StartReport(cells=statuses, names=names)
         return self.report
+
+    def _replay(self, deadline: float) -> None:
+        """Run again, in a fresh process, the cells that ran well (their outputs are not needed again)."""
+        for index in self.good_cells:
+            self._run_cell(index, max(1.0, min(self.cell_timeout, deadline - time.monotonic())))
 
     def _spawn(self, request_r: int, response_w: int) -> None:
         """A fresh interpreter for this submission alone (no warm lane)."""
@@ -191,13 +233,16 @@ class StudentProcess:
             return
         if self.crashed_for_good:
             raise StudentCodeError("crashed", self.crashed_for_good)
-        if self.report is not None:  # it ran before: this is a restart
-            self.close()
-            self.restarts += 1
-            if self.restarts > self.limits.max_restarts:
-                self.crashed_for_good = "학생 코드의 프로세스가 여러 번 비정상 종료되어 더 이상 다시 시작하지 않았습니다."
-                raise StudentCodeError("crashed", self.crashed_for_good)
-        self.start()
+        if self.report is None:
+            self.start()
+            return
+        self.close()  # it ran before and ended: a fresh process replays the cells that had run well
+        self.restarts += 1
+        if self.restarts > self.limits.max_restarts:
+            self.crashed_for_good = "학생 코드의 프로세스가 여러 번 비정상 종료되어 더 이상 다시 시작하지 않았습니다."
+            raise StudentCodeError("crashed", self.crashed_for_good)
+        self._launch()
+        self._replay(time.monotonic() + self.startup_timeout)
 
     # ------------------------------------------------------------------ requests
     def _exchange(self, header, arrays, timeout, what):

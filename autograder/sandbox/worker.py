@@ -325,17 +325,10 @@ def run_cell(index, source, namespace, capture=None):
     return status
 
 
-def run_cells(cells, namespace, capture=None):
-    return [run_cell(i, source, namespace, capture) for i, source in enumerate(cells)]
-
-
 def serve(request_fd, response_fd):
+    """Answer requests until the grader closes the pipe: ``run`` a cell, ``names`` defined, ``call``, ``get``..."""
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
     handles, monitor = Handles(), Monitor()
-    header, _ = read_frame(request_fd)
-    statuses = run_cells(header["cells"], namespace, header.get("capture"))
-    names = sorted(k for k in namespace if not k.startswith("_"))
-    write_frame(response_fd, {"ok": True, "cells": statuses, "names": names})
     while True:
         try:
             header, arrays = read_frame(request_fd)
@@ -344,6 +337,12 @@ def serve(request_fd, response_fd):
         out_arrays = []
         try:
             op = header["op"]
+            if op == "run":
+                write_frame(response_fd, run_cell(header["index"], header["source"], namespace, header.get("capture")))
+                continue
+            if op == "names":
+                write_frame(response_fd, {"ok": True, "names": sorted(k for k in namespace if not k.startswith("_"))})
+                continue
             target = header.get("target")
             obj = handles.objects[target["h"]] if isinstance(target, dict) else namespace.get(target, _MISSING)
             if obj is _MISSING:
