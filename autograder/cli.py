@@ -24,6 +24,12 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--assignment", help="assignment name (default: detected from the notebook's cells)")
     build = commands.add_parser("build", help="regenerate release/ and solutions/ from source/ with nbgrader")
     build.add_argument("assignments", nargs="*", help="assignments (default: all of course_config.py)")
+    batch = commands.add_parser("autograde", help="grade a whole assignment with N parallel workers (nbgrader)")
+    batch.add_argument("assignment")
+    batch.add_argument("--workers", type=int, help="worker processes (default: the number of cores)")
+    batch.add_argument("--shard", metavar="i/n", help="grade only shard i of n (split a class over machines)")
+    batch.add_argument("--student", action="append", dest="students", help="only these students (repeatable)")
+    batch.add_argument("--course-dir", default=".", help="the nbgrader course directory (default: .)")
     demo = commands.add_parser("demo", help="the main job: generate and grade the demo submissions via nbgrader")
     demo.add_argument("assignments", nargs="*", help="assignments (default: all of course_config.py)")
     return parser
@@ -33,6 +39,11 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "grade":
         return grade(args)
+    if args.command == "autograde":
+        from autograder.gradebook.batch import autograde_class
+
+        outcomes = autograde_class(args.course_dir, args.assignment, args.workers, args.shard, args.students)
+        return 0 if all(o.ok for o in outcomes) else 1
     from autograder import course
 
     if args.command == "build":

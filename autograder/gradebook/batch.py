@@ -1,0 +1,187 @@
+"""Grade a whole assignment with N worker processes: ``python -m autograder autograde ASSIGNMENT``.
+
+Each worker is one warm grading lane: it runs nbgrader's own ``Autograde`` converter in-process (the course's
+preprocessors: the sandboxed execution and the hidden graders) for one student after another, so keras, the
+graders and the lane's zygote are loaded once per worker, not once per submission. ``--shard i/n`` grades the
+students whose stable hash falls in shard i, so several machines can split a class against one PostgreSQL
+gradebook. A failure in one submission is reported at the end and never stops the run.
+
+Submissions are never changed: they are copied into a staging folder (``.autograder/staging``) that nbgrader
+reads. A notebook that cannot be graded at all (not JSON, truncated, not UTF-8, too big, or another
+assignment's notebook) is staged as the blank release with a Korean note at the top, so that the student gets
+a 0 with the reason in the feedback instead of no grade at all.
+"""
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+STAGING = Path(".autograder") / "staging"
+
+
+@dataclass
+class Outcome:
+    student: str
+    ok: bool
+    seconds: float
+    error: str = ""
+    notes: list = field(default_factory=list)
+
+
+def shard_of(student: str, shards: int) -> int:
+    """A student's shard in 1..shards, stable across machines and class lists."""
+    return int(hashlib.sha256(student.encode()).hexdigest(), 16) % shards + 1
+
+
+def parse_shard(text: str | None) -> tuple[int, int]:
+    if not text:
+        return 1, 1
+    index, total = (int(x) for x in text.split("/"))
+    if not 1 <= index <= total:
+        raise ValueError(f"--shard {text}: expected i/n with 1 <= i <= n")
+    return index, total
+
+
+def submitted_students(course_dir: Path, assignment: str) -> list[str]:
+    return sorted(p.parent.name for p in (course_dir / "submitted").glob(f"*/{assignment}") if p.is_dir())
+
+
+def placeholder(course_dir: Path, assignment: str, notebook: str, reason: str) -> nbformat.NotebookNode:
+    """The blank release notebook with a Korean note saying why the submission could not be graded."""
+    nb = nbformat.read(str(course_dir / "release" / assignment / notebook), as_version=4)
+    note = nbformat.v4.new_markdown_cell(
+        f"**⚠️ 제출한 노트북 `{notebook}` 을(를) 채점할 수 없었습니다.** 원인: {reason}\n\n"
+        "제출한 파일은 그대로 보관되어 있으며, 이 과제는 0점으로 처리되었습니다. 파일을 Jupyter 에서 다시 저장해 "
+        "제출하거나 조교에게 문의하세요.")
+    nb.cells.insert(0, note)
+    return nb
+
+
+def stage(course_dir: Path, assignment: str, student: str) -> list[str]:
+    """Copy one submission into the staging folder; returns notes on notebooks that had to be replaced."""
+    from autograder.collect import NotGradable, detect_assignment, read_notebook
+
+    source = course_dir / "submitted" / student / assignment
+    target = course_dir / STAGING / student / assignment
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(source, target, symlinks=False, ignore_dangling_symlinks=True)
+    notes = []
+    for release in sorted((course_dir / "release" / assignment).glob("*.ipynb")):
+        staged = target / release.name
+        if not staged.exists():
+            continue  # a missing notebook is nbgrader's to report (it grades the others)
+        try:
+            nb = read_notebook(staged)
+            if detect_assignment(nb, release.name) != assignment:
+                raise NotGradable("다른 과제의 노트북입니다")
+        except NotGradable as exc:
+            reason = _korean_reason(str(exc))
+            nbformat.write(placeholder(course_dir, assignment, release.name, reason), str(staged))
+            notes.append(f"{release.name}: {reason}")
+    return notes
+
+
+def _korean_reason(text: str) -> str:
+    if "not UTF-8" in text:
+        return "UTF-8 텍스트가 아닙니다"
+    if "not a Jupyter notebook" in text:
+        return "올바른 Jupyter 노트북(JSON) 파일이 아닙니다 (잘렸거나 손상됨)"
+    if " MB, over the limit" in text:
+        return f"파일이 너무 큽니다 ({text.split(' is ')[-1]})"
+    if "no known assignment" in text:
+        return "이 과제의 셀을 찾을 수 없습니다"
+    return text
+
+
+# --------------------------------------------------------------------------------------------- workers
+_API = None
+
+
+def _init_worker(course_dir: str, lanes) -> None:
+    """Once per worker: its own lane (zygote and uid), nbgrader's API on the course's config."""
+    global _API
+    import warnings
+
+    warnings.filterwarnings("ignore", module="nbgrader")  # SQLAlchemy's autoflush notes inside nbgrader's api
+    lane = lanes.get()
+    os.environ["AUTOGRADER_LANE"] = str(lane)
+    os.chdir(course_dir)
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=course_dir).load_config()
+    config.CourseDirectory.root = course_dir
+    config.CourseDirectory.submitted_directory = str(STAGING)
+    _API = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+    import autograder.gradebook.execute  # noqa: F401 - warm the graders' imports before the first student
+    import autograder.gradebook.preprocessor  # noqa: F401
+    from autograder.sandbox import zygote
+
+    zygote.shared(True if _sandbox_ok() else False).start()
+
+
+def _sandbox_ok() -> bool:
+    from autograder import settings
+
+    return settings.sandboxed()
+
+
+def _grade_one(job) -> Outcome:
+    assignment, student, notes = job
+    start = time.perf_counter()
+    try:
+        result = _API.autograde(assignment, student, force=True, create=True)
+    except Exception as exc:  # noqa: BLE001 - reported at the end; the class goes on
+        return Outcome(student, False, time.perf_counter() - start, f"{type(exc).__name__}: {exc}", notes)
+    error = "" if result.get("success") else (result.get("error") or result.get("log") or "")[-3000:]
+    return Outcome(student, bool(result.get("success")), time.perf_counter() - start, error, notes)
+
+
+def autograde_class(course_dir: Path, assignment: str, workers: int | None = None, shard: str | None = None,
+                    students: list[str] | None = None, progress=sys.stderr) -> list[Outcome]:
+    """Grade every (or the given) submitted student of ``assignment`` in this shard with ``workers`` lanes."""
+    course_dir = Path(course_dir).resolve()
+    index, total = parse_shard(shard)
+    everyone = students or submitted_students(course_dir, assignment)
+    mine = [s for s in everyone if shard_of(s, total) == index]
+    from autograder import settings
+
+    settings.sandboxed()  # refuse before starting anything when the sandbox cannot run
+    jobs = [(assignment, s, stage(course_dir, assignment, s)) for s in mine]
+    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
+    outcomes: list[Outcome] = []
+    start = time.perf_counter()
+    context = multiprocessing.get_context("forkserver")
+    lanes = context.Manager().Queue()
+    for lane in range(workers):
+        lanes.put(lane)
+    with context.Pool(workers, initializer=_init_worker, initargs=(str(course_dir), lanes)) as pool:
+        for outcome in pool.imap_unordered(_grade_one, jobs):
+            outcomes.append(outcome)
+            done, elapsed = len(outcomes), time.perf_counter() - start
+            rate = done / elapsed if elapsed else 0.0
+            left = (len(jobs) - done) / rate if rate else 0.0
+            mark = "" if outcome.ok else "  (실패)"
+            print(f"\r[{done}/{len(jobs)}] {rate * 60:.1f}/min, 남은 시간 약 {left:.0f}s — {outcome.student}"
+                  f"{mark}    ", end="", file=progress, flush=True)
+    print(file=progress)
+    failed = [o for o in outcomes if not o.ok]
+    print(f"{assignment}: {len(outcomes) - len(failed)}/{len(jobs)} graded in {time.perf_counter() - start:.1f} s "
+          f"with {workers} worker(s)" + (f", shard {index}/{total}" if total > 1 else ""), file=progress)
+    for outcome in outcomes:
+        for note in outcome.notes:
+            print(f"  {outcome.student}: graded as blank: {note}", file=progress)
+    for outcome in failed:
+        print(f"  FAILED {outcome.student}: {outcome.error.strip().splitlines()[-1] if outcome.error else '?'}",
+              file=progress)
+    return outcomes
