@@ -22,6 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--seed", type=int, help="seed of the random inputs (default: a fresh one, recorded)")
     grade.add_argument("--fail-under", type=float, metavar="X", help="exit 1 when the score is below X")
     grade.add_argument("--assignment", help="assignment name (default: detected from the notebook's cells)")
+    grade.add_argument("--junit", metavar="FILE", help="also write the per-test verdicts as JUnit XML")
+    grade.add_argument("--gradescope", metavar="FILE", help="also write a Gradescope-style results.json")
     build = commands.add_parser("build", help="regenerate release/ and solutions/ from source/ with nbgrader")
     build.add_argument("assignments", nargs="*", help="assignments (default: all of course_config.py)")
     batch = commands.add_parser("autograde", help="grade a whole assignment with N parallel workers (nbgrader)")
@@ -79,6 +81,14 @@ def grade(args) -> int:
         else:
             with open(args.json, "w", encoding="utf-8") as fh:
                 fh.write(text + "\n")
+    if args.junit:
+        from autograder.feedback.exports import write_junit
+
+        write_junit(result, args.junit)
+    if args.gradescope:
+        from autograder.feedback.exports import write_gradescope
+
+        write_gradescope(result, args.gradescope)
     if args.fail_under is not None and result.score < args.fail_under:
         return 1
     return 0
