@@ -4,6 +4,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
+
+# System packages: bubblewrap (the sandbox), a Korean font for the heatmaps, PostgreSQL (gradebook tests),
+# Chromium and its driver (browser tests). Installed when missing and when we may (root).
+DEBS="bubblewrap fonts-nanum postgresql chromium chromium-driver"
+missing=$(for p in $DEBS; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
+if [ -n "$missing" ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "setup: apt-get install $missing"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+  else
+    echo "setup: please install (as root): apt-get install $missing" >&2
+  fi
+fi
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
