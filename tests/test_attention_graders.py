@@ -290,11 +290,24 @@ def multi_head_attention_layer(x_q, x_kv, params, num_heads, mask=None):
     return layer(x_q, x_kv, attention_mask=m)
 '''
 
-# (id, replaced solutions). Exercises that call a forbidden one keep no promise (the rule applies to what a call
-# runs: a self_attention that calls a scaled_dot_product_attention built on torch SDPA runs torch SDPA too), but
-# softmax is special: calling keras.ops.softmax elsewhere is allowed, so everything built on that softmax keeps
-# its points.
+SELF_ATTENTION_VIA_HELPER = '''
+import torch
+
+def _attend(q, k, v, causal):
+    return torch.nn.functional.scaled_dot_product_attention(torch.as_tensor(q), torch.as_tensor(k),
+                                                            torch.as_tensor(v), is_causal=causal)
+
+def self_attention(x, w_q, w_k, w_v, causal=False):
+    x = np.asarray(x, dtype=np.float64)
+    return _attend(x @ w_q, x @ w_k, x @ w_v, causal)
+'''
+
+# (id, replaced solutions). The rule counts a forbidden routine against the exercise whose own code (or a helper
+# of it) called it: a self_attention that calls the student's scaled_dot_product_attention built on torch SDPA
+# keeps its points (the penalty is scaled_dot_product_attention's), and calling keras.ops.softmax outside
+# softmax is allowed. So every exercise not replaced keeps full marks.
 FORBIDDEN_CASES = [
+    pytest.param({"self_attention": SELF_ATTENTION_VIA_HELPER}, id="torch-sdpa-in-a-helper-of-self-attention"),
     pytest.param({"softmax": SOFTMAX_WITH_KERAS, "scaled_dot_product_attention": SDPA_WITH_TORCH,
                   "multi_head_attention_layer": LAYER_WITH_KERAS}, id="keras-softmax-torch-sdpa-keras-mha"),
     pytest.param({"scaled_dot_product_attention": SDPA_WITH_ALIAS, "dot_product_attention": DOT_WITH_ALIAS},
@@ -309,7 +322,6 @@ def test_forbidden_routines_get_zero_on_their_exercise(request, replaced):
         exercise = result.exercise(name)
         assert exercise.score == 0, failures(result, name)
         assert all(FORBIDDEN in t.message for t in exercise.tests), [t.message for t in exercise.tests]
-    tainted = set(replaced) - {"softmax"}
     for exercise in result.exercises:
-        if exercise.name not in replaced and not DEPENDS.get(exercise.name, set()) & tainted:
+        if exercise.name not in replaced:
             assert exercise.score == exercise.max_score, failures(result, exercise.name)

@@ -46,9 +46,24 @@ RULES = {
 
 
 def runtime_violations(function: str, used) -> list[str]:
-    """Watched routines in ``used`` that ``function`` may not call."""
+    """Watched routines in ``used`` (``routine@caller``) that count against ``function``.
+
+    A routine called from another exercise's own function that may not call it either (``self_attention`` calling
+    the student's ``scaled_dot_product_attention`` that calls torch's SDPA) counts against that other exercise
+    only; a routine called from ``function`` itself or from any helper counts against ``function``.
+    """
     rule = RULES.get(function)
-    return sorted(set(used) & rule["runtime"]) if rule else []
+    if not rule:
+        return []
+    found = set()
+    for entry in used:
+        routine, _, caller = entry.partition("@")
+        if routine not in rule["runtime"]:
+            continue
+        other = RULES.get(caller) if caller != function else None
+        if other is None or routine not in other["runtime"]:
+            found.add(routine)
+    return sorted(found)
 
 
 def static_violations(function: str, sources: list[str]) -> list[str]:

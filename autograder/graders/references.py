@@ -15,11 +15,11 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 
 def _t(x) -> torch.Tensor:
-    return torch.as_tensor(np.asarray(x, dtype=np.float64))
+    return torch.from_numpy(np.array(x, dtype=np.float64))  # a copy: inputs may be read-only broadcast views
 
 
 def _mask(mask) -> torch.Tensor | None:
-    return None if mask is None else torch.as_tensor(np.asarray(mask, dtype=bool))
+    return None if mask is None else torch.from_numpy(np.array(mask, dtype=bool))
 
 
 def softmax(x, axis=-1):

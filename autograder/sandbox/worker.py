@@ -160,8 +160,19 @@ def decode(value, arrays, handles):
 
 
 # ----------------------------------------------------------------------------------------------- monitor
+def _student_caller():
+    """The name of the innermost function of the student's cells on the stack (the one that made the call)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<cell"):
+            return frame.f_code.co_name
+        frame = frame.f_back
+    return ""
+
+
 class Monitor:
-    """Records which library routines a call used, so that the grader can apply the forbidden-routine rule.
+    """Records which library routines a call used, and from which of the student's functions
+    (``routine@function``), so that the grader can apply the forbidden-routine rule.
 
     torch functions are seen through a ``TorchFunctionMode`` (aliases and ``torch._C`` paths included);
     Keras layers, ``keras.ops`` and scipy routines through wrappers installed before each call.
@@ -187,7 +198,7 @@ class Monitor:
         used = self.used
 
         def wrapper(*args, **kwargs):
-            used.add(label)
+            used.add(f"{label}@{_student_caller()}")
             return original(*args, **kwargs)
 
         wrapper.__name__ = getattr(original, "__name__", attr)
@@ -222,7 +233,7 @@ class Monitor:
                 def __torch_function__(self, func, types, args=(), kwargs=None):
                     name = getattr(func, "__name__", "")
                     if name in watched:
-                        used.add(f"torch:{name}")
+                        used.add(f"torch:{name}@{_student_caller()}")
                     return func(*args, **(kwargs or {}))
 
             self.mode_class = Watch
