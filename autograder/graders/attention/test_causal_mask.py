@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch.nn.attention.bias import causal_lower_right
 
-from autograder.graders import tolerances
+from autograder.graders import gpu_checks, references, tolerances
 from autograder.graders.compare import as_array, expect_close, expect_true
 
 
@@ -34,7 +34,7 @@ def expect_mask(got, expected, against, call):
     expect_close(got, expected, what="마스크", tol=tolerances.EXACT, against=against, call=call)
 
 
-@pytest.mark.points(0.75)
+@pytest.mark.points(0.5)
 @pytest.mark.parametrize("t_q, t_k", [pytest.param(4, 4, id="square-4"), pytest.param(3, 7, id="tq3-tk7"),
                                       pytest.param(1, 6, id="one-new-token-tk6")])
 def test_matches_torch_causal_lower_right(student, t_q, t_k):
@@ -81,3 +81,20 @@ def test_long_sequences(student, rng):
     expect_mask(got, torch_lower_right(t_q, t_k), "torch causal_lower_right", student.last)
     expect_true(np.array_equal(got.sum(-1), np.arange(t_q) + 1 + (t_k - t_q)),
                 "각 행에서 볼 수 있는 키의 수가 i + 1 + (t_k - t_q) 가 아닙니다.")
+
+
+@pytest.mark.points(0.25)
+@pytest.mark.parametrize("name", gpu_checks.params("causal"))
+def test_mask_gives_stored_torch_outputs(student, name):
+    """이 마스크로 계산한 어텐션이 저장된 torch 참조 출력(causal_lower_right)과 일치"""
+    case = gpu_checks.case("causal", name)
+    args = case.inputs
+    mask = as_array(student.causal_mask(args["t_q"], args["t_k"]), "마스크") > 0.5
+    expect_true(mask.shape == (args["t_q"], args["t_k"]),
+                f"마스크의 모양이 다릅니다: 기대 ({args['t_q']}, {args['t_k']}), 실제 {mask.shape}.")
+    out = references.scaled_dot_product_attention(args["query"], args["key"], args["value"], mask)
+    gpu_checks.expect_matches_references(out, case, what="이 마스크로 계산한 어텐션 출력")
+
+
+test_mask_gives_stored_torch_outputs.__doc__ = (
+    f"이 마스크로 계산한 어텐션이 저장된 torch 참조 출력(causal_lower_right; {gpu_checks.describe('causal')})과 일치")

@@ -3,7 +3,7 @@ import keras
 import numpy as np
 import pytest
 
-from autograder.graders import references, tolerances
+from autograder.graders import gpu_checks, references, tolerances
 from autograder.graders.attention.inputs import key_mask, normal
 from autograder.graders.compare import as_array, expect_close
 
@@ -82,7 +82,7 @@ def test_matches_keras_multi_head_attention(student, rng, b, tq, tk, d_model, h,
                  against="keras.layers.MultiHeadAttention", call=student.last)
 
 
-@pytest.mark.points(1.0)
+@pytest.mark.points(0.5)
 @pytest.mark.parametrize("b, tq, tk, d_model, h, dk, dv, mask_kind", REFERENCE_CASES)
 def test_matches_float64_reference(student, rng, b, tq, tk, d_model, h, dk, dv, mask_kind):
     """float64 참조(투영 + 헤드별 torch SDPA + 출력 투영)와 같은 출력 (헤드마다 다른 마스크 포함)"""
@@ -137,3 +137,18 @@ def test_permuting_keys_and_values(student, rng):
     expect_close(second, as_array(first), what="x_kv 를 섞은 뒤의 출력", against="섞기 전의 출력")
     expect_close(first, references.multi_head_attention_layer(x_q, x_kv, params, h, mask),
                  against="float64 멀티 헤드 어텐션 층")
+
+
+@pytest.mark.points(0.5)
+@pytest.mark.parametrize("name", gpu_checks.params("mha"))
+def test_matches_stored_torch_multihead_attention(student, name):
+    """가중치를 넣은 torch.nn.MultiheadAttention 의 저장된 참조 출력과 일치 (교차 어텐션, 마스크)"""
+    case = gpu_checks.case("mha", name)
+    a = case.inputs
+    got = student.multi_head_attention_layer(a["x_q"], a["x_kv"], a["params"], int(a["num_heads"]), a.get("mask"))
+    gpu_checks.expect_matches_references(got, case, call=student.last)
+
+
+test_matches_stored_torch_multihead_attention.__doc__ = (
+    "가중치를 넣은 torch.nn.MultiheadAttention 의 저장된 참조 출력과 일치 "
+    f"(교차 어텐션, 마스크; {gpu_checks.describe('mha')})")

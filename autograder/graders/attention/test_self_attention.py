@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from autograder.graders import references, tolerances
+from autograder.graders import gpu_checks, references, tolerances
 from autograder.graders.attention.inputs import normal
 from autograder.graders.compare import as_array, expect_close, expect_true
 
@@ -32,7 +32,7 @@ def torch_self_attention(x, w_q, w_k, w_v, causal):
         return F.scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, is_causal=causal).numpy()
 
 
-@pytest.mark.points(1.0)
+@pytest.mark.points(0.5)
 @pytest.mark.parametrize("lead, t, d_model, dk, dv, causal", CASES)
 def test_matches_torch_reference(student, rng, lead, t, d_model, dk, dv, causal):
     """float64 torch 참조(Q, K, V 투영 + scaled_dot_product_attention)와 같은 출력"""
@@ -113,3 +113,17 @@ def test_permuting_tokens(student, rng):
                  call=student.last)
     second = student.self_attention(x[:, perm], w_q, w_k, w_v, causal=False)
     expect_close(second, as_array(first)[:, perm], what="토큰을 섞은 입력의 출력", against="원래 출력을 같은 순서로 섞은 것")
+
+
+@pytest.mark.points(0.5)
+@pytest.mark.parametrize("name", gpu_checks.params("self_attention"))
+def test_matches_stored_torch_references(student, name):
+    """저장된 torch 참조 출력(투영 + SDPA)과 일치"""
+    case = gpu_checks.case("self_attention", name)
+    a = case.inputs
+    got = student.self_attention(a["x"], a["w_q"], a["w_k"], a["w_v"], causal=bool(a["causal"]))
+    gpu_checks.expect_matches_references(got, case, call=student.last)
+
+
+test_matches_stored_torch_references.__doc__ = (
+    f"저장된 torch 참조 출력(투영 + SDPA; {gpu_checks.describe('self_attention')})과 일치")
