@@ -1,0 +1,207 @@
+"""Shared helpers of the `kv_cache` graders: real model configurations, exact integer checks, the Keras GQA layer
+with known weights, a trusted cache, and the diagnosis of mistakes by replaying a whole scenario.
+
+Why not ``compare.expect_close`` everywhere:
+
+* integer results (cache sizes, token counts) must be exact, and their mistakes differ from the right answer by
+  one token or by a factor: ``compare._diagnose`` matches a mistake with ``rtol=1e-4``, which cannot tell 488,281
+  from 488,282, so integers are diagnosed here with exact equality;
+* ``KVCache`` and ``attend_with_cache`` keep state in the student's process (the cache is a ``Remote``): a mistake
+  cannot be re-run on "the same arguments" (``student.last``), because re-running ``attend_with_cache`` on the
+  student's own cache would append to it again. Instead each mistake replays the whole scenario on a fresh cache
+  in this process (``diagnose_replay``).
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from autograder.graders import mistakes as catalogue
+from autograder.graders.compare import GradingFailure, as_array
+
+# name -> (num_layers, num_kv_heads, head_dim, FP16 bytes per token), from each model's config.json
+# (num_hidden_layers, num_key_value_heads, head_dim).
+MODELS = {
+    "GPT-2 small": (12, 12, 64, 36_864),
+    "Llama-3-8B": (32, 8, 128, 131_072),
+    "Llama-3-70B": (80, 8, 128, 327_680),
+    "Mistral-7B": (32, 8, 128, 131_072),
+    "Qwen3-8B": (36, 8, 128, 147_456),
+    "Gemma-2-9B": (42, 8, 256, 344_064),
+}
+
+GB, GiB, MiB = 10**9, 2**30, 2**20
+
+
+# ----------------------------------------------------------------------------------------------- integers
+def number(value, what: str):
+    """The student's scalar as a Python ``int`` or ``float`` (for comparing values), or a Korean failure."""
+    if isinstance(value, bool):
+        raise GradingFailure(f"{what}: 숫자가 아니라 bool({value}) 이 반환되었습니다.")
+    if isinstance(value, (int, float)):
+        return value
+    if one_number(value) and value.dtype.kind in "iuf":
+        return int(value.item()) if value.dtype.kind in "iu" else float(value.item())
+    if isinstance(value, np.ndarray):
+        raise GradingFailure(f"{what}: 숫자 하나가 아니라 모양 {value.shape} 의 배열이 반환되었습니다.")
+    as_array(value, what)     # None, tuples, objects: the usual Korean message
+    raise GradingFailure(f"{what}: 숫자가 아닌 값({type(value).__name__})이 반환되었습니다.")
+
+
+def one_number(value) -> bool:
+    """A numpy number as it arrives from the student's process: an array of one element, shape () or (1,) (the
+    sandbox's wire format sends 0-d arrays as 1-d today: ``np.ascontiguousarray`` in ``worker.write_frame``)."""
+    return isinstance(value, np.ndarray) and value.ndim <= 1 and value.size == 1
+
+
+def is_integer(value) -> bool:
+    """A Python ``int`` or a numpy integer (an integer array of one element); never ``bool`` or a float."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return one_number(value) and value.dtype.kind in "iu"
+
+
+def expect_int(got, expected: int, *, what: str, call=None, exercise: str | None = None, explain=None) -> None:
+    """``got`` must equal ``expected`` exactly (tolerances.EXACT); a float of the same value passes here (the
+    type is graded by its own test). On failure, the mistakes whose result on ``call`` is exactly ``got`` are
+    named; ``explain(value)`` may add a Korean sentence about the wrong value."""
+    value = number(got, what)
+    if value == expected:
+        return
+    found = diagnose_exact(value, expected, call, exercise)
+    shown = f"{value:,}" if isinstance(value, int) else f"{value:,.6g}"
+    message = f"{what}: {shown} 이(가) 나왔지만 기대값과 다릅니다 (정수는 정확히 같아야 합니다)."
+    if explain is not None:
+        message += " " + explain(value)
+    raise GradingFailure(with_causes(message, found), found)
+
+
+def expect_integer_type(got, *, what: str, float_mistake: str | None = None) -> None:
+    """The contract asks for an ``int``: a float, even an integral one, fails with a Korean explanation."""
+    if is_integer(got):
+        return
+    value = number(got, what)
+    found = [by_id(float_mistake)] if float_mistake and isinstance(value, float) else []
+    message = (f"{what}: 정수(int)가 아니라 {type(value).__name__} 값 {value!r} 이(가) 반환되었습니다. "
+               f"바이트 수와 토큰 수는 정수입니다: `/` 대신 정수 연산(`*`, `//`)만 쓰세요.")
+    raise GradingFailure(with_causes(message, found), found)
+
+
+def diagnose_exact(value, expected, call, exercise):
+    if call is None:
+        return []
+    found = []
+    for mistake in catalogue.for_exercise(exercise or call.function):
+        try:
+            result = mistake.function()(*call.args, **call.kwargs)
+        except Exception:  # noqa: BLE001 - a mistake may fail on some inputs; then it is not the diagnosis
+            continue
+        if isinstance(result, (int, float, np.integer, np.floating)) and result == value and result != expected:
+            found.append(mistake)
+    return found
+
+
+# ----------------------------------------------------------------------------------------------- catalogue
+def by_id(mistake_id: str):
+    return next(m for m in catalogue.catalogue() if m.id == mistake_id)
+
+
+def with_causes(message: str, found) -> str:
+    """The message with the names of the diagnosed mistakes, as ``compare.expect_close`` writes them (the
+    feedback lists each one's hint under the exercise)."""
+    if found:
+        message += " 진단: " + "; ".join(m.title for m in found)
+    return message
+
+
+def raised(failure: GradingFailure, error: str) -> bool:
+    """Whether a failed call of the student's function raised ``error`` (e.g. "ValueError").
+
+    The sandbox reports a student's exception as "... 예외가 발생했습니다 — ValueError: message"; the type name
+    is the last word before the first colon after the dash.
+    """
+    return re.search(rf"— {re.escape(error)}(:|$)", failure.message) is not None
+
+
+# ----------------------------------------------------------------------------------------------- Keras GQA
+def keras_gqa(rng, b, tq, tk, d_model, hq, hkv, head_dim, masked):
+    """A keras.layers.GroupQueryAttention with random weights and biases, its output, and the projected
+    query/key/value heads (B, H, T, d) computed here from the layer's own weights."""
+    import keras
+
+    from autograder.graders.attention.inputs import key_mask, normal
+
+    x_q, x_kv = normal(rng, b, tq, d_model), normal(rng, b, tk, d_model)
+    layer = keras.layers.GroupQueryAttention(head_dim, hq, hkv)
+    layer.build(x_q.shape, x_kv.shape)
+    dense = {"q": layer._query_dense, "k": layer._key_dense, "v": layer._value_dense, "o": layer._output_dense}
+    weights = {}
+    for name, sub in dense.items():
+        kernel = normal(rng, *sub.kernel.shape) / np.float32(np.sqrt(d_model))
+        bias = normal(rng, *sub.bias.shape) * np.float32(0.3)
+        sub.kernel.assign(kernel)
+        sub.bias.assign(bias)
+        weights[name] = (kernel.astype(np.float64), bias.astype(np.float64))
+    mask = key_mask(rng, b, tq, tk) if masked else None                    # Keras's (B, Tq, Tk)
+    out = keras.ops.convert_to_numpy(layer(x_q, x_kv, attention_mask=mask))  # (B, Tq, D)
+    # The layer's projections: EinsumDense "bqm,muh->bquh" (query), "bkm,mvh->bkvh" (key, value).
+    q = np.einsum("bqm,muh->buqh", x_q, weights["q"][0]) + weights["q"][1][None, :, None, :]    # (B, Hq, Tq, d)
+    k = np.einsum("bkm,mvh->bvkh", x_kv, weights["k"][0]) + weights["k"][1][None, :, None, :]   # (B, Hkv, Tk, d)
+    v = np.einsum("bkm,mvh->bvkh", x_kv, weights["v"][0]) + weights["v"][1][None, :, None, :]   # (B, Hkv, Tk, d)
+    w_o, b_o = weights["o"]                                                # (Hq, d, D), (D,)
+    return out, q, k, v, None if mask is None else mask[:, None], w_o, b_o
+
+
+# ----------------------------------------------------------------------------------------------- caches
+class TrustedCache:
+    """The reference cache used when a mistake of ``attend_with_cache`` is replayed in this process."""
+
+    def __init__(self):
+        self.keys = self.values = None
+
+    def append(self, k, v):
+        k, v = np.array(k, np.float64), np.array(v, np.float64)                     # (B, H, t, d)
+        self.keys = k if self.keys is None else np.concatenate([self.keys, k], axis=2)
+        self.values = v if self.values is None else np.concatenate([self.values, v], axis=2)
+        return self.keys, self.values                                               # (B, H, T, d)
+
+    def __len__(self):
+        return 0 if self.keys is None else self.keys.shape[2]
+
+    @property
+    def nbytes(self):
+        return 0 if self.keys is None else self.keys.nbytes + self.values.nbytes
+
+
+def same(a, b) -> bool:
+    """Two observations agree (arrays within 1e-4, the diagnosis' usual closeness; numbers exactly)."""
+    if a is None or b is None:
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    try:
+        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    except (TypeError, ValueError):
+        return False
+    return a.shape == b.shape and np.allclose(a, b, atol=1e-4, rtol=1e-4)
+
+
+def diagnose_replay(exercise: str, replay, observed: list, expected: list) -> list:
+    """Mistakes of ``exercise`` whose replay gives the student's observations (and not the expected ones).
+
+    ``replay(function)`` runs the grader's scenario with a mistake's function (or class) in this process and
+    returns its observations; ``observed`` are the student's, up to the first one that failed.
+    """
+    found = []
+    for mistake in catalogue.for_exercise(exercise):
+        try:
+            theirs = replay(mistake.function())[: len(observed)]
+        except Exception:  # noqa: BLE001
+            continue
+        if len(theirs) == len(observed) and all(same(a, b) for a, b in zip(theirs, observed)) \
+                and not all(same(a, b) for a, b in zip(theirs, expected)):
+            found.append(mistake)
+    return found

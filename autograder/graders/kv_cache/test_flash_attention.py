@@ -1,0 +1,97 @@
+"""flash_attention(query, key, value, block_size=64, causal=False): online softmax over key blocks; the result of
+scaled dot-product attention without ever holding a full Tq x Tk score matrix."""
+import numpy as np
+import pytest
+
+from autograder.graders import references
+from autograder.graders.attention.inputs import normal
+from autograder.graders.compare import as_array, expect_close, expect_shape
+
+# (leading dims, Tq, Tk, d, dv, block_size): block sizes 1, 7, 16, 64, Tk and > Tk, dividing Tk or not.
+CASES = [
+    pytest.param((2,), 5, 23, 8, 6, 1, id="b2-tq5-tk23-block1"),
+    pytest.param((2, 3), 9, 50, 16, 16, 7, id="b2h3-tq9-tk50-block7"),
+    pytest.param((), 12, 64, 32, 8, 16, id="nobatch-tq12-tk64-block16"),
+    pytest.param((3,), 7, 100, 16, 4, 64, id="b3-tq7-tk100-block64"),
+    pytest.param((2,), 10, 40, 8, 8, 40, id="b2-tq10-tk40-blockTk"),
+    pytest.param((1, 2), 6, 30, 8, 5, 35, id="b1h2-tq6-tk30-block35"),
+]
+
+# Causal cases: Tq <= Tk (a query block that continues a cached prefix; bottom-right alignment, j <= i + Tk - Tq).
+CAUSAL_CASES = [
+    pytest.param((2,), 20, 20, 8, 8, 7, np.float32, id="b2-tq20-tk20-block7"),
+    pytest.param((2, 2), 4, 37, 16, 8, 16, np.float32, id="b2h2-tq4-tk37-block16"),
+    pytest.param((3,), 1, 50, 8, 8, 64, np.float32, id="b3-tq1-tk50-block64-decode"),
+    pytest.param((), 12, 48, 16, 4, 1, np.float32, id="nobatch-tq12-tk48-block1"),
+    pytest.param((2,), 9, 30, 8, 6, 30, np.float32, id="b2-tq9-tk30-blockTk"),
+    pytest.param((2,), 33, 40, 8, 8, 8, np.float64, id="b2-tq33-tk40-block8-float64"),
+]
+
+
+def draw(rng, lead, tq, tk, d, dv, dtype=np.float32):
+    return normal(rng, *lead, tq, d, dtype=dtype), normal(rng, *lead, tk, d, dtype=dtype), \
+        normal(rng, *lead, tk, dv, dtype=dtype)
+
+
+@pytest.mark.points(1.2)
+@pytest.mark.parametrize("lead, tq, tk, d, dv, block_size", CASES)
+def test_matches_reference(student, rng, lead, tq, tk, d, dv, block_size):
+    """블록 크기(1, 7, 16, 64, Tk, Tk 보다 큼)와 상관없이 스케일드 닷-프로덕트 어텐션(float64)과 같은 출력"""
+    q, k, v = draw(rng, lead, tq, tk, d, dv)
+    got = student.flash_attention(q, k, v, block_size=block_size)
+    expect_close(got, references.scaled_dot_product_attention(q, k, v), against="float64 torch SDPA",
+                 call=student.last)
+
+
+@pytest.mark.points(1.0)
+@pytest.mark.parametrize("lead, tq, tk, d, dv, block_size, dtype", CAUSAL_CASES)
+def test_causal_matches_reference(student, rng, lead, tq, tk, d, dv, block_size, dtype):
+    """causal=True: causal_mask(Tq, Tk) 처럼 오른쪽 아래에 맞춘 인과 어텐션과 같은 출력 (Tq < Tk 포함)"""
+    q, k, v = draw(rng, lead, tq, tk, d, dv, dtype)
+    got = student.flash_attention(q, k, v, block_size, True)
+    expect_close(got, references.scaled_dot_product_attention(q, k, v, references.causal_mask(tq, tk)),
+                 against="float64 torch SDPA, 오른쪽 아래 정렬 인과 마스크", call=student.last)
+
+
+@pytest.mark.points(0.4)
+def test_block_size_does_not_change_the_result(student, rng):
+    """같은 입력에 블록 크기만 바꾸면 (3 과 Tk) 결과가 같음"""
+    q, k, v = draw(rng, (2,), 8, 29, 16, 8)
+    small = student.flash_attention(q, k, v, block_size=3, causal=True)
+    expect_close(small, references.scaled_dot_product_attention(q, k, v, references.causal_mask(8, 29)),
+                 against="float64 torch SDPA", call=student.last)
+    whole = student.flash_attention(q, k, v, block_size=29, causal=True)
+    expect_close(whole, as_array(small), what="block_size=29 의 출력", against="block_size=3 의 출력")
+
+
+@pytest.mark.points(0.4)
+def test_running_max_grows_from_block_to_block(student, rng):
+    """뒤 블록으로 갈수록 점수가 커질 때(행 최댓값이 블록마다 바뀜) 옛 합과 가중합을 새 최댓값 기준으로 고침"""
+    tq, tk, d = 6, 40, 16
+    q, k, v = draw(rng, (2,), tq, tk, d, 8)
+    q[..., 0] = 4 + np.abs(q[..., 0])                                     # every query leans on feature 0
+    k[..., 0] = np.linspace(-2, 6, tk, dtype=np.float32)                  # scores grow along the keys (to ~9)
+    got = student.flash_attention(q, k, v, block_size=8)
+    expect_close(got, references.scaled_dot_product_attention(q, k, v), against="float64 torch SDPA",
+                 call=student.last)
+
+
+# Memory: the full float32 score matrix of one 8192-token head is 8192² x 4 B = 256 MiB, more than twice the
+# allowance, so even a materialising solution that works in place exceeds it; the blocked solutions (the
+# notebook's, torch, float64 loops) need 4-30 MiB here (block 64: a few 8192 x 64 pieces) and run in about a
+# second. Tk = 8192 is beyond the Tk <= 64 of tolerances.STUDENT's derivation, but a float32 online softmax over
+# 128 blocks stays within ~1e-7 of the float64 reference on these N(0, 1) inputs (measured), far inside it.
+MEMORY_MB = 100
+LONG = 8192
+
+
+@pytest.mark.points(1.0)
+def test_memory_stays_below_a_full_score_matrix(student, rng):
+    """8,192 토큰에서 전체 점수 행렬(256 MiB)보다 훨씬 적은 메모리(100 MiB 이하)로 올바른 결과"""
+    q, k, v = draw(rng, (), LONG, LONG, 64, 64)
+    got = student.with_memory(MEMORY_MB).flash_attention(q, k, v, block_size=64, causal=True)
+    got = expect_shape(got, (LONG, 64))
+    rows = np.sort(rng.choice(LONG, size=48, replace=False))             # check a sample of query rows
+    mask = np.arange(LONG)[None, :] <= rows[:, None]                      # (48, Tk): causal_mask(Tq, Tk)[rows]
+    expected = references.scaled_dot_product_attention(q[rows], k, v, mask)
+    expect_close(got[rows], expected, what=f"{LONG}토큰 출력의 일부 행", against="float64 torch SDPA, 인과 마스크")

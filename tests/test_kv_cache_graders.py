@@ -1,0 +1,334 @@
+"""The hidden graders of the `kv_cache` assignment, proven both ways.
+
+* the instructor's solution and every alternative correct implementation (tests/implementations/kv_cache_*.py:
+  torch tensors, float64 loops/einsum) get full marks on every exercise;
+* every mistake of the catalogue (autograder/graders/mistakes/kv_cache.py) loses points on its exercise, and the
+  feedback names every diagnosable one; exercises that no mistake of the same notebook touches keep full marks;
+* a flash attention that materialises the score matrix loses the memory test and nothing else; a float result
+  of kv_cache_bytes loses the int test and nothing else;
+* the untouched release notebook gets 0 with "아직 구현하지 않았습니다" on every exercise;
+* torch SDPA inside grouped_query_attention or flash_attention gives 0 on those exercises.
+
+Each grading runs the notebook's code in a student process (5-10 s), so independent mistakes share a notebook:
+two mistakes go together only when neither exercise uses the other, read from the solution cells plus what the
+graders themselves use (the attend_with_cache graders hand the student's own KVCache to attend_with_cache).
+The seeds are fixed for reproducibility; ``KV_CACHE_GRADER_SEED=<int>`` shifts them all to try other inputs.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("KERAS_BACKEND", "torch")
+
+from autograder.grade import GradeResult, grade_notebook  # noqa: E402
+from autograder.graders import references  # noqa: E402
+from autograder.graders.mistakes import kv_cache as kv_cache_mistakes  # noqa: E402
+
+
+def _load_notebooks():
+    spec = importlib.util.spec_from_file_location("kv_cache_test_notebooks", Path(__file__).with_name("notebooks.py"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+notebooks = _load_notebooks()
+
+pytestmark = pytest.mark.slow
+
+ASSIGNMENT = "kv_cache"
+BASE_SEED = int(os.environ.get("KV_CACHE_GRADER_SEED", "20240612"))
+
+# Points of every exercise (the notebook's grade cells carry the same numbers).
+POINTS = {"kv_cache_bytes": 2, "max_cached_tokens": 2, "grouped_query_attention": 3, "KVCache": 2,
+          "attend_with_cache": 3, "flash_attention": 4}
+NOT_IMPLEMENTED = "아직 구현하지 않았습니다"
+FORBIDDEN = "금지된 라이브러리 루틴"
+
+MISTAKES = list(kv_cache_mistakes.MISTAKES)
+SOLUTION = notebooks.solution_notebook(ASSIGNMENT)
+# exercise -> exercises it needs (transitively): what its solution calls, plus the graders' own use of KVCache.
+DEPENDS = notebooks.dependencies(SOLUTION)
+DEPENDS["attend_with_cache"] = DEPENDS.get("attend_with_cache", set()) | {"KVCache"}
+
+
+# ----------------------------------------------------------------------------------------------- grading cache
+_GRADED: dict[str, GradeResult] = {}
+_SUMMARY: dict[str, list[str]] = {}
+
+
+def graded(name: str, build) -> GradeResult:
+    """Grade the notebook ``build()`` once per test session (``name`` identifies it)."""
+    if name not in _GRADED:
+        seed = BASE_SEED + len(_GRADED)
+        start = time.perf_counter()
+        _GRADED[name] = grade_notebook(build(), f"{ASSIGNMENT}.ipynb", ASSIGNMENT, seed=seed)
+        _SUMMARY.setdefault("gradings", []).append(f"{name}: seed {seed}, {time.perf_counter() - start:.1f} s")
+    return _GRADED[name]
+
+
+def failures(result: GradeResult, exercise: str | None = None) -> list[str]:
+    return [f"{e.name}::{t.name}: {t.message}" for e in result.exercises if exercise in (None, e.name)
+            for t in e.tests if not t.passed]
+
+
+def scores(result: GradeResult) -> dict:
+    return {e.name: e.score for e in result.exercises}
+
+
+# ----------------------------------------------------------------------------------------------- mistakes: groups
+def mistake_dependencies(mistake) -> set:
+    """Exercises the mistake's code uses, directly or through the solution's functions and the graders."""
+    uses = (notebooks.names_used(mistake.source) & set(DEPENDS)) | DEPENDS.get(mistake.exercise, set())
+    return notebooks.closure(uses - {mistake.exercise}, DEPENDS)
+
+
+def independent_groups(mistakes) -> list[list]:
+    """Pack mistakes into notebooks: one per exercise, and no member uses another member's exercise."""
+    by_exercise: dict[str, list] = {}
+    for m in mistakes:
+        by_exercise.setdefault(m.exercise, []).append(m)
+    order = sorted(mistakes, key=lambda m: (-len(by_exercise[m.exercise]), m.exercise))
+    groups: list[list] = []
+    for m in order:
+        deps = mistake_dependencies(m)
+        for group in groups:
+            if all(o.exercise != m.exercise and o.exercise not in deps and m.exercise not in mistake_dependencies(o)
+                   for o in group):
+                group.append(m)
+                break
+        else:
+            groups.append([m])
+    return groups
+
+
+GROUPS = independent_groups(MISTAKES)
+GROUP_OF = {m.id: i for i, group in enumerate(GROUPS) for m in group}
+
+
+def graded_group(index: int) -> GradeResult:
+    group = GROUPS[index]
+    return graded(f"mistakes-{index}", lambda: notebooks.with_code(SOLUTION, {m.exercise: m.source for m in group}))
+
+
+# ----------------------------------------------------------------------------------------------- summary
+@pytest.fixture(scope="module", autouse=True)
+def summary(request):
+    """Prints which mistakes were caught and named, and what each grading cost (visible without -s)."""
+    yield
+    lines = [f"kv_cache graders: {len(_GRADED)} notebooks graded"] + [f"  {x}" for x in _SUMMARY.get("gradings", [])]
+    if "mistakes" in _SUMMARY:
+        lines += _SUMMARY["mistakes"]
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line("")
+        for line in lines:
+            reporter.write_line(line)
+    else:
+        print("\n".join(lines))
+
+
+# ----------------------------------------------------------------------------------------------- no grading needed
+REQUIRED_MISTAKES = {
+    "kv_bytes_missing_factor_2", "kv_bytes_bits_not_bytes", "kv_bytes_ignores_batch", "kv_bytes_query_heads",
+    "kv_bytes_float_result", "max_tokens_excludes_exact_fit", "max_tokens_float_division", "gqa_tiled_heads",
+    "kvcache_wrong_axis", "attend_top_left_mask", "flash_sum_not_rescaled", "flash_materializes_scores",
+    "flash_causal_top_left",
+}
+
+
+def test_catalogue_covers_every_exercise():
+    """Every required mistake, at least two per exercise, ids unique, sources define the exercise."""
+    ids = [m.id for m in MISTAKES]
+    assert len(set(ids)) == len(ids)
+    assert REQUIRED_MISTAKES <= set(ids), REQUIRED_MISTAKES - set(ids)
+    for exercise in POINTS:
+        assert sum(m.exercise == exercise for m in MISTAKES) >= 2, exercise
+    for m in MISTAKES:
+        assert m.title and m.hint, m.id
+        assert m.function().__name__ == m.exercise, m.id
+
+
+def test_grader_modules_carry_the_points_of_the_grade_cells():
+    """Every grader module exists and the notebook's grade cells carry the points the graders add up to."""
+    from autograder.collect import exercises_of
+
+    assert set(exercises_of(ASSIGNMENT)) == set(POINTS)
+    assert notebooks.grade_points(SOLUTION) == {k: float(v) for k, v in POINTS.items()}
+    assert set(notebooks.exercises(SOLUTION)) == set(POINTS)
+
+
+def test_mistakes_differ_from_the_reference_on_the_graders_inputs():
+    """Sanity of the catalogue in this process: each value-level mistake gives a wrong answer somewhere."""
+    fn = {m.id: m.function() for m in MISTAKES}
+    assert fn["kv_bytes_missing_factor_2"](12, 12, 64, 1) != 36_864
+    assert fn["kv_bytes_bits_not_bytes"](12, 12, 64, 1) != 36_864
+    assert fn["kv_bytes_ignores_batch"](32, 8, 128, 10, 4) != references.kv_cache_bytes(32, 8, 128, 10, 4)
+    assert fn["kv_bytes_query_heads"](12, 12, 64, 1) != 36_864
+    as_float = fn["kv_bytes_float_result"](12, 12, 64, 1)
+    assert as_float == 36_864 and isinstance(as_float, float)
+    per_token = references.kv_cache_bytes(36, 8, 128, 1)
+    assert fn["max_tokens_excludes_exact_fit"](4096 * per_token, 36, 8, 128) == 4095
+    assert fn["max_tokens_ceil"](4096 * per_token + 1, 36, 8, 128) == 4097
+    huge = 2**45 * references.kv_cache_bytes(12, 12, 64, 1) - 1
+    assert fn["max_tokens_int_of_float_division"](huge, 12, 12, 64) == 2**45
+    assert references.max_cached_tokens(huge, 12, 12, 64) == 2**45 - 1
+
+
+def test_keras_gqa_layer_maps_query_heads_to_kv_heads():
+    """The Keras GroupQueryAttention layer equals its own projections + the torch GQA reference (h // g)
+    + its output projection: the assumption behind the grader's Keras test, checked without a student."""
+    from autograder.graders.kv_cache import keras_gqa
+
+    rng = np.random.default_rng(0)
+    for masked in (False, True):
+        out, q, k, v, mask, w_o, b_o = keras_gqa(rng, 2, 4, 6, 12, 6, 2, 4, masked)
+        heads = references.grouped_query_attention(q, k, v, mask)                      # (B, Hq, Tq, d)
+        np.testing.assert_allclose(np.einsum("buqh,uhm->bqm", heads, w_o) + b_o, out, atol=1e-4, rtol=1e-4)
+        # A tiled mapping (h % Hkv) gives something else: the Keras test tells the two apart.
+        tiled = references.scaled_dot_product_attention(q, np.tile(k, (1, 3, 1, 1)), np.tile(v, (1, 3, 1, 1)),
+                                                        mask)
+        assert not np.allclose(np.einsum("buqh,uhm->bqm", tiled, w_o) + b_o, out, atol=1e-2)
+
+
+# ----------------------------------------------------------------------------------------------- full marks
+def test_solution_gets_full_marks():
+    result = graded("solution", lambda: SOLUTION)
+    assert [e for e in result.notebook_errors if "샌드박스 없이" not in e] == []
+    assert failures(result) == []
+    assert {e.name: e.max_score for e in result.exercises} == {k: float(v) for k, v in POINTS.items()}
+    assert result.score == result.max_score == sum(POINTS.values())
+
+
+@pytest.mark.parametrize("implementation", notebooks.implementations(ASSIGNMENT))
+def test_alternative_implementation_gets_full_marks(implementation):
+    source = notebooks.implementation(implementation)
+    result = graded(implementation, lambda: notebooks.with_all_code(SOLUTION, source))
+    assert failures(result) == []
+    assert scores(result) == {k: float(v) for k, v in POINTS.items()}
+
+
+def test_there_are_two_alternative_implementations():
+    assert len(notebooks.implementations(ASSIGNMENT)) >= 2
+
+
+# ----------------------------------------------------------------------------------------------- mistakes
+def test_mistake_groups_are_independent():
+    """No notebook of mistakes holds two mistakes of one exercise or a mistake whose exercise uses another's."""
+    assert sorted(m.id for group in GROUPS for m in group) == sorted(m.id for m in MISTAKES)
+    for group in GROUPS:
+        assert len({m.exercise for m in group}) == len(group)
+        for m in group:
+            assert not mistake_dependencies(m) & {o.exercise for o in group}
+
+
+@pytest.mark.parametrize("mistake", MISTAKES, ids=[m.id for m in MISTAKES])
+def test_mistake_loses_points(mistake):
+    result = graded_group(GROUP_OF[mistake.id])
+    exercise = result.exercise(mistake.exercise)
+    assert exercise.score < exercise.max_score, f"{mistake.id} was not caught: {mistake.title}"
+
+
+@pytest.mark.parametrize("index", range(len(GROUPS)))
+def test_untouched_exercises_keep_full_marks(index):
+    """In a notebook of mistakes, an exercise that no mistake touches (not even through what it uses) keeps
+    every point: failures do not leak between exercises."""
+    result = graded_group(index)
+    mutated = {m.exercise for m in GROUPS[index]}
+    for exercise in result.exercises:
+        if exercise.name not in mutated and not DEPENDS.get(exercise.name, set()) & mutated:
+            assert exercise.score == exercise.max_score, failures(result, exercise.name)
+
+
+def test_diagnosable_mistakes_are_named_in_the_feedback():
+    """The diagnosis names every diagnosable mistake; the summary lists every mistake's fate."""
+    caught, named, unnamed, lines = [], [], [], []
+    for m in MISTAKES:
+        exercise = graded_group(GROUP_OF[m.id]).exercise(m.exercise)
+        lost = exercise.score < exercise.max_score
+        found = m.id in {d.id for d in exercise.diagnosis}
+        caught += [m.id] if lost else []
+        if m.diagnosable:
+            (named if found else unnamed).append(m.id)
+        lines.append(f"  {m.id:<36} {'caught' if lost else 'MISSED':<7} "
+                     f"{'named' if found else ('not named' if m.diagnosable else 'not diagnosable')}"
+                     f"  ({exercise.score:g}/{exercise.max_score:g})")
+    diagnosable = [m for m in MISTAKES if m.diagnosable]
+    _SUMMARY["mistakes"] = [f"mistakes caught {len(caught)}/{len(MISTAKES)}, "
+                            f"named {len(named)}/{len(diagnosable)} diagnosable "
+                            f"(not named: {', '.join(unnamed) or 'none'})"] + lines
+    assert len(caught) == len(MISTAKES)
+    assert unnamed == [], f"not named: {unnamed}"
+
+
+def test_materialising_flash_loses_only_the_memory_test():
+    """A flash_attention that builds the full score matrix is right everywhere but runs out of its memory."""
+    exercise = graded_group(GROUP_OF["flash_materializes_scores"]).exercise("flash_attention")
+    lost = [t for t in exercise.tests if not t.passed]
+    assert [t.name for t in lost] == ["memory_stays_below_a_full_score_matrix"], failures(
+        graded_group(GROUP_OF["flash_materializes_scores"]), "flash_attention")
+    assert "메모리" in lost[0].message
+    assert exercise.score == exercise.max_score - 1
+
+
+def test_float_cache_size_loses_only_the_int_test():
+    """kv_cache_bytes returning the right value as a float loses the int test, with a Korean explanation."""
+    exercise = graded_group(GROUP_OF["kv_bytes_float_result"]).exercise("kv_cache_bytes")
+    lost = [t for t in exercise.tests if not t.passed]
+    assert [t.name for t in lost] == ["returns_an_int"]
+    assert "정수(int)가 아니라 float" in lost[0].message
+    assert 0 < exercise.score < exercise.max_score
+
+
+# ----------------------------------------------------------------------------------------------- release stub
+def test_release_notebook_gets_zero_with_not_implemented():
+    result = graded("release", lambda: notebooks.release_notebook(ASSIGNMENT))
+    assert result.score == 0
+    assert {e.name for e in result.exercises} == set(POINTS)
+    for exercise in result.exercises:
+        assert exercise.tests and all(NOT_IMPLEMENTED in t.message for t in exercise.tests), \
+            failures(result, exercise.name)
+
+
+# ----------------------------------------------------------------------------------------------- forbidden routines
+GQA_WITH_TORCH = '''
+import torch
+import torch.nn.functional as F
+
+def grouped_query_attention(query, key, value, mask=None):
+    q, k, v = (torch.as_tensor(np.asarray(a)) for a in (query, key, value))
+    if q.shape[1] % k.shape[1]:
+        raise ValueError("heads")
+    m = None if mask is None else torch.as_tensor(np.asarray(mask, dtype=bool))
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=m, enable_gqa=True)
+'''
+
+FLASH_WITH_TORCH = '''
+import torch
+from torch.nn.attention.bias import causal_lower_right
+
+def flash_attention(query, key, value, block_size=64, causal=False):
+    q, k, v = (torch.as_tensor(np.asarray(a)) for a in (query, key, value))
+    bias = causal_lower_right(q.shape[-2], k.shape[-2]) if causal else None
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+'''
+
+
+def test_forbidden_routines_get_zero_on_their_exercise():
+    replaced = {"grouped_query_attention": GQA_WITH_TORCH, "flash_attention": FLASH_WITH_TORCH}
+    result = graded("forbidden", lambda: notebooks.with_code(SOLUTION, replaced))
+    for name in replaced:
+        exercise = result.exercise(name)
+        assert exercise.score == 0, failures(result, name)
+        assert all(FORBIDDEN in t.message for t in exercise.tests), [t.message for t in exercise.tests]
+    for exercise in result.exercises:
+        if exercise.name not in replaced:
+            assert exercise.score == exercise.max_score, failures(result, exercise.name)

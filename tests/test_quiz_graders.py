@@ -1,0 +1,197 @@
+"""The hidden grader of the `quiz` assignment, proven both ways.
+
+* the answer key (autograder/graders/quiz/answer_key.py) is the source notebook's solution cells, and neither
+  appears in the release notebook;
+* the solution gets 15/15; the untouched release notebook gets 0 with a Korean "no answer" message;
+* a wrong answer loses exactly its question's point (with the question's explanation in the message), a
+  malformed one (a word instead of a letter, a list, None, a string for a number, a bool, a dict) gets a Korean
+  message about the format and no grader error, and every other question keeps its point;
+* the documented leniency: letters in any case with spaces around them, numbers within the key's tolerance, numpy
+  numbers.
+
+The quiz notebook imports no keras, so a grading costs about a second.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder.grade import GradeResult, grade_notebook
+from autograder.graders.quiz.answer_key import ANSWERS, WRITTEN
+
+
+def _load_notebooks():
+    spec = importlib.util.spec_from_file_location("quiz_test_notebooks", Path(__file__).with_name("notebooks.py"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+notebooks = _load_notebooks()
+
+pytestmark = pytest.mark.slow
+
+ASSIGNMENT = "quiz"
+SEED = int(os.environ.get("QUIZ_GRADER_SEED", "20240613"))
+SOLUTION = notebooks.solution_notebook(ASSIGNMENT)
+QUESTIONS = [f"q{i}" for i in range(1, 16)]
+
+NO_ANSWER = "답이 없습니다"
+FORMAT_LETTER = "보기 글자"
+FORMAT_NUMBER = "따옴표 없는 숫자"
+WRONG = "오답입니다"
+GRADER_ERROR = "채점기"
+
+
+_GRADED: dict[str, GradeResult] = {}
+
+
+def graded(name: str, build) -> GradeResult:
+    if name not in _GRADED:
+        _GRADED[name] = grade_notebook(build(), f"{ASSIGNMENT}.ipynb", ASSIGNMENT, seed=SEED)
+    return _GRADED[name]
+
+
+def by_question(result: GradeResult) -> dict:
+    return {e.name: e for e in result.exercises}
+
+
+def message(result: GradeResult, name: str) -> str:
+    return " ".join(t.message for t in by_question(result)[name].tests)
+
+
+def answers(**given) -> dict:
+    """Solution cells holding ``qN = <source>`` for the given questions."""
+    return {name: f"{name} = {source}" for name, source in given.items()}
+
+
+# ----------------------------------------------------------------------------------------------- the key
+def solution_values() -> dict:
+    """The values the source notebook's solution cells assign (they hold nothing but ``qN = literal``)."""
+    values = {}
+    for name, cell in notebooks.solution_cells(SOLUTION).items():
+        namespace: dict = {}
+        exec(cell.source, namespace)                                   # the instructor's own cell
+        values[name] = namespace[name]
+    return values
+
+
+def test_answer_key_is_the_source_solution():
+    """Every question of the key has a solution cell with the same answer, a grade cell of the same points."""
+    values = solution_values()
+    assert set(values) == set(ANSWERS) == set(QUESTIONS)
+    points = notebooks.grade_points(SOLUTION)
+    for name, key in ANSWERS.items():
+        if key["kind"] == "choice":
+            assert key["answer"] in ("A", "B", "C", "D") and values[name] == key["answer"], name
+        else:
+            assert abs(values[name] - key["answer"]) <= key["atol"], name
+        assert points[name] == key["points"] == 1.0, name
+        assert key["topic_ko"] and key["explanation_ko"], name
+    assert sum(k["points"] for k in ANSWERS.values()) == 15
+
+
+def test_release_holds_no_answer():
+    """The release notebook (generated, or the source with nbgrader's ClearSolutions) assigns no answer and
+    carries neither the model answers of the written questions nor the key."""
+    release = notebooks.release_notebook(ASSIGNMENT)
+    text = json.dumps(release, ensure_ascii=False)
+    assert "BEGIN SOLUTION" not in text and "모범 답안" not in text and "채점 기준" not in text
+    for name, cell in notebooks.solution_cells(release).items():
+        assert f"{name} =" not in cell.source, name
+    for key in ANSWERS.values():
+        assert key["explanation_ko"][:40] not in text
+    release_dir = notebooks.release_path(ASSIGNMENT).parent
+    if release_dir.exists():
+        assert not list(release_dir.rglob("answer_key*"))
+    written = [c for c in release.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") in WRITTEN]
+    assert len(written) == len(WRITTEN)
+
+
+# ----------------------------------------------------------------------------------------------- full marks, none
+def test_solution_gets_full_marks():
+    result = graded("solution", lambda: SOLUTION)
+    assert [e.name for e in result.exercises] == QUESTIONS
+    assert {e.name: (e.score, e.max_score) for e in result.exercises} == {q: (1.0, 1.0) for q in QUESTIONS}
+    assert result.score == result.max_score == 15
+
+
+def test_release_notebook_gets_zero_with_no_answer_message():
+    result = graded("release", lambda: notebooks.release_notebook(ASSIGNMENT))
+    assert result.score == 0 and result.max_score == 15
+    for name in QUESTIONS:
+        assert NO_ANSWER in message(result, name), message(result, name)
+
+
+# ----------------------------------------------------------------------------------------------- wrong, malformed
+MIXED = answers(
+    q1="0.7567",               # right: within ±0.001
+    q2='" b "',                # right: case and spaces do not matter
+    q3='"64"',                 # malformed: a string for a number
+    q4='"D번"',                # malformed: a word, not a letter
+    q5='["A"]',                # malformed: a list
+    q6="None",                 # malformed: None
+    q7="1",                    # malformed: a number for a letter
+    q8="576.4",                # right: within ±0.5
+    q9="4.0",                  # right: a float for an integer answer
+    q10="16385",               # wrong: tolerance 0
+    q11='"A"',                 # wrong letter
+    q12="True",                # malformed: a bool is not a number
+    q13='"c"',                 # right: lower case
+    q14='"E"',                 # malformed: not one of A-D
+    q15='{"answer": "B"}',     # malformed: a dict
+)
+MIXED_RIGHT = {"q1", "q2", "q8", "q9", "q13"}
+MIXED_WRONG = {"q10", "q11"}
+MIXED_FORMAT = {"q4": FORMAT_LETTER, "q5": FORMAT_LETTER, "q7": FORMAT_LETTER, "q14": FORMAT_LETTER,
+                "q15": FORMAT_LETTER, "q3": FORMAT_NUMBER, "q6": FORMAT_NUMBER, "q12": FORMAT_NUMBER}
+
+
+def test_wrong_and_malformed_answers_lose_exactly_their_points():
+    result = graded("mixed", lambda: notebooks.with_code(SOLUTION, MIXED))
+    scores = {e.name: e.score for e in result.exercises}
+    assert {q for q, s in scores.items() if s == 1.0} == MIXED_RIGHT, scores
+    assert result.score == len(MIXED_RIGHT)
+    for name in MIXED_WRONG:
+        assert WRONG in message(result, name) and "풀이:" in message(result, name), message(result, name)
+        assert ANSWERS[name]["explanation_ko"] in message(result, name)
+    for name, expected in MIXED_FORMAT.items():
+        assert expected in message(result, name), (name, message(result, name))
+    assert "따옴표를 지우세요" in message(result, "q3")
+    for name in QUESTIONS:
+        assert GRADER_ERROR not in message(result, name), (name, message(result, name))
+
+
+NUMERIC = {
+    **answers(q1="np.float64(0.7579)",   # right: a numpy float within the tolerance
+              q3="np.int64(64)",         # right: a numpy integer
+              q8="576.5",                # right: exactly at the tolerance
+              q6="4.0000001",            # wrong: the tolerance is 0
+              q9="float('nan')",         # malformed: not a finite number
+              q10="np.array([16384, 1])"),  # malformed: an array, not one number
+}
+
+
+def test_numbers_within_tolerance_and_numpy_numbers():
+    result = graded("numeric", lambda: notebooks.with_code(SOLUTION, NUMERIC))
+    scores = {e.name: e.score for e in result.exercises}
+    lost = {q for q, s in scores.items() if s < 1.0}
+    assert lost == {"q6", "q9", "q10"}, {q: message(result, q) for q in lost}
+    assert result.score == 12
+    assert WRONG in message(result, "q6")
+    assert "유한한 숫자" in message(result, "q9")
+    assert FORMAT_NUMBER in message(result, "q10")
+
+
+def test_one_unanswered_question_costs_only_its_point():
+    """A solution cell left as the stub (NotImplementedError) costs its question, and nothing else."""
+    stub = {"q5": "# 여기에 코드를 작성하세요\nraise NotImplementedError()"}
+    result = graded("one-stub", lambda: notebooks.with_code(SOLUTION, stub))
+    assert {e.name: e.score for e in result.exercises if e.score < 1.0} == {"q5": 0.0}
+    assert NO_ANSWER in message(result, "q5")
