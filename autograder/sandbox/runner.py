@@ -285,34 +285,29 @@ class StudentProcess:
 
     def call(self, target, *args, method: str | None = None, **kwargs):
         """Call a student's function (by name) or a method of a remote object; returns plain values."""
+        return self._call(target, args, kwargs, method)
+
+    def _call(self, target, args, kwargs, method=None, memory_mb=None) -> dict:
         arrays: list = []
-        header = {"op": "call", "target": _target(target), "method": method,
+        header = {"op": "call", "target": _target(target), "method": method, "memory_mb": memory_mb,
                   "args": encode_value(list(args), arrays), "kwargs": encode_value(dict(kwargs), arrays)}
         return self.request(header, arrays)
 
     def call_with_memory(self, memory_mb: int, target, *args, **kwargs):
         """Like ``call``, allowing at most ``memory_mb`` MiB beyond what the process holds now.
 
-        The soft address-space limit is lowered for the call (an allocation past it raises ``MemoryError``), and
-        the peak resident memory is measured from this side (``/proc/PID/clear_refs`` and ``VmHWM``), so that a
-        process that raises its own soft limit is still caught. The reply carries ``peak_mb``.
+        The student's process lowers its own soft address-space limit for the call (an allocation past it raises
+        ``MemoryError``), and the peak resident memory is measured from this side (``/proc/PID/clear_refs`` and
+        ``VmHWM``), so a process that raises its soft limit again is still caught. The reply carries ``peak_mb``.
         """
         self._ensure_running()
         pid = self.proc.pid
-        full = self.limits.memory_mb * (1 << 20)
-        _, hard = resource.prlimit(pid, resource.RLIMIT_AS)
-        soft = min(_status(pid, "VmSize") + memory_mb * (1 << 20), hard)
-        resource.prlimit(pid, resource.RLIMIT_AS, (soft, hard))
         with open(f"/proc/{pid}/clear_refs", "w") as fh:
             fh.write("5")  # reset the peak resident size (VmHWM) to the current one
         rss = _status(pid, "VmRSS")
-        try:
-            reply = self.call(target, *args, **kwargs)
-            reply["peak_mb"] = (_status(pid, "VmHWM") - rss) / (1 << 20)
-            return reply
-        finally:
-            if self.proc is not None and self.proc.pid == pid and self.proc.poll() is None:
-                resource.prlimit(pid, resource.RLIMIT_AS, (min(full, hard), hard))
+        reply = self._call(target, args, kwargs, memory_mb=memory_mb)
+        reply["peak_mb"] = (_status(pid, "VmHWM") - rss) / (1 << 20)
+        return reply
 
 
 class Remote:

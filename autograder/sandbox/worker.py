@@ -37,7 +37,7 @@ def write_frame(fd, header, arrays=()):
     parts.append(struct.pack(">I", len(head)) + head)
     for array in arrays:
         buf = io.BytesIO()
-        np.lib.format.write_array(buf, np.ascontiguousarray(array), allow_pickle=False)
+        np.lib.format.write_array(buf, np.ascontiguousarray(array).reshape(np.shape(array)), allow_pickle=False)
         data = buf.getvalue()
         parts.append(struct.pack(">Q", len(data)) + data)
     payload = b"".join(parts)
@@ -248,6 +248,35 @@ class Monitor:
 
 
 # ----------------------------------------------------------------------------------------------- serving
+class _memory_allowance:
+    """Lower this process's soft address-space limit to what it holds now plus ``mb`` MiB for one call.
+
+    The grader also measures the call's peak resident memory from outside, so raising the soft limit again from
+    the student's code gains nothing.
+    """
+
+    def __init__(self, mb):
+        self.mb, self.saved = mb, None
+
+    def __enter__(self):
+        if self.mb:
+            import resource
+
+            with open("/proc/self/status") as fh:
+                held = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmSize:"))
+            self.saved = resource.getrlimit(resource.RLIMIT_AS)
+            hard = self.saved[1]
+            soft = held + int(self.mb) * (1 << 20)
+            resource.setrlimit(resource.RLIMIT_AS, (soft if hard < 0 else min(soft, hard), hard))
+
+    def __exit__(self, *exc):
+        if self.saved is not None:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_AS, self.saved)
+
+
+
 def _error(exc):
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith("<cell")]
     where = [f"{f.filename} {f.lineno}번째 줄: {f.line}" for f in frames[-3:]]
@@ -373,7 +402,8 @@ def serve(request_fd, response_fd):
                 args = decode(header.get("args", {"l": []}), arrays, handles)
                 kwargs = decode(header.get("kwargs", {"d": {}}), arrays, handles)
                 start = time.perf_counter()
-                value = monitor.run(fn, args, kwargs)
+                with _memory_allowance(header.get("memory_mb")):
+                    value = monitor.run(fn, args, kwargs)
                 seconds = time.perf_counter() - start
                 reply = {"ok": True, "value": encode(value, out_arrays, handles), "seconds": seconds,
                          "used": sorted(monitor.used)}
