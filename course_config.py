@@ -14,6 +14,13 @@ COURSE = {
     "db_url": os.environ.get("COURSE_DB_URL", "sqlite:///gradebook.db"),
     # nbgrader's exchange directory (a shared folder on JupyterHub).
     "exchange_root": os.environ.get("COURSE_EXCHANGE", "/srv/nbgrader/exchange"),
+    # Due dates (nbgrader applies them; a submission's time is the exchange's timestamp) and late penalties.
+    "due_dates": {
+        "attention": "2026-12-07 23:59:00 +0900",
+        "kv_cache": "2026-12-14 23:59:00 +0900",
+        "quiz": "2026-12-18 23:59:00 +0900",
+    },
+    "late_penalty": {"percent_per_day": 10.0, "grace_minutes": 0.0, "max_percent": 100.0},
     # Timeouts in seconds.
     "timeouts": {
         "cell": 30,           # one code cell of a submission (a cell past it is stopped; the next cells run)
@@ -48,6 +55,9 @@ if c is not None:
     c.Exchange.root = COURSE["exchange_root"]
     c.ExecutePreprocessor.timeout = COURSE["timeouts"]["cell"]
     c.Execute.timeout = COURSE["timeouts"]["cell"]
+    c.AssignLatePenalties.plugin_class = "autograder.gradebook.late.PercentPerDay"
+    for _name, _value in COURSE["late_penalty"].items():
+        setattr(c.PercentPerDay, _name, _value)
     c.ClearSolutions.code_stub = {"python": "# 여기에 코드를 작성하세요\nraise NotImplementedError()"}
     c.ClearSolutions.text_stub = "여기에 답을 작성하세요."
     # The submission's code runs once, in the sandbox (not in a Jupyter kernel), and the hidden graders judge

@@ -34,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--course-dir", default=".", help="the nbgrader course directory (default: .)")
     demo = commands.add_parser("demo", help="the main job: generate and grade the demo submissions via nbgrader")
     demo.add_argument("assignments", nargs="*", help="assignments (default: all of course_config.py)")
+    demo.add_argument("--course-dir", help="where the demo course lives (default: demo/)")
     return parser
 
 
@@ -52,7 +53,9 @@ def main(argv=None) -> int:
         course.build(args.assignments or None)
         return 0
     if args.command == "demo":
-        return course.demo(args.assignments or None)
+        from autograder.demo.classroom import main as demo_main
+
+        return demo_main(args.course_dir, args.assignments or None)
     return 2
 
 

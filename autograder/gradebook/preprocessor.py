@@ -12,7 +12,10 @@ import math
 
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Integer
+import json
+from pathlib import Path
+
+from traitlets import Integer, Unicode
 
 from autograder.collect import exercises_of
 from autograder.feedback.report import exercise_report
@@ -35,6 +38,8 @@ class HiddenGraders(NbGraderPreprocessor):
     """Grade the notebook with the hidden graders and write the verdicts into its grade cells."""
 
     seed = Integer(None, allow_none=True, help="Seed of the graders' random inputs (default: fresh per notebook).").tag(config=True)
+    results_dir = Unicode(".autograder/results", help="Where each graded notebook's full result (JSON) is kept for "
+                          "the instructor's report, relative to the course directory.").tag(config=True)
 
     def preprocess(self, nb, resources):
         assignment = resources.get("nbgrader", {}).get("assignment")
@@ -66,5 +71,9 @@ class HiddenGraders(NbGraderPreprocessor):
             ]
         self.log.info("Hidden graders: %s/%s on %s (seed %s, %.1f s)", result.score, result.max_score,
                       notebook, result.seed, result.seconds)
-        resources.setdefault("autograder", {})[notebook] = result.to_json()
+        student = resources.get("nbgrader", {}).get("student")
+        if student and self.results_dir:
+            path = Path(self.results_dir) / assignment / student / f"{notebook}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(result.to_json(), ensure_ascii=False, indent=1), encoding="utf-8")
         return nb, resources

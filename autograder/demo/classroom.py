@@ -1,0 +1,190 @@
+"""The demo class, end to end, through nbgrader's real exchange (the README's main job).
+
+``python -m autograder demo`` sets up a course directory (``demo/``), and for every assignment:
+``generate_assignment`` -> ``release_assignment`` -> every student's ``fetch_assignment`` and ``submit`` (as
+distinct students; the on-time group first, then the due date passes, then the late group) -> ``collect`` ->
+parallel ``autograde`` (the hidden graders, in the sandbox) -> ``generate_feedback`` -> ``release_feedback`` ->
+every student's ``fetch_feedback``; then ``export``. It prints a per-student, per-exercise table and writes the
+grades CSV (Canvas import format), the feedback HTML and the instructor's report.
+
+Re-running it on the same directory is idempotent: students are upserted, each student keeps one submission per
+assignment (the newest), and grades are overwritten, not added.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+
+from autograder import course, settings
+from autograder.demo import roster, submissions
+from autograder.gradebook.batch import autograde_class
+
+
+def _stamp(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+class DemoClass:
+    def __init__(self, course_dir: Path, assignments=None, db_url: str | None = None, workers: int | None = None,
+                 students=None, log=sys.stderr):
+        self.dir = Path(course_dir).resolve()
+        self.assignments = assignments or settings.course()["assignments"]
+        self.env = course.course_env(self.dir)
+        if db_url:
+            self.env["COURSE_DB_URL"] = db_url
+        self.workers = workers
+        self.students = students or roster.ROSTER
+        self.log = log
+        self.timings: dict[str, float] = {}
+
+    # ------------------------------------------------------------------ helpers
+    def nbgrader(self, *args, cwd=None):
+        return course.nbgrader(*args, cwd=cwd or self.dir, env=self.env)
+
+    def as_student(self, command: str, assignment: str, student: roster.Student) -> None:
+        """A student's nbgrader exchange command (fetch_assignment, submit, fetch_feedback) from their home folder.
+
+        It runs nbgrader's own exchange classes in this process, the code ``nbgrader submit`` runs, configured
+        as that student's JupyterLab would be (course id, exchange root, their id, their folder).
+        """
+        from nbgrader.auth import Authenticator
+        from nbgrader.coursedir import CourseDirectory
+        from nbgrader.exchange.default import ExchangeFetchAssignment, ExchangeFetchFeedback, ExchangeSubmit
+        from traitlets.config import Config
+
+        home = self.dir / "home" / student.id
+        config = Config()
+        config.CourseDirectory.course_id = settings.course()["course_id"]
+        config.CourseDirectory.root = str(home)
+        config.CourseDirectory.assignment_id = assignment
+        config.CourseDirectory.student_id = student.id
+        config.Exchange.root = self.env["COURSE_EXCHANGE"]
+        config.Exchange.assignment_dir = str(home)
+        kind = {"fetch_assignment": ExchangeFetchAssignment, "submit": ExchangeSubmit,
+                "fetch_feedback": ExchangeFetchFeedback}[command]
+        coursedir = CourseDirectory(config=config)
+        kind(coursedir=coursedir, authenticator=Authenticator(config=config), config=config).start()
+
+    def say(self, text: str) -> None:
+        print(text, file=self.log, flush=True)
+
+    def timed(self, label: str):
+        demo = self
+
+        class _Timer:
+            def __enter__(self):
+                self.start = time.perf_counter()
+
+            def __exit__(self, *exc):
+                demo.timings[label] = demo.timings.get(label, 0.0) + time.perf_counter() - self.start
+
+        return _Timer()
+
+    # ------------------------------------------------------------------ the course
+    def setup(self) -> None:
+        """Course files (configs, sources) refreshed; exchange, gradebook and earlier results kept."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        for name in course.COURSE_FILES:
+            shutil.copy(course.ROOT / name, self.dir / name)
+        for assignment in self.assignments:
+            target = self.dir / "source" / assignment
+            if target.exists():
+                shutil.rmtree(target)
+            shutil.copytree(course.ROOT / "source" / assignment, target)
+        (self.dir / "exchange").mkdir(exist_ok=True)
+        (self.dir / "exchange").chmod(0o777)
+        for student in self.students:
+            self.nbgrader("db", "student", "add", student.id, f"--first-name={student.first_name}",
+                          f"--last-name={student.last_name}", f"--email={student.email}")
+
+    def release(self, assignment: str) -> None:
+        self.nbgrader("generate_assignment", assignment, "--force")
+        self.nbgrader("generate_solution", assignment, "--force")
+        self.nbgrader("release_assignment", assignment, "--force")
+
+    def set_due(self, assignment: str, when: dt.datetime) -> None:
+        self.nbgrader("db", "assignment", "add", assignment, f"--duedate={_stamp(when)}")
+
+    def hand_in(self, assignment: str, student: roster.Student) -> None:
+        """The student fetches the release, works on it, and submits (as themselves)."""
+        home = self.dir / "home" / student.id
+        home.mkdir(parents=True, exist_ok=True)
+        if (home / assignment).exists():
+            shutil.rmtree(home / assignment)
+        self.as_student("fetch_assignment", assignment, student)
+        notebook = home / assignment / f"{assignment}.ipynb"
+        release_nb = nbformat.read(str(notebook), as_version=4)
+        source_nb = nbformat.read(str(self.dir / "source" / assignment / f"{assignment}.ipynb"), as_version=4)
+        plan = student.plans[assignment]
+        answers = None
+        if plan.startswith("answers:"):
+            from autograder.graders.quiz.answer_key import ANSWERS
+
+            answers = submissions.quiz_answers(ANSWERS, roster.QUIZ_ANSWERS[plan.split(":", 1)[1]])
+        written = roster.WRITTEN["short" if plan.endswith(("half", "none")) else "good"]
+        built = submissions.build(plan, release_nb, source_nb, answers, written)
+        if isinstance(built, bytes):
+            notebook.write_bytes(built)
+        else:
+            nbformat.write(built, str(notebook))
+        self.as_student("submit", assignment, student)
+
+    def run_assignment(self, assignment: str) -> None:
+        with self.timed("release"):
+            self.release(assignment)
+            # The due date passes between the on-time group and the late group.
+            self.set_due(assignment, dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1))
+        with self.timed("students hand in"):
+            for student in self.students:
+                if not student.late:
+                    self.hand_in(assignment, student)
+            # nbgrader keeps due dates to the second: the next whole second is after every on-time submission.
+            due = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(seconds=1)
+            self.set_due(assignment, due)
+            time.sleep(max(0.0, (due - dt.datetime.now(dt.timezone.utc)).total_seconds()) + 0.2)
+            for student in self.students:
+                if student.late:
+                    self.hand_in(assignment, student)
+        with self.timed("collect"):
+            self.nbgrader("collect", assignment, "--update")
+        with self.timed("autograde"):
+            outcomes = autograde_class(self.dir, assignment, self.workers, progress=self.log)
+        failed = [o.student for o in outcomes if not o.ok]
+        if failed:
+            self.say(f"  {assignment}: autograding failed for {failed}")
+        with self.timed("feedback"):
+            self.nbgrader("generate_feedback", assignment, "--force")
+            self.nbgrader("release_feedback", assignment)
+            for student in self.students:
+                self.as_student("fetch_feedback", assignment, student)
+
+    def run(self) -> dict:
+        start = time.perf_counter()
+        with self.timed("setup"):
+            self.setup()
+        for assignment in self.assignments:
+            self.say(f"== {assignment}: release, {len(self.students)} students hand in, collect, autograde, feedback")
+            self.run_assignment(assignment)
+        with self.timed("export"):
+            self.nbgrader("export", "--to=grades_nbgrader.csv")
+        from autograder.feedback import instructor
+
+        data = instructor.collect_grades(self.env["COURSE_DB_URL"], self.assignments, self.dir)
+        outputs = instructor.write_all(data, self.dir)
+        self.timings["total"] = time.perf_counter() - start
+        print(instructor.table(data))
+        for label, path in outputs.items():
+            print(f"{label}: {path}")
+        print("timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in self.timings.items()))
+        return data
+
+
+def main(course_dir=None, assignments=None) -> int:
+    demo = DemoClass(course_dir or course.ROOT / "demo", assignments)
+    data = demo.run()
+    return 0 if data["students"] else 1

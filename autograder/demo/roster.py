@@ -1,0 +1,87 @@
+"""The simulated class: who the students are and what each one hands in.
+
+A plan says how a student's notebook is built from the release they fetched:
+``solution`` (the instructor's solutions), ``impl:<name>`` (a differently written correct implementation),
+``partial:<n>`` (the first n exercises done, the rest left as stubs), ``mistake:<id>`` (one mistake of the
+catalogue, the rest correct), ``empty`` (the release unchanged), ``broken`` (a truncated file), ``cheat`` (an
+attempt to fake the grade), and for the quiz ``answers:<set>``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Student:
+    id: str
+    first_name: str
+    last_name: str
+    plans: dict          # assignment -> plan
+    late: bool = False   # hands in after the due date
+
+    @property
+    def email(self) -> str:
+        return f"{self.id}@example.ac.kr"
+
+
+def _s(number, last, first, attention, kv_cache, quiz, late=False):
+    return Student(f"2026{number:03d}", first, last, {"attention": attention, "kv_cache": kv_cache, "quiz": quiz},
+                   late)
+
+
+ROSTER = [
+    _s(1, "김", "민준", "solution", "solution", "answers:all_correct"),
+    _s(2, "이", "서연", "impl:attention_torch", "impl:kv_cache_torch", "answers:all_correct"),
+    _s(3, "박", "도윤", "impl:attention_loops", "impl:kv_cache_loops", "answers:two_wrong"),
+    _s(4, "최", "하은", "impl:attention_kerasops", "solution", "answers:all_correct", late=True),
+    _s(5, "정", "시우", "solution", "impl:kv_cache_numpy", "answers:one_wrong"),
+    _s(6, "강", "지아", "mistake:sdpa_missing_scale", "mistake:kv_bytes_missing_factor_2", "answers:two_wrong"),
+    _s(7, "조", "서준", "mistake:sdpa_scale_by_d", "mistake:gqa_tiled_heads", "answers:one_wrong"),
+    _s(8, "윤", "하윤", "mistake:softmax_ignores_axis", "mistake:flash_sum_not_rescaled", "answers:all_correct"),
+    _s(9, "장", "예준", "mistake:causal_top_left", "mistake:attend_top_left_mask", "answers:seed_mistake"),
+    _s(10, "임", "수아", "mistake:causal_triu", "mistake:kvcache_wrong_axis", "answers:two_wrong", late=True),
+    _s(11, "한", "주원", "mistake:sdpa_mask_with_zero", "mistake:max_tokens_ceil", "answers:one_wrong"),
+    _s(12, "오", "지유", "mistake:split_heads_reshape_without_transpose", "mistake:kv_bytes_query_heads",
+       "answers:seed_mistake"),
+    _s(13, "서", "지호", "mistake:layer_missing_output_projection", "mistake:flash_materializes_scores",
+       "answers:all_correct"),
+    _s(14, "신", "채원", "mistake:layer_biases_ignored", "mistake:kv_bytes_bits_not_bytes", "answers:one_wrong"),
+    _s(15, "권", "건우", "mistake:softmax_no_max_subtraction", "mistake:flash_causal_top_left", "answers:two_wrong"),
+    _s(16, "황", "다은", "mistake:additive_product_instead_of_sum", "mistake:kv_bytes_ignores_batch",
+       "answers:all_correct"),
+    _s(17, "안", "우진", "mistake:sdpa_mask_after_softmax", "mistake:gqa_tiled_heads", "answers:one_wrong"),
+    _s(18, "송", "서윤", "mistake:sdpa_missing_scale", "mistake:flash_sum_not_rescaled", "answers:seed_mistake",
+       late=True),
+    _s(19, "류", "현우", "mistake:merge_heads_reshape_without_transpose", "solution", "answers:all_correct"),
+    _s(20, "전", "지민", "mistake:mha_scale_by_model_dim", "mistake:attend_ignores_cached_keys", "answers:two_wrong"),
+    _s(21, "홍", "준서", "partial:4", "partial:2", "answers:half"),
+    _s(22, "고", "은서", "partial:7", "partial:4", "answers:all_correct"),
+    _s(23, "문", "도현", "partial:2", "partial:1", "answers:half"),
+    _s(24, "양", "하린", "partial:9", "partial:5", "answers:one_wrong", late=True),
+    _s(25, "손", "지후", "empty", "empty", "answers:none"),
+    _s(26, "배", "수빈", "empty", "partial:3", "answers:malformed"),
+    _s(27, "백", "민재", "broken", "solution", "answers:all_correct"),
+    _s(28, "허", "예린", "cheat", "solution", "answers:all_correct"),
+    _s(29, "유", "승우", "solution", "solution", "answers:malformed"),
+    _s(30, "남", "지원", "impl:attention_numpy", "mistake:kvcache_nbytes_keys_only", "answers:all_correct"),
+    _s(31, "심", "태윤", "mistake:bahdanau_sum_instead_of_v", "broken", "answers:two_wrong"),
+    _s(32, "노", "유나", "mistake:self_attention_no_value_projection", "cheat", "answers:one_wrong"),
+]
+
+# Quiz answer sets: overrides of the answer key (None = leave the question unanswered).
+QUIZ_ANSWERS = {
+    "all_correct": {},
+    "one_wrong": {"q2": "A"},
+    "two_wrong": {"q5": "B", "q9": 1},
+    "seed_mistake": {"q8": 1024, "q13": "B"},       # the seed's wrong Qwen3-8B cache size and pair count
+    "half": {f"q{i}": None for i in range(8, 16)},
+    "none": {f"q{i}": None for i in range(1, 16)},
+    "malformed": {"q1": "0.757쯤", "q2": "B번", "q3": [64]},
+}
+
+WRITTEN = {
+    "good": ("KV 캐시는 이미 계산한 토큰의 키와 값을 저장해 두었다가 다음 토큰을 만들 때 다시 쓰므로, 새 토큰 하나의 "
+             "질의·키·값만 계산하면 됩니다. 대신 레이어마다 키와 값을 모두 들고 있어야 하므로 문맥 길이와 배치에 비례해 "
+             "메모리가 늘어납니다."),
+    "short": "속도가 빨라집니다.",
+}

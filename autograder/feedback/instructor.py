@@ -1,0 +1,155 @@
+"""The instructor's view of a class: the per-student table, the grades CSV for an LMS, and an HTML report with
+score distributions per exercise and the most frequent diagnosed mistakes."""
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import io
+import json
+from collections import Counter
+from pathlib import Path
+
+
+def collect_grades(db_url: str, assignments, course_dir: Path) -> dict:
+    """Scores per student, assignment and exercise from the gradebook, plus the graders' diagnoses."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    data = {"assignments": list(assignments), "students": [], "exercise_max": {}, "diagnoses": {}}
+    with Gradebook(db_url) as gb:
+        for student in sorted(gb.students, key=lambda s: s.id):
+            row = {"id": student.id, "name": f"{student.last_name or ''}{student.first_name or ''}",
+                   "email": student.email or "", "assignments": {}}
+            for assignment in assignments:
+                try:
+                    sub = gb.find_submission(assignment, student.id)
+                except MissingEntry:
+                    continue
+                exercises = {}
+                for nb in sub.notebooks:
+                    for grade in nb.grades:
+                        exercises[grade.name.removeprefix("test_")] = grade.score
+                        data["exercise_max"].setdefault(assignment, {})[grade.name.removeprefix("test_")] = \
+                            grade.max_score
+                penalty = sub.late_submission_penalty or 0.0
+                row["assignments"][assignment] = {
+                    "score": round(sub.score - penalty, 4), "raw": sub.score, "max": sub.max_score,
+                    "late": penalty, "needs_manual": sub.needs_manual_grade, "exercises": exercises}
+            data["students"].append(row)
+    for assignment in assignments:
+        counts: Counter = Counter()
+        for path in (Path(course_dir) / ".autograder" / "results" / assignment).glob("*/*.json"):
+            result = json.loads(path.read_text(encoding="utf-8"))
+            for exercise in result.get("exercises", []):
+                for mistake in exercise.get("diagnosis", []):
+                    counts[(exercise["name"], mistake["title"])] += 1
+        data["diagnoses"][assignment] = counts.most_common()
+    return data
+
+
+def table(data: dict) -> str:
+    """A plain-text per-student, per-exercise table (one block per assignment)."""
+    blocks = []
+    for assignment in data["assignments"]:
+        exercises = list(data["exercise_max"].get(assignment, {}))
+        short = [f"#{i}" for i in range(1, len(exercises) + 1)]
+        width = max([5] + [len(_num(m)) + 1 for m in data["exercise_max"].get(assignment, {}).values()])
+        head = f"{'student':9} {'name':5} " + " ".join(f"{s:>{width}}" for s in short) + f" {'late':>6} {'total':>7}"
+        legend = "  ".join(f"#{i}={e}" for i, e in enumerate(exercises, 1))
+        lines = [f"[{assignment}]  {legend}", head]
+        for row in data["students"]:
+            a = row["assignments"].get(assignment)
+            if a is None:
+                continue
+            cells = " ".join(f"{_num(a['exercises'].get(e)):>{width}}" for e in exercises)
+            late = f"-{a['late']:g}" if a["late"] else ""
+            lines.append(f"{row['id']:9} {row['name']:5} {cells} {late:>6} {a['score']:>7g}"
+                         + (" (+수기 채점)" if a["needs_manual"] else ""))
+        maxima = data["exercise_max"].get(assignment, {})
+        lines.append(f"{'max':9} {'':5} " + " ".join(f"{_num(maxima[e]):>{width}}" for e in exercises) +
+                     f" {'':>6} {sum(maxima.values()):>7g}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def _num(x) -> str:
+    return "-" if x is None else f"{x:g}"
+
+
+def write_grades_csv(data: dict, path: Path) -> Path:
+    """Canvas's gradebook import format: Student, ID, SIS User ID, SIS Login ID, Section, then one column per
+    assignment, and a 'Points Possible' row."""
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *data["assignments"]])
+        maxima = [sum(data["exercise_max"].get(a, {}).values()) for a in data["assignments"]]
+        writer.writerow(["Points Possible", "", "", "", "", *[f"{m:g}" for m in maxima]])
+        for row in data["students"]:
+            scores = [f"{row['assignments'][a]['score']:g}" if a in row["assignments"] else ""
+                      for a in data["assignments"]]
+            writer.writerow([row["name"], "", row["id"], row["email"], "어텐션", *scores])
+    return path
+
+
+def _histograms(data: dict, assignment: str) -> str:
+    """A PNG (base64) with one score histogram per exercise."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    maxima = data["exercise_max"].get(assignment, {})
+    names = list(maxima)
+    cols = 4
+    rows = max(1, -(-len(names) // cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.4 * rows), squeeze=False)
+    for ax, name in zip(axes.flat, names):
+        scores = [r["assignments"][assignment]["exercises"].get(name) for r in data["students"]
+                  if assignment in r["assignments"]]
+        scores = [s for s in scores if s is not None]
+        ax.hist(scores, bins=10, range=(0, maxima[name] or 1), color="#3b7dd8")
+        ax.set_title(f"{name} (/{maxima[name]:g})", fontsize=9)
+        ax.set_xlabel("score", fontsize=8)
+        ax.set_ylabel("students", fontsize=8)
+    for ax in list(axes.flat)[len(names):]:
+        ax.axis("off")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=80)
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def write_report(data: dict, path: Path) -> Path:
+    """The instructor's HTML report."""
+    parts = ["<!doctype html><html lang='ko'><head><meta charset='utf-8'><title>채점 보고서</title>",
+             "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+             "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eee}</style></head><body>",
+             "<h1>어텐션 과목 — 채점 보고서</h1>"]
+    for assignment in data["assignments"]:
+        students = [r for r in data["students"] if assignment in r["assignments"]]
+        if not students:
+            continue
+        total = sum(data["exercise_max"].get(assignment, {}).values())
+        mean = sum(r["assignments"][assignment]["score"] for r in students) / len(students)
+        late = sum(bool(r["assignments"][assignment]["late"]) for r in students)
+        parts.append(f"<h2>{html.escape(assignment)}</h2><p>제출 {len(students)}명, 평균 {mean:.2f} / {total:g}점, "
+                     f"지각 감점 {late}명</p>")
+        parts.append(f"<h3>연습별 점수 분포</h3><img alt='score distributions' "
+                     f"src='data:image/png;base64,{_histograms(data, assignment)}'>")
+        parts.append("<h3>가장 자주 진단된 실수</h3><table><tr><th>연습</th><th>실수</th><th>학생 수</th></tr>")
+        for (exercise, title), count in data["diagnoses"].get(assignment, [])[:15]:
+            parts.append(f"<tr><td>{html.escape(exercise)}</td><td style='text-align:left'>{html.escape(title)}</td>"
+                         f"<td>{count}</td></tr>")
+        parts.append("</table>")
+    parts.append("<h2>학생별 점수</h2><pre>" + html.escape(table(data)) + "</pre></body></html>")
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path
+
+
+def write_all(data: dict, course_dir: Path) -> dict:
+    out = Path(course_dir) / "reports"
+    out.mkdir(exist_ok=True)
+    return {"grades CSV (Canvas)": write_grades_csv(data, out / "grades.csv"),
+            "instructor report": write_report(data, out / "report.html"),
+            "feedback HTML": Path(course_dir) / "feedback"}
