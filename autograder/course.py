@@ -1,9 +1,8 @@
-"""Instructor commands around nbgrader: regenerate release/ and solutions/, and the main job (the demo).
+"""Instructor commands around nbgrader: regenerate release/ and solutions/; helpers for scratch courses.
 
 ``python -m autograder build`` regenerates ``release/`` and ``solutions/`` from ``source/`` with the real
 ``nbgrader generate_assignment`` and ``nbgrader generate_solution``.
-``python -m autograder demo`` grades the answer key and the blank release of every assignment through a real
-``nbgrader autograde`` run in a scratch course directory (``demo/``) and prints both scores.
+The demo class (``python -m autograder demo``) lives in ``autograder/demo``.
 """
 from __future__ import annotations
 
@@ -85,25 +84,3 @@ def scores(course_dir: Path, assignment: str) -> dict[str, tuple[float, float]]:
 
     with Gradebook(course_env(course_dir)["COURSE_DB_URL"]) as gb:
         return {s.student.id: (s.score, s.max_score) for s in gb.assignment_submissions(assignment)}
-
-
-def demo(assignments=None) -> int:
-    """The main job until the demo class exists: the answer key and the blank release through nbgrader."""
-    assignments = assignments or settings.course()["assignments"]
-    course_dir = scratch_course(ROOT / "demo", assignments)
-    failed = 0
-    for assignment in assignments:
-        start = time.perf_counter()
-        generate(course_dir, assignment)
-        autograde(course_dir, assignment, {
-            "answer_key": course_dir / "solutions" / assignment / f"{assignment}.ipynb",
-            "blank": course_dir / "release" / assignment / f"{assignment}.ipynb",
-        })
-        nbgrader("generate_feedback", assignment, "--force", cwd=course_dir, env=course_env(course_dir))
-        result = scores(course_dir, assignment)
-        key, blank = result["answer_key"], result["blank"]
-        print(f"{assignment:10s} answer key {key[0]:g}/{key[1]:g}   blank release {blank[0]:g}/{blank[1]:g}   "
-              f"({time.perf_counter() - start:.1f} s)")
-        failed += key[0] != key[1] or blank[0] != 0
-    print(f"feedback: {course_dir / 'feedback'}")
-    return 1 if failed else 0
