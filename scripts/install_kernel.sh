@@ -30,8 +30,9 @@ fi
 
 # 1. The kernelspec: ipykernel writes kernel.json (argv = this venv's python -m ipykernel_launcher) and --env adds
 #    KERAS_BACKEND to its "env"; the check below fails loudly if kernel.json does not say so.
+# (ipykernel warns when DIR is not on Jupyter's search path: the tests add it to JUPYTER_PATH themselves.)
 "$PY" -m ipykernel install --prefix "$prefix" --name "$NAME" --display-name "$DISPLAY_NAME" \
-  --env KERAS_BACKEND torch >/dev/null
+  --env KERAS_BACKEND torch 2>&1 >/dev/null | { grep -v "The kernelspec may not be found" || true; } >&2
 "$PY" - "$prefix/share/jupyter/kernels/$NAME/kernel.json" <<'PYEOF'
 import json, os, sys
 path = sys.argv[1]
@@ -64,8 +65,9 @@ lab_list=$($JUPYTER labextension list 2>&1 | strip)
 if ! grep -qE "@jupyter/nbgrader v[0-9.]+ +enabled +OK" <<<"$lab_list"; then
   $JUPYTER labextension enable --level=sys_prefix @jupyter/nbgrader >/dev/null 2>&1
 fi
+disabled() { sed -n '/^Disabled extensions:/,/^$/p' <<<"$1"; }   # plugins listed there are off
 for plugin in $lab_plugins; do
-  if grep -q "@jupyter/nbgrader:$plugin" <<<"$lab_list"; then        # listed only under "Disabled extensions"
+  if disabled "$lab_list" | grep -q "@jupyter/nbgrader:$plugin"; then
     $JUPYTER labextension enable --level=sys_prefix "@jupyter/nbgrader:$plugin" >/dev/null 2>&1
   fi
 done
@@ -81,7 +83,8 @@ for ext in $server_exts; do
     echo "install_kernel: server extension nbgrader.server_extensions.$ext is NOT enabled" >&2; failed=1
   fi
 done
-if grep -qE "@jupyter/nbgrader v[0-9.]+ +enabled +OK" <<<"$lab_list" && ! grep -q "@jupyter/nbgrader:" <<<"$lab_list"; then
+if grep -qE "@jupyter/nbgrader v[0-9.]+ +enabled +OK" <<<"$lab_list" \
+   && ! disabled "$lab_list" | grep -q "@jupyter/nbgrader"; then
   echo "install_kernel: lab extension @jupyter/nbgrader enabled OK (all plugins)"
 else
   echo "install_kernel: lab extension @jupyter/nbgrader is not enabled (or some plugins are disabled):" >&2

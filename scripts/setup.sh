@@ -29,4 +29,4 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/pip install -q --no-deps -e .
   echo "$want" > "$stamp"
 fi
-echo "setup: $(.venv/bin/python -c 'import torch, keras, nbgrader; print(f"torch {torch.__version__}, keras {keras.__version__}, nbgrader {nbgrader.__version__}")')"
+echo "setup: $(KERAS_BACKEND=torch .venv/bin/python -c 'import torch, keras, nbgrader; print(f"torch {torch.__version__}, keras {keras.__version__}, nbgrader {nbgrader.__version__}")')"
