@@ -45,6 +45,7 @@ class GradeResult:
     exercises: list[ExerciseResult]
     notebook_errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    timings: dict = field(default_factory=dict)   # lane_start, notebook, graders (seconds)
 
     @property
     def score(self) -> float:
@@ -69,6 +70,7 @@ class GradeResult:
             } for e in self.exercises],
             "notebook_errors": self.notebook_errors,
             "seconds": round(self.seconds, 3),
+            "timings": {k: round(v, 3) for k, v in self.timings.items()},
         }
 
 
@@ -117,7 +119,9 @@ def grade_submission(submission: Submission, seed: int | None = None, started=No
     process, errors = started or start_student(submission)
     try:
         student = Student(process, submission.code_cells)
+        graders_start = time.perf_counter()
         session = run_graders(submission.assignment, student, seed)
+        timings = {**process.timings, "graders": time.perf_counter() - graders_start}
     finally:
         process.cleanup()
     exercises = []
@@ -134,7 +138,7 @@ def grade_submission(submission: Submission, seed: int | None = None, started=No
                                             round(sum(t.points for t in tests), 4), tests))
     exercises = [e for e in exercises if e.tests]
     return GradeResult(submission.assignment, Path(submission.path).name, seed, exercises, errors,
-                       time.perf_counter() - start)
+                       time.perf_counter() - start, timings)
 
 
 def grade_notebook(nb, path: str = "", assignment: str | None = None, seed: int | None = None) -> GradeResult:

@@ -9,13 +9,14 @@ value above the cell's points would abort the whole submission, hence the clampi
 from __future__ import annotations
 
 import math
+import os
 
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 import json
 from pathlib import Path
 
-from traitlets import Integer, Unicode
+from traitlets import Integer, Unicode, default
 
 from autograder.collect import exercises_of
 from autograder.feedback.report import exercise_report
@@ -37,9 +38,15 @@ def format_score(score: float) -> str:
 class HiddenGraders(NbGraderPreprocessor):
     """Grade the notebook with the hidden graders and write the verdicts into its grade cells."""
 
-    seed = Integer(None, allow_none=True, help="Seed of the graders' random inputs (default: fresh per notebook).").tag(config=True)
+    seed = Integer(None, allow_none=True, help="Seed of the graders' random inputs (default: $AUTOGRADER_SEED, "
+                   "else fresh per notebook).").tag(config=True)
     results_dir = Unicode(".autograder/results", help="Where each graded notebook's full result (JSON) is kept for "
                           "the instructor's report, relative to the course directory.").tag(config=True)
+
+    @default("seed")
+    def _seed_from_environment(self):
+        value = os.environ.get("AUTOGRADER_SEED")
+        return int(value) if value else None
 
     def preprocess(self, nb, resources):
         assignment = resources.get("nbgrader", {}).get("assignment")

@@ -97,6 +97,7 @@ class StudentProcess:
         self.call_timeout = call_timeout
         self.cell_timeout = cell_timeout
         self.good_cells: list[int] = []
+        self.timings: dict[str, float] = {}  # seconds: lane_start (a zygote started for this one), notebook
         self.python = python
         self.proc: subprocess.Popen | None = None
         self.report: StartReport | None = None
@@ -130,7 +131,9 @@ class StudentProcess:
         response_r, response_w = os.pipe()
         if self.zygote is not None:
             if not self.zygote.alive:
+                started = time.perf_counter()
                 self.zygote.start()
+                self.timings["lane_start"] = time.perf_counter() - started
             self.proc = self.zygote.fork(request_r, response_w, self.limits)
             self.log_path = self.proc.scratch / "output.log"
         else:
@@ -151,6 +154,7 @@ class StudentProcess:
         fresh process replays the cells that had run well, and the next cells go on: one bad cell costs the
         student that cell, not the notebook.
         """
+        started = time.perf_counter()
         deadline = time.monotonic() + self.startup_timeout
         self._launch()
         statuses, self.good_cells = [], []
@@ -171,6 +175,7 @@ class StudentProcess:
                 self.good_cells.append(index)
         names = self._exchange({"op": "names"}, [], 30, "names")[0].get("names", [])
         self.report = StartReport(cells=statuses, names=names)
+        self.timings["notebook"] = time.perf_counter() - started - self.timings.get("lane_start", 0.0)
         return self.report
 
     def _replay(self, deadline: float) -> None:
