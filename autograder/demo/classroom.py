@@ -98,9 +98,12 @@ class DemoClass:
             shutil.copytree(course.ROOT / "source" / assignment, target)
         (self.dir / "exchange").mkdir(exist_ok=True)
         (self.dir / "exchange").chmod(0o777)
-        for student in self.students:
-            self.nbgrader("db", "student", "add", student.id, f"--first-name={student.first_name}",
-                          f"--last-name={student.last_name}", f"--email={student.email}")
+        from nbgrader.api import Gradebook
+
+        with Gradebook(self.env["COURSE_DB_URL"], settings.course()["course_id"]) as gb:  # upserts: re-runs add none
+            for student in self.students:
+                gb.update_or_create_student(student.id, first_name=student.first_name,
+                                            last_name=student.last_name, email=student.email)
 
     def release(self, assignment: str) -> None:
         self.nbgrader("generate_assignment", assignment, "--force")

@@ -25,7 +25,24 @@ from pathlib import Path
 from autograder.sandbox.bubblewrap import Sandbox
 
 WORKER = Path(__file__).with_name("worker.py")
-LANE_UID_BASE = 61000  # lane i runs student code as uid LANE_UID_BASE + i (when grading as root)
+LANE_UIDS = range(61000, 62000)  # each running lane on this machine has one of these to itself (grading as root)
+LOCKS = Path(tempfile.gettempdir()) / "autograder-lane-uids"
+
+
+def claim_uid() -> tuple[int, object]:
+    """A lane uid no other running lane on this machine holds (a lock file per uid, held while the lane lives)."""
+    import fcntl
+
+    LOCKS.mkdir(mode=0o700, exist_ok=True)
+    for uid in LANE_UIDS:
+        handle = open(LOCKS / str(uid), "w")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            continue
+        return uid, handle
+    raise ZygoteError("no free lane uid: too many grading lanes on this machine")
 
 
 class ZygoteError(RuntimeError):
@@ -37,14 +54,15 @@ class Zygote:
 
     Args:
         sandboxed: run inside bubblewrap (False only in the explicitly allowed unsandboxed mode).
-        lane: the lane number (picks the uid of its student processes).
+        lane: the lane number (names its folder; the uid of its student processes is claimed per machine).
         python: the interpreter.
     """
 
     def __init__(self, sandboxed: bool = True, lane: int = 0, python: str = sys.executable,
                  startup_timeout: float = 180):
         self.sandboxed = sandboxed
-        self.uid = LANE_UID_BASE + lane if os.geteuid() == 0 else None
+        self.lane = lane
+        self.uid, self._uid_lock = claim_uid() if os.geteuid() == 0 else (None, None)
         self.python = python
         self.startup_timeout = startup_timeout
         self.root = Path(tempfile.mkdtemp(prefix=f"autograder-lane{lane}-"))
@@ -104,6 +122,9 @@ class Zygote:
             self.proc.wait()
             self.proc = None
         shutil.rmtree(self.root, ignore_errors=True)
+        if self._uid_lock is not None:
+            self._uid_lock.close()
+            self._uid_lock = None
 
     # ------------------------------------------------------------------ requests
     def _ask(self, header: dict, fds=()) -> dict:

@@ -1,0 +1,123 @@
+"""The instructor's workflow end to end: the demo class through nbgrader's exchange, on SQLite and PostgreSQL,
+re-runs, late penalties, exports, and two shards graded concurrently into one gradebook."""
+import csv
+import os
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+from autograder.demo import roster
+from autograder.demo.classroom import DemoClass
+
+pytestmark = pytest.mark.slow
+
+# A cross-section of the class: solutions, another implementation handed in late, a catalogue mistake, a partial
+# answer, an empty notebook, a truncated file, a cheating attempt and malformed quiz answers.
+IDS = ["2026001", "2026004", "2026006", "2026021", "2026025", "2026027", "2026028", "2026029"]
+STUDENTS = [s for s in roster.ROSTER if s.id in IDS]
+SEED = "424242"
+
+
+def scores(data, assignment):
+    return {r["id"]: (r["assignments"][assignment]["score"], r["assignments"][assignment]["exercises"])
+            for r in data["students"] if assignment in r["assignments"]}
+
+
+def counts(db_url):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url) as gb:
+        subs = [s for a in gb.assignments for s in gb.assignment_submissions(a.name)]
+        return len(gb.students), len(subs), sum(len(list(n.grades)) for s in subs for n in s.notebooks)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fixed_seed():
+    old = os.environ.get("AUTOGRADER_SEED")
+    os.environ["AUTOGRADER_SEED"] = SEED
+    yield
+    if old is None:
+        os.environ.pop("AUTOGRADER_SEED")
+    else:
+        os.environ["AUTOGRADER_SEED"] = old
+
+
+@pytest.fixture(scope="module")
+def sqlite_class(tmp_path_factory):
+    demo = DemoClass(tmp_path_factory.mktemp("sqlite") / "course", ["attention", "quiz"], students=STUDENTS,
+                     workers=2)
+    return demo, demo.run()
+
+
+def test_class_is_graded_with_penalties_and_exports(sqlite_class):
+    demo, data = sqlite_class
+    attention, quiz = scores(data, "attention"), scores(data, "quiz")
+    assert set(attention) == set(quiz) == set(IDS)
+    assert attention["2026001"][0] == 25                            # the solutions
+    assert attention["2026004"][0] == 22.5                          # correct, one day late: -10 %
+    assert attention["2026025"][0] == attention["2026027"][0] == 0  # empty, truncated
+    assert attention["2026028"][1]["scaled_dot_product_attention"] == 0  # the cheat fakes nothing
+    assert attention["2026028"][1]["softmax"] == 2
+    assert 0 < attention["2026021"][0] < 25 and 0 < attention["2026006"][0] < 25
+    assert quiz["2026001"][0] == 15 and quiz["2026029"][0] < 15    # written answers still to be graded by hand
+    rows = list(csv.reader(open(demo.dir / "reports" / "grades.csv", encoding="utf-8")))
+    assert rows[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"] and rows[1][0] == "Points Possible"
+    assert len(rows) == 2 + len(IDS)
+    report = (demo.dir / "reports" / "report.html").read_text(encoding="utf-8")
+    assert "data:image/png;base64" in report and "가장 자주 진단된 실수" in report
+    assert (demo.dir / "grades_nbgrader.csv").exists()
+    for student in IDS:   # every student fetched their own feedback through the exchange
+        assert list((demo.dir / "home" / student / "attention" / "feedback").rglob("attention.html")), student
+
+
+def test_rerun_is_idempotent(sqlite_class):
+    demo, data = sqlite_class
+    before = counts(demo.env["COURSE_DB_URL"])
+    again = DemoClass(demo.dir, ["attention"], students=STUDENTS, workers=2).run()
+    assert counts(demo.env["COURSE_DB_URL"]) == before
+    assert scores(again, "attention") == scores(data, "attention")
+
+
+@pytest.fixture(scope="module")
+def postgres_db(root):
+    url = subprocess.run(["bash", str(root / "scripts" / "start_postgres.sh")], capture_output=True, text=True,
+                         check=True).stdout.strip().splitlines()[-1]
+    import psycopg2
+
+    name = f"demo_{uuid.uuid4().hex[:8]}"
+    conn = psycopg2.connect(url)
+    conn.autocommit = True
+    conn.cursor().execute(f"CREATE DATABASE {name}")
+    conn.close()
+    return url.rsplit("/", 1)[0] + "/" + name
+
+
+@pytest.fixture(scope="module")
+def postgres_class(tmp_path_factory, postgres_db):
+    demo = DemoClass(tmp_path_factory.mktemp("pg") / "course", ["attention"], db_url=postgres_db,
+                     students=STUDENTS, workers=2)
+    return demo, demo.run()
+
+
+def test_postgres_gives_the_sqlite_scores(sqlite_class, postgres_class):
+    assert scores(postgres_class[1], "attention") == scores(sqlite_class[1], "attention")
+
+
+def test_two_shards_at_once_into_one_gradebook(postgres_class, postgres_db, root):
+    demo, data = postgres_class
+    env = {**os.environ, "COURSE_DB_URL": postgres_db, "AUTOGRADER_SEED": SEED}
+    shards = [subprocess.Popen([sys.executable, "-m", "autograder", "autograde", "attention", "--workers", "1",
+                                "--shard", f"{i}/2", "--course-dir", str(demo.dir)], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for i in (1, 2)]
+    outputs = [p.communicate(timeout=900)[0] for p in shards]
+    assert all(p.returncode == 0 for p in shards), outputs
+    graded = [int(out.split("/")[0].rsplit(" ", 1)[-1]) for out in outputs
+              for out in [line for line in out.splitlines() if " graded in " in line]]
+    assert sum(graded) == len(IDS) and all(graded), outputs      # every student in exactly one shard
+    from autograder.feedback import instructor
+
+    after = instructor.collect_grades(postgres_db, ["attention"], demo.dir)
+    assert counts(postgres_db)[:2] == (len(IDS), len(IDS))        # no student or submission doubled
+    assert scores(after, "attention") == scores(data, "attention")
