@@ -96,6 +96,11 @@ class DemoClass:
             if target.exists():
                 shutil.rmtree(target)
             shutil.copytree(course.ROOT / "source" / assignment, target)
+        known = {s.id for s in self.students} | {s.id for s in roster.ROSTER}
+        for folder in ("submitted", "autograded", "feedback", ".autograder/staging"):  # left by another demo
+            for stale in (self.dir / folder).glob("*"):
+                if stale.is_dir() and stale.name not in known:
+                    shutil.rmtree(stale)
         (self.dir / "exchange").mkdir(exist_ok=True)
         (self.dir / "exchange").chmod(0o777)
         from nbgrader.api import Gradebook
