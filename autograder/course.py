@@ -19,11 +19,20 @@ ROOT = settings.ROOT
 COURSE_FILES = ("course_config.py", "nbgrader_config.py")
 
 
+def venv_on_path() -> str:
+    """$PATH with this interpreter's bin folder first: nbgrader's gradebook runs ``alembic`` from there."""
+    bin_dir = str(Path(sys.executable).parent)
+    path = os.environ.get("PATH", "")
+    if bin_dir not in path.split(os.pathsep):
+        path = f"{bin_dir}{os.pathsep}{path}"
+        os.environ["PATH"] = path
+    return path
+
+
 def nbgrader(*args, cwd: Path, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
     """Run a real nbgrader command (the one installed next to this interpreter)."""
     exe = Path(sys.executable).with_name("nbgrader")
-    path = f"{exe.parent}{os.pathsep}{os.environ.get('PATH', '')}"  # nbgrader runs alembic from there
-    full_env = {**os.environ, "PATH": path, "KERAS_BACKEND": "torch", **(env or {})}
+    full_env = {**os.environ, "PATH": venv_on_path(), "KERAS_BACKEND": "torch", **(env or {})}
     proc = subprocess.run([str(exe), *args], cwd=cwd, env=full_env, capture_output=True, text=True)
     if check and proc.returncode != 0:
         raise RuntimeError(f"nbgrader {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")

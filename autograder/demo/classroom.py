@@ -89,6 +89,7 @@ class DemoClass:
     def setup(self) -> None:
         """Course files (configs, sources) refreshed; exchange, gradebook and earlier results kept."""
         self.dir.mkdir(parents=True, exist_ok=True)
+        course.venv_on_path()  # the gradebook API below runs alembic
         for name in course.COURSE_FILES:
             shutil.copy(course.ROOT / name, self.dir / name)
         for assignment in self.assignments:

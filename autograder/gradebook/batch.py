@@ -114,6 +114,9 @@ def _init_worker(course_dir: str, lanes) -> None:
     warnings.filterwarnings("ignore", module="nbgrader")  # SQLAlchemy's autoflush notes inside nbgrader's api
     lane = lanes.get()
     os.environ["AUTOGRADER_LANE"] = str(lane)
+    from autograder.course import venv_on_path
+
+    venv_on_path()  # nbgrader's gradebook runs alembic from the venv
     os.chdir(course_dir)
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
