@@ -2,6 +2,7 @@
 # Start a throwaway PostgreSQL server for the tests (Debian's postgresql; installed by scripts/setup.sh).
 # Prints the URL to use as COURSE_DB_URL. Idempotent: reuses a running server on the same port.
 set -euo pipefail
+export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 PORT=${PGTEST_PORT:-55432}
 DIR=${PGTEST_DIR:-/tmp/autograder-pg}
 BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)

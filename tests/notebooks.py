@@ -155,6 +155,26 @@ def closure(names, direct: dict) -> set:
     return seen
 
 
+def independent_groups(mistakes, dependencies_of) -> list[list]:
+    """Pack mistakes into as few notebooks as possible: one mistake per exercise in a notebook, and no member
+    depends (``dependencies_of(mistake)``: the exercises it uses) on another member's exercise."""
+    by_exercise: dict[str, list] = {}
+    for m in mistakes:
+        by_exercise.setdefault(m.exercise, []).append(m)
+    order = sorted(mistakes, key=lambda m: (-len(by_exercise[m.exercise]), m.exercise))
+    groups: list[list] = []
+    for m in order:
+        deps = dependencies_of(m)
+        for group in groups:
+            if all(o.exercise != m.exercise and o.exercise not in deps and m.exercise not in dependencies_of(o)
+                   for o in group):
+                group.append(m)
+                break
+        else:
+            groups.append([m])
+    return groups
+
+
 def _text(cell) -> str:
     source = cell.get("source", "")
     return "".join(source) if isinstance(source, list) else source

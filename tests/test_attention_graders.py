@@ -88,26 +88,7 @@ def mistake_dependencies(mistake) -> set:
     return notebooks.closure(calls, DEPENDS)
 
 
-def independent_groups(mistakes) -> list[list]:
-    """Pack mistakes into notebooks: one per exercise, and no member calls another member's exercise."""
-    by_exercise: dict[str, list] = {}
-    for m in mistakes:
-        by_exercise.setdefault(m.exercise, []).append(m)
-    order = sorted(mistakes, key=lambda m: (-len(by_exercise[m.exercise]), m.exercise))
-    groups: list[list] = []
-    for m in order:
-        deps = mistake_dependencies(m)
-        for group in groups:
-            if all(o.exercise != m.exercise and o.exercise not in deps and m.exercise not in mistake_dependencies(o)
-                   for o in group):
-                group.append(m)
-                break
-        else:
-            groups.append([m])
-    return groups
-
-
-GROUPS = independent_groups(MISTAKES)
+GROUPS = notebooks.independent_groups(MISTAKES, mistake_dependencies)
 GROUP_OF = {m.id: i for i, group in enumerate(GROUPS) for m in group}
 
 
