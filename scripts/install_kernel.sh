@@ -55,25 +55,27 @@ server_exts="formgrader assignment_list course_list validate_assignment"
 lab_plugins="formgrader assignment-list course-list create-assignment validate-assignment"
 strip() { sed 's/\x1b\[[0-9;]*m//g'; }
 
+disabled() { sed -n '/^Disabled extensions:/,/^$/p' <<<"$1"; }   # plugins listed there are off
 server_list=$($JUPYTER server extension list 2>&1 | strip)
+lab_list=$($JUPYTER labextension list 2>&1 | strip)
+changed=0
 for ext in $server_exts; do
   if ! grep -qE "nbgrader\.server_extensions\.$ext +enabled" <<<"$server_list"; then
-    $JUPYTER server extension enable --sys-prefix "nbgrader.server_extensions.$ext" >/dev/null 2>&1
+    $JUPYTER server extension enable --sys-prefix "nbgrader.server_extensions.$ext" >/dev/null 2>&1; changed=1
   fi
 done
-lab_list=$($JUPYTER labextension list 2>&1 | strip)
 if ! grep -qE "@jupyter/nbgrader v[0-9.]+ +enabled +OK" <<<"$lab_list"; then
-  $JUPYTER labextension enable --level=sys_prefix @jupyter/nbgrader >/dev/null 2>&1
+  $JUPYTER labextension enable --level=sys_prefix @jupyter/nbgrader >/dev/null 2>&1; changed=1
 fi
-disabled() { sed -n '/^Disabled extensions:/,/^$/p' <<<"$1"; }   # plugins listed there are off
 for plugin in $lab_plugins; do
   if disabled "$lab_list" | grep -q "@jupyter/nbgrader:$plugin"; then
-    $JUPYTER labextension enable --level=sys_prefix "@jupyter/nbgrader:$plugin" >/dev/null 2>&1
+    $JUPYTER labextension enable --level=sys_prefix "@jupyter/nbgrader:$plugin" >/dev/null 2>&1; changed=1
   fi
 done
-
-server_list=$($JUPYTER server extension list 2>&1 | strip)
-lab_list=$($JUPYTER labextension list 2>&1 | strip)
+if [ "$changed" = 1 ]; then                                      # check what the enabling did
+  server_list=$($JUPYTER server extension list 2>&1 | strip)
+  lab_list=$($JUPYTER labextension list 2>&1 | strip)
+fi
 failed=0
 for ext in $server_exts; do
   if grep -qE "nbgrader\.server_extensions\.$ext +enabled" <<<"$server_list" \

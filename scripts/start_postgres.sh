@@ -6,7 +6,7 @@ export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 PORT=${PGTEST_PORT:-55432}
 DIR=${PGTEST_DIR:-/tmp/autograder-pg}
 BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
-URL="postgresql://autograder:autograder@127.0.0.1:${PORT}/autograder"
+URL="postgresql+psycopg2://autograder:autograder@127.0.0.1:${PORT}/autograder"
 run() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 if run "$BIN/pg_ctl" -D "$DIR" status >/dev/null 2>&1; then echo "$URL"; exit 0; fi
 rm -rf "$DIR"; mkdir -p "$DIR"

@@ -87,7 +87,7 @@ def postgres_db(root):
     import psycopg2
 
     name = f"demo_{uuid.uuid4().hex[:8]}"
-    conn = psycopg2.connect(url)
+    conn = psycopg2.connect(url.replace("+psycopg2", ""))
     conn.autocommit = True
     conn.cursor().execute(f"CREATE DATABASE {name}")
     conn.close()
