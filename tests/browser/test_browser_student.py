@@ -1,0 +1,181 @@
+"""A student in JupyterLab: opens each release notebook, runs it, reads the Korean verdicts, solves an exercise.
+
+Every notebook is the student's own copy of ``release/<a>/<a>.ipynb`` (as nbgrader generated it in the fixture's
+course), opened in headless Chromium; cells run through the Run menu or Shift+Enter; code is typed into the
+cell's editor. Screenshots of each step: ``build/screenshots/``.
+"""
+import re
+
+import pytest
+
+pytest.importorskip("selenium", reason="selenium is not installed (pip install -r requirements-browser.txt)")
+
+from browser_course import ASSIGNMENTS, KERNEL_DISPLAY_NAME, student_copy  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+# What a grade cell says while its exercise is still the stub (the quiz asks for answers, not implementations).
+NOT_DONE = {"attention": "아직 구현하지 않았습니다", "kv_cache": "아직 구현하지 않았습니다", "quiz": "아직 답하지 않았습니다"}
+PASSED = "보이는 확인을 모두 통과했습니다"
+
+SOFTMAX = '''def softmax(x, axis=-1):
+    x = np.asarray(x)
+    if x.dtype == np.float16:
+        x = x.astype(np.float32)
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+'''
+# A classic mistake: normalising over the first axis instead of the key axis.
+SOFTMAX_AXIS_0 = '''def softmax(x, axis=-1):
+    x = np.asarray(x, dtype=np.float64)
+    e = np.exp(x - x.max(axis=0, keepdims=True))
+    return e / e.sum(axis=0, keepdims=True)
+'''
+CAUSAL_MASK = '''def causal_mask(t_q, t_k=None):
+    t_k = t_q if t_k is None else t_k
+    return np.tril(np.ones((t_q, t_k), dtype=bool), k=t_k - t_q)
+'''
+KV_CACHE_BYTES = '''def kv_cache_bytes(num_layers, num_kv_heads, head_dim, seq_len, batch_size=1, bytes_per_element=2):
+    return int(2 * num_layers * num_kv_heads * head_dim * seq_len * batch_size * bytes_per_element)
+'''
+
+
+def grade_id(nb, index: int) -> str:
+    return nb.cells[index].metadata.get("nbgrader", {}).get("grade_id", "")
+
+
+def exercise(nb, index: int) -> str:
+    return grade_id(nb, index).removeprefix("test_")
+
+
+def describe(outputs) -> str:
+    return "; ".join(f"{o.output_type}:{o.get('ename', o.get('name', ''))}" for o in outputs) or "no output"
+
+
+def stopped_at(nb, stops) -> str:
+    return ", ".join(grade_id(nb, i) or f"cell {i}" for i in stops)
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_blank_release_shows_the_korean_verdict_in_every_grade_cell(lab, course, assignment):
+    """Open the released notebook, Run > Run All Cells, and read every grade cell: each says, in Korean, that its
+    exercise is not done yet; no other cell shows an error. Where Run All stops at an error, the student goes on
+    with Run > Run Selected Cell and All Below; if it had to, the test ends as xfail naming the stops (everything
+    else checked), until the cells that raise on purpose are tagged "raises-exception"."""
+    nb = lab.open_notebook(student_copy(course, assignment, "blank"))
+    assert lab.state()["kernel"] == KERNEL_DISPLAY_NAME
+    lab.screenshot("opened")
+
+    stops = lab.run_through(nb)
+    lab.save()
+    saved = lab.saved(nb).cells
+    seen = lab.outputs()
+    verdict = NOT_DONE[assignment]
+    grade_cells = nb.grade_cells()
+    assert grade_cells, f"{assignment} has no grade cells"
+    for i in nb.code_cells():
+        meta = nb.cells[i].metadata.get("nbgrader", {})
+        errors = [o for o in saved[i].outputs if o.output_type == "error"]
+        stderr = [o for o in saved[i].outputs if o.output_type == "stream" and o.name == "stderr"]
+        if i in grade_cells:
+            name = exercise(nb, i)
+            assert len(errors) == 1 and errors[0].ename == "AssertionError", \
+                f"{grade_id(nb, i)}: expected the visible check's AssertionError, got {describe(saved[i].outputs)}"
+            assert f"❌ {name}: {verdict}" in errors[0].evalue, f"{grade_id(nb, i)}: {errors[0].evalue}"
+            assert f"❌ {name}: {verdict}" in seen[i]["text"], f"{grade_id(nb, i)}: not shown on the page"
+        elif meta.get("solution"):
+            # The stub itself raises only where it runs at the top level (the quiz's `qN = ...` cells).
+            assert all(e.ename == "NotImplementedError" for e in errors), f"{grade_id(nb, i)}: {describe(errors)}"
+        else:
+            assert not errors and not stderr, f"cell {i} (not a grade cell) shows {describe(errors + stderr)}"
+    if assignment != "quiz":                       # the first cell prints keras' backend
+        printed = "".join(o.get("text", "") for o in saved[nb.code_cells()[0]].outputs)
+        assert re.search(r"(백엔드|backend): torch", printed), printed
+
+    for i in grade_cells[:2]:
+        lab.show_output(i)
+        lab.screenshot(f"verdict-{exercise(nb, i)}")
+    if stops:
+        # Lab sends every cell with stop_on_error: Run All stops at the first cell that raises, so a student who
+        # runs all cells of the blank release sees one verdict, not one per exercise, until the cells that raise
+        # on purpose carry the "raises-exception" tag.
+        pytest.xfail(f"Run All Cells stopped {len(stops)} times (at {stopped_at(nb, stops)}); everything else "
+                     "checked passed. Fix: tag those cells \"raises-exception\" in source/ and rebuild.")
+
+
+def test_softmax_wrong_then_right_then_heatmaps(lab, course):
+    """Type a softmax over the wrong axis: the visible check shows the Korean mismatch message and hint. Type a right
+    one (and causal_mask): the check passes with ✅, and the heatmaps that need them appear. Validate then lists
+    exactly the exercises still to do."""
+    nb = lab.open_notebook(student_copy(course, "attention", "softmax"))
+    solution, check = nb.index("solution_softmax"), nb.index("test_softmax")
+
+    lab.type_into_cell(solution, SOFTMAX_AXIS_0)
+    lab.run_all()
+    text = lab.outputs()[check]["text"]
+    assert "❌ softmax(x, axis=-1), x: (2, 3, 5): 값이 다릅니다" in text, text[-600:]
+    assert "softmax 축(키 축 = 마지막 축)" in text, text[-600:]            # the hint
+    assert PASSED not in text and NOT_DONE["attention"] not in text
+    lab.show_output(check)
+    lab.screenshot("softmax-axis0-mismatch")
+
+    lab.type_into_cell(solution, SOFTMAX)
+    lab.type_into_cell(nb.index("solution_causal_mask"), CAUSAL_MASK)
+    lab.run_through(nb)
+    lab.save()
+    seen, saved = lab.outputs(), lab.saved(nb).cells
+    for i in nb.grade_cells():
+        if exercise(nb, i) in ("softmax", "causal_mask"):
+            assert f"✅ {exercise(nb, i)}: {PASSED}" in seen[i]["text"], seen[i]["text"][-600:]
+            assert not [o for o in saved[i].outputs if o.output_type == "error"]
+        else:
+            assert f"❌ {exercise(nb, i)}: {NOT_DONE['attention']}" in seen[i]["text"]
+    assert re.search(r"밥을\s+점수 5\.65\s+->\s+가중치 0\.757", seen[nb.index("test_softmax") + 1]["text"])
+
+    # Every heatmap of the notebook (cells that call show_attention) needs only softmax and causal_mask.
+    heatmaps = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "show_attention(" in c.source
+                and "def show_attention" not in c.source]
+    assert len(heatmaps) >= 2, heatmaps
+    for i in heatmaps:
+        pngs = [o for o in saved[i].outputs if "image/png" in o.get("data", {})]
+        assert pngs, f"cell {i}: no figure in the saved notebook ({describe(saved[i].outputs)})"
+        assert seen[i]["images"] == len(pngs), f"cell {i}: {seen[i]['images']} images shown, {len(pngs)} saved"
+        assert not [o for o in saved[i].outputs if o.output_type == "error" or o.get("name") == "stderr"]
+        lab.show_figure(i)
+        lab.screenshot(f"heatmap-cell{i}")
+
+    # nbgrader's Validate on this half-done notebook: exactly the exercises still to do fail, each in Korean.
+    kind, text = lab.validate()
+    todo = [exercise(nb, i) for i in nb.grade_cells() if exercise(nb, i) not in ("softmax", "causal_mask")]
+    assert kind == "error" and text.count("The following cell failed:") == len(todo), text[:1000]
+    for name in todo:
+        assert f"❌ {name}: {NOT_DONE['attention']}" in text, f"{name} not in the validation report"
+    assert "❌ softmax" not in text and "❌ causal_mask" not in text
+    lab.screenshot("validate-half-done")
+    lab.close_dialog()
+
+
+def test_kv_cache_table_and_plot_appear_once_kv_cache_bytes_works(lab, course):
+    """kv_cache: implement kv_cache_bytes, run the notebook; its check passes, the model table and the memory plot
+    (which depend on it) appear instead of the Korean notes."""
+    nb = lab.open_notebook(student_copy(course, "kv_cache", "kv"))
+    lab.type_into_cell(nb.index("solution_kv_cache_bytes"), KV_CACHE_BYTES)
+    lab.run_through(nb)
+    lab.save()
+    seen, saved = lab.outputs(), lab.saved(nb).cells
+    check = nb.index("test_kv_cache_bytes")
+    assert f"✅ kv_cache_bytes: {PASSED}" in seen[check]["text"]
+    plots = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "plt.show()" in c.source]
+    tables = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "display(Markdown" in c.source]
+    assert plots and tables
+    for i in plots:
+        assert seen[i]["images"] >= 1, f"cell {i}: no plot shown ({describe(saved[i].outputs)})"
+        assert any("image/png" in o.get("data", {}) for o in saved[i].outputs)
+        lab.show_figure(i)
+        lab.screenshot(f"plot-cell{i}")
+    for i in tables:
+        assert "text/markdown" in " ".join(seen[i]["mimes"]), f"cell {i}: {seen[i]['mimes']}"
+        assert "구현하지 않았습니다" not in seen[i]["text"]
+    assert "Qwen3-8B" in seen[tables[0]]["text"] and "576 MiB" in seen[tables[0]]["text"]
+    lab.show_output(tables[0])
+    lab.screenshot("model-table")
