@@ -7,13 +7,14 @@ PYTHON=${PYTHON:-python3}
 
 # System packages: bubblewrap (the sandbox), a Korean font for the heatmaps, PostgreSQL (gradebook tests),
 # Chromium and its driver (browser tests). Installed when missing and when we may (root).
-DEBS="bubblewrap fonts-nanum postgresql chromium chromium-driver"
+DEBS="bubblewrap fonts-nanum fonts-noto-color-emoji postgresql chromium chromium-driver"
 missing=$(for p in $DEBS; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
 if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "setup: apt-get install $missing"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+    rm -f "${HOME:-/root}"/.cache/matplotlib/fontlist-*.json   # matplotlib must see the new Korean font
   else
     echo "setup: please install (as root): apt-get install $missing" >&2
   fi
@@ -22,11 +23,12 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 stamp=.venv/.requirements.sha256
-want=$(cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+want=$(cat requirements.txt requirements-browser.txt pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/pip install -q --upgrade pip
-  .venv/bin/pip install -q -r requirements.txt
+  .venv/bin/pip install -q -r requirements.txt -r requirements-browser.txt
   .venv/bin/pip install -q --no-deps -e .
+  bash scripts/install_kernel.sh >/dev/null   # the course kernel (KERAS_BACKEND=torch) and nbgrader's extensions
   echo "$want" > "$stamp"
 fi
 echo "setup: $(KERAS_BACKEND=torch .venv/bin/python -c 'import torch, keras, nbgrader; print(f"torch {torch.__version__}, keras {keras.__version__}, nbgrader {nbgrader.__version__}")')"
