@@ -162,7 +162,8 @@ class DemoClass:
         with self.timed("collect"):
             self.nbgrader("collect", assignment, "--update")
         with self.timed("autograde"):
-            outcomes = autograde_class(self.dir, assignment, self.workers, progress=self.log)
+            outcomes = autograde_class(self.dir, assignment, self.workers, progress=self.log,
+                                       db_url=self.env["COURSE_DB_URL"])
         failed = [o.student for o in outcomes if not o.ok]
         if failed:
             self.say(f"  {assignment}: autograding failed for {failed}")

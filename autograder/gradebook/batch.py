@@ -106,7 +106,7 @@ def _korean_reason(text: str) -> str:
 _API = None
 
 
-def _init_worker(course_dir: str, lanes) -> None:
+def _init_worker(course_dir: str, lanes, db_url: str | None) -> None:
     """Once per worker: its own lane (zygote and uid), nbgrader's API on the course's config."""
     global _API
     import warnings
@@ -125,6 +125,8 @@ def _init_worker(course_dir: str, lanes) -> None:
     config = PyFileConfigLoader("nbgrader_config.py", path=course_dir).load_config()
     config.CourseDirectory.root = course_dir
     config.CourseDirectory.submitted_directory = str(STAGING)
+    if db_url:
+        config.CourseDirectory.db_url = db_url
     _API = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
     import autograder.gradebook.execute  # noqa: F401 - warm the graders' imports before the first student
     import autograder.gradebook.preprocessor  # noqa: F401
@@ -151,8 +153,10 @@ def _grade_one(job) -> Outcome:
 
 
 def autograde_class(course_dir: Path, assignment: str, workers: int | None = None, shard: str | None = None,
-                    students: list[str] | None = None, progress=sys.stderr) -> list[Outcome]:
-    """Grade every (or the given) submitted student of ``assignment`` in this shard with ``workers`` lanes."""
+                    students: list[str] | None = None, progress=sys.stderr, db_url: str | None = None) -> list[Outcome]:
+    """Grade every (or the given) submitted student of ``assignment`` in this shard with ``workers`` lanes.
+
+    ``db_url`` overrides the gradebook of the course's configuration (``$COURSE_DB_URL`` does too)."""
     course_dir = Path(course_dir).resolve()
     index, total = parse_shard(shard)
     everyone = students or submitted_students(course_dir, assignment)
@@ -168,7 +172,7 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
     lanes = context.Manager().Queue()
     for lane in range(workers):
         lanes.put(lane)
-    with context.Pool(workers, initializer=_init_worker, initargs=(str(course_dir), lanes)) as pool:
+    with context.Pool(workers, initializer=_init_worker, initargs=(str(course_dir), lanes, db_url)) as pool:
         for outcome in pool.imap_unordered(_grade_one, jobs):
             outcomes.append(outcome)
             done, elapsed = len(outcomes), time.perf_counter() - start
