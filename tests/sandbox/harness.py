@@ -1,0 +1,267 @@
+"""Helpers of the sandbox catalogue tests: hashes, lane processes, the test's servers, verdicts, nbgrader helpers."""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import socket
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import nbformat
+
+import catalogue
+from autograder import settings
+
+ROOT = settings.ROOT
+SEED = int(os.environ.get("SANDBOX_TEST_SEED", "20250505"))
+ASSIGNMENT = catalogue.ASSIGNMENT
+LANE_UIDS = range(61000, 61064)
+# Shorter limits for the in-process gradings (the class under load uses the course's own timeouts).
+SHORT_TIMEOUTS = {"cell": 5, "call": 2.5, "startup": 90}
+
+
+# ----------------------------------------------------------------------------------------------- processes
+def descendants(root: int | None = None) -> list[int]:
+    """Every process below ``root`` (default: this one), found through /proc/<pid>/task/<tid>/children."""
+    found, pending = [], [os.getpid() if root is None else root]
+    while pending:
+        pid = pending.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{task}/children") as fh:
+                    children = [int(n) for n in fh.read().split()]
+            except OSError:
+                continue
+            found += children
+            pending += children
+    return found
+
+
+def lane_processes() -> list[int]:
+    """Live (not zombie) processes below this one running as a lane's uid: student code still running.
+
+    Only this process's own descendants count (other test runs on the same machine have lanes of their own)."""
+    found = []
+    for pid in descendants():
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        uid = int(fields.get("Uid", "0").split()[0])
+        if uid in LANE_UIDS and not fields.get("State", "").strip().startswith("Z"):
+            found.append(pid)
+    return found
+
+
+def wait_lane_quiet(seconds: float = 3.0) -> list[int]:
+    """The lane processes still alive after up to ``seconds`` (a SIGKILL takes a moment to land)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        left = lane_processes()
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)
+
+
+
+# ----------------------------------------------------------------------------------------------- hashes
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def tree_hashes(*roots) -> dict:
+    """sha256 of every file under ``roots`` (bytecode caches excluded: Python rewrites them at will)."""
+    out = {}
+    for root in roots:
+        root = Path(root)
+        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+        for path in files:
+            if "__pycache__" in path.parts or path.suffix == ".pyc":
+                continue
+            out[str(path)] = sha256(path)
+    return out
+
+
+
+# ----------------------------------------------------------------------------------------------- servers
+class Servers:
+    """A TCP server on 127.0.0.1 and an abstract unix socket that answer with the token and count clients."""
+
+    def __init__(self, token: str):
+        self.token = token
+        self.connections = 0
+        self.tcp = socket.create_server(("127.0.0.1", 0))
+        self.port = self.tcp.getsockname()[1]
+        self.unix_name = f"autograder-sandbox-test-{uuid.uuid4().hex[:8]}"
+        self.unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.unix.bind("\0" + self.unix_name)
+        self.unix.listen()
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind(("127.0.0.1", self.port))
+        self.stop = False
+        self.threads = [threading.Thread(target=self._serve, args=(s,), daemon=True) for s in (self.tcp, self.unix)]
+        self.threads.append(threading.Thread(target=self._serve_udp, daemon=True))
+        for t in self.threads:
+            t.start()
+
+    def _serve(self, server):
+        server.settimeout(0.2)
+        while not self.stop:
+            try:
+                conn, _ = server.accept()
+            except (TimeoutError, socket.timeout):
+                continue
+            except OSError:
+                return
+            self.connections += 1
+            with conn:
+                try:
+                    conn.sendall(self.token.encode())
+                except OSError:
+                    pass
+
+    def _serve_udp(self):
+        self.udp.settimeout(0.2)
+        while not self.stop:
+            try:
+                self.udp.recvfrom(512)
+                self.connections += 1
+            except (TimeoutError, socket.timeout):
+                continue
+            except OSError:
+                return
+
+    def close(self):
+        self.stop = True
+        for s in (self.tcp, self.unix, self.udp):
+            s.close()
+
+
+def own_connection_works(servers) -> bool:
+    """The server really answers (from outside the sandbox): a refused attack means the sandbox refused it."""
+    with socket.create_connection(("127.0.0.1", servers.port), timeout=2) as s:
+        ok = servers.token.encode() in s.recv(256)
+    servers.connections -= 1
+    return ok
+
+
+# ----------------------------------------------------------------------------------------------- verdicts
+def judge(entry: catalogue.Entry, scores: dict, honest_scores: dict) -> dict:
+    """Exercises whose score is not what it must be: 0 on the attacked ones, the honest score elsewhere."""
+    wrong = {}
+    spared = catalogue.spared(entry)
+    for name, expected in honest_scores.items():
+        got = scores.get(name)
+        if name in entry.attacked:
+            if got != 0:
+                wrong[name] = (got, 0)
+        elif name not in spared and got != expected:
+            wrong[name] = (got, expected)
+    return wrong
+
+
+def describe(entry: catalogue.Entry, scores: dict, honest_scores: dict, wrong: dict) -> str:
+    attacked = ", ".join(f"{n} {scores.get(n)}" for n in entry.attacked) or "nothing attacked"
+    kept = [n for n in honest_scores if n not in entry.attacked and n not in wrong]
+    text = f"{attacked}; {len(kept)}/{len(honest_scores) - len(entry.attacked)} others kept their score"
+    if wrong:
+        text += "; WRONG: " + ", ".join(f"{n} got {g} (must be {e})" for n, (g, e) in wrong.items())
+    return text
+
+
+# ----------------------------------------------------------------------------------------------- grading
+def write_submission(nb, folder: Path) -> Path:
+    """The submission as the student's file (graded from there, hashed before and after)."""
+    path = Path(folder) / f"{ASSIGNMENT}.ipynb"
+    nbformat.write(nb, str(path))
+    return path
+
+
+def grade_file(path: Path):
+    """Grade a submitted file in this process, as `python -m autograder grade` does (no gradebook)."""
+    from autograder.collect import collect_file
+    from autograder.grade import grade_submission
+
+    return grade_submission(collect_file(path, ASSIGNMENT), SEED)
+
+
+# ----------------------------------------------------------------------------------------------- nbgrader path
+def new_course(generated: Path, where: Path) -> Path:
+    """A copy of the generated course with its own gradebook, pinned in its config (workers read no env)."""
+    shutil.copytree(generated, where)
+    with open(where / "nbgrader_config.py", "a") as fh:
+        fh.write(f"\nc.CourseDirectory.db_url = 'sqlite:///{where / 'gradebook.db'}'\n"
+                 f"c.HiddenGraders.seed = {SEED}\n")
+    return where
+
+
+def submit(course_dir: Path, student: str, content) -> Path:
+    """Put a notebook node or raw bytes at submitted/<student>/attention/attention.ipynb."""
+    folder = course_dir / "submitted" / student / ASSIGNMENT
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{ASSIGNMENT}.ipynb"
+    if isinstance(content, (bytes, bytearray)):
+        path.write_bytes(content)
+    else:
+        nbformat.write(content, str(path))
+    return path
+
+
+def cell_scores(course_dir: Path, student: str) -> dict:
+    """``{exercise: score}`` of the grade cells of a student's autograded notebook in the gradebook."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gb:
+        try:
+            nb = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student)
+        except MissingEntry:
+            return {}
+        return {g.name.removeprefix("test_"): g.score for g in nb.grades}
+
+
+def gradebook_shape(course_dir: Path) -> dict:
+    """What an attack on the gradebook's structure would change: grade cells, points, students."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gb:
+        assignment = gb.find_assignment(ASSIGNMENT)
+        cells = {c.name: c.max_score for n in assignment.notebooks for c in n.grade_cells}
+        return {"max_score": assignment.max_score, "grade_cells": cells}
+
+
+def expected_cell_scores(result) -> dict:
+    """What nbgrader's gradebook holds for a result graded alone: each cell's score as HiddenGraders writes it."""
+    from autograder.gradebook.preprocessor import cell_score
+
+    return {e.name: cell_score(e.max_score, e.score, e.max_score) for e in result.exercises}
+
+
+def generate_feedback(course_dir: Path, students) -> dict:
+    """nbgrader's own generate_feedback (its API, the course's config) for some students: their HTML, unescaped."""
+    import html
+
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course_dir)).load_config()
+    config.CourseDirectory.root = str(course_dir)
+    api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+    out = {}
+    for s in students:
+        result = api.generate_feedback(ASSIGNMENT, s, force=True)
+        path = course_dir / "feedback" / s / ASSIGNMENT / f"{ASSIGNMENT}.html"
+        out[s] = html.unescape(path.read_text(encoding="utf-8")) if path.exists() else result.get("log", "")
+    return out

@@ -1,0 +1,169 @@
+"""The attack catalogue (issue 5, requirement 2): every attack is a submitted notebook.
+
+Each must score 0 on the exercises it attacks, leave the honest exercises of the same notebook with the score the
+instructor's solution gets, and leave the graders, the stored references, the gradebook and the other
+submissions byte for byte as they were (sha256 before and after). Cell-level attacks are graded in this process
+from the submitted file as ``python -m autograder grade`` does (``collect_file`` + ``grade_submission``: the
+lane's warm zygote, no gradebook), with shortened timeouts; edits of the notebook's structure go through the real
+nbgrader path (``autograde_class`` on a scratch course, fixture ``nb_class``).
+"""
+from __future__ import annotations
+
+import pytest
+
+import catalogue
+from harness import SEED, describe, grade_file, judge, own_connection_works, wait_lane_quiet, write_submission
+from autograder import settings
+from autograder.feedback.report import exercise_report
+from autograder.grade import grade_notebook
+
+pytestmark = pytest.mark.slow
+
+ASSIGNMENT = catalogue.ASSIGNMENT
+
+
+def params(entries):
+    return [pytest.param(e, id=e.id, marks=[pytest.mark.xfail(strict=True, reason=e.known_bug)] if e.known_bug
+                         else []) for e in entries]
+
+
+def grade(nb):
+    return grade_notebook(nb, f"{ASSIGNMENT}.ipynb", ASSIGNMENT, seed=SEED)
+
+
+def feedback(result, names) -> str:
+    return "\n".join(exercise_report(e, result.notebook_errors) for e in result.exercises if e.name in names)
+
+
+# ----------------------------------------------------------------------------------------------- catalogue shape
+def test_catalogue_covers_the_issue():
+    """Every attack family of the issue has at least one entry, ids are unique, descriptions are bilingual."""
+    ids = {e.id for e in catalogue.ALL}
+    families = {
+        "monkeypatching numpy/keras/torch, builtins, sys.modules": {"patch_numpy", "patch_torch_keras",
+                                                                  "patch_builtins", "patch_sys_modules"},
+        "objects equal to anything": {"always_equal_object", "always_equal_ndarray", "fake_tensor"},
+        "IPython transformers, display hooks, showtraceback/set_custom_exc": {"ipython_input_transformers",
+                                                                            "display_and_traceback_hooks"},
+        "printing or displaying numbers": {"prints_numbers", "nb_prints_numbers"},
+        "reading graders, references, gradebook, other submissions": {"read_graders", "read_gpu_refs",
+                                                                     "read_gradebook", "read_other_submission",
+                                                                     "walk_filesystem"},
+        "writing to them": {"write_secrets", "network_gradebook"},
+        "network": {"network_tcp", "network_gradebook"},
+        "grade cells, metadata, points, cells, ids, kernel spec": {
+            "nb_edit_grade_cell", "nb_inflate_points", "nb_delete_grade_cell", "nb_duplicate_cells", "nb_cell_ids",
+            "nb_kernelspec", "nb_rename_grade_id", "nb_extra_grade_cell"},
+        "forbidden routine under an alias": {"forbidden_alias_import", "forbidden_getattr_string"},
+        "the reference through Keras": {"keras_reference_direct", "keras_reference_alias"},
+        "signal handlers ignoring the timeout": {"signal_ignore_at_import", "signal_ignore_in_call"},
+    }
+    for family, needed in families.items():
+        assert needed <= ids, (family, needed - ids)
+    for e in catalogue.ALL:
+        assert e.ko and e.en and e.kind in ("attack", "fault") and e.level in ("cells", "notebook", "file"), e.id
+        assert any("\uac00" <= ch <= "\ud7a3" for ch in e.ko), f"{e.id}: the description must be Korean"
+        assert set(e.attacked) <= set(catalogue.notebooks.exercises(catalogue.notebooks.solution_notebook(ASSIGNMENT)))
+
+
+def test_catalogue_notebooks_are_well_formed(ctx):
+    """Every entry builds; every code cell of the cell- and notebook-level entries compiles (but the syntax error's),
+    so that a 0 means the attack failed in the sandbox, not that its code was broken."""
+    from autograder.collect import strip_magics
+
+    broken = []
+    for entry in catalogue.ALL + [catalogue.CONTROL]:
+        built = entry.build(ctx)
+        if entry.level == "file":
+            assert isinstance(built, bytes), entry.id
+            continue
+        for cell in built.cells:
+            if cell.cell_type == "code":
+                try:
+                    compile(strip_magics(cell.source), entry.id, "exec")
+                except SyntaxError:
+                    broken.append(entry.id)
+    assert broken == ["syntax_error"], broken
+
+
+# ----------------------------------------------------------------------------------------------- control
+def test_control_a_working_attack_would_pay(ctx, honest, short_timeouts):
+    """The cheating function of the secret-reading attacks gets full marks when its attack works: so a 0 below
+    means the attack did not work, not that the cheat was wrong."""
+    result = grade(catalogue.CONTROL.build(ctx))
+    assert result.exercise(catalogue.TARGET).score == honest.exercise(catalogue.TARGET).score > 0
+
+
+# ----------------------------------------------------------------------------------------------- cell-level attacks
+@pytest.mark.parametrize("entry", params(catalogue.ATTACKS))
+def test_attack(entry, ctx, honest, fingerprint, servers, short_timeouts, tmp_path):
+    assert settings.sandboxed() is True
+    honest_scores = {e.name: e.score for e in honest.exercises}
+    path = write_submission(entry.build(ctx), tmp_path)
+    before = fingerprint(path)
+    connections = servers.connections
+    if entry.before is not None:   # the accomplice, graded just before in the same lane
+        grade(entry.before(ctx))
+    try:
+        result = grade_file(path)
+    except Exception as exc:  # noqa: BLE001 - grading itself broke: the submission is lost
+        catalogue.REPORT.record(entry, f"grading raised {type(exc).__name__}: {exc}", lost=True)
+        raise
+    scores = {e.name: e.score for e in result.exercises}
+    wrong = judge(entry, scores, honest_scores)
+    after = fingerprint(path)
+    changed_files = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+    reached = servers.connections - connections
+    stray = wait_lane_quiet()
+    outcome = describe(entry, scores, honest_scores, wrong) + f"; {result.seconds:.1f} s"
+    if changed_files:
+        outcome += f"; FILES CHANGED: {changed_files}"
+    if reached:
+        outcome += f"; the test's servers saw {reached} connection(s)"
+    if stray:
+        outcome += f"; {len(stray)} student process(es) still running after grading"
+    catalogue.REPORT.record(entry, outcome, changed=bool(wrong or changed_files or reached),
+                            gained=bool(set(wrong) & set(entry.attacked) or changed_files or reached))
+
+    assert not changed_files, f"{entry.id} changed files: {changed_files}"
+    assert reached == 0, f"{entry.id} reached the test's servers"
+    assert not wrong, f"{entry.id}: {outcome}\n" + feedback(result, set(wrong))
+    assert not stray, f"{entry.id}: student processes outlived the grading: {stray}"
+    text = feedback(result, set(entry.attacked))
+    missing = catalogue.lacking(entry, text)
+    assert not missing, f"{entry.id}: the feedback does not say {missing}:\n{text}"
+
+
+def test_servers_were_reachable_from_outside(servers):
+    """The network attacks were refused by the sandbox, not by a server that was not listening."""
+    assert own_connection_works(servers)
+
+
+# ----------------------------------------------------------------------------------------------- notebook-level
+@pytest.mark.parametrize("entry", params(catalogue.NOTEBOOK_ATTACKS))
+def test_notebook_attack(entry, nb_class):
+    assert settings.sandboxed() is True
+    outcome = nb_class["outcomes"].get(entry.id)
+    scores = nb_class["scores"].get(entry.id, {})
+    honest_scores = nb_class["honest"]
+    lost = outcome is None or not outcome.ok
+    wrong = judge(entry, scores, honest_scores)
+    text = describe(entry, scores, honest_scores, wrong)
+    if lost:
+        last = (outcome.error.strip().splitlines() or ["?"])[-1] if outcome else "not graded"
+        text = f"nbgrader autograde failed: {last[:160]}; gradebook: {text}"
+    catalogue.REPORT.record(entry, text, changed=bool(wrong), lost=lost,
+                            gained=bool(set(wrong) & set(entry.attacked)))
+    assert not lost, f"{entry.id}: the submission was not graded: {outcome.error[-1500:] if outcome else ''}"
+    assert not wrong, f"{entry.id}: {text}"
+
+
+def test_notebook_attacks_left_graders_gradebook_and_submissions_alone(nb_class):
+    """sha256 of the graders and of every submitted file before and after the class; the gradebook's grade
+    cells and points are the assignment's own; the honest student got full marks."""
+    changed = sorted(k for k in set(nb_class["before"]) | set(nb_class["after"])
+                     if nb_class["before"].get(k) != nb_class["after"].get(k))
+    assert not changed, changed
+    assert nb_class["shape_after"] == nb_class["shape_before"]
+    assert nb_class["shape_after"]["max_score"] == sum(nb_class["honest"].values())
+    assert nb_class["scores"]["honest"] == nb_class["honest"]

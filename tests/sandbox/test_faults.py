@@ -1,0 +1,120 @@
+"""The fault catalogue (issue 5, requirement 3): broken, hostile-by-accident and unusual submissions.
+
+Each is graded: 0 on the exercises it breaks, the honest score on every other exercise, a clear Korean message
+in the feedback (the report the hidden graders write into the grade cell), no submitted file changed and no
+student process left running. Cell-level faults are graded in this process from the submitted file, as
+``python -m autograder grade`` does (``collect_file`` + ``grade_submission``, the lane's warm zygote), with shortened
+timeouts (the memory, process and output limits are the course's own); files that are not gradable notebooks go
+through the real nbgrader path with the rest of a class (fixture ``nb_class``), where they must get 0 with the
+reason in the feedback and must not stop anyone else's grading.
+"""
+from __future__ import annotations
+
+import pytest
+
+import catalogue
+from harness import describe, grade_file, judge, wait_lane_quiet, write_submission
+from autograder import settings
+from autograder.feedback.report import exercise_report
+
+pytestmark = pytest.mark.slow
+
+ASSIGNMENT = catalogue.ASSIGNMENT
+
+
+def params(entries):
+    return [pytest.param(e, id=e.id, marks=[pytest.mark.xfail(strict=True, reason=e.known_bug)] if e.known_bug
+                         else []) for e in entries]
+
+
+# ----------------------------------------------------------------------------------------------- catalogue shape
+def test_catalogue_covers_the_faults():
+    """Every fault family of the issue has an entry."""
+    ids = {e.id for e in catalogue.ALL}
+    families = {
+        "infinite loops at import and in a graded call": {"loop_at_import", "loop_in_call"},
+        "a slow but correct solution": {"slow_but_correct"},
+        "memory exhaustion": {"memory_at_import", "memory_in_call"},
+        "fork bombs": {"fork_bomb", "detached_children"},
+        "output floods": {"output_flood_at_import", "output_flood_in_call"},
+        "sys.exit, os._exit, a segfault": {"sys_exit_at_import", "sys_exit_in_call", "os_exit_at_import",
+                                           "os_exit_in_call", "segfault_at_import", "segfault_in_call"},
+        "syntax errors, missing/renamed function, wrong signature": {"syntax_error", "missing_function",
+                                                                     "renamed_function", "wrong_signature"},
+        "wrong shapes/dtypes, NaN/inf/None": {"wrong_shape", "wrong_dtype", "returns_nan", "returns_inf",
+                                              "returns_none"},
+        "broken files": {"truncated_notebook", "not_json", "other_assignment", "not_utf8", "huge_notebook"},
+    }
+    for family, needed in families.items():
+        assert needed <= ids, (family, needed - ids)
+    assert all(e.expect for e in catalogue.FILE_FAULTS)
+
+
+# ----------------------------------------------------------------------------------------------- cell-level faults
+@pytest.mark.parametrize("entry", params(catalogue.FAULTS))
+def test_fault(entry, ctx, honest, fingerprint, short_timeouts, tmp_path):
+    assert settings.sandboxed() is True
+    honest_scores = {e.name: e.score for e in honest.exercises}
+    path = write_submission(entry.build(ctx), tmp_path)
+    before = fingerprint(path)
+    try:
+        result = grade_file(path)
+    except Exception as exc:  # noqa: BLE001 - grading itself broke: the submission is lost
+        catalogue.REPORT.record(entry, f"grading raised {type(exc).__name__}: {exc}", lost=True)
+        raise
+    after = fingerprint(path)
+    scores = {e.name: e.score for e in result.exercises}
+    wrong = judge(entry, scores, honest_scores)
+    stray = wait_lane_quiet()
+    shown = set(entry.attacked) or set(honest_scores)
+    text = "\n".join(exercise_report(e, result.notebook_errors) for e in result.exercises if e.name in shown)
+    missing = catalogue.lacking(entry, text)
+    outcome = describe(entry, scores, honest_scores, wrong) + f"; {result.seconds:.1f} s"
+    if missing:
+        outcome += f"; feedback lacks {missing}"
+    if stray:
+        outcome += f"; {len(stray)} student process(es) still running after grading"
+    changed_files = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+    if changed_files:
+        outcome += f"; FILES CHANGED: {changed_files}"
+    catalogue.REPORT.record(entry, outcome, changed=bool(wrong or missing or stray or changed_files))
+
+    assert not wrong, f"{entry.id}: {outcome}\n{text}"
+    assert not missing, f"{entry.id}: the feedback does not say {missing}:\n{text}"
+    assert any("\uac00" <= ch <= "\ud7a3" for ch in text), "the feedback must be Korean"
+    assert not stray, f"{entry.id}: student processes outlived the grading: {stray}"
+    assert not changed_files, changed_files
+
+
+# ----------------------------------------------------------------------------------------------- file-level faults
+@pytest.mark.parametrize("entry", params(catalogue.FILE_FAULTS))
+def test_file_fault(entry, nb_class):
+    """Graded through nbgrader as the blank release with a Korean note: 0 points, the reason in the feedback."""
+    assert settings.sandboxed() is True
+    outcome = nb_class["outcomes"].get(entry.id)
+    scores = nb_class["scores"].get(entry.id, {})
+    html = nb_class["feedback"].get(entry.id, "")
+    lost = outcome is None or not outcome.ok
+    missing = catalogue.lacking(entry, html)
+    total = sum(v for v in scores.values() if v is not None)
+    text = (f"graded as the blank release: {total:g}/{sum(nb_class['honest'].values()):g}, "
+            f"notes {outcome.notes if outcome else '-'}")
+    if missing:
+        text += f"; feedback lacks {missing}"
+    catalogue.REPORT.record(entry, text, changed=bool(total or missing), lost=lost or not scores)
+    assert not lost, f"{entry.id}: the submission was not graded: {outcome.error[-1500:] if outcome else ''}"
+    assert scores and total == 0, scores
+    assert outcome.notes, "the staging step must say why the file was replaced"
+    assert not missing, f"{entry.id}: the feedback does not say {missing}"
+
+
+def test_the_class_around_the_faults_was_graded(nb_class):
+    """Every student of the nbgrader class was graded (none lost), the honest one with full marks, and no
+    submitted file changed (sha256 of everything under submitted/ before and after)."""
+    lost = [s for s, o in nb_class["outcomes"].items() if not o.ok]
+    known = {e.id for e in catalogue.NOTEBOOK_ATTACKS if e.known_bug}
+    assert set(lost) <= known, f"submissions lost beyond the known bugs: {sorted(set(lost) - known)}"
+    assert nb_class["scores"]["honest"] == nb_class["honest"]
+    changed = sorted(k for k in set(nb_class["before"]) | set(nb_class["after"])
+                     if nb_class["before"].get(k) != nb_class["after"].get(k))
+    assert not changed, changed
