@@ -117,6 +117,7 @@ def grade_submission(submission: Submission, seed: int | None = None, started=No
     seed = new_seed() if seed is None else int(seed)
     start = time.perf_counter()
     process, errors = started or start_student(submission)
+    process.deadline = time.monotonic() + settings.course()["timeouts"]["submission"]
     try:
         student = Student(process, submission.code_cells)
         graders_start = time.perf_counter()

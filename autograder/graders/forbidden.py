@@ -29,6 +29,11 @@ ATTENTION = {
 }
 CAUSAL = {"runtime": set(), "names": {"causal_lower_right", "causal_upper_left"}}
 
+# Reaching around the run-time check: anywhere in a notebook, these forfeit every exercise the rule covers.
+TAMPERING = {"DisableTorchFunction", "DisableTorchFunctionSubclass", "_set_torch_function_mode",
+             "_pop_torch_function_stack", "_push_on_torch_function_stack", "Monitor", "_NAMESPACE", "_student_caller",
+             "_torch_routine"}
+
 RULES = {
     "softmax": SOFTMAX,
     "additive_attention": ATTENTION,
@@ -71,6 +76,9 @@ def static_violations(function: str, sources: list[str]) -> list[str]:
     rule = RULES.get(function)
     if not rule:
         return []
+    tampered = tampering(sources)
+    if tampered:
+        return tampered
     names, found = rule["names"], set()
     for source in sources:
         try:
@@ -86,6 +94,23 @@ def static_violations(function: str, sources: list[str]) -> list[str]:
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == function:
                 found |= _names_in(node, names, aliases)
+    return sorted(found)
+
+
+def tampering(sources: list[str]) -> list[str]:
+    """Names that switch off or patch the run-time check, found anywhere in the notebook's code."""
+    found = set()
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+            if name in TAMPERING:
+                found.add(name)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.strip() in TAMPERING:
+                found.add(node.value.strip())
     return sorted(found)
 
 

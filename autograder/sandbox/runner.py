@@ -102,7 +102,10 @@ class StudentProcess:
         self.proc: subprocess.Popen | None = None
         self.report: StartReport | None = None
         self.restarts = 0
-        self.crashed_for_good = None
+        self.crashed_for_good = None      # the submission's cells could not run at all
+        self.failures: dict = {}          # function -> how often its calls hung or ended the process
+        self.broken: dict = {}            # function -> why it is not called again (after max_restarts failures)
+        self.deadline: float | None = None  # monotonic time after which no more calls are made (whole submission)
         self.scratch = None if zygote else Path(tempfile.mkdtemp(prefix="autograder-"))
         self.log_path = None if zygote else self.scratch / "output.log"
 
@@ -217,6 +220,8 @@ class StudentProcess:
 
     def cleanup(self) -> None:
         self.close()
+        if self.zygote is not None and self.zygote.alive:
+            self.zygote.reap()  # processes the submission detached from its session end with it
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
 
@@ -243,9 +248,6 @@ class StudentProcess:
             return
         self.close()  # it ran before and ended: a fresh process replays the cells that had run well
         self.restarts += 1
-        if self.restarts > self.limits.max_restarts:
-            self.crashed_for_good = "학생 코드의 프로세스가 여러 번 비정상 종료되어 더 이상 다시 시작하지 않았습니다."
-            raise StudentCodeError("crashed", self.crashed_for_good)
         self._launch()
         self._replay(time.monotonic() + self.startup_timeout)
 
@@ -268,9 +270,31 @@ class StudentProcess:
         return reply, out
 
     def request(self, header: dict, arrays=(), timeout: float | None = None) -> dict:
-        """Send one request; returns the decoded reply (``value`` decoded, ``used`` kept)."""
+        """Send one request; returns the decoded reply (``value`` decoded, ``used`` kept).
+
+        A function whose calls hung or ended the process ``max_restarts`` times is not called again (its later
+        calls fail at once), so one broken exercise cannot use up the time of the others; and no call starts after
+        the submission's deadline.
+        """
+        key = header.get("target") if isinstance(header.get("target"), str) else "<object>"
+        if key in self.broken:
+            raise StudentCodeError("broken", self.broken[key])
+        timeout = timeout or self.call_timeout
+        if self.deadline is not None:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise StudentCodeError("timeout", "제출물 전체의 채점 시간 제한을 넘어 나머지 검사는 하지 않았습니다.")
+            timeout = min(timeout, left)
         self._ensure_running()
-        reply, out = self._exchange(header, list(arrays), timeout or self.call_timeout, header.get("op", ""))
+        try:
+            reply, out = self._exchange(header, list(arrays), timeout, header.get("op", ""))
+        except StudentCodeError as exc:
+            if exc.kind in ("timeout", "crashed") and header.get("op") == "call":
+                self.failures[key] = self.failures.get(key, 0) + 1
+                if self.failures[key] >= self.limits.max_restarts:
+                    self.broken[key] = (f"{exc.message} 이 함수는 {self.failures[key]}번 이렇게 끝나서 "
+                                        "남은 검사에서는 더 호출하지 않았습니다.")
+            raise
         if not reply.get("ok"):
             if reply.get("error") == "Missing":
                 raise StudentCodeError("missing", f"`{reply.get('message')}` 이(가) 노트북에 정의되어 있지 않습니다.")

@@ -160,14 +160,34 @@ def decode(value, arrays, handles):
 
 
 # ----------------------------------------------------------------------------------------------- monitor
+_NAMESPACE: dict = {}  # the notebook's namespace (set by serve), to tell its functions from nested helpers
+
+
 def _student_caller():
-    """The name of the innermost function of the student's cells on the stack (the one that made the call)."""
+    """The innermost function on the stack that is one of the notebook's own top-level functions (by code object,
+    so a nested helper that merely shares an exercise's name is not taken for it); '' when none is."""
     frame = sys._getframe(2)
     while frame is not None:
-        if frame.f_code.co_filename.startswith("<cell"):
-            return frame.f_code.co_name
+        code = frame.f_code
+        if code.co_filename.startswith("<cell"):
+            fn = _NAMESPACE.get(code.co_name)
+            if getattr(fn, "__code__", None) is code:
+                return code.co_name
         frame = frame.f_back
     return ""
+
+
+def _torch_routine(func):
+    """A torch function's watched name, seen through aliases: ``torch.special.softmax``, ``aten._softmax.default``
+    and the ``_scaled_dot_product_*`` kernels count as what they compute; None when not watched."""
+    name = getattr(func, "__name__", "") or ""
+    name = name.split(".")[0].lstrip("_")
+    name = name[len("special_"):] if name.startswith("special_") else name
+    if name.startswith("scaled_dot_product") or name in ("native_multi_head_attention", "multi_head_attention_forward"):
+        return "scaled_dot_product_attention" if name.startswith("scaled_dot_product") else "multi_head_attention_forward"
+    if name in ("softmax", "log_softmax", "softmin"):
+        return name
+    return None
 
 
 class Monitor:
@@ -182,8 +202,6 @@ class Monitor:
                     "GroupedQueryAttention")
     KERAS_OPS = ("softmax", "log_softmax", "dot_product_attention")
     SCIPY = ("softmax", "log_softmax")
-    TORCH = {"softmax", "log_softmax", "_softmax", "_log_softmax", "softmin", "scaled_dot_product_attention",
-             "multi_head_attention_forward", "_scaled_dot_product_attention_math"}
 
     def __init__(self):
         self.used = set()
@@ -227,12 +245,12 @@ class Monitor:
         if torch is not None and self.mode_class is None:
             from torch.overrides import TorchFunctionMode
 
-            used, watched = self.used, self.TORCH
+            used = self.used
 
             class Watch(TorchFunctionMode):
                 def __torch_function__(self, func, types, args=(), kwargs=None):
-                    name = getattr(func, "__name__", "")
-                    if name in watched:
+                    name = _torch_routine(func)
+                    if name:
                         used.add(f"torch:{name}@{_student_caller()}")
                     return func(*args, **(kwargs or {}))
 
@@ -368,7 +386,10 @@ def run_cell(index, source, namespace, capture=None):
 def serve(request_fd, response_fd):
     """Answer requests until the grader closes the pipe: ``run`` a cell, ``names`` defined, ``call``, ``get``..."""
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+    _NAMESPACE.clear()
+    _NAMESPACE.update(namespace)
     handles, monitor = Handles(), Monitor()
+    monitor.install()  # wrap what is imported already (the zygote's keras) before any student cell runs
     while True:
         try:
             header, arrays = read_frame(request_fd)
@@ -378,7 +399,10 @@ def serve(request_fd, response_fd):
         try:
             op = header["op"]
             if op == "run":
-                write_frame(response_fd, run_cell(header["index"], header["source"], namespace, header.get("capture")))
+                monitor.install()  # wrap what earlier cells imported before later cells keep references to it
+                status = run_cell(header["index"], header["source"], namespace, header.get("capture"))
+                _NAMESPACE.update(namespace)
+                write_frame(response_fd, status)
                 continue
             if op == "names":
                 write_frame(response_fd, {"ok": True, "names": sorted(k for k in namespace if not k.startswith("_"))})
@@ -454,6 +478,40 @@ def _kill_all(children, contained):
             pass
     if any(code is None for code in children.values()) or targets == [-1]:
         _reap(children, block=True)
+    if contained and _LANE_UID:
+        pid = os.fork()  # IPC_RMID needs the owner: a short-lived child with the lane's uid removes them
+        if pid == 0:
+            try:
+                os.setgroups([])
+                os.setgid(_LANE_UID[0])
+                os.setuid(_LANE_UID[0])
+                _remove_sysv_ipc()
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+
+
+_LANE_UID: list = []  # the uid the zygote's children run as (set at the first fork)
+
+
+def _remove_sysv_ipc():
+    """Remove the System V shared memory, semaphores and message queues left in this sandbox's IPC namespace."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    IPC_RMID = 0
+    for kind, remove in (("shm", lambda i: libc.shmctl(i, IPC_RMID, None)),
+                         ("sem", lambda i: libc.semctl(i, 0, IPC_RMID)),
+                         ("msg", lambda i: libc.msgctl(i, IPC_RMID, None))):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as fh:
+                rows = fh.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if len(fields) > 1:
+                remove(int(fields[1]))
 
 
 def _child(header, request_fd, response_fd):
@@ -512,6 +570,8 @@ def zygote(control_fd, contained=False):
             return
         header = json.loads(message)
         if header["op"] == "fork":
+            if header.get("uid") is not None and not _LANE_UID:
+                _LANE_UID.append(header["uid"])
             _kill_all(children, contained)
             pid = os.fork()
             if pid == 0:
