@@ -60,6 +60,15 @@ if c is not None:
         setattr(c.PercentPerDay, _name, _value)
     c.ClearSolutions.code_stub = {"python": "# 여기에 코드를 작성하세요\nraise NotImplementedError()"}
     c.ClearSolutions.text_stub = "여기에 답을 작성하세요."
+    # A student's edits of nbgrader metadata are undone from the gradebook before nbgrader's own checks.
+    c.Autograde.sanitize_preprocessors = [
+        "autograder.gradebook.repair.RestoreCellMetadata",
+        "nbgrader.preprocessors.ClearOutput",
+        "nbgrader.preprocessors.DeduplicateIds",
+        "nbgrader.preprocessors.OverwriteKernelspec",
+        "nbgrader.preprocessors.OverwriteCells",
+        "nbgrader.preprocessors.CheckCellMetadata",
+    ]
     # The submission's code runs once, in the sandbox (not in a Jupyter kernel), and the hidden graders judge
     # every grade cell from that same process before nbgrader saves the grades.
     c.Autograde.autograde_preprocessors = [

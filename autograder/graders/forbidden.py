@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import ast
 
+# Switching the run-time check off inside an exercise's own code counts as using what it hides.
+SWITCHES = {"DisableTorchFunction", "DisableTorchFunctionSubclass", "_set_torch_function_mode",
+            "_pop_torch_function_stack", "_push_on_torch_function_stack"}
+
 SOFTMAX = {
     "runtime": {"torch:softmax", "torch:log_softmax", "torch:_softmax", "torch:_log_softmax", "torch:softmin",
                 "keras:ops.softmax", "keras:ops.log_softmax", "keras:activations.softmax",
                 "scipy:special.softmax", "scipy:special.log_softmax"},
-    "names": {"softmax", "log_softmax", "softmin", "_softmax"},
+    "names": {"softmax", "log_softmax", "softmin", "_softmax"} | SWITCHES,
 }
 ATTENTION = {
     "runtime": {"torch:scaled_dot_product_attention", "torch:multi_head_attention_forward",
@@ -25,14 +29,9 @@ ATTENTION = {
                 "keras:ops.dot_product_attention"},
     "names": {"scaled_dot_product_attention", "dot_product_attention", "multi_head_attention_forward",
               "Attention", "AdditiveAttention", "MultiHeadAttention", "MultiheadAttention",
-              "GroupQueryAttention", "GroupedQueryAttention", "_scaled_dot_product_attention_math"},
+              "GroupQueryAttention", "GroupedQueryAttention", "_scaled_dot_product_attention_math"} | SWITCHES,
 }
 CAUSAL = {"runtime": set(), "names": {"causal_lower_right", "causal_upper_left"}}
-
-# Reaching around the run-time check: anywhere in a notebook, these forfeit every exercise the rule covers.
-TAMPERING = {"DisableTorchFunction", "DisableTorchFunctionSubclass", "_set_torch_function_mode",
-             "_pop_torch_function_stack", "_push_on_torch_function_stack", "Monitor", "_NAMESPACE", "_student_caller",
-             "_torch_routine"}
 
 RULES = {
     "softmax": SOFTMAX,
@@ -76,9 +75,6 @@ def static_violations(function: str, sources: list[str]) -> list[str]:
     rule = RULES.get(function)
     if not rule:
         return []
-    tampered = tampering(sources)
-    if tampered:
-        return tampered
     names, found = rule["names"], set()
     for source in sources:
         try:
@@ -94,23 +90,6 @@ def static_violations(function: str, sources: list[str]) -> list[str]:
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == function:
                 found |= _names_in(node, names, aliases)
-    return sorted(found)
-
-
-def tampering(sources: list[str]) -> list[str]:
-    """Names that switch off or patch the run-time check, found anywhere in the notebook's code."""
-    found = set()
-    for source in sources:
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
-            if name in TAMPERING:
-                found.add(name)
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.strip() in TAMPERING:
-                found.add(node.value.strip())
     return sorted(found)
 
 

@@ -385,7 +385,12 @@ def run_cell(index, source, namespace, capture=None):
 
 def serve(request_fd, response_fd):
     """Answer requests until the grader closes the pipe: ``run`` a cell, ``names`` defined, ``call``, ``get``..."""
-    namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+    import types
+
+    main = types.ModuleType("__main__")  # the notebook's own __main__: this module (and its Monitor) stays out of reach
+    namespace = main.__dict__
+    namespace["__builtins__"] = __builtins__
+    sys.modules["__main__"] = main
     _NAMESPACE.clear()
     _NAMESPACE.update(namespace)
     handles, monitor = Handles(), Monitor()

@@ -17,8 +17,10 @@ Attacks on secrets work the same way: the attacked function returns the right an
 works shows up as points (``CONTROL`` proves that it would). Paths, ports and the token are the real ones of the
 test run (``Context``), written into the submitted code as literals: the student is assumed to know them.
 
-``known_bug`` marks the entries that the core does not withstand yet (the test is ``xfail(strict=True)`` with that
-reason, and the report counts them); remove it when the core is fixed.
+``known_bug`` marks an entry that the core does not withstand yet (the test is then ``xfail(strict=True)`` with that
+reason, and the report counts it); none is marked at present: the six bugs this catalogue found first (restart
+budget, forbidden-routine aliases and tampering, caller attribution, System V IPC leftovers, detached processes,
+edited nbgrader metadata) are fixed in the core.
 """
 from __future__ import annotations
 
@@ -35,41 +37,6 @@ import notebooks
 
 ASSIGNMENT = "attention"
 TARGET = "dot_product_attention"   # the default victim exercise: no other exercise calls it
-
-# ----------------------------------------------------------------------------------------------- known bugs
-BUG_RESTARTS = (
-    "autograder/sandbox/runner.py StudentProcess._ensure_running: max_restarts is one budget for the whole "
-    "submission, so a function that hangs or kills its process 4 times makes every exercise graded after it "
-    "fail with '여러 번 비정상 종료' (honest exercises lose their points)")
-BUG_MONITOR = (
-    "forbidden-routine rule: the runtime Monitor (autograder/sandbox/worker.py) runs inside the untrusted process "
-    "and the static check (autograder/graders/forbidden.py static_violations) only looks inside the exercise's "
-    "own def, so a module-level alias of a routine the Monitor does not watch, or a disabled/patched Monitor, "
-    "passes")
-BUG_CALLER = (
-    "forbidden-routine rule: autograder/sandbox/worker.py _student_caller() attributes a watched routine to the "
-    "innermost function of the student's cells by its name (co_name), and autograder/graders/forbidden.py "
-    "runtime_violations() then charges it to the exercise of that name only, so the forbidden SDPA called from a "
-    "nested helper named `multi_head_attention` inside `scaled_dot_product_attention` costs that exercise nothing "
-    "(and charges multi_head_attention, which did nothing wrong)")
-BUG_IPC = (
-    "autograder/sandbox/worker.py zygote/_kill_all: the children of a lane share one System V IPC namespace and one "
-    "uid, and shared memory segments (also message queues, semaphores) outlive the process that made them, so a "
-    "submission can leave data that the next submission graded in that lane reads (proposed: a fresh IPC "
-    "namespace per child, e.g. unshare(CLONE_NEWIPC) in _child before dropping to the lane uid, which needs "
-    "CAP_SYS_ADMIN kept in the zygote; or remove every object listed in /proc/sysvipc/* as the lane uid before "
-    "each fork)")
-BUG_STRAYS = (
-    "autograder/sandbox/runner.py StudentProcess.close/cleanup kills only the child's process group; children "
-    "that called setsid() keep running after the submission is graded, until the lane forks its next child "
-    "(Zygote.reap(), which kills them, is never called; proposed: call self.zygote.reap() in cleanup())")
-BUG_METADATA = (
-    "nbgrader path: a grade cell whose nbgrader metadata was edited (grade/solution flags, grade_id, duplicated "
-    "ids, an extra grade cell) makes nbgrader's sanitising preprocessors (OverwriteCells: 'Inconsistent "
-    "checksums'; CheckCellMetadata: 'does not have a grade_id'; DeduplicateIds: 'Outdated schema version: 0') "
-    "abort the whole submission; autograder/gradebook/batch.py stage() does not repair the metadata from the "
-    "release, so the honest exercises get no grade")
-
 
 # ----------------------------------------------------------------------------------------------- context
 @dataclass
@@ -858,7 +825,7 @@ ATTACKS = [
     Entry("cross_submission_leftovers", "attack", "cells",
           "같은 레인에서 먼저 채점된 공모자가 /tmp, /dev/shm, System V 공유 메모리에 남긴 답을 읽기",
           "read answers an accomplice graded just before in the same lane left in /tmp, /dev/shm, SysV shm",
-          (TARGET,), on_target(cheat(COLLUDER)), before=accomplice, known_bug=BUG_IPC),
+          (TARGET,), on_target(cheat(COLLUDER)), before=accomplice),
     # ---- network
     Entry("network_tcp", "attack", "cells",
           "테스트가 127.0.0.1 에 띄운 TCP 서버, 외부 주소, 추상 유닉스 소켓에 접속해 비밀을 받기",
@@ -901,44 +868,44 @@ ATTACKS = [
           with_cell("import numpy as np\nimport keras\nKerasAttention = keras.layers.Attention\n"
                     "_call = KerasAttention.call\nCALL = lambda layer, inputs, key_mask: _call(layer, inputs, "
                     "mask=None if key_mask is None else [None, key_mask])", TARGET, DOT_VIA_KERAS),
-          known_bug=BUG_MONITOR),
+       ),
     Entry("forbidden_special_softmax", "attack", "cells",
           "softmax 에서 다른 셀에 만든 torch.special.softmax 별칭을 사용",
           "use torch.special.softmax, aliased in another cell, inside softmax",
           ("softmax",),
           with_cell("import numpy as np\nimport torch\nCALL = torch.special.softmax", "softmax", SOFTMAX_VIA),
-          spares=(), known_bug=BUG_MONITOR),
+          spares=()),
     Entry("forbidden_aten_softmax", "attack", "cells",
           "softmax 에서 torch.ops.aten._softmax.default(디스패처 연산자)를 별칭으로 사용",
           "use the dispatcher operator torch.ops.aten._softmax.default under an alias inside softmax",
           ("softmax",),
           with_cell("import numpy as np\nimport torch\n_op = getattr(torch.ops.aten, '_soft' + 'max').default\n"
                     "CALL = lambda x, axis: _op(x, axis, False)", "softmax", SOFTMAX_VIA),
-          spares=(), known_bug=BUG_MONITOR),
+          spares=()),
     Entry("forbidden_flash_cpu_kernel", "attack", "cells",
           "SDPA 에서 torch._scaled_dot_product_flash_attention_for_cpu(같은 커널의 다른 이름)를 사용",
           "use torch._scaled_dot_product_flash_attention_for_cpu (the same kernel under another name) in SDPA",
           ("scaled_dot_product_attention",),
-          with_cell(FLASH_CALL, "scaled_dot_product_attention", SDPA_VIA), known_bug=BUG_MONITOR),
+          with_cell(FLASH_CALL, "scaled_dot_product_attention", SDPA_VIA)),
     Entry("forbidden_disable_torch_function", "attack", "cells",
           "torch._C.DisableTorchFunction() 안에서 금지된 SDPA 를 불러 감시를 끄기",
           "call the forbidden SDPA inside torch._C.DisableTorchFunction() to switch the watch off",
           ("scaled_dot_product_attention",),
           with_cell("import numpy as np\nimport torch\nfrom torch.nn.functional import scaled_dot_product_attention "
                     "as attend\nCALL = lambda q, k, v, m: attend(q, k, v, attn_mask=m).numpy()",
-                    "scaled_dot_product_attention", SDPA_NO_TORCH_FUNCTION), known_bug=BUG_MONITOR),
+                    "scaled_dot_product_attention", SDPA_NO_TORCH_FUNCTION)),
     Entry("forbidden_monitor_tamper", "attack", "cells",
           "샌드박스 워커의 Monitor 를 sys.modules['__main__'] 에서 바꿔치기한 뒤 금지된 SDPA 사용",
           "replace the worker's Monitor through sys.modules['__main__'], then use the forbidden SDPA",
           ("scaled_dot_product_attention",),
-          with_cell(MONITOR_TAMPER, "scaled_dot_product_attention", SDPA_VIA), known_bug=BUG_MONITOR),
+          with_cell(MONITOR_TAMPER, "scaled_dot_product_attention", SDPA_VIA)),
     Entry("forbidden_caller_spoof", "attack", "cells",
           "금지된 SDPA 를 다른 연습 이름(multi_head_attention)의 내부 함수에서 불러 책임을 떠넘기기",
           "call the forbidden SDPA from a nested helper named like another exercise (multi_head_attention)",
           ("scaled_dot_product_attention",),
           with_cell("import numpy as np\nimport torch\nfrom torch.nn.functional import scaled_dot_product_attention "
                     "as attend\nCALL = lambda q, k, v, m: attend(q, k, v, attn_mask=m).numpy()",
-                    "scaled_dot_product_attention", SDPA_SPOOFED), known_bug=BUG_CALLER),
+                    "scaled_dot_product_attention", SDPA_SPOOFED)),
     # ---- timeouts
     Entry("signal_ignore_at_import", "attack", "cells",
           "모든 신호를 무시·차단한 뒤 해답 셀에서 무한 루프 (셀 제한 시간이 지켜지는지)",
@@ -971,7 +938,7 @@ def {TARGET}(query, key, value, mask=None):
     signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
     while True:
         pass
-'''), expect=("제한 시간",), known_bug=BUG_RESTARTS),
+'''), expect=("제한 시간",)),
 ]
 
 
@@ -1073,10 +1040,10 @@ NOTEBOOK_ATTACKS = [
           (TARGET,), edited(_unlock)),
     Entry("nb_grade_flag_removed", "attack", "notebook",
           "채점 셀의 grade 표시를 지워 평범한 셀로 만들기", "clear a grade cell's grade flag",
-          (TARGET,), edited(_grade_false), known_bug=BUG_METADATA),
+          (TARGET,), edited(_grade_false)),
     Entry("nb_solution_flag_on_grade_cell", "attack", "notebook",
           "채점 셀에 solution 표시를 달아 수동 채점 셀로 만들기", "mark a grade cell as a solution (manually graded)",
-          (TARGET,), edited(_solution_true), known_bug=BUG_METADATA),
+          (TARGET,), edited(_solution_true)),
     Entry("nb_delete_grade_cell", "attack", "notebook",
           "채점 셀을 지우기", "delete a grade cell", (TARGET,), edited(_delete_grade)),
     Entry("nb_delete_cells", "attack", "notebook",
@@ -1084,13 +1051,13 @@ NOTEBOOK_ATTACKS = [
           (TARGET,), edited(_delete_cells)),
     Entry("nb_duplicate_cells", "attack", "notebook",
           "채점 셀과 해답 셀을 복제해 점수를 두 번 받으려 하기", "duplicate grade and solution cells to be scored twice",
-          (TARGET,), edited(_duplicate), known_bug=BUG_METADATA),
+          (TARGET,), edited(_duplicate)),
     Entry("nb_rename_grade_id", "attack", "notebook",
           "채점 셀의 grade_id 를 바꾸기", "rename a grade cell's grade_id",
-          (TARGET,), edited(_rename_grade_id), known_bug=BUG_METADATA),
+          (TARGET,), edited(_rename_grade_id)),
     Entry("nb_extra_grade_cell", "attack", "notebook",
           "50점짜리 채점 셀을 새로 만들고 50 을 출력해 두기", "add a new 50-point grade cell that outputs 50",
-          (TARGET,), edited(_extra_grade_cell), known_bug=BUG_METADATA),
+          (TARGET,), edited(_extra_grade_cell)),
     Entry("nb_cell_ids", "attack", "notebook",
           "모든 셀의 id 를 바꾸고 두 채점 셀의 id 를 맞바꾸기", "change every cell id and swap two grade cells' ids",
           (TARGET,), edited(_cell_ids)),
@@ -1124,7 +1091,7 @@ FAULTS = [
     Entry("loop_at_import", "fault", "cells", "해답 셀에서 무한 루프 (import 시점)", "an infinite loop when the cell runs",
           (TARGET,), on_target("while True:\n    pass\n" + ZEROS), expect=("제한 시간", "정의되어 있지 않습니다")),
     Entry("loop_in_call", "fault", "cells", "채점 호출 안에서 무한 루프", "an infinite loop inside the graded call",
-          (TARGET,), on_target(_dot("    while True:\n        pass\n")), expect=("제한 시간",), known_bug=BUG_RESTARTS),
+          (TARGET,), on_target(_dot("    while True:\n        pass\n")), expect=("제한 시간",)),
     Entry("slow_but_correct", "fault", "cells", "느리지만 올바른 해답 (호출마다 0.25초)",
           "a slow but correct solution (0.25 s a call)", (),
           on_target(_dot("    time.sleep(0.25)\n" + TRUE_BODY, "import time\nimport numpy as np\n")), full_marks=True),
@@ -1152,7 +1119,7 @@ FAULTS = [
             while True:
                 time.sleep(60)
     return np.zeros(np.shape(query)[:-1] + np.shape(value)[-1:])
-''', "import os\nimport time\nimport numpy as np\n")), known_bug=BUG_STRAYS),
+''', "import os\nimport time\nimport numpy as np\n"))),
     Entry("output_flood_at_import", "fault", "cells", "다른 셀에서 출력 폭주 (200 MB 를 print)",
           "an output flood in another cell (200 MB printed)", (),
           with_cell("import sys\nfor _ in range(200):\n    sys.stdout.write('출력 폭주 ' * 80000)\n", TARGET,
@@ -1170,14 +1137,14 @@ FAULTS = [
           (TARGET,), on_target("import os\nos._exit(0)\n" + ZEROS), expect=("종료 코드", "정의되어 있지 않습니다"),
           in_class=True),
     Entry("os_exit_in_call", "fault", "cells", "채점 호출 안에서 os._exit(1)", "os._exit(1) inside the graded call",
-          (TARGET,), on_target(_dot("    import os\n    os._exit(1)\n")), expect=("종료 코드",), known_bug=BUG_RESTARTS),
+          (TARGET,), on_target(_dot("    import os\n    os._exit(1)\n")), expect=("종료 코드",)),
     Entry("segfault_at_import", "fault", "cells", "해답 셀에서 세그멘테이션 오류 (ctypes)",
           "a segmentation fault (ctypes) when the cell runs",
           (TARGET,), on_target("import ctypes\nctypes.string_at(0)\n" + ZEROS), expect=("SIGSEGV", "정의되어 있지 않습니다")),
     Entry("segfault_in_call", "fault", "cells", "채점 호출 안에서 세그멘테이션 오류 (ctypes)",
           "a segmentation fault (ctypes) inside the graded call",
           (TARGET,), on_target(_dot("    import ctypes\n    ctypes.string_at(0)\n")), expect=("SIGSEGV",),
-          known_bug=BUG_RESTARTS),
+       ),
     Entry("syntax_error", "fault", "cells", "해답 셀의 문법 오류", "a syntax error in the solution cell",
           (TARGET,), on_target(_dot("    return (query @ key.T\n")), expect=("SyntaxError", "정의되어 있지 않습니다")),
     Entry("missing_function", "fault", "cells", "함수를 정의하지 않음 (해답 셀이 비어 있음)",
