@@ -32,7 +32,11 @@ def venv_on_path() -> str:
 def nbgrader(*args, cwd: Path, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
     """Run a real nbgrader command (the one installed next to this interpreter)."""
     exe = Path(sys.executable).with_name("nbgrader")
-    full_env = {**os.environ, "PATH": venv_on_path(), "KERAS_BACKEND": "torch", **(env or {})}
+    venv_on_path()
+    full_env = {**os.environ, "KERAS_BACKEND": "torch", **(env or {})}
+    bin_dir = str(exe.parent)
+    if bin_dir not in full_env.get("PATH", "").split(os.pathsep):
+        full_env["PATH"] = f"{bin_dir}{os.pathsep}{full_env.get('PATH', '')}"
     proc = subprocess.run([str(exe), *args], cwd=cwd, env=full_env, capture_output=True, text=True)
     if check and proc.returncode != 0:
         raise RuntimeError(f"nbgrader {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
