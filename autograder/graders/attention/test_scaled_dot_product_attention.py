@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from autograder.graders import gpu_checks, references, tolerances
-from autograder.graders.attention.inputs import key_mask, normal
+from autograder.graders.attention.inputs import draw, key_mask, normal
 from autograder.graders.compare import as_array, expect_close, expect_true
 
 # (leading dims, Tq, Tk, d, dv, mask): Tq != Tk, several batch shapes, masks of every broadcastable form.
@@ -16,19 +16,6 @@ CASES = [
     pytest.param((2, 3), 6, 4, 4, 5, "2d", id="b2h3-tq6-tk4-mask2d"),
     pytest.param((), 3, 11, 32, 8, "keys", id="nobatch-tq3-tk11-keymask"),
 ]
-
-
-def draw(rng, lead, tq, tk, d, dv, mask_kind):
-    q, k, v = normal(rng, *lead, tq, d), normal(rng, *lead, tk, d), normal(rng, *lead, tk, dv)
-    if mask_kind == "full":
-        mask = key_mask(rng, *lead, tq, tk)
-    elif mask_kind == "2d":
-        mask = key_mask(rng, tq, tk)
-    elif mask_kind == "keys":
-        mask = key_mask(rng, 1, tk)
-    else:
-        mask = None
-    return q, k, v, mask
 
 
 @pytest.mark.points(0.75)
