@@ -91,12 +91,13 @@ class Sandbox:
                 args += ["--perms", "0755", "--dir", str(parent)]
         return args
 
-    def wrap(self, command: list[str], env: dict, keep_root: bool = False) -> list[str]:
+    def wrap(self, command: list[str], env: dict, keep_root: bool = False, extra_caps=()) -> list[str]:
         """``command`` as it runs inside the sandbox with exactly ``env`` as its environment.
 
         When the grader is root the command runs as the unprivileged ``uid``; with ``keep_root`` (the zygote,
         which drops to a lane uid itself in each child before student code runs) it stays root inside, keeping
-        only the capabilities to switch user, kill and chown.
+        only the capabilities to switch user, kill and chown, plus ``extra_caps`` (the nursery's
+        ``CAP_SYS_ADMIN``, which each lane gives up once it has made its namespaces).
         """
         args = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
                 "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox", "--clearenv",
@@ -113,8 +114,8 @@ class Sandbox:
         for key, value in env.items():
             args += ["--setenv", key, value]
         if os.geteuid() == 0 and keep_root:
-            args += ["--cap-drop", "ALL"] + [a for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN")
-                                             for a in ("--cap-add", cap)]
+            caps = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", *extra_caps)
+            args += ["--cap-drop", "ALL"] + [a for cap in caps for a in ("--cap-add", cap)]
         elif os.geteuid() == 0:
             args += ["/usr/bin/setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",
                      "--no-new-privs", "--"]

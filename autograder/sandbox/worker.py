@@ -538,6 +538,9 @@ def _child(header, request_fd, response_fd):
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
+    import ctypes
+
+    ctypes.CDLL(None).prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS: nothing this process executes gains privileges
     log = os.open("output.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     null = os.open("/dev/null", os.O_RDONLY)
     os.dup2(null, 0)
@@ -548,7 +551,39 @@ def _child(header, request_fd, response_fd):
     serve(request_fd, response_fd)
 
 
+def _warm():
+    """Import what every submission needs (numpy, torch, keras, matplotlib) once; returns the seconds it took."""
+    start = time.perf_counter()
+    for module in ("numpy", "torch", "keras", "matplotlib.pyplot"):
+        try:
+            __import__(module)
+        except Exception:  # noqa: BLE001 - a missing optional module only costs the child time
+            pass
+    import gc
+
+    gc.collect()
+    gc.freeze()  # the children's collections skip what is imported, so they do not copy its pages on every fork
+    return time.perf_counter() - start
+
+
+def _not_dumpable():
+    import ctypes
+
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0: no child can read or trace this process
+
+
 def zygote(control_fd, contained=False):
+    """A lane's warm process started on its own (one bubblewrap per lane): import, say ready, serve the lane."""
+    import socket
+
+    seconds = _warm()
+    _not_dumpable()
+    sock = socket.socket(fileno=control_fd)
+    sock.send(json.dumps({"ready": True, "seconds": seconds}).encode())
+    serve_lane(sock, contained)
+
+
+def serve_lane(sock, contained=False):
     """A warm process (numpy, torch, keras imported once) that forks one child per submission.
 
     Control messages arrive on a SOCK_SEQPACKET unix socket, with the child's two pipe ends attached (SCM_RIGHTS):
@@ -556,18 +591,8 @@ def zygote(control_fd, contained=False):
     process but this one). Children never run while another submission's child is alive: ``fork`` kills and
     reaps everything first. The zygote is not dumpable, so a child cannot read or trace it.
     """
-    import ctypes
     import socket
 
-    start = time.perf_counter()
-    for module in ("numpy", "torch", "keras", "matplotlib.pyplot"):
-        try:
-            __import__(module)
-        except Exception:  # noqa: BLE001 - a missing optional module only costs the child time
-            pass
-    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
-    sock = socket.socket(fileno=control_fd)
-    sock.send(json.dumps({"ready": True, "seconds": time.perf_counter() - start}).encode())
     children = {}
     while True:
         message, fds, _, _ = socket.recv_fds(sock, 1 << 16, 2)
@@ -602,8 +627,134 @@ def zygote(control_fd, contained=False):
         sock.send(json.dumps(reply).encode())
 
 
+# ----------------------------------------------------------------------------------------------- nursery
+# One warm process for all the lanes of a grading run: numpy, torch and keras are imported once, and each lane's
+# zygote is a fork of it that enters namespaces of its own (mount, pid, network, IPC, UTS) before it serves, so
+# lanes stay as separate as when each had its own bubblewrap.
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
+CAP_SYS_ADMIN = 21
+
+
+def _libc_call(name, *args):
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if getattr(libc, name)(*args) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"{name}{tuple(a.decode() if isinstance(a, bytes) else a for a in args)}: "
+                             f"{os.strerror(errno)}")
+
+
+def _lane_namespaces():
+    """Own mount, pid, network, IPC and UTS namespaces (the next child becomes pid 1 of the new pid namespace)."""
+    _libc_call("unshare", CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+
+
+def _lane_mounts(root):
+    """As pid 1 of the lane: only the lane's folder at /scratch, a fresh /tmp and a /proc of the lane's processes."""
+    _libc_call("mount", None, b"/", None, MS_REC | MS_PRIVATE, None)
+    _libc_call("mount", root.encode(), b"/scratch", None, MS_BIND | MS_REC, None)
+    _libc_call("mount", b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755,size=64m")
+    if os.path.isdir("/dev/shm"):
+        _libc_call("mount", b"tmpfs", b"/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755,size=64m")
+    _libc_call("mount", b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
+    os.chdir("/scratch")
+
+
+def _drop_admin():
+    """Give up CAP_SYS_ADMIN (kept by the nursery only to make the lanes' namespaces); no new privileges on exec."""
+    import ctypes
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    header, data = Header(0x20080522, 0), (Data * 2)()
+    if libc.capget(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capget")
+    for word in data:
+        word.effective &= ~(1 << CAP_SYS_ADMIN)
+        word.permitted &= ~(1 << CAP_SYS_ADMIN)
+        word.inheritable = 0
+    if libc.capset(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
+    _libc_call("prctl", 38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+
+
+def _start_lane(header, lane_fd, report_fd, contained):
+    """In a child of the nursery: new namespaces, then fork the lane's zygote (pid 1 there) and report its pid."""
+    import socket
+
+    if contained:
+        _lane_namespaces()
+    pid = os.fork()
+    if pid:
+        os.write(report_fd, json.dumps({"pid": pid}).encode())
+        return
+    os.close(report_fd)
+    sock = socket.socket(fileno=lane_fd)
+    try:
+        if contained:
+            _lane_mounts(header["root"])
+            _drop_admin()
+        else:
+            os.chdir(header["root"])
+    except OSError as exc:
+        sock.send(json.dumps({"ready": False, "error": str(exc)}).encode())
+        os._exit(1)
+    sock.send(json.dumps({"ready": True}).encode())
+    try:
+        serve_lane(sock, contained)
+    finally:
+        os._exit(0)
+
+
+def nursery(control_fd, contained=False):
+    """Import once, then fork a lane's zygote per ``lane`` request (the lane's control socket attached)."""
+    import socket
+
+    seconds = _warm()
+    _not_dumpable()
+    sock = socket.socket(fileno=control_fd)
+    sock.send(json.dumps({"ready": True, "seconds": seconds}).encode())
+    while True:
+        message, fds, _, _ = socket.recv_fds(sock, 1 << 16, 1)
+        if not message:
+            return
+        header = json.loads(message)
+        if header.get("op") != "lane" or len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
+            sock.send(json.dumps({"error": "expected a lane request with its socket"}).encode())
+            continue
+        read_fd, report_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                sock.close()
+                os.close(read_fd)
+                _start_lane(header, fds[0], report_fd, contained)
+            except BaseException as exc:  # noqa: BLE001 - reported to the grader, which falls back
+                os.write(report_fd, json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
+            finally:
+                os._exit(0)
+        os.close(report_fd)
+        os.close(fds[0])
+        reply = os.read(read_fd, 4096)
+        os.close(read_fd)
+        os.waitpid(pid, 0)
+        sock.send(reply or json.dumps({"error": "the lane did not start"}).encode())
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "--zygote":
         zygote(int(sys.argv[2]), contained="--contained" in sys.argv)
+    elif sys.argv[1] == "--nursery":
+        nursery(int(sys.argv[2]), contained="--contained" in sys.argv)
     else:
         serve(int(sys.argv[1]), int(sys.argv[2]))

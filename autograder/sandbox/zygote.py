@@ -1,13 +1,20 @@
-"""A warm, sandboxed process that forks one student process per submission (the trusted side's handle).
+"""Warm, sandboxed processes that fork one student process per submission (the trusted side's handles).
 
-Importing keras costs seconds of CPU; paying it once per grading lane instead of once per submission is what
-makes a class grade fast. The zygote runs ``worker.py --zygote`` inside bubblewrap (as root there with only the
-capabilities to switch user, kill and chown; nothing of the repository, the gradebook or other submissions is
-mounted), imports numpy/torch/keras once, and forks a child per submission. Each child gets its own session,
-a fresh scratch directory, the resource limits, and an unprivileged uid of its lane before any student code
-runs. Before every fork the zygote kills every other process of its sandbox, so no two submissions ever run
-side by side in one lane, and nothing a submission leaves behind survives into the next. Lanes are separate
-sandboxes (own pid, network and IPC namespaces, own uid), so parallel lanes cannot see each other either.
+Importing keras costs seconds of CPU; paying it once per grading run instead of once per submission (or once per
+lane) is what makes a class grade fast. The **nursery** runs ``worker.py --nursery`` inside bubblewrap (as root
+there with only the capabilities to switch user, kill, chown and make namespaces; nothing of the repository, the
+gradebook or other submissions is mounted) and imports numpy/torch/keras once. Each grading **lane** is a fork of
+it, its **zygote**: it enters new mount, pid, network, IPC and UTS namespaces, sees only its own folder at
+``/scratch``, a fresh ``/tmp`` and a ``/proc`` of its own processes, gives up ``CAP_SYS_ADMIN`` and sets
+no-new-privileges, and then forks a child per submission. Each child gets its own session, a fresh scratch
+directory, the resource limits, and an unprivileged uid of its lane before any student code runs. Before every
+fork the zygote (pid 1 of its lane) kills every other process of the lane, so no two submissions ever run side by
+side in one lane, and nothing a submission leaves behind survives into the next. Lanes cannot see each other:
+own namespaces, own uid, own folder.
+
+Where the nursery cannot make namespaces (a machine where grading does not run as root and nested namespaces are
+refused), each lane falls back to a bubblewrap of its own and imports keras itself (``$AUTOGRADER_NURSERY=0``
+forces that).
 """
 from __future__ import annotations
 
@@ -59,29 +66,44 @@ class Zygote:
     """
 
     def __init__(self, sandboxed: bool = True, lane: int = 0, python: str = sys.executable,
-                 startup_timeout: float = 180):
+                 startup_timeout: float = 180, nursery: "Nursery | None" = None):
         self.sandboxed = sandboxed
         self.lane = lane
         self.uid, self._uid_lock = claim_uid() if os.geteuid() == 0 else (None, None)
         self.python = python
         self.startup_timeout = startup_timeout
-        self.root = Path(tempfile.mkdtemp(prefix=f"autograder-lane{lane}-"))
-        os.chmod(self.root, 0o711)  # children may enter their own scratch below, not list the others
-        self.proc: subprocess.Popen | None = None
+        self.nursery = nursery
+        self.root: Path | None = None
+        self.proc: subprocess.Popen | None = None   # the lane's own bubblewrap (no nursery)
+        self.root_pid: int | None = None            # this side's pid of the process the children descend from
         self.sock: socket.socket | None = None
         self.count = 0
         self.load_seconds = 0.0
+        self.fallback = ""                          # why the nursery could not make this lane, if it could not
 
     # ------------------------------------------------------------------ life cycle
-    def start(self) -> None:
+    def start(self, alone: bool = True) -> None:
+        """Start the lane: forked from the nursery when there is one this process may use, else on its own
+        (unless ``alone`` is False: then it stays unstarted)."""
+        if self.nursery is not None and self.nursery.usable:
+            try:
+                self.sock, self.root, self.root_pid = self.nursery.new_lane(self.lane, self.uid)
+                self.load_seconds = self.nursery.load_seconds
+                self.sock.settimeout(30)
+                return
+            except ZygoteError as exc:
+                self.fallback = str(exc)
+        elif self.nursery is None:
+            self.fallback = "no nursery ($AUTOGRADER_NURSERY=0)"
+        if alone:
+            self._start_alone()
+
+    def _start_alone(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix=f"autograder-lane{self.lane}-"))
+        os.chmod(self.root, 0o711)  # children may enter their own scratch below, not list the others
         shutil.copyfile(WORKER, self.root / "worker.py")
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        env = {"PATH": "/usr/bin:/bin", "KERAS_BACKEND": "torch", "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1",
-               "MKL_NUM_THREADS": "1", "LANG": "C.UTF-8", "HOME": "/scratch" if self.sandboxed else str(self.root),
-               "TMPDIR": "/tmp" if self.sandboxed else str(self.root), "PYTHONDONTWRITEBYTECODE": "1"}
-        for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
-            if key in os.environ:
-                env[key] = os.environ[key]
+        env = _lane_env(self.sandboxed, self.root)
         worker = "/scratch/worker.py" if self.sandboxed else str(self.root / "worker.py")
         command = [self.python, "-I", worker, "--zygote", str(child.fileno())]
         if self.sandboxed:
@@ -104,11 +126,14 @@ class Zygote:
             self.close()
             raise ZygoteError(f"the grading lane's warm process did not start:\n{log}")
         self.load_seconds = ready.get("seconds", 0.0)
+        self.root_pid = self.proc.pid
         self.sock.settimeout(30)
 
     @property
     def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+        if self.proc is not None:
+            return self.proc.poll() is None
+        return self.sock is not None and self.root_pid is not None and _running(self.root_pid)
 
     def close(self) -> None:
         if self.sock is not None:
@@ -121,7 +146,14 @@ class Zygote:
                 pass
             self.proc.wait()
             self.proc = None
-        shutil.rmtree(self.root, ignore_errors=True)
+        elif self.root_pid is not None:
+            try:
+                os.kill(self.root_pid, signal.SIGKILL)  # pid 1 of the lane: the whole lane ends with it
+            except (ProcessLookupError, PermissionError):
+                pass
+        self.root_pid = None
+        if self.root is not None:
+            shutil.rmtree(self.root, ignore_errors=True)
         if self._uid_lock is not None:
             self._uid_lock.close()
             self._uid_lock = None
@@ -174,7 +206,7 @@ class Child:
 
     def __init__(self, zygote: Zygote, ns_pid: int, scratch: Path):
         self.zygote, self.ns_pid, self.scratch = zygote, ns_pid, scratch
-        self.pid = _host_pid(zygote.proc.pid, ns_pid) if zygote.sandboxed else ns_pid
+        self.pid = _host_pid(zygote.root_pid, ns_pid) if zygote.sandboxed else ns_pid
         self.returncode = None
 
     def poll(self):
@@ -231,7 +263,186 @@ def _host_pid(root_pid: int, ns_pid: int) -> int | None:
     return None
 
 
+def _descendant_with(root_pid: int, level: int, pid_there: int) -> int | None:
+    """This side's pid of the descendant of ``root_pid`` whose pid in the namespace ``level`` deep is ``pid_there``."""
+    pending = [root_pid]
+    while pending:
+        pid = pending.pop()
+        try:
+            with open(f"/proc/{pid}/status") as fh:
+                for line in fh:
+                    if line.startswith("NSpid:"):
+                        numbers = [int(n) for n in line.split()[1:]]
+                        if len(numbers) > level and numbers[level] == pid_there:
+                            return pid
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children") as fh:
+                    pending += [int(n) for n in fh.read().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return None
+
+
+class Nursery:
+    """The warm sandboxed process every lane's zygote is forked from: keras is imported once per grading run.
+
+    ``launch()`` returns at once (the import runs while the caller does its own); ``new_lane()`` waits for it.
+    Only the process that launched it asks it for lanes (a forked worker that needs a new lane starts one alone).
+
+    Args:
+        sandboxed: run inside bubblewrap (False only in the explicitly allowed unsandboxed mode).
+        python: the interpreter.
+        startup_timeout: seconds the imports may take.
+    """
+
+    def __init__(self, sandboxed: bool = True, python: str = sys.executable, startup_timeout: float = 180):
+        self.sandboxed, self.python, self.startup_timeout = sandboxed, python, startup_timeout
+        self.owner = os.getpid()
+        self.root = Path(tempfile.mkdtemp(prefix="autograder-lanes-"))
+        os.chmod(self.root, 0o711)
+        self.proc: subprocess.Popen | None = None
+        self.sock: socket.socket | None = None
+        self.ready = False
+        self.failed = ""
+        self.load_seconds = 0.0
+        self.lanes = 0
+
+    def launch(self) -> "Nursery":
+        if self.proc is not None or self.failed:
+            return self
+        shutil.copyfile(WORKER, self.root / "worker.py")
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = _lane_env(self.sandboxed, self.root)
+        worker = "/scratch/worker.py" if self.sandboxed else str(self.root / "worker.py")
+        command = [self.python, "-I", worker, "--nursery", str(child.fileno())]
+        if self.sandboxed:
+            command.append("--contained")
+            command = Sandbox(self.root, self.python).wrap(command, env, keep_root=True,
+                                                           extra_caps=("CAP_SYS_ADMIN",))
+            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        self.proc = subprocess.Popen(command, pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=open(self.root / "nursery.log", "ab"),
+                                     env=env, cwd=self.root, start_new_session=True)
+        child.close()
+        self.sock = parent
+        return self
+
+    @property
+    def usable(self) -> bool:
+        return os.getpid() == self.owner and not self.failed and (self.proc is None or self.proc.poll() is None)
+
+    def _wait_ready(self) -> None:
+        if self.ready:
+            return
+        self.launch()
+        self.sock.settimeout(self.startup_timeout)
+        try:
+            reply = json.loads(self.sock.recv(1 << 16) or b"{}")
+        except (TimeoutError, json.JSONDecodeError, OSError):
+            reply = {}
+        if not reply.get("ready"):
+            self.failed = "the nursery did not start: " + self._log()
+            self._stop()
+            raise ZygoteError(self.failed)
+        self.ready, self.load_seconds = True, reply.get("seconds", 0.0)
+        self.sock.settimeout(30)
+
+    def _log(self) -> str:
+        try:
+            return (self.root / "nursery.log").read_text(errors="replace")[-2000:]
+        except OSError:
+            return ""
+
+    def new_lane(self, lane: int, uid: int | None) -> tuple[socket.socket, Path, int]:
+        """Fork a lane's zygote: (its control socket, its folder here, this side's pid of it)."""
+        self._wait_ready()
+        self.lanes += 1
+        root = self.root / f"lane{lane}-{self.lanes}"
+        root.mkdir(mode=0o711)
+        os.chmod(root, 0o711)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        inside = f"/scratch/{root.name}" if self.sandboxed else str(root)
+        try:
+            socket.send_fds(self.sock, [json.dumps({"op": "lane", "root": inside}).encode()], [theirs.fileno()])
+            reply = json.loads(self.sock.recv(1 << 16) or b"{}")
+        except (OSError, json.JSONDecodeError) as exc:
+            self.failed = f"the nursery stopped answering: {exc}"
+            self._stop()
+            raise ZygoteError(self.failed) from None
+        finally:
+            theirs.close()
+        if "pid" not in reply:
+            ours.close()
+            self.failed = f"the nursery could not make a lane: {reply.get('error', '?')}"
+            self._stop()
+            raise ZygoteError(self.failed)
+        ours.settimeout(30)
+        try:
+            ready = json.loads(ours.recv(1 << 16) or b"{}")
+        except (OSError, json.JSONDecodeError):
+            ready = {}
+        if not ready.get("ready"):
+            ours.close()
+            self.failed = f"a lane could not set itself up: {ready.get('error') or self._log()}"
+            self._stop()
+            raise ZygoteError(self.failed)
+        # the lane's zygote is pid 1 of its own namespace; here it is the process whose pid in the nursery's
+        # namespace (one level below this one) is the pid the nursery reported
+        host = _descendant_with(self.proc.pid, 1, reply["pid"]) if self.sandboxed else reply["pid"]
+        if host is None:
+            ours.close()
+            raise ZygoteError("the lane's zygote could not be found")
+        return ours, root, host
+
+    def _stop(self) -> None:
+        """End the nursery's process (its lanes end with it); lanes already handed out are closed by their owners."""
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait()
+            self.proc = None
+
+    def close(self) -> None:
+        self._stop()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _lane_env(sandboxed: bool, root: Path) -> dict:
+    env = {"PATH": "/usr/bin:/bin", "KERAS_BACKEND": "torch", "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1",
+           "MKL_NUM_THREADS": "1", "LANG": "C.UTF-8", "HOME": "/scratch" if sandboxed else str(root),
+           "TMPDIR": "/tmp" if sandboxed else str(root), "PYTHONDONTWRITEBYTECODE": "1"}
+    for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        if key in os.environ:
+            env[key] = os.environ[key]
+    return env
+
+
 _SHARED: dict = {}
+_NURSERIES: dict = {}
+
+
+def nursery(sandboxed: bool = True) -> Nursery | None:
+    """This process's nursery, launched on first use (None when ``$AUTOGRADER_NURSERY=0``)."""
+    if os.environ.get("AUTOGRADER_NURSERY", "1") == "0":
+        return None
+    current = _NURSERIES.get(sandboxed)
+    if current is None or current.owner != os.getpid():
+        import atexit
+
+        current = _NURSERIES[sandboxed] = Nursery(sandboxed).launch()
+        atexit.register(current.close)
+    return current
+
+
+def adopt(lane: Zygote) -> None:
+    """Make ``lane`` (started by the parent of this forked worker) this process's shared lane."""
+    os.environ["AUTOGRADER_LANE"] = str(lane.lane)
+    _SHARED[(lane.sandboxed, lane.lane)] = lane
 
 
 def shared(sandboxed: bool = True, lane: int | None = None) -> Zygote:
@@ -244,6 +455,6 @@ def shared(sandboxed: bool = True, lane: int | None = None) -> Zygote:
     if key not in _SHARED:
         import atexit
 
-        _SHARED[key] = Zygote(sandboxed=sandboxed, lane=lane)
+        _SHARED[key] = Zygote(sandboxed=sandboxed, lane=lane, nursery=nursery(sandboxed))
         atexit.register(_SHARED[key].close)
     return _SHARED[key]

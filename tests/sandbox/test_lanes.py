@@ -1,0 +1,140 @@
+"""Lanes forked from one nursery are as separate as lanes with a bubblewrap each (issue 8), and the fallback works.
+
+Two lanes of one nursery run a submission each at the same time; each submission looks for the other (its
+processes, its files in /tmp and in its scratch folder, an abstract unix socket, System V IPC) and must find
+nothing. The zygote of each lane is pid 1 of a pid namespace of its own, below the nursery's, with its own network
+namespace and no capabilities left; and a lane whose nursery cannot make it starts on its own and grades the same.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from autograder import settings
+from autograder.sandbox import zygote
+from autograder.sandbox.runner import StudentProcess
+
+PLANT = '''
+import os, socket, sys, time
+LANE_MARK = "{mark}"
+with open("/tmp/" + LANE_MARK, "w") if os.access("/tmp", os.W_OK) else open(LANE_MARK, "w") as _f:
+    _f.write("x")
+_server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+_server.bind("\\0" + LANE_MARK)
+_server.listen(1)
+'''
+
+LOOK = '''
+import glob, os, socket
+def look(other):
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                    if other.encode() in fh.read():
+                        found.append("process " + pid)
+            except OSError:
+                pass
+    for pattern in ("/tmp/*", "/scratch/*", "/scratch/*/*", "/dev/shm/*", "/proc/*/cwd/*"):
+        try:
+            found += [p for p in glob.glob(pattern) if other in p]
+        except OSError:
+            pass
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        client.connect("\\0" + other)
+        found.append("abstract socket")
+    except OSError:
+        pass
+    with open("/proc/sysvipc/shm") as fh:
+        found += ["shm " + line for line in fh.read().splitlines()[1:]]
+    return found
+def pids():
+    return sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+def caps():
+    return [line.split()[1] for line in open("/proc/self/status") if line.startswith(("CapEff", "CapPrm"))]
+'''
+
+
+def ns(pid: int, kind: str) -> str:
+    return os.readlink(f"/proc/{pid}/ns/{kind}")
+
+
+def nspid(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/status") as fh:
+        return [int(n) for n in next(line for line in fh if line.startswith("NSpid:")).split()[1:]]
+
+
+@pytest.fixture(scope="module")
+def two_lanes():
+    assert settings.sandboxed() is True
+    nursery = zygote.Nursery(True).launch()
+    lanes = [zygote.Zygote(True, lane, nursery=nursery) for lane in (101, 102)]
+    for lane in lanes:
+        lane.start(alone=False)
+    yield nursery, lanes
+    for lane in lanes:
+        lane.close()
+    nursery.close()
+
+
+def student(lane, mark: str) -> StudentProcess:
+    timeouts = settings.course()["timeouts"]
+    process = StudentProcess([PLANT.format(mark=mark), LOOK], settings.limits(), timeouts["startup"],
+                             timeouts["call"], sandboxed=True, zygote=lane)
+    report = process.start()
+    assert all(cell.get("ok") for cell in report.cells), report.cells
+    return process
+
+
+def ask(process: StudentProcess, name: str, *args):
+    return process.call(name, *args)["value"]
+
+
+def test_each_lane_is_pid_1_of_its_own_namespaces(two_lanes):
+    nursery, (a, b) = two_lanes
+    assert not a.fallback and not b.fallback, (a.fallback, b.fallback)
+    assert a.proc is None and b.proc is None            # forked from the nursery, not a bubblewrap of their own
+    for lane in (a, b):
+        assert nspid(lane.root_pid)[-1] == 1 and len(nspid(lane.root_pid)) == 3
+    for kind in ("pid", "net", "ipc", "mnt", "uts"):
+        assert ns(a.root_pid, kind) != ns(b.root_pid, kind), kind
+        assert ns(a.root_pid, kind) != ns(os.getpid(), kind), kind
+    assert a.uid != b.uid or os.geteuid() != 0
+
+
+def test_two_lanes_at_once_cannot_see_each_other(two_lanes):
+    _, (a, b) = two_lanes
+    first, second = student(a, "LANE-MARK-A"), student(b, "LANE-MARK-B")
+    try:
+        assert ask(first, "look", "LANE-MARK-B") == []
+        assert ask(second, "look", "LANE-MARK-A") == []
+        assert ask(first, "look", "LANE-MARK-A") != []            # control: a lane finds its own things
+        assert ask(first, "pids") == [1, first.proc.ns_pid]     # the lane's zygote and this submission, nothing else
+        assert ask(first, "caps") == ["0000000000000000", "0000000000000000"]
+    finally:
+        first.cleanup()
+        second.cleanup()
+
+
+def test_a_lane_the_nursery_cannot_make_starts_on_its_own(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise zygote.ZygoteError("no namespaces here")
+
+    nursery = zygote.Nursery(True)
+    monkeypatch.setattr(nursery, "new_lane", refuse)
+    lane = zygote.Zygote(True, 103, nursery=nursery)
+    try:
+        lane.start()
+        assert lane.fallback == "no namespaces here" and lane.proc is not None   # its own bubblewrap
+        process = student(lane, "LANE-MARK-C")
+        try:
+            assert ask(process, "look", "LANE-MARK-A") == []
+            assert ask(process, "look", "LANE-MARK-C") != []
+        finally:
+            process.cleanup()
+    finally:
+        lane.close()
+        nursery.close()
