@@ -1,8 +1,12 @@
 """Grade a whole assignment with N worker processes: ``python -m autograder autograde ASSIGNMENT``.
 
-Each worker is one warm grading lane: it runs nbgrader's own ``Autograde`` converter in-process (the course's
-preprocessors: the sandboxed execution and the hidden graders) for one student after another, so keras, the
-graders and the lane's zygote are loaded once per worker, not once per submission. ``--shard i/n`` grades the
+Keras is imported twice per grading run, never per submission or per worker: once by this process (then
+forked into the workers, which run the hidden graders) and once, at the same time on the other core, by the
+sandbox's nursery (then forked into each lane's zygote, which forks each submission's process; see
+``autograder.sandbox.zygote``). Each worker is one warm grading lane: it runs nbgrader's own ``Autograde``
+converter in-process (the course's preprocessors: the sandboxed execution and the hidden graders) for one student
+after another. Workers and student processes run one thread each, so N workers use N cores without
+oversubscribing them. ``--shard i/n`` grades the
 students whose stable hash falls in shard i, so several machines can split a class against one PostgreSQL
 gradebook. A failure in one submission is reported at the end and never stops the run.
 
@@ -13,7 +17,9 @@ a 0 with the reason in the feedback instead of no grade at all.
 """
 from __future__ import annotations
 
+import gc
 import hashlib
+import json
 import multiprocessing
 import os
 import shutil
@@ -34,6 +40,8 @@ class Outcome:
     seconds: float
     error: str = ""
     notes: list = field(default_factory=list)
+    began: float = 0.0   # time.time() when the worker took the job and when it was done
+    ended: float = 0.0
 
 
 def shard_of(student: str, shards: int) -> int:
@@ -104,16 +112,46 @@ def _korean_reason(text: str) -> str:
 
 # --------------------------------------------------------------------------------------------- workers
 _API = None
+_LANES: list = []      # lanes started by the parent before forking the workers (one per worker)
 
 
-def _init_worker(course_dir: str, lanes, db_url: str | None) -> None:
+def _warm_imports() -> None:
+    """What every worker needs, imported once in the parent before it forks them (one thread for torch)."""
+    import torch
+
+    torch.set_num_threads(1)  # a worker's tensors are small: threads would only fight the other lanes for cores
+    import keras  # noqa: F401
+    import nbgrader.apps  # noqa: F401
+
+    import autograder.gradebook.execute  # noqa: F401
+    import autograder.gradebook.preprocessor  # noqa: F401
+    import autograder.graders.compare  # noqa: F401
+    import autograder.graders.references  # noqa: F401
+
+    gc.freeze()  # what is imported stays put: collections skip it, and the forked workers share its pages
+
+
+def _init_worker(course_dir: str, counter, db_url: str | None) -> None:
     """Once per worker: its own lane (zygote and uid), nbgrader's API on the course's config."""
     global _API
     import warnings
 
+    import torch
+
+    torch.set_num_threads(1)
     warnings.filterwarnings("ignore", module="nbgrader")  # SQLAlchemy's autoflush notes inside nbgrader's api
-    lane = lanes.get()
-    os.environ["AUTOGRADER_LANE"] = str(lane)
+    with counter.get_lock():
+        lane, counter.value = counter.value, counter.value + 1
+    from autograder.sandbox import zygote
+
+    for other in _LANES:   # this worker's copies of the other lanes' sockets: closed, theirs is not our business
+        if other.lane != lane and other.sock is not None:
+            other.sock.close()
+            other.sock = None
+    if lane < len(_LANES):
+        zygote.adopt(_LANES[lane])
+    else:   # a worker started again after one died: a lane of its own
+        os.environ["AUTOGRADER_LANE"] = str(lane)
     from autograder.course import venv_on_path
 
     venv_on_path()  # nbgrader's gradebook runs alembic from the venv
@@ -128,11 +166,10 @@ def _init_worker(course_dir: str, lanes, db_url: str | None) -> None:
     if db_url:
         config.CourseDirectory.db_url = db_url
     _API = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
-    import autograder.gradebook.execute  # noqa: F401 - warm the graders' imports before the first student
-    import autograder.gradebook.preprocessor  # noqa: F401
-    from autograder.sandbox import zygote
-
-    zygote.shared(True if _sandbox_ok() else False).start()
+    _warm_imports()
+    lane_process = zygote.shared(_sandbox_ok())
+    if not lane_process.alive:
+        lane_process.start()
 
 
 def _sandbox_ok() -> bool:
@@ -143,13 +180,14 @@ def _sandbox_ok() -> bool:
 
 def _grade_one(job) -> Outcome:
     assignment, student, notes = job
-    start = time.perf_counter()
+    began, start = time.time(), time.perf_counter()
     try:
         result = _API.autograde(assignment, student, force=True, create=True)
+        ok = bool(result.get("success"))
+        error = "" if ok else (result.get("error") or result.get("log") or "")[-3000:]
     except Exception as exc:  # noqa: BLE001 - reported at the end; the class goes on
-        return Outcome(student, False, time.perf_counter() - start, f"{type(exc).__name__}: {exc}", notes)
-    error = "" if result.get("success") else (result.get("error") or result.get("log") or "")[-3000:]
-    return Outcome(student, bool(result.get("success")), time.perf_counter() - start, error, notes)
+        ok, error = False, f"{type(exc).__name__}: {exc}"
+    return Outcome(student, ok, time.perf_counter() - start, error, notes, began, time.time())
 
 
 def autograde_class(course_dir: Path, assignment: str, workers: int | None = None, shard: str | None = None,
@@ -163,28 +201,54 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
     mine = [s for s in everyone if shard_of(s, total) == index]
     from autograder import settings
 
-    settings.sandboxed()  # refuse before starting anything when the sandbox cannot run
+    sandboxed = settings.sandboxed()  # refuse before starting anything when the sandbox cannot run
+    from autograder.sandbox import zygote
+
+    if not mine:
+        print(f"{assignment}: no submissions to grade" + (f" in shard {index}/{total}" if total > 1 else ""),
+              file=progress)
+        return []
+    start, began = time.perf_counter(), time.time()
+    phases = {}
+    nursery = zygote.nursery(sandboxed)   # its keras import runs while this process does its own
     jobs = [(assignment, s, stage(course_dir, assignment, s)) for s in mine]
-    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
+    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
     outcomes: list[Outcome] = []
-    start = time.perf_counter()
-    context = multiprocessing.get_context("forkserver")
-    lanes = context.Manager().Queue()
-    for lane in range(workers):
-        lanes.put(lane)
-    with context.Pool(workers, initializer=_init_worker, initargs=(str(course_dir), lanes, db_url)) as pool:
-        for outcome in pool.imap_unordered(_grade_one, jobs):
-            outcomes.append(outcome)
-            done, elapsed = len(outcomes), time.perf_counter() - start
-            rate = done / elapsed if elapsed else 0.0
-            left = (len(jobs) - done) / rate if rate else 0.0
-            mark = "" if outcome.ok else "  (실패)"
-            print(f"\r[{done}/{len(jobs)}] {rate * 60:.1f}/min, 남은 시간 약 {left:.0f}s — {outcome.student}"
-                  f"{mark}    ", end="", file=progress, flush=True)
+    phases["stage"] = time.perf_counter() - start
+    _warm_imports()
+    phases["imports"] = time.perf_counter() - start - phases["stage"]
+    _LANES[:] = [zygote.Zygote(sandboxed, lane, nursery=nursery) for lane in range(workers)]
+    for lane in _LANES:
+        lane.start(alone=False)   # where the nursery cannot make it, the worker starts its lane on its own
+    phases["lanes"] = time.perf_counter() - start - phases["stage"] - phases["imports"]
+    fallback = next((lane.fallback for lane in _LANES if lane.fallback), "")
+    if fallback:
+        print(f"note: each lane imports keras on its own ({fallback.splitlines()[0]})", file=progress)
+    context = multiprocessing.get_context("fork")   # the workers inherit this process's imports
+    counter = context.Value("i", 0)
+    try:
+        with context.Pool(workers, initializer=_init_worker, initargs=(str(course_dir), counter, db_url)) as pool:
+            for lane in _LANES:   # the workers hold the lanes now
+                if lane.sock is not None:
+                    lane.sock.close()
+                    lane.sock = None
+            _collect(pool, jobs, outcomes, start, progress)
+    finally:
+        for lane in _LANES:
+            lane.close()
+        _LANES.clear()
     print(file=progress)
     failed = [o for o in outcomes if not o.ok]
-    print(f"{assignment}: {len(outcomes) - len(failed)}/{len(jobs)} graded in {time.perf_counter() - start:.1f} s "
-          f"with {workers} worker(s)" + (f", shard {index}/{total}" if total > 1 else ""), file=progress)
+    wall = time.perf_counter() - start
+    run = run_summary(outcomes, workers, wall, began, phases)
+    print(f"{assignment}: {len(outcomes) - len(failed)}/{len(jobs)} graded in {wall:.1f} s "
+          f"with {workers} worker(s)" + (f", shard {index}/{total}" if total > 1 else "")
+          + f" (start-up {run['startup']:.1f} s, then {run['per_submission_median']:.2f} s a submission per worker)",
+          file=progress)
+    runs = course_dir / ".autograder" / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    name = f"{assignment}.json" if total == 1 else f"{assignment}-shard{index}of{total}.json"
+    (runs / name).write_text(json.dumps(run, indent=1), encoding="utf-8")
     for outcome in outcomes:
         for note in outcome.notes:
             print(f"  {outcome.student}: graded as blank: {note}", file=progress)
@@ -192,3 +256,30 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
         print(f"  FAILED {outcome.student}: {outcome.error.strip().splitlines()[-1] if outcome.error else '?'}",
               file=progress)
     return outcomes
+
+
+def _collect(pool, jobs, outcomes: list, start: float, progress) -> None:
+    for outcome in pool.imap_unordered(_grade_one, jobs):
+        outcomes.append(outcome)
+        done, elapsed = len(outcomes), time.perf_counter() - start
+        rate = done / elapsed if elapsed else 0.0
+        left = (len(jobs) - done) / rate if rate else 0.0
+        mark = "" if outcome.ok else "  (실패)"
+        print(f"\r[{done}/{len(jobs)}] {rate * 60:.1f}/min, 남은 시간 약 {left:.0f}s — {outcome.student}"
+              f"{mark}    ", end="", file=progress, flush=True)
+
+
+def run_summary(outcomes: list[Outcome], workers: int, wall: float, began: float, phases: dict) -> dict:
+    """Where a class run's time went (kept in ``.autograder/runs/<assignment>.json``)."""
+    import statistics
+
+    first = min((o.began for o in outcomes), default=began)
+    last = max((o.ended for o in outcomes), default=began)
+    return {
+        "workers": workers, "submissions": len(outcomes), "wall": round(wall, 3),
+        "startup": round(first - began, 3),   # staging, imports, lanes, forking the workers (until the first job)
+        **{f"startup_{k}": round(v, 3) for k, v in phases.items()},
+        "grading": round(last - first, 3),
+        "after_last": round(wall - (last - began), 3),   # handing back, closing the lanes
+        "per_submission_median": round(statistics.median(o.seconds for o in outcomes), 3) if outcomes else 0.0,
+    }
