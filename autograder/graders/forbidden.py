@@ -10,6 +10,7 @@ Two independent checks, both judged here on the trusted side:
 from __future__ import annotations
 
 import ast
+import functools
 
 # Switching the run-time check off inside an exercise's own code counts as using what it hides.
 SWITCHES = {"DisableTorchFunction", "DisableTorchFunctionSubclass", "_set_torch_function_mode",
@@ -77,20 +78,26 @@ def static_violations(function: str, sources: list[str]) -> list[str]:
         return []
     names, found = rule["names"], set()
     for source in sources:
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
+        nodes = _nodes(source)
         aliases = {}
-        for node in ast.walk(tree):
+        for node in nodes:
             if isinstance(node, ast.ImportFrom):
                 for alias in node.names:
                     if alias.name in names:
                         aliases[alias.asname or alias.name] = alias.name
-        for node in ast.walk(tree):
+        for node in nodes:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == function:
                 found |= _names_in(node, names, aliases)
     return sorted(found)
+
+
+@functools.lru_cache(maxsize=512)
+def _nodes(source: str) -> tuple:
+    """Every node of a cell's syntax tree (parsed once per cell, not once per exercise; () when it does not parse)."""
+    try:
+        return tuple(ast.walk(ast.parse(source)))
+    except (SyntaxError, ValueError):
+        return ()
 
 
 def _names_in(definition, names, aliases) -> set[str]:

@@ -134,6 +134,9 @@ class GradingSession:
     # --------------------------------------------------------------- collection: points and exercises
     def pytest_configure(self, config):
         config.stash[SESSION_KEY] = self
+        # The messages come from the exceptions themselves (below); pytest's own report of a failure (source
+        # lines, argument reprs: ~20 ms each) is never shown, so it is kept to one line.
+        config.option.tbstyle = "line"
         config.addinivalue_line("markers", "points(p): points of a grader test (split over its cases)")
         config.addinivalue_line("markers", "exercise(name): the exercise a test belongs to")
 
