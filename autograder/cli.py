@@ -60,17 +60,20 @@ def main(argv=None) -> int:
 
 
 def grade(args) -> int:
-    from autograder.feedback.report import table
-    from autograder.grade import grade_submission
+    from autograder import settings
+    from autograder.sandbox import zygote
+    from autograder.sandbox.bubblewrap import SandboxUnavailable
 
     try:
         submission = collect_file(args.notebook, args.assignment)
     except NotGradable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from autograder.sandbox.bubblewrap import SandboxUnavailable
-
     try:
+        zygote.nursery(settings.sandboxed())  # the sandbox's imports run while this process does its own
+        from autograder.feedback.report import table
+        from autograder.grade import grade_submission
+
         result = grade_submission(submission, args.seed)
     except SandboxUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
