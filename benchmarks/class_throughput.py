@@ -1,6 +1,7 @@
 """Grade the same class twice, side by side: stock nbgrader vs this package's full pipeline (prints numbers).
 
-    .venv/bin/python benchmarks/class_throughput.py [--students 24] [--out benchmarks/results/class_throughput.txt]
+    .venv/bin/python benchmarks/class_throughput.py [--students 24] [--scaling-students 96]
+        [--out benchmarks/results/class_throughput.txt]
 
 * stock: a course with nbgrader's default configuration; the course's notebooks with their visible checks as plain
   in-kernel asserts, no hidden graders, no sandbox; `nbgrader autograde attention` (one process, one kernel per
@@ -140,6 +141,8 @@ def steady(pkg: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--students", type=int, default=24)
+    parser.add_argument("--scaling-students", type=int, default=96,
+                        help="also time 1 and 2 workers (package only) on a class this size; 0: skip")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "class_throughput.txt"))
     args = parser.parse_args()
     env = {**os.environ, "KERAS_BACKEND": "torch"}
@@ -154,6 +157,10 @@ def main() -> None:
     same = one_scores == two_scores == alone
     differing = {s: (one_scores.get(s), two_scores.get(s), alone.get(s)) for s in alone
                  if not one_scores.get(s) == two_scores.get(s) == alone.get(s)}
+    scaling = []
+    if args.scaling_students:
+        big = args.scaling_students
+        scaling = [package_run(work / f"scaling{big}", big, w, env)[0] for w in (1, 2)]
     once, each = breakdown(pkg1, one_seconds)
     once2, each2 = breakdown(pkg2, two_seconds)
 
@@ -174,6 +181,8 @@ def main() -> None:
         f"(target <= 0.333)",
         f"speed-up 1 -> 2 workers: {one_seconds / two_seconds:.2f}x   (target >= 1.8); after the start-up "
         f"(first job to last): {steady(pkg1) / steady(pkg2):.2f}x",
+        *([f"speed-up 1 -> 2 workers on a class of {args.scaling_students} (package only): {scaling[0]:.1f} s -> "
+           f"{scaling[1]:.1f} s = {scaling[0] / scaling[1]:.2f}x"] if scaling else []),
         f"scores identical to grading each submission alone: {same}"
         + (f"  differing (1 worker, 2 workers, alone): {differing}" if differing else ""),
         f"mean score: stock {statistics.mean(stock_scores.values()):.2f} (visible checks only), "
