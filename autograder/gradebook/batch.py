@@ -150,8 +150,6 @@ def _init_worker(course_dir: str, counter, db_url: str | None) -> None:
             other.sock = None
     if lane < len(_LANES):
         zygote.adopt(_LANES[lane])
-        if _LANES[lane].cpu is not None:
-            os.sched_setaffinity(0, {_LANES[lane].cpu})
     else:   # a worker started again after one died: a lane of its own
         os.environ["AUTOGRADER_LANE"] = str(lane)
     from autograder.course import venv_on_path
@@ -172,24 +170,6 @@ def _init_worker(course_dir: str, counter, db_url: str | None) -> None:
     lane_process = zygote.shared(_sandbox_ok())
     if not lane_process.alive:
         lane_process.start()
-
-
-def pin_lanes(lanes: list) -> None:
-    """With several lanes and a core for each, keep each lane (its worker, zygote and student processes, which take
-    turns) on one core: the back-and-forth between the graders and the student's process stays in one core's
-    caches instead of the two lanes' processes trading places. One lane is left to the scheduler."""
-    cpus = sorted(os.sched_getaffinity(0))
-    for lane in lanes:
-        lane.cpu = None
-    if len(lanes) < 2 or len(lanes) > len(cpus):
-        return
-    for lane, cpu in zip(lanes, cpus):
-        if lane.root_pid is not None:
-            try:
-                os.sched_setaffinity(lane.root_pid, {cpu})
-                lane.cpu = cpu
-            except OSError:
-                pass
 
 
 def _sandbox_ok() -> bool:
@@ -241,7 +221,6 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
     for lane in _LANES:
         lane.start(alone=False)   # where the nursery cannot make it, the worker starts its lane on its own
     phases["lanes"] = time.perf_counter() - start - phases["stage"] - phases["imports"]
-    pin_lanes(_LANES)
     fallback = next((lane.fallback for lane in _LANES if lane.fallback), "")
     if fallback:
         print(f"note: each lane imports keras on its own ({fallback.splitlines()[0]})", file=progress)

@@ -85,9 +85,10 @@ class Zygote:
     def start(self, alone: bool = True) -> None:
         """Start the lane: forked from the nursery when there is one this process may use, else on its own
         (unless ``alone`` is False: then it stays unstarted)."""
+        self._release()   # what is left of an earlier start (a lane whose zygote died)
         if self.nursery is not None and self.nursery.usable:
             try:
-                self.sock, self.root, self.root_pid = self.nursery.new_lane(self.lane, self.uid)
+                self.sock, self.root, self.root_pid = self.nursery.new_lane(self.lane)
                 self.load_seconds = self.nursery.load_seconds
                 self.sock.settimeout(30)
                 return
@@ -135,7 +136,8 @@ class Zygote:
             return self.proc.poll() is None
         return self.sock is not None and self.root_pid is not None and _running(self.root_pid)
 
-    def close(self) -> None:
+    def _release(self) -> None:
+        """End the lane's processes and remove its folder (the uid stays claimed)."""
         if self.sock is not None:
             self.sock.close()
             self.sock = None
@@ -154,6 +156,10 @@ class Zygote:
         self.root_pid = None
         if self.root is not None:
             shutil.rmtree(self.root, ignore_errors=True)
+            self.root = None
+
+    def close(self) -> None:
+        self._release()
         if self._uid_lock is not None:
             self._uid_lock.close()
             self._uid_lock = None
@@ -353,7 +359,7 @@ class Nursery:
         except OSError:
             return ""
 
-    def new_lane(self, lane: int, uid: int | None) -> tuple[socket.socket, Path, int]:
+    def new_lane(self, lane: int) -> tuple[socket.socket, Path, int]:
         """Fork a lane's zygote: (its control socket, its folder here, this side's pid of it)."""
         self._wait_ready()
         self.lanes += 1
