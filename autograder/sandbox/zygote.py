@@ -102,21 +102,7 @@ class Zygote:
     def _start_alone(self) -> None:
         self.root = Path(tempfile.mkdtemp(prefix=f"autograder-lane{self.lane}-"))
         os.chmod(self.root, 0o711)  # children may enter their own scratch below, not list the others
-        shutil.copyfile(WORKER, self.root / "worker.py")
-        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        env = _lane_env(self.sandboxed, self.root)
-        worker = "/scratch/worker.py" if self.sandboxed else str(self.root / "worker.py")
-        command = [self.python, "-I", worker, "--zygote", str(child.fileno())]
-        if self.sandboxed:
-            command.append("--contained")
-            sandbox = Sandbox(self.root, self.python)
-            command = sandbox.wrap(command, env, keep_root=True)
-            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-        self.proc = subprocess.Popen(command, pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=open(self.root / "zygote.log", "ab"),
-                                     env=env, cwd=self.root, start_new_session=True)
-        child.close()
-        self.sock = parent
+        self.proc, self.sock = _launch(self.root, "zygote", self.sandboxed, self.python)
         self.sock.settimeout(self.startup_timeout)
         try:
             ready = json.loads(self.sock.recv(1 << 16) or b"{}")
@@ -138,17 +124,10 @@ class Zygote:
 
     def _release(self) -> None:
         """End the lane's processes and remove its folder (the uid stays claimed)."""
-        if self.sock is not None:
-            self.sock.close()
-            self.sock = None
-        if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            self.proc.wait()
-            self.proc = None
-        elif self.root_pid is not None:
+        forked = self.proc is None
+        _end(self.proc, self.sock)
+        self.proc = self.sock = None
+        if forked and self.root_pid is not None:
             try:
                 os.kill(self.root_pid, signal.SIGKILL)  # pid 1 of the lane: the whole lane ends with it
             except (ProcessLookupError, PermissionError):
@@ -251,42 +230,60 @@ def _running(pid: int) -> bool:
 
 def _host_pid(root_pid: int, ns_pid: int) -> int | None:
     """This side's pid of the process that has ``ns_pid`` inside the sandbox started as ``root_pid``."""
-    pending = [root_pid]
-    while pending:
-        pid = pending.pop()
-        try:
-            with open(f"/proc/{pid}/status") as fh:
-                for line in fh:
-                    if line.startswith("NSpid:"):
-                        numbers = [int(n) for n in line.split()[1:]]
-                        if len(numbers) > 1 and numbers[-1] == ns_pid:
-                            return pid
-            for task in os.listdir(f"/proc/{pid}/task"):
-                with open(f"/proc/{pid}/task/{task}/children") as fh:
-                    pending += [int(n) for n in fh.read().split()]
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-    return None
+    return _descendant(root_pid, lambda numbers: len(numbers) > 1 and numbers[-1] == ns_pid)
 
 
 def _descendant_with(root_pid: int, level: int, pid_there: int) -> int | None:
     """This side's pid of the descendant of ``root_pid`` whose pid in the namespace ``level`` deep is ``pid_there``."""
+    return _descendant(root_pid, lambda numbers: len(numbers) > level and numbers[level] == pid_there)
+
+
+def _descendant(root_pid: int, match) -> int | None:
+    """The first of ``root_pid`` and its descendants whose ``NSpid`` list (its pid in each namespace) matches."""
     pending = [root_pid]
     while pending:
         pid = pending.pop()
         try:
             with open(f"/proc/{pid}/status") as fh:
                 for line in fh:
-                    if line.startswith("NSpid:"):
-                        numbers = [int(n) for n in line.split()[1:]]
-                        if len(numbers) > level and numbers[level] == pid_there:
-                            return pid
+                    if line.startswith("NSpid:") and match([int(n) for n in line.split()[1:]]):
+                        return pid
             for task in os.listdir(f"/proc/{pid}/task"):
                 with open(f"/proc/{pid}/task/{task}/children") as fh:
                     pending += [int(n) for n in fh.read().split()]
         except (FileNotFoundError, ProcessLookupError):
             continue
     return None
+
+
+def _launch(root: Path, mode: str, sandboxed: bool, python: str, extra_caps=()):
+    """Start ``worker.py --<mode>`` (``zygote`` or ``nursery``) in bubblewrap around ``root``: (process, socket)."""
+    shutil.copyfile(WORKER, root / "worker.py")
+    parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    env = _lane_env(sandboxed, root)
+    worker = "/scratch/worker.py" if sandboxed else str(root / "worker.py")
+    command = [python, "-I", worker, f"--{mode}", str(child.fileno())]
+    if sandboxed:
+        command.append("--contained")
+        command = Sandbox(root, python).wrap(command, env, keep_root=True, extra_caps=extra_caps)
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    proc = subprocess.Popen(command, pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=open(root / f"{mode}.log", "ab"),
+                            env=env, cwd=root, start_new_session=True)
+    child.close()
+    return proc, parent
+
+
+def _end(proc: subprocess.Popen | None, sock: socket.socket | None) -> None:
+    """Close the control socket, kill a launched sandbox (its whole process group) and wait for it."""
+    if sock is not None:
+        sock.close()
+    if proc is not None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
 
 
 class Nursery:
@@ -316,21 +313,7 @@ class Nursery:
     def launch(self) -> "Nursery":
         if self.proc is not None or self.failed:
             return self
-        shutil.copyfile(WORKER, self.root / "worker.py")
-        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        env = _lane_env(self.sandboxed, self.root)
-        worker = "/scratch/worker.py" if self.sandboxed else str(self.root / "worker.py")
-        command = [self.python, "-I", worker, "--nursery", str(child.fileno())]
-        if self.sandboxed:
-            command.append("--contained")
-            command = Sandbox(self.root, self.python).wrap(command, env, keep_root=True,
-                                                           extra_caps=("CAP_SYS_ADMIN",))
-            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-        self.proc = subprocess.Popen(command, pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=open(self.root / "nursery.log", "ab"),
-                                     env=env, cwd=self.root, start_new_session=True)
-        child.close()
-        self.sock = parent
+        self.proc, self.sock = _launch(self.root, "nursery", self.sandboxed, self.python, ("CAP_SYS_ADMIN",))
         return self
 
     @property
@@ -402,16 +385,8 @@ class Nursery:
 
     def _stop(self) -> None:
         """End the nursery's process (its lanes end with it); lanes already handed out are closed by their owners."""
-        if self.sock is not None:
-            self.sock.close()
-            self.sock = None
-        if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            self.proc.wait()
-            self.proc = None
+        _end(self.proc, self.sock)
+        self.proc = self.sock = None
 
     def close(self) -> None:
         self._stop()
