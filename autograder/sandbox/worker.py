@@ -653,10 +653,12 @@ def _lane_namespaces():
 
 
 def _lane_mounts(root):
-    """As pid 1 of the lane: only the lane's folder at /scratch, a fresh /tmp and a /proc of the lane's processes."""
+    """As pid 1 of the lane: only the lane's folder at /scratch, its own /dev/shm and a /proc of its processes.
+
+    /tmp stays bubblewrap's (root's, 0755: no student process can write there), because the course's virtual
+    environment may be mounted below it (a checkout under /tmp) and a new /tmp would hide it."""
     _libc_call("mount", None, b"/", None, MS_REC | MS_PRIVATE, None)
     _libc_call("mount", root.encode(), b"/scratch", None, MS_BIND | MS_REC, None)
-    _libc_call("mount", b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755,size=64m")
     if os.path.isdir("/dev/shm"):
         _libc_call("mount", b"tmpfs", b"/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755,size=64m")
     _libc_call("mount", b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)

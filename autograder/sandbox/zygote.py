@@ -5,7 +5,7 @@ lane) is what makes a class grade fast. The **nursery** runs ``worker.py --nurse
 there with only the capabilities to switch user, kill, chown and make namespaces; nothing of the repository, the
 gradebook or other submissions is mounted) and imports numpy/torch/keras once. Each grading **lane** is a fork of
 it, its **zygote**: it enters new mount, pid, network, IPC and UTS namespaces, sees only its own folder at
-``/scratch``, a fresh ``/tmp`` and a ``/proc`` of its own processes, gives up ``CAP_SYS_ADMIN`` and sets
+``/scratch``, its own ``/dev/shm`` and a ``/proc`` of its own processes, gives up ``CAP_SYS_ADMIN`` and sets
 no-new-privileges, and then forks a child per submission. Each child gets its own session, a fresh scratch
 directory, the resource limits, and an unprivileged uid of its lane before any student code runs. Before every
 fork the zygote (pid 1 of its lane) kills every other process of the lane, so no two submissions ever run side by

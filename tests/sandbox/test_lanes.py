@@ -8,10 +8,14 @@ namespace and no capabilities left; and a lane whose nursery cannot make it star
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
 from autograder import settings
+from autograder.sandbox import bubblewrap
 from autograder.sandbox import zygote
 from autograder.sandbox.runner import StudentProcess
 
@@ -138,3 +142,32 @@ def test_a_lane_the_nursery_cannot_make_starts_on_its_own(monkeypatch):
     finally:
         lane.close()
         nursery.close()
+
+
+def test_what_is_mounted_below_tmp_stays_visible_in_a_lane(monkeypatch):
+    """A checkout under /tmp has its virtual environment there: a lane must not hide it (a module the nursery did not
+    import yet, e.g. matplotlib's Agg backend, is loaded from it on first use)."""
+    tmp_path = Path(tempfile.mkdtemp(prefix="lane-venv-", dir="/tmp"))
+    tmp_path.chmod(0o755)   # readable by the lane's uid, like a virtual environment
+    (tmp_path / "lane_probe_module.py").write_text("VALUE = 42\n")
+    roots = bubblewrap.python_roots
+    monkeypatch.setattr(bubblewrap, "python_roots", lambda python: [*roots(python), tmp_path])
+    nursery = zygote.Nursery(True).launch()
+    lane = zygote.Zygote(True, 104, nursery=nursery)
+    try:
+        lane.start(alone=False)
+        assert lane.proc is None and not lane.fallback
+        timeouts = settings.course()["timeouts"]
+        process = StudentProcess([f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\nimport lane_probe_module\n"
+                                  "V = lane_probe_module.VALUE\n"], settings.limits(), timeouts["startup"],
+                                 timeouts["call"], sandboxed=True, zygote=lane)
+        try:
+            report = process.start()
+            assert report.cells[0].get("ok"), report.cells
+            assert process.request({"op": "get", "target": "V"})["value"] == 42
+        finally:
+            process.cleanup()
+    finally:
+        lane.close()
+        nursery.close()
+        shutil.rmtree(tmp_path, ignore_errors=True)
