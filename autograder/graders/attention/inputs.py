@@ -18,7 +18,7 @@ def key_mask(rng, *shape) -> np.ndarray:
 
 
 def hidden_keys_mask(rng, tk):
-    """A (1, Tk) mask: about half: about half of the keys hidden from every query (at least two hidden, at least two visible)."""
+    """A (1, Tk) mask: about half of the keys hidden from every query (at least two hidden, at least two visible)."""
     return (rng.permutation(tk) < rng.integers(2, tk - 1))[None, :]
 
 

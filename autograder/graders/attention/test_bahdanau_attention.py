@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from autograder.graders import references, tolerances
-from autograder.graders.attention.inputs import key_mask, normal
+from autograder.graders.attention import inputs
+from autograder.graders.attention.inputs import hidden_keys_mask, key_mask, normal
 from autograder.graders.compare import as_array, expect_close, expect_true
 
 # (leading dims, Tq, Tk, d, h, dv, mask): Tq != Tk, h != d, several batch shapes, every broadcastable mask form.
@@ -23,21 +24,9 @@ def weights_of(rng, d, h):
     return w_q, w_k, normal(rng, h)                                   # v: (h,)
 
 
-def hidden_keys_mask(rng, tk):
-    """(1, Tk): about half of the keys hidden from every query (at least two hidden, at least two visible)."""
-    return (rng.permutation(tk) < rng.integers(2, tk - 1))[None, :]
-
-
 def draw(rng, lead, tq, tk, d, h, dv, mask_kind):
-    q, k, v = normal(rng, *lead, tq, d), normal(rng, *lead, tk, d), normal(rng, *lead, tk, dv)
-    if mask_kind == "full":
-        mask = key_mask(rng, *lead, tq, tk)
-    elif mask_kind == "2d":
-        mask = key_mask(rng, tq, tk)
-    elif mask_kind == "keys":
-        mask = key_mask(rng, 1, tk)
-    else:
-        mask = None
+    """The shared inputs (query, key, value, mask), then this exercise's weights: ((q, k, v, w_q, w_k, v), mask)."""
+    q, k, v, mask = inputs.draw(rng, lead, tq, tk, d, dv, mask_kind)
     return (q, k, v, *weights_of(rng, d, h)), mask
 
 
