@@ -538,9 +538,7 @@ def _child(header, request_fd, response_fd):
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
-    import ctypes
-
-    ctypes.CDLL(None).prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS: nothing this process executes gains privileges
+    _libc_call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # nothing this process executes gains privileges
     log = os.open("output.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     null = os.open("/dev/null", os.O_RDONLY)
     os.dup2(null, 0)
@@ -566,21 +564,20 @@ def _warm():
     return time.perf_counter() - start
 
 
-def _not_dumpable():
-    import ctypes
+def _warm_and_ready(control_fd):
+    """Import, become not dumpable (no child can read or trace this process), say ready: the control socket."""
+    import socket
 
-    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0: no child can read or trace this process
+    seconds = _warm()
+    _libc_call("prctl", PR_SET_DUMPABLE, 0, 0, 0, 0)
+    sock = socket.socket(fileno=control_fd)
+    sock.send(json.dumps({"ready": True, "seconds": seconds}).encode())
+    return sock
 
 
 def zygote(control_fd, contained=False):
     """A lane's warm process started on its own (one bubblewrap per lane): import, say ready, serve the lane."""
-    import socket
-
-    seconds = _warm()
-    _not_dumpable()
-    sock = socket.socket(fileno=control_fd)
-    sock.send(json.dumps({"ready": True, "seconds": seconds}).encode())
-    serve_lane(sock, contained)
+    serve_lane(_warm_and_ready(control_fd), contained)
 
 
 def serve_lane(sock, contained=False):
@@ -635,6 +632,7 @@ CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
 CAP_SYS_ADMIN = 21
+PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 4, 38
 
 
 def _libc_call(name, *args):
@@ -685,7 +683,7 @@ def _drop_admin():
         word.inheritable = 0
     if libc.capset(ctypes.byref(header), data) != 0:
         raise OSError(ctypes.get_errno(), "capset")
-    _libc_call("prctl", 38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+    _libc_call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 
 
 def _start_lane(header, lane_fd, report_fd, contained):
@@ -720,10 +718,7 @@ def nursery(control_fd, contained=False):
     """Import once, then fork a lane's zygote per ``lane`` request (the lane's control socket attached)."""
     import socket
 
-    seconds = _warm()
-    _not_dumpable()
-    sock = socket.socket(fileno=control_fd)
-    sock.send(json.dumps({"ready": True, "seconds": seconds}).encode())
+    sock = _warm_and_ready(control_fd)
     while True:
         message, fds, _, _ = socket.recv_fds(sock, 1 << 16, 1)
         if not message:
