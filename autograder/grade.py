@@ -81,6 +81,18 @@ def new_seed() -> int:
     return secrets.randbelow(2**31)
 
 
+def import_for_graders() -> None:
+    """Import what the hidden graders run on (torch, keras, the reference code) ahead of them.
+
+    The CLI calls this right after it starts the sandbox's nursery, so that both imports of keras (the graders'
+    here, the students' in the sandbox) run at the same time on two cores instead of one after the other.
+    """
+    import keras  # noqa: F401
+
+    import autograder.graders.compare  # noqa: F401
+    import autograder.graders.references  # noqa: F401
+
+
 def run_graders(assignment: str, student: Student, seed: int) -> GradingSession:
     """Run the assignment's hidden pytest graders in this process against ``student``."""
     session = GradingSession(student, seed)

@@ -120,13 +120,13 @@ def _warm_imports() -> None:
     import torch
 
     torch.set_num_threads(1)  # a worker's tensors are small: threads would only fight the other lanes for cores
-    import keras  # noqa: F401
     import nbgrader.apps  # noqa: F401
 
     import autograder.gradebook.execute  # noqa: F401
     import autograder.gradebook.preprocessor  # noqa: F401
-    import autograder.graders.compare  # noqa: F401
-    import autograder.graders.references  # noqa: F401
+    from autograder.grade import import_for_graders
+
+    import_for_graders()
 
     gc.freeze()  # what is imported stays put: collections skip it, and the forked workers share its pages
 
