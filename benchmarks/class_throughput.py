@@ -11,6 +11,9 @@
 
 It checks that the package's scores equal grading each submission alone (same seed), and prints both wall
 times, the ratio, the per-submission median, the speed-up from 1 to 2 workers and where the package's time goes.
+It also measures how far two workers can go on this machine: two 1-worker classes graded at the same time, with
+nothing shared, show how much two busy cores slow each other down; with the start-up that one worker pays,
+that gives the largest speed-up from 1 to 2 workers any pipeline with this start-up could show here.
 """
 from __future__ import annotations
 
@@ -85,14 +88,41 @@ def stock_run(work: Path, n: int, env: dict) -> tuple[float, dict]:
     return seconds, gradebook_scores(stock / "gradebook.db")
 
 
-def package_run(work: Path, n: int, workers: int, env: dict) -> tuple[float, dict, Path]:
-    pkg = course.scratch_course(work / f"package{workers}", ["attention"])
+def package_course(where: Path, n: int, env: dict) -> tuple[Path, dict]:
+    """A course with the `attention` assignment generated and n submissions, and the environment to grade it."""
+    pkg = course.scratch_course(where, ["attention"])
     course.generate(pkg, "attention")
     build_class(pkg, n)
-    env = {**env, **course.course_env(pkg), "AUTOGRADER_SEED": SEED}
-    seconds = timed([sys.executable, "-m", "autograder", "autograde", "attention", "--workers", str(workers)],
-                    pkg, env)
+    return pkg, {**env, **course.course_env(pkg), "AUTOGRADER_SEED": SEED}
+
+
+def autograde_command(workers: int) -> list[str]:
+    return [sys.executable, "-m", "autograder", "autograde", "attention", "--workers", str(workers)]
+
+
+def package_run(work: Path, n: int, workers: int, env: dict) -> tuple[float, dict, Path]:
+    pkg, env = package_course(work / f"package{workers}", n, env)
+    seconds = timed(autograde_command(workers), pkg, env)
     return seconds, gradebook_scores(pkg / "gradebook.db"), pkg
+
+
+def side_by_side(work: Path, n: int, env: dict) -> tuple[float, float]:
+    """How much two busy cores slow each other down on this machine, with nothing shared between them.
+
+    Grades n submissions with 1 worker alone, then two other such classes (separate courses, lanes, nurseries
+    and gradebooks) at the same time. Returns the per-submission median alone and side by side (mean of both).
+    """
+    alone_pkg, alone_env = package_course(work / "alone", n, env)
+    timed(autograde_command(1), alone_pkg, alone_env)
+    courses = [package_course(work / f"side{i}", n, env) for i in range(2)]
+    procs = [subprocess.Popen(autograde_command(1), cwd=pkg, env=e, stdout=subprocess.DEVNULL,
+                              stderr=(pkg / "autograde.log").open("w")) for pkg, e in courses]
+    for proc, (pkg, _) in zip(procs, courses):
+        if proc.wait() != 0:
+            raise RuntimeError(f"side-by-side run failed:\n{(pkg / 'autograde.log').read_text()[-3000:]}")
+    alone = json.loads((alone_pkg / ".autograder" / "runs" / "attention.json").read_text())
+    together = [json.loads((pkg / ".autograder" / "runs" / "attention.json").read_text()) for pkg, _ in courses]
+    return alone["per_submission_median"], statistics.mean(r["per_submission_median"] for r in together)
 
 
 def alone_scores(pkg: Path, ids: list[str]) -> dict:
@@ -161,6 +191,11 @@ def main() -> None:
     if args.scaling_students:
         big = args.scaling_students
         scaling = [package_run(work / f"scaling{big}", big, w, env)[0] for w in (1, 2)]
+    alone_median, side_median = side_by_side(work / "side", n // 2, env)
+    slowdown = side_median / alone_median
+    work1 = steady(pkg1)                  # 1 worker: first job to last
+    start1 = one_seconds - work1          # and everything else: interpreter, imports, lanes, exit
+    bound = (start1 + work1) / (start1 + work1 * slowdown / 2)
     once, each = breakdown(pkg1, one_seconds)
     once2, each2 = breakdown(pkg2, two_seconds)
 
@@ -181,6 +216,10 @@ def main() -> None:
         f"(target <= 0.333)",
         f"speed-up 1 -> 2 workers: {one_seconds / two_seconds:.2f}x   (target >= 1.8); after the start-up "
         f"(first job to last): {steady(pkg1) / steady(pkg2):.2f}x",
+        f"two 1-worker runs side by side (own course, nursery, lanes and gradebook each; {n // 2} submissions "
+        f"each): per-submission median {alone_median:.2f} s alone -> {side_median:.2f} s (+{slowdown * 100 - 100:.0f} %)",
+        f"  => the most 2 workers can gain here: {bound:.2f}x on this class with its {start1:.1f} s of start-up, "
+        f"{2 / slowdown:.2f}x with no start-up at all",
         *([f"speed-up 1 -> 2 workers on a class of {args.scaling_students} (package only): {scaling[0]:.1f} s -> "
            f"{scaling[1]:.1f} s = {scaling[0] / scaling[1]:.2f}x"] if scaling else []),
         f"scores identical to grading each submission alone: {same}"
