@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import gc
 
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from autograder import settings
 from autograder.collect import collect, exercises_of
-from autograder.grade import start_student
+from autograder.grade import import_for_graders, start_student
+from autograder.sandbox import zygote
 
 RESOURCE_KEY = "autograder_started"
 MAX_PNG = 2 << 20
@@ -57,6 +59,11 @@ class SandboxedExecute(NbGraderPreprocessor):
             raise ValueError(f"no hidden graders for assignment {assignment!r}")
         limit = settings.course()["sandbox"]["output_kb"] * 1024
         submission = collect(nb, f"{info.get('notebook', assignment)}.ipynb", assignment)
+        sandboxed = settings.sandboxed()
+        if not zygote.has_lane(sandboxed):   # the first submission of a plain `nbgrader autograde`
+            zygote.nursery(sandboxed)        # the sandbox imports keras while this process imports the graders'
+            import_for_graders()
+            gc.freeze()                      # and keeps them out of every later collection
         process, errors = start_student(submission, capture=limit)
         reports = process.report.cells if process.report else []
         for count, (index, report) in enumerate(zip(submission.code_indices, reports), start=1):

@@ -426,6 +426,12 @@ def adopt(lane: Zygote) -> None:
     _SHARED[(lane.sandboxed, lane.lane)] = lane
 
 
+def has_lane(sandboxed: bool = True) -> bool:
+    """Whether this process holds a warm lane already (adopted from a batch's parent, or started earlier)."""
+    lane = _SHARED.get((sandboxed, int(os.environ.get("AUTOGRADER_LANE", "0"))))
+    return lane is not None and lane.alive
+
+
 def shared(sandboxed: bool = True, lane: int | None = None) -> Zygote:
     """This process's warm lane (started on first use; closed when the process exits).
 
