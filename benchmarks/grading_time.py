@@ -1,6 +1,7 @@
 """Grading time per submission, beside the floor of a bare `python -c "import keras"` (prints numbers).
 
     .venv/bin/python benchmarks/grading_time.py [--runs 3] [--assignment attention]
+        [--out benchmarks/results/grading_time.txt]
 
 Measures, each as the median of --runs runs on this machine:
   * floor: a fresh interpreter importing keras (torch backend);
@@ -10,6 +11,7 @@ Measures, each as the median of --runs runs on this machine:
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import os
 import platform
 import statistics
@@ -35,6 +37,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--assignment", default="attention")
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "grading_time.txt"),
+                        help="where the printed numbers are kept too (empty: nowhere)")
     args = parser.parse_args()
     env = {**os.environ, "KERAS_BACKEND": "torch"}
     a = args.assignment
@@ -53,12 +57,19 @@ def main() -> None:
         nbg.append(time.perf_counter() - start)
 
     med = statistics.median
-    print(f"machine: {platform.node()} {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
-    print(f"assignment {a}, {args.runs} runs each (median, seconds)")
-    print(f"  floor  python -c 'import keras'        {med(floor):6.2f}")
-    print(f"  cli    python -m autograder grade       {med(cli):6.2f}   ({med(cli) / med(floor):.2f}x the floor)")
-    print(f"  nbgrader autograde (one submission)     {med(nbg):6.2f}   ({med(nbg) / med(floor):.2f}x the floor)")
-
+    lines = [
+        f"grading time per submission — {dt.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}",
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{platform.platform()}",
+        f"assignment {a}, {args.runs} runs each (median, seconds)",
+        f"  floor  python -c 'import keras'        {med(floor):6.2f}",
+        f"  cli    python -m autograder grade       {med(cli):6.2f}   ({med(cli) / med(floor):.2f}x the floor)",
+        f"  nbgrader autograde (one submission)     {med(nbg):6.2f}   ({med(nbg) / med(floor):.2f}x the floor)",
+    ]
+    print("\n".join(lines))
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 if __name__ == "__main__":
     main()
