@@ -84,8 +84,9 @@ def new_seed() -> int:
 def import_for_graders() -> None:
     """Import what the hidden graders run on (torch, keras, the reference code) ahead of them.
 
-    The CLI calls this right after it starts the sandbox's nursery, so that both imports of keras (the graders'
-    here, the students' in the sandbox) run at the same time on two cores instead of one after the other.
+    Every grading command (``grade``, ``autograde``, the first submission of a plain ``nbgrader autograde``) calls
+    this right after it starts the sandbox's nursery, so that both imports of keras (the graders' here, the
+    students' in the sandbox) run at the same time on two cores instead of one after the other.
     """
     import keras  # noqa: F401
 
