@@ -215,7 +215,7 @@ def main() -> None:
         f"ratio package(2 workers) / stock: {two_seconds / stock_seconds:.3f}   "
         f"(target <= 0.333)",
         f"speed-up 1 -> 2 workers: {one_seconds / two_seconds:.2f}x   (target >= 1.8); after the start-up "
-        f"(first job to last): {steady(pkg1) / steady(pkg2):.2f}x",
+        f"(first job to last): {work1 / steady(pkg2):.2f}x",
         f"two 1-worker runs side by side (own course, nursery, lanes and gradebook each; {n // 2} submissions "
         f"each): per-submission median {alone_median:.2f} s alone -> {side_median:.2f} s (+{slowdown * 100 - 100:.0f} %)",
         f"  => the most 2 workers can gain here: {bound:.2f}x on this class with its {start1:.1f} s of start-up, "

@@ -163,7 +163,6 @@ def _init_worker(course_dir: str, counter, db_url: str | None) -> None:
     if db_url:
         config.CourseDirectory.db_url = db_url
     _API = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
-    _warm_imports()  # inherited from the parent already; sets torch's single thread again in this process
     lane_process = zygote.shared(_sandbox_ok())
     if not lane_process.alive:
         lane_process.start()

@@ -673,16 +673,13 @@ def _drop_admin():
     class Data(ctypes.Structure):
         _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
 
-    libc = ctypes.CDLL(None, use_errno=True)
     header, data = Header(0x20080522, 0), (Data * 2)()
-    if libc.capget(ctypes.byref(header), data) != 0:
-        raise OSError(ctypes.get_errno(), "capget")
+    _libc_call("capget", ctypes.byref(header), data)
     for word in data:
         word.effective &= ~(1 << CAP_SYS_ADMIN)
         word.permitted &= ~(1 << CAP_SYS_ADMIN)
         word.inheritable = 0
-    if libc.capset(ctypes.byref(header), data) != 0:
-        raise OSError(ctypes.get_errno(), "capset")
+    _libc_call("capset", ctypes.byref(header), data)
     _libc_call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 
 

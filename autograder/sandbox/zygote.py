@@ -330,9 +330,7 @@ class Nursery:
         except (TimeoutError, json.JSONDecodeError, OSError):
             reply = {}
         if not reply.get("ready"):
-            self.failed = "the nursery did not start: " + self._log()
-            self._stop()
-            raise ZygoteError(self.failed)
+            raise self._fail("the nursery did not start: " + self._log())
         self.ready, self.load_seconds = True, reply.get("seconds", 0.0)
         self.sock.settimeout(30)
 
@@ -355,16 +353,13 @@ class Nursery:
             socket.send_fds(self.sock, [json.dumps({"op": "lane", "root": inside}).encode()], [theirs.fileno()])
             reply = json.loads(self.sock.recv(1 << 16) or b"{}")
         except (OSError, json.JSONDecodeError) as exc:
-            self.failed = f"the nursery stopped answering: {exc}"
-            self._stop()
-            raise ZygoteError(self.failed) from None
+            ours.close()
+            raise self._fail(f"the nursery stopped answering: {exc}") from None
         finally:
             theirs.close()
         if "pid" not in reply:
             ours.close()
-            self.failed = f"the nursery could not make a lane: {reply.get('error', '?')}"
-            self._stop()
-            raise ZygoteError(self.failed)
+            raise self._fail(f"the nursery could not make a lane: {reply.get('error', '?')}")
         ours.settimeout(30)
         try:
             ready = json.loads(ours.recv(1 << 16) or b"{}")
@@ -372,9 +367,7 @@ class Nursery:
             ready = {}
         if not ready.get("ready"):
             ours.close()
-            self.failed = f"a lane could not set itself up: {ready.get('error') or self._log()}"
-            self._stop()
-            raise ZygoteError(self.failed)
+            raise self._fail(f"a lane could not set itself up: {ready.get('error') or self._log()}")
         # the lane's zygote is pid 1 of its own namespace; here it is the process whose pid in the nursery's
         # namespace (one level below this one) is the pid the nursery reported
         host = _descendant_with(self.proc.pid, 1, reply["pid"]) if self.sandboxed else reply["pid"]
@@ -382,6 +375,12 @@ class Nursery:
             ours.close()
             raise ZygoteError("the lane's zygote could not be found")
         return ours, root, host
+
+    def _fail(self, why: str) -> ZygoteError:
+        """Remember why the nursery is unusable (every later lane starts alone), end it, and return the error."""
+        self.failed = why
+        self._stop()
+        return ZygoteError(why)
 
     def _stop(self) -> None:
         """End the nursery's process (its lanes end with it); lanes already handed out are closed by their owners."""
@@ -426,9 +425,14 @@ def adopt(lane: Zygote) -> None:
     _SHARED[(lane.sandboxed, lane.lane)] = lane
 
 
+def _lane_key(sandboxed: bool, lane: int | None = None) -> tuple[bool, int]:
+    """The key of this process's lane in ``_SHARED``: ``lane``, else ``$AUTOGRADER_LANE`` (0 when unset)."""
+    return sandboxed, int(os.environ.get("AUTOGRADER_LANE", "0")) if lane is None else lane
+
+
 def has_lane(sandboxed: bool = True) -> bool:
     """Whether this process holds a warm lane already (adopted from a batch's parent, or started earlier)."""
-    lane = _SHARED.get((sandboxed, int(os.environ.get("AUTOGRADER_LANE", "0"))))
+    lane = _SHARED.get(_lane_key(sandboxed))
     return lane is not None and lane.alive
 
 
@@ -437,11 +441,10 @@ def shared(sandboxed: bool = True, lane: int | None = None) -> Zygote:
 
     The lane number comes from ``lane`` or ``$AUTOGRADER_LANE`` (parallel graders give each worker its own).
     """
-    lane = int(os.environ.get("AUTOGRADER_LANE", "0")) if lane is None else lane
-    key = (sandboxed, lane)
+    key = _lane_key(sandboxed, lane)
     if key not in _SHARED:
         import atexit
 
-        _SHARED[key] = Zygote(sandboxed=sandboxed, lane=lane, nursery=nursery(sandboxed))
+        _SHARED[key] = Zygote(sandboxed=sandboxed, lane=key[1], nursery=nursery(sandboxed))
         atexit.register(_SHARED[key].close)
     return _SHARED[key]
