@@ -119,3 +119,18 @@ def test_tampering_gives_no_points(attack):
     result = grade(minimal.notebook(sdpa=TAMPERING[attack]))
     got = scores(result)
     assert (got["scaled_dot_product_attention"], got["softmax"]) == (0, 2), attack
+
+
+def test_demo_only_cells_are_not_run_by_grading():
+    """A cell tagged demo-only (e.g. training a model) is skipped; the tag on an nbgrader cell changes nothing."""
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from autograder.collect import collect
+
+    demo = new_code_cell("train()", metadata={"tags": ["demo-only"]})
+    solution = new_code_cell("def softmax(x, axis=-1): pass", metadata={
+        "tags": ["demo-only"], "nbgrader": {"solution": True, "grade": False, "grade_id": "solution_softmax"}})
+    plain = new_code_cell("x = 1")
+    submission = collect(new_notebook(cells=[demo, solution, plain]), "attention.ipynb", "attention")
+    assert submission.code_cells == ["def softmax(x, axis=-1): pass", "x = 1"]
+    assert submission.code_indices == [1, 2]
