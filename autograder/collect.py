@@ -1,8 +1,9 @@
 """Collect: read a submitted notebook, find its assignment, and pull out the code the student's process runs.
 
 A submission is data here: nothing of it is executed in this process. The code cells that run in the sandbox are
-every code cell except the grade cells (the visible checks; hidden graders replace their verdict), with IPython
-magics and shell escapes turned into ``pass``.
+every code cell except the grade cells (the visible checks; hidden graders replace their verdict) and the cells
+tagged ``demo-only`` (slow demonstrations that no grader needs, e.g. training a small model), with IPython magics
+and shell escapes turned into ``pass``.
 """
 from __future__ import annotations
 
@@ -48,6 +49,15 @@ def _nbgrader(cell) -> dict:
 def is_grade_cell(cell) -> bool:
     meta = _nbgrader(cell)
     return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+DEMO_ONLY = "demo-only"
+
+
+def is_demo_only(cell) -> bool:
+    """A demonstration the student runs in Jupyter and grading skips (a student removing the tag only slows it)."""
+    tags = cell.get("metadata", {}).get("tags", [])
+    return isinstance(tags, list) and DEMO_ONLY in tags and not _nbgrader(cell)
 
 
 _MAGIC = re.compile(r"^(\s*)([%!].*)$")
@@ -98,7 +108,8 @@ def collect(nb, path: str = "", assignment: str | None = None) -> Submission:
     """A submission from a notebook node: its assignment and the code cells for the sandbox."""
     assignment = assignment or detect_assignment(nb, path)
     cells = [c if isinstance(c, dict) else {} for c in nb.get("cells", [])]
-    indices = [i for i, c in enumerate(cells) if c.get("cell_type") == "code" and not is_grade_cell(c)]
+    indices = [i for i, c in enumerate(cells)
+               if c.get("cell_type") == "code" and not is_grade_cell(c) and not is_demo_only(c)]
     code = [strip_magics(_source(cells[i])) for i in indices]
     grade_ids = [_nbgrader(c).get("grade_id", "") for c in cells if _nbgrader(c)]
     return Submission(assignment=assignment, path=str(path), code_cells=code, grade_ids=grade_ids,

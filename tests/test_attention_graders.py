@@ -47,7 +47,7 @@ BASE_SEED = int(os.environ.get("ATTENTION_GRADER_SEED", "20240611"))
 POINTS = {
     "softmax": 2, "additive_attention": 2, "bahdanau_attention": 2, "dot_product_attention": 2,
     "scaled_dot_product_attention": 3, "causal_mask": 2, "self_attention": 3, "split_heads": 1,
-    "merge_heads": 1, "multi_head_attention": 3, "multi_head_attention_layer": 4,
+    "merge_heads": 1, "multi_head_attention": 3, "multi_head_attention_layer": 4, "apply_rope": 2,
 }
 NOT_IMPLEMENTED = "아직 구현하지 않았습니다"
 FORBIDDEN = "금지된 라이브러리 루틴"

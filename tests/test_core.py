@@ -73,7 +73,7 @@ def test_cli_json_and_exit_codes(tmp_path):
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["seed"] == 5 and data["assignment"] == "attention" and data["notebook"] == "attention.ipynb"
-    assert data["score"] == 5 and data["max_score"] == 25  # the minimal notebook has 2 of the 11 exercises
+    assert data["score"] == 5 and data["max_score"] == 27  # the minimal notebook has 2 of the 12 exercises
     sdpa = next(e for e in data["exercises"] if e["name"] == "scaled_dot_product_attention")
     assert sdpa["score"] == 3 and all(set(t) == {"name", "passed", "points", "message"} for t in sdpa["tests"])
     assert "softmax" in proc.stderr  # the table goes to stderr when JSON goes to stdout
@@ -119,3 +119,18 @@ def test_tampering_gives_no_points(attack):
     result = grade(minimal.notebook(sdpa=TAMPERING[attack]))
     got = scores(result)
     assert (got["scaled_dot_product_attention"], got["softmax"]) == (0, 2), attack
+
+
+def test_demo_only_cells_are_not_run_by_grading():
+    """A cell tagged demo-only (e.g. training a model) is skipped; the tag on an nbgrader cell changes nothing."""
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from autograder.collect import collect
+
+    demo = new_code_cell("train()", metadata={"tags": ["demo-only"]})
+    solution = new_code_cell("def softmax(x, axis=-1): pass", metadata={
+        "tags": ["demo-only"], "nbgrader": {"solution": True, "grade": False, "grade_id": "solution_softmax"}})
+    plain = new_code_cell("x = 1")
+    submission = collect(new_notebook(cells=[demo, solution, plain]), "attention.ipynb", "attention")
+    assert submission.code_cells == ["def softmax(x, axis=-1): pass", "x = 1"]
+    assert submission.code_indices == [1, 2]

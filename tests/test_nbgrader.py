@@ -85,7 +85,7 @@ def test_blank_release_says_not_implemented_per_exercise(autograded):
 @pytest.mark.slow
 def test_feedback_shows_report_not_hidden_source(autograded, root):
     html = html_lib.unescape((autograded / "feedback" / "answer_key" / "attention" / "attention.html").read_text())
-    assert "숨은 채점기" in html and "✅" in html
+    assert "비공개 채점기" in html and "✅" in html
     hidden = [p.read_text() for p in (root / "autograder" / "graders" / "attention").glob("test_*.py")]
     for source in hidden:
         for line in source.splitlines():

@@ -12,7 +12,7 @@ def exercise_report(exercise, notebook_errors=()) -> str:
     Cases of one check (a parametrised test) are grouped on one line; a failure message shared by every
     check (e.g. "not implemented") is said once.
     """
-    lines = [f"[{exercise.name}] {_points(exercise.score)} / {_points(exercise.max_score)}점 (숨은 채점기)"]
+    lines = [f"[{exercise.name}] {_points(exercise.score)} / {_points(exercise.max_score)}점 (비공개 채점기)"]
     messages = {t.message for t in exercise.tests if not t.passed}
     if exercise.tests and len(messages) == 1 and not any(t.passed for t in exercise.tests):
         lines.append(f"  ❌ {messages.pop()} (검사 {len(exercise.tests)}개 모두 통과하지 못함)")

@@ -66,8 +66,8 @@ def placeholder(course_dir: Path, assignment: str, notebook: str, reason: str) -
     """The blank release notebook with a Korean note saying why the submission could not be graded."""
     nb = nbformat.read(str(course_dir / "release" / assignment / notebook), as_version=4)
     note = nbformat.v4.new_markdown_cell(
-        f"**⚠️ 제출한 노트북 `{notebook}` 을(를) 채점할 수 없었습니다.** 원인: {reason}\n\n"
-        "제출한 파일은 그대로 보관되어 있으며, 이 과제는 0점으로 처리되었습니다. 파일을 Jupyter 에서 다시 저장해 "
+        f"**⚠️ 제출한 노트북 `{notebook}`을(를) 채점할 수 없었습니다.** 원인: {reason}\n\n"
+        "제출한 파일은 그대로 보관되어 있으며, 이 과제는 0점으로 처리되었습니다. 파일을 Jupyter에서 다시 저장해 "
         "제출하거나 조교에게 문의하세요.")
     nb.cells.insert(0, note)
     return nb

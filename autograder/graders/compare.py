@@ -24,9 +24,9 @@ class GradingFailure(AssertionError):
 def as_array(value, what: str = "반환값") -> np.ndarray:
     """The student's value as a float64 array, or a Korean failure saying what came back instead."""
     if value is None:
-        raise GradingFailure(f"{what}: None 이 반환되었습니다. return 문을 확인하세요.")
+        raise GradingFailure(f"{what}: None이 반환되었습니다. return 문을 확인하세요.")
     if isinstance(value, (tuple, list)):
-        raise GradingFailure(f"{what}: 배열 하나가 아니라 {type(value).__name__}(길이 {len(value)}) 가 반환되었습니다.")
+        raise GradingFailure(f"{what}: 배열 하나가 아니라 {type(value).__name__}(길이 {len(value)})가 반환되었습니다.")
     if isinstance(value, (bool, int, float)):
         value = np.asarray(value)
     if not isinstance(value, np.ndarray):
@@ -68,7 +68,7 @@ def expect_close(got, expected, *, what: str = "출력", tol: Tolerance = tolera
     ref = f" ({against} 기준)" if against else ""
     if not np.all(np.isfinite(got)):
         bad = int(np.sum(~np.isfinite(got)))
-        raise GradingFailure(f"{what}: NaN/inf 가 {bad}개 있습니다{ref}. 모양 {_shape(got)}.",
+        raise GradingFailure(f"{what}: NaN/inf가 {bad}개 있습니다{ref}. 모양 {_shape(got)}.",
                              _diagnose(got, call, pick, expected))
     if np.allclose(got, expected, atol=tol.atol, rtol=tol.rtol):
         return max_error(got, expected)

@@ -33,6 +33,9 @@ ATTENTION = {
               "GroupQueryAttention", "GroupedQueryAttention", "_scaled_dot_product_attention_math"} | SWITCHES,
 }
 CAUSAL = {"runtime": set(), "names": {"causal_lower_right", "causal_upper_left"}}
+# Library RoPE (keras_hub.layers.RotaryEmbedding, torchtune's RotaryPositionalEmbeddings, transformers'
+# apply_rotary_pos_emb); none is installed in the sandbox, so the source is what can show them.
+ROPE = {"runtime": set(), "names": {"RotaryEmbedding", "RotaryPositionalEmbeddings", "apply_rotary_pos_emb"}}
 
 RULES = {
     "softmax": SOFTMAX,
@@ -42,6 +45,7 @@ RULES = {
     "scaled_dot_product_attention": ATTENTION,
     "self_attention": ATTENTION,
     "causal_mask": CAUSAL,
+    "apply_rope": ROPE,
     "multi_head_attention": ATTENTION,
     "multi_head_attention_layer": ATTENTION,
     "grouped_query_attention": ATTENTION,

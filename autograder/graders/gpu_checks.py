@@ -51,7 +51,7 @@ def expect_matches_references(got, reference_case: store.Case, what: str = "출�
                     reference_case.float64.shape[-1])
         rows = expect_shape(got, expected, what)[..., reference_case.rows, :]
     if not np.all(np.isfinite(rows)):
-        raise GradingFailure(f"{what}: NaN/inf 가 있습니다 (저장된 참조 {reference_case.name} 의 입력).",
+        raise GradingFailure(f"{what}: NaN/inf가 있습니다 (저장된 참조 {reference_case.name}의 입력).",
                              _diagnose(got, call, None, None) if call else [])
     failures, worst = [], 0.0
     checks = [("float64 math", reference_case.float64, STUDENT)]
@@ -64,7 +64,7 @@ def expect_matches_references(got, reference_case: store.Case, what: str = "출�
     if failures:
         found = _diagnose(got, call, None, None) if call else []
         shown = "; ".join(failures[:3]) + (f" 외 {len(failures) - 3}개" if len(failures) > 3 else "")
-        message = (f"{what}: 저장된 참조 출력 {reference_case.name} 과 다릅니다 ({len(failures)}/{len(checks)}개 "
+        message = (f"{what}: 저장된 참조 출력 {reference_case.name}과 다릅니다 ({len(failures)}/{len(checks)}개 "
                    f"참조에서 실패) — {shown}.")
         if found:
             message += " 진단: " + "; ".join(m.title for m in found)

@@ -63,7 +63,7 @@ class Student:
 
     def value(self, name: str):
         if name not in self.defined:
-            raise GradingFailure(f"변수 `{name}` 이(가) 노트북에 정의되어 있지 않습니다.")
+            raise GradingFailure(f"변수 `{name}`이(가) 노트북에 정의되어 있지 않습니다.")
         try:
             return self._process.request({"op": "get", "target": name})["value"]
         except StudentCodeError as exc:
@@ -83,7 +83,7 @@ class Student:
             if self._process.crashed_for_good:
                 raise GradingFailure(f"`{name}`: {self._process.crashed_for_good}")
             raise GradingFailure(
-                f"함수 `{name}` 이(가) 노트북에 정의되어 있지 않습니다. 이름과 철자, 해답 셀의 실행 오류를 확인하세요.")
+                f"함수 `{name}`이(가) 노트북에 정의되어 있지 않습니다. 이름과 철자, 해답 셀의 실행 오류를 확인하세요.")
         if name not in self._static:
             self._static[name] = forbidden.static_violations(name, self._sources)
         if self._static[name]:
@@ -118,7 +118,7 @@ class _MemoryLimited:
 def _forbidden_failure(name, routines) -> GradingFailure:
     listed = ", ".join(r.split(":")[-1] for r in routines)
     return GradingFailure(
-        f"`{name}` 이(가) 금지된 라이브러리 루틴({listed})을 사용했습니다. 이 연습은 그 계산을 직접 구현하는 "
+        f"`{name}`이(가) 금지된 라이브러리 루틴({listed})을 사용했습니다. 이 연습은 그 계산을 직접 구현하는 "
         f"것이므로 점수를 드릴 수 없습니다 (다른 곳에서 쓰는 것은 괜찮습니다).")
 
 

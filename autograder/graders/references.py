@@ -98,6 +98,17 @@ def multi_head_attention_layer(x_q, x_kv, params, num_heads, mask=None):
     return merge_heads(heads) @ p["w_o"] + p["b_o"]                                   # (B, Tq, D)
 
 
+def apply_rope(x, positions, base=10000.0):
+    """Rotary position embedding, rotate-half layout: pair (x[..., i], x[..., i + d/2]) turned by pos * base^(-2i/d)."""
+    x = np.asarray(x, np.float64)
+    half = x.shape[-1] // 2
+    inv_freq = float(base) ** (-2.0 * np.arange(half) / x.shape[-1])                  # (d/2,)
+    angles = np.asarray(positions, np.float64)[:, None] * inv_freq                     # (T, d/2)
+    cos, sin = np.cos(angles), np.sin(angles)
+    x1, x2 = x[..., :half], x[..., half:]                                              # (..., T, d/2)
+    return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)        # (..., T, d)
+
+
 def kv_cache_bytes(num_layers, num_kv_heads, head_dim, seq_len, batch_size=1, bytes_per_element=2):
     return 2 * num_layers * num_kv_heads * head_dim * seq_len * batch_size * bytes_per_element
 
@@ -123,7 +134,7 @@ def namespace() -> dict:
     """The helpers a mistake's source may call, with numpy, torch and math."""
     names = ["softmax", "causal_mask", "scaled_dot_product_attention", "dot_product_attention",
              "additive_attention", "split_heads", "merge_heads", "multi_head_attention", "self_attention",
-             "kv_cache_bytes", "grouped_query_attention", "attention_weights"]
+             "apply_rope", "kv_cache_bytes", "grouped_query_attention", "attention_weights"]
     ns = {name: globals()[name] for name in names}
     ns.update(np=np, torch=torch, F=F, math=math)
     return ns

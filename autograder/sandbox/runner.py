@@ -292,12 +292,12 @@ class StudentProcess:
             if exc.kind in ("timeout", "crashed") and header.get("op") == "call":
                 self.failures[key] = self.failures.get(key, 0) + 1
                 if self.failures[key] >= self.limits.max_restarts:
-                    self.broken[key] = (f"{exc.message} 이 함수는 {self.failures[key]}번 이렇게 끝나서 "
+                    self.broken[key] = (f"{exc.message} 같은 함수가 {self.failures[key]}번 이렇게 끝나서 "
                                         "남은 검사에서는 더 호출하지 않았습니다.")
             raise
         if not reply.get("ok"):
             if reply.get("error") == "Missing":
-                raise StudentCodeError("missing", f"`{reply.get('message')}` 이(가) 노트북에 정의되어 있지 않습니다.")
+                raise StudentCodeError("missing", f"`{reply.get('message')}`이(가) 노트북에 정의되어 있지 않습니다.")
             raise StudentCodeError(
                 "not_implemented" if reply.get("error") == "NotImplementedError" else "exception",
                 _exception_message(reply), "\n".join(reply.get("where", [])))
@@ -430,8 +430,8 @@ def _crash_message(code) -> str:
             name = str(-code)
         if name == "SIGXCPU":
             return "CPU 시간 제한을 넘어 학생 코드의 프로세스가 종료되었습니다."
-        return f"학생 코드의 프로세스가 신호 {name} 로 비정상 종료되었습니다 (예: 메모리 초과, 세그멘테이션 오류)."
-    return f"학생 코드의 프로세스가 종료 코드 {code} 로 끝났습니다 (예: sys.exit, os._exit)."
+        return f"학생 코드의 프로세스가 신호 {name}로 비정상 종료되었습니다 (예: 메모리 초과, 세그멘테이션 오류)."
+    return f"학생 코드의 프로세스가 종료 코드 {code}로 끝났습니다 (예: sys.exit, os._exit)."
 
 
 def _exception_message(reply) -> str:

@@ -86,7 +86,7 @@ def test_formgrader_shows_autograded_scores_and_a_manual_grade_updates_the_total
         answer = boxes[grade_id].find_element(By.XPATH, "ancestor::div[contains(@class,'nbgrader_cell')]").text
         assert WRITTEN_ANSWERS[grade_id] in answer, answer[:300]
     page_text = lab.driver.find_element(By.TAG_NAME, "body").text
-    assert "숨은 채점기" in page_text                                  # the hidden graders' report in grade cells
+    assert "비공개 채점기" in page_text                                # the hidden graders' report in grade cells
     lab.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", boxes["written_1"])
 
     # Grade both answers by hand: type the points into each box and move on (Tab), as the formgrader expects.

@@ -86,3 +86,13 @@ def multi_head_attention_layer(x_q, x_kv, params, num_heads, mask=None):
     v = ops.matmul(x_kv, p["w_v"]) + p["b_v"]
     heads = scaled_dot_product_attention(*(split_heads(a, num_heads) for a in (q, k, v)), mask)
     return ops.matmul(merge_heads(heads), p["w_o"]) + p["b_o"]
+
+
+def apply_rope(x, positions, base=10000.0):
+    x = _tensor(x)
+    d = x.shape[-1]
+    x1, x2 = ops.split(x, 2, axis=-1)                                                  # (..., T, d/2) each
+    exponent = ops.cast(ops.arange(d // 2), x.dtype) * (-2.0 / d)
+    angles = ops.cast(ops.convert_to_tensor(positions), x.dtype)[:, None] * ops.power(base, exponent)
+    cos, sin = ops.cos(angles), ops.sin(angles)
+    return ops.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)

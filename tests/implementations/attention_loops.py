@@ -120,3 +120,18 @@ def multi_head_attention_layer(x_q, x_kv, params, num_heads, mask=None):
                                           v[..., h * dv:(h + 1) * dv], None if full is None else full[:, h])
              for h in range(num_heads)]
     return np.einsum("bte,ed->btd", np.concatenate(heads, axis=-1), p["w_o"]) + p["b_o"]
+
+
+def apply_rope(x, positions, base=10000.0):
+    x = np.asarray(x, dtype=np.float64)
+    d = x.shape[-1]
+    half = d // 2
+    out = np.empty_like(x)
+    for index in np.ndindex(x.shape[:-2]):
+        for t, position in enumerate(positions):
+            for i in range(half):
+                angle = float(position) * math.pow(base, -2.0 * i / d)
+                a, b = x[index + (t, i)], x[index + (t, i + half)]
+                out[index + (t, i)] = a * math.cos(angle) - b * math.sin(angle)
+                out[index + (t, i + half)] = b * math.cos(angle) + a * math.sin(angle)
+    return out

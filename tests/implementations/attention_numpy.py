@@ -115,3 +115,14 @@ def multi_head_attention_layer(x_q, x_kv, params, num_heads, mask=None):
     v = split_heads(x_kv @ p["w_v"] + p["b_v"], num_heads)
     return merge_heads(scaled_dot_product_attention(q, k, v, mask)) @ p["w_o"] + p["b_o"]
     ### END SOLUTION
+
+
+def apply_rope(x, positions, base=10000.0):
+    """Rotary position embedding (rotate-half): each pair (x_i, x_{i+d/2}) as one complex number turned by e^{i theta}."""
+    ### BEGIN SOLUTION
+    x = np.asarray(x, dtype=np.float64)
+    half = x.shape[-1] // 2
+    theta = np.einsum("t,f->tf", np.asarray(positions, dtype=np.float64), base ** (-np.arange(half) / half))
+    z = (x[..., :half] + 1j * x[..., half:]) * np.exp(1j * theta)              # (..., T, d/2) complex
+    return np.concatenate([z.real, z.imag], axis=-1)                           # (..., T, d)
+    ### END SOLUTION

@@ -92,3 +92,17 @@ def multi_head_attention_layer(x_q, x_kv, params, num_heads, mask=None):
     v = torch.nn.functional.linear(x_kv, p["w_v"].T, p["b_v"])
     heads = scaled_dot_product_attention(*(split_heads(a, num_heads) for a in (q, k, v)), mask)
     return torch.nn.functional.linear(merge_heads(heads), p["w_o"].T, p["b_o"])
+
+
+def _rotate_half(t):
+    half = t.shape[-1] // 2
+    return torch.cat([-t[..., half:], t[..., :half]], dim=-1)
+
+
+def apply_rope(x, positions, base=10000.0):
+    t = _tensor(x)
+    d = t.shape[-1]
+    inv_freq = 1.0 / base ** (torch.arange(0, d, 2, dtype=t.dtype) / d)               # (d/2,)
+    angles = torch.as_tensor(np.asarray(positions)).to(t.dtype)[:, None] * inv_freq   # (T, d/2)
+    angles = torch.cat([angles, angles], dim=-1)                                       # (T, d), as in Llama
+    return t * angles.cos() + _rotate_half(t) * angles.sin()

@@ -19,7 +19,7 @@ CASES = [
 @pytest.mark.points(0.5)
 @pytest.mark.parametrize("masked", [pytest.param(False, id="nomask"), pytest.param(True, id="keymask")])
 def test_matches_keras_additive_attention(student, rng, masked):
-    """keras.layers.AdditiveAttention(use_scale=False) 와 같은 출력"""
+    """keras.layers.AdditiveAttention(use_scale=False)와 같은 출력"""
     b, tq, tk, d, dv = 2, 4, 6, 8, 5
     q, k, v = normal(rng, b, tq, d), normal(rng, b, tk, d), normal(rng, b, tk, dv)
     value_mask = key_mask(rng, b, tk) if masked else None

@@ -33,7 +33,7 @@ def draw(rng, lead, tq, tk, d, h, dv, mask_kind):
 @pytest.mark.points(0.5)
 @pytest.mark.parametrize("masked", [pytest.param(False, id="nomask"), pytest.param(True, id="keymask")])
 def test_matches_keras_additive_attention(student, rng, masked):
-    """keras.layers.AdditiveAttention 에 [query @ w_q, value, key @ w_k] 를 넣고 scale = v 로 둔 것과 같은 출력"""
+    """keras.layers.AdditiveAttention에 [query @ w_q, value, key @ w_k]를 넣고 scale = v로 둔 것과 같은 출력"""
     b, tq, tk, d, h, dv = 2, 4, 6, 8, 5, 3
     q, k, v = normal(rng, b, tq, d), normal(rng, b, tk, d), normal(rng, b, tk, dv)
     w_q, w_k, score_v = weights_of(rng, d, h)

@@ -38,7 +38,7 @@ def expect_mask(got, expected, against, call):
 @pytest.mark.parametrize("t_q, t_k", [pytest.param(4, 4, id="square-4"), pytest.param(3, 7, id="tq3-tk7"),
                                       pytest.param(1, 6, id="one-new-token-tk6")])
 def test_matches_torch_causal_lower_right(student, t_q, t_k):
-    """torch.nn.attention.bias.causal_lower_right(t_q, t_k) 와 같은 마스크 (오른쪽 아래 정렬)"""
+    """torch.nn.attention.bias.causal_lower_right(t_q, t_k)와 같은 마스크 (오른쪽 아래 정렬)"""
     got = student.causal_mask(t_q, t_k)
     expect_mask(got, torch_lower_right(t_q, t_k), "torch causal_lower_right", student.last)
 
@@ -47,14 +47,14 @@ def test_matches_torch_causal_lower_right(student, t_q, t_k):
 @pytest.mark.parametrize("t_q, t_k", [pytest.param(5, 9, id="cached-prefix-4"),
                                       pytest.param(6, 4, id="tq-longer-than-tk")])
 def test_matches_numpy_tril_with_offset(student, t_q, t_k):
-    """numpy.tril(ones, k = t_k - t_q) 와 같은 마스크 (캐시된 앞부분 뒤에 이어지는 질의 블록 포함)"""
+    """numpy.tril(ones, k = t_k - t_q)와 같은 마스크 (캐시된 앞부분 뒤에 이어지는 질의 블록 포함)"""
     got = student.causal_mask(t_q, t_k)
     expect_mask(got, numpy_tril(t_q, t_k), "numpy.tril(k = t_k - t_q)", student.last)
 
 
 @pytest.mark.points(0.25)
 def test_default_t_k_is_t_q(student, rng):
-    """t_k 를 생략하면 t_k = t_q 인 아래 삼각 행렬"""
+    """t_k를 생략하면 t_k = t_q인 아래 삼각 행렬"""
     t = int(rng.integers(3, 9))
     got = student.causal_mask(t)
     expect_mask(got, numpy_tril(t), f"numpy.tril(ones(({t}, {t})))", student.last)
@@ -67,20 +67,20 @@ def test_dtype_is_bool(student, rng):
     t_k = t_q + int(rng.integers(0, 4))
     got = student.causal_mask(t_q, t_k)
     expect_true(isinstance(got, np.ndarray) and got.dtype == np.bool_,
-                f"causal_mask 의 결과는 bool 배열이어야 합니다 (실제 자료형: "
+                f"causal_mask의 결과는 bool 배열이어야 합니다 (실제 자료형: "
                 f"{getattr(got, 'dtype', type(got).__name__)}). 예: `j <= i + (t_k - t_q)` 비교의 결과.")
     expect_mask(got, numpy_tril(t_q, t_k), "numpy.tril(k = t_k - t_q)", student.last)
 
 
 @pytest.mark.points(0.25)
 def test_long_sequences(student, rng):
-    """긴 시퀀스 (수십~수백 토큰) 에서도 같은 규칙: 질의 i 는 j <= i + (t_k - t_q) 인 키만"""
+    """긴 시퀀스 (수십~수백 토큰)에서도 같은 규칙: 질의 i는 j <= i + (t_k - t_q)인 키만"""
     t_q = int(rng.integers(20, 65))
     t_k = t_q + int(rng.integers(1, 100))
     got = as_array(student.causal_mask(t_q, t_k), "마스크")
     expect_mask(got, torch_lower_right(t_q, t_k), "torch causal_lower_right", student.last)
     expect_true(np.array_equal(got.sum(-1), np.arange(t_q) + 1 + (t_k - t_q)),
-                "각 행에서 볼 수 있는 키의 수가 i + 1 + (t_k - t_q) 가 아닙니다.")
+                "각 행에서 볼 수 있는 키의 수가 i + 1 + (t_k - t_q)가 아닙니다.")
 
 
 @pytest.mark.points(0.25)

@@ -20,7 +20,7 @@ CASES = [
 @pytest.mark.points(0.5)
 @pytest.mark.parametrize("masked", [pytest.param(False, id="nomask"), pytest.param(True, id="keymask")])
 def test_matches_keras_attention(student, rng, masked):
-    """keras.layers.Attention(score_mode="dot", use_scale=False) 와 같은 출력"""
+    """keras.layers.Attention(score_mode="dot", use_scale=False)와 같은 출력"""
     b, tq, tk, d, dv = 2, 4, 6, 8, 5
     q, k, v = normal(rng, b, tq, d), normal(rng, b, tk, d), normal(rng, b, tk, dv)
     value_mask = key_mask(rng, b, tk) if masked else None
@@ -35,7 +35,7 @@ def test_matches_keras_attention(student, rng, masked):
 @pytest.mark.points(0.75)
 @pytest.mark.parametrize("lead, tq, tk, d, dv, mask_kind", CASES)
 def test_matches_torch_reference(student, rng, lead, tq, tk, d, dv, mask_kind):
-    """float64 torch scaled_dot_product_attention(scale=1) 와 같은 출력 (배치 모양, Tq != Tk, 여러 마스크)"""
+    """float64 torch scaled_dot_product_attention(scale=1)와 같은 출력 (배치 모양, Tq != Tk, 여러 마스크)"""
     q, k, v, mask = draw(rng, lead, tq, tk, d, dv, mask_kind)
     got = student.dot_product_attention(q, k, v, mask)
     expect_close(got, references.dot_product_attention(q, k, v, mask),

@@ -18,7 +18,7 @@ CASES = [
 @pytest.mark.points(0.5)
 @pytest.mark.parametrize("b, h, t, dh", CASES)
 def test_matches_transpose_reshape(student, rng, b, h, t, dh):
-    """numpy 의 transpose(0, 2, 1, 3) + reshape(B, T, H * dh) 와 같은 결과"""
+    """numpy의 transpose(0, 2, 1, 3) + reshape(B, T, H * dh)와 같은 결과"""
     x = normal(rng, b, h, t, dh)
     got = student.merge_heads(x)
     expect_close(got, x.transpose(0, 2, 1, 3).reshape(b, t, h * dh), against="numpy transpose + reshape",
@@ -27,7 +27,7 @@ def test_matches_transpose_reshape(student, rng, b, h, t, dh):
 
 @pytest.mark.points(0.25)
 def test_heads_are_concatenated_in_order(student, rng):
-    """출력의 채널 h*dh .. (h+1)*dh - 1 은 헤드 h 그대로 (헤드 순서대로 이어 붙임)"""
+    """출력의 채널 h*dh .. (h+1)*dh - 1은 헤드 h 그대로 (헤드 순서대로 이어 붙임)"""
     b, h, t = 2, 4, 6
     dh = int(rng.integers(2, 5))
     x = normal(rng, b, h, t, dh)
@@ -41,7 +41,7 @@ def test_heads_are_concatenated_in_order(student, rng):
 
 @pytest.mark.points(0.25)
 def test_inverse_of_split_heads(student, rng):
-    """numpy 로 헤드를 나눈 것을 합치면 원래 입력 (split_heads 의 역연산)"""
+    """numpy로 헤드를 나눈 것을 합치면 원래 입력 (split_heads의 역연산)"""
     b, t, h, dh = 3, 5, 3, 4
     x = normal(rng, b, t, h * dh)
     got = student.merge_heads(references.split_heads(x, h).astype(np.float32))

@@ -50,14 +50,14 @@ def test_matches_per_head_concatenation(student, rng, b, tq, tk, c, h, mask_kind
     got = student.multi_head_attention(q, k, v, h, mask)
     expect_close(got, per_head_concatenation(q, k, v, h, mask), against="헤드별 float64 어텐션의 연결",
                  call=student.last)
-    expect_close(got, references.multi_head_attention(q, k, v, h, mask), against="float64 멀티 헤드 참조",
+    expect_close(got, references.multi_head_attention(q, k, v, h, mask), against="float64 멀티헤드 참조",
                  call=student.last)
 
 
 @pytest.mark.points(0.5)
 @pytest.mark.parametrize("masked", [pytest.param(False, id="nomask"), pytest.param(True, id="mask")])
 def test_matches_keras_with_identity_projections(student, rng, masked):
-    """투영을 단위 행렬로, 편향을 없앤 keras.layers.MultiHeadAttention 과 같은 출력"""
+    """투영을 단위 행렬로, 편향을 없앤 keras.layers.MultiHeadAttention과 같은 출력"""
     b, tq, tk, h, dh = 2, 4, 6, 3, 4
     c = h * dh
     q, k, v = normal(rng, b, tq, c), normal(rng, b, tk, c), normal(rng, b, tk, c)
@@ -94,7 +94,7 @@ def test_weights_form_a_distribution(student, rng):
 
 @pytest.mark.points(0.5)
 def test_keys_masked_for_one_head_do_not_matter(student, rng):
-    """헤드 h 가 보지 않는 키에서 헤드 h 의 채널만 바꿔도 출력이 그대로 (마스크는 (B, H, Tq, Tk))"""
+    """헤드 h가 보지 않는 키에서 헤드 h의 채널만 바꿔도 출력이 그대로 (마스크는 (B, H, Tq, Tk))"""
     b, tq, tk, h, dh = 2, 4, 7, 3, 4
     c = h * dh
     q, k, v = normal(rng, b, tq, c), normal(rng, b, tk, c), normal(rng, b, tk, c)

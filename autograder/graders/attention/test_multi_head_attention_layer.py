@@ -75,7 +75,7 @@ def keras_layer(params, num_heads, x_q, x_kv, mask):
 @pytest.mark.points(1.5)
 @pytest.mark.parametrize("b, tq, tk, d_model, h, dk, dv, mask_kind", KERAS_CASES)
 def test_matches_keras_multi_head_attention(student, rng, b, tq, tk, d_model, h, dk, dv, mask_kind):
-    """같은 가중치를 넣은 keras.layers.MultiHeadAttention(num_heads, key_dim=dk, value_dim=dv) 와 같은 출력"""
+    """같은 가중치 행렬을 넣은 keras.layers.MultiHeadAttention(num_heads, key_dim=dk, value_dim=dv)와 같은 출력"""
     x_q, x_kv, params, mask = draw(rng, b, tq, tk, d_model, h, dk, dv, mask_kind)
     got = student.multi_head_attention_layer(x_q, x_kv, params, h, mask)
     expect_close(got, keras_layer(params, h, x_q, x_kv, mask), tol=tolerances.STUDENT_VS_KERAS,
@@ -89,7 +89,7 @@ def test_matches_float64_reference(student, rng, b, tq, tk, d_model, h, dk, dv, 
     x_q, x_kv, params, mask = draw(rng, b, tq, tk, d_model, h, dk, dv, mask_kind)
     got = student.multi_head_attention_layer(x_q, x_kv, params, h, mask)
     expect_close(got, references.multi_head_attention_layer(x_q, x_kv, params, h, mask),
-                 against="float64 멀티 헤드 어텐션 층", call=student.last)
+                 against="float64 멀티헤드 어텐션 층", call=student.last)
 
 
 @pytest.mark.points(0.5)
@@ -99,7 +99,7 @@ def test_causal_self_attention_ignores_future_tokens(student, rng):
     x, _, params, mask = draw(rng, b, t, None, d_model, h, dk, dv, "causal")
     first = student.multi_head_attention_layer(x, x, params, h, mask)
     expect_close(first, references.multi_head_attention_layer(x, x, params, h, mask),
-                 against="float64 멀티 헤드 어텐션 층", call=student.last)
+                 against="float64 멀티헤드 어텐션 층", call=student.last)
     cut = int(rng.integers(2, t - 1))
     x2 = x.copy()
     x2[:, cut:] = normal(rng, b, t - cut, d_model) * 3
@@ -110,39 +110,39 @@ def test_causal_self_attention_ignores_future_tokens(student, rng):
 
 @pytest.mark.points(0.5)
 def test_masked_keys_do_not_matter(student, rng):
-    """교차 어텐션: 모든 질의가 가린 키·값 위치의 x_kv 를 바꿔도 출력이 그대로"""
+    """교차 어텐션: 모든 질의가 가린 키·값 위치의 x_kv를 바꿔도 출력이 그대로"""
     b, tq, tk, d_model, h, dk, dv = 2, 4, 7, 8, 2, 4, 3
     x_q, x_kv, params, _ = draw(rng, b, tq, tk, d_model, h, dk, dv, None)
     visible = np.stack([rng.permutation(tk) < rng.integers(2, tk - 1) for _ in range(b)])   # (B, Tk)
     mask = np.broadcast_to(visible[:, None, None, :], (b, 1, tq, tk)).copy()                # (B, 1, Tq, Tk)
     first = student.multi_head_attention_layer(x_q, x_kv, params, h, mask)
     expect_close(first, references.multi_head_attention_layer(x_q, x_kv, params, h, mask),
-                 against="float64 멀티 헤드 어텐션 층", call=student.last)
+                 against="float64 멀티헤드 어텐션 층", call=student.last)
     x_kv2 = x_kv.copy()
     for i in range(b):
         hidden = np.flatnonzero(~visible[i])
         x_kv2[i, hidden] = normal(rng, len(hidden), d_model) * 5
     second = student.multi_head_attention_layer(x_q, x_kv2, params, h, mask)
-    expect_close(second, as_array(first), what="가려진 키 위치의 x_kv 를 바꾼 뒤의 출력", against="바꾸기 전의 출력")
+    expect_close(second, as_array(first), what="가려진 키 위치의 x_kv를 바꾼 뒤의 출력", against="바꾸기 전의 출력")
 
 
 @pytest.mark.points(0.5)
 def test_permuting_keys_and_values(student, rng):
-    """교차 어텐션: x_kv 의 토큰(과 마스크의 키 축)을 같은 순서로 섞어도 출력이 그대로"""
+    """교차 어텐션: x_kv의 토큰(과 마스크의 키 축)을 같은 순서로 섞어도 출력이 그대로"""
     b, tq, tk, d_model, h, dk, dv = 2, 5, 8, 12, 3, 4, 4
     x_q, x_kv, params, mask = draw(rng, b, tq, tk, d_model, h, dk, dv, "bh")
     perm = rng.permutation(tk)
     first = student.multi_head_attention_layer(x_q, x_kv, params, h, mask)
     second = student.multi_head_attention_layer(x_q, x_kv[:, perm], params, h, mask[..., perm])
-    expect_close(second, as_array(first), what="x_kv 를 섞은 뒤의 출력", against="섞기 전의 출력")
+    expect_close(second, as_array(first), what="x_kv를 섞은 뒤의 출력", against="섞기 전의 출력")
     expect_close(first, references.multi_head_attention_layer(x_q, x_kv, params, h, mask),
-                 against="float64 멀티 헤드 어텐션 층")
+                 against="float64 멀티헤드 어텐션 층")
 
 
 @pytest.mark.points(0.5)
 @pytest.mark.parametrize("name", gpu_checks.params("mha"))
 def test_matches_stored_torch_multihead_attention(student, name):
-    """가중치를 넣은 torch.nn.MultiheadAttention 의 저장된 참조 출력과 일치 (교차 어텐션, 마스크)"""
+    """가중치 행렬을 넣은 torch.nn.MultiheadAttention의 저장된 참조 출력과 일치 (교차 어텐션, 마스크)"""
     case = gpu_checks.case("mha", name)
     a = case.inputs
     got = student.multi_head_attention_layer(a["x_q"], a["x_kv"], a["params"], int(a["num_heads"]), a.get("mask"))
@@ -150,5 +150,5 @@ def test_matches_stored_torch_multihead_attention(student, name):
 
 
 test_matches_stored_torch_multihead_attention.__doc__ = (
-    "가중치를 넣은 torch.nn.MultiheadAttention 의 저장된 참조 출력과 일치 "
+    "가중치 행렬을 넣은 torch.nn.MultiheadAttention의 저장된 참조 출력과 일치 "
     f"(교차 어텐션, 마스크; {gpu_checks.describe('mha')})")

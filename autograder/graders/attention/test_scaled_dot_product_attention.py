@@ -21,7 +21,7 @@ CASES = [
 @pytest.mark.points(0.75)
 @pytest.mark.parametrize("lead, tq, tk, d, dv, mask_kind", CASES)
 def test_matches_torch_sdpa(student, rng, lead, tq, tk, d, dv, mask_kind):
-    """torch.nn.functional.scaled_dot_product_attention (float64) 와 같은 출력"""
+    """torch.nn.functional.scaled_dot_product_attention (float64)와 같은 출력"""
     q, k, v, mask = draw(rng, lead, tq, tk, d, dv, mask_kind)
     got = student.scaled_dot_product_attention(q, k, v, mask)
     expect_close(got, references.scaled_dot_product_attention(q, k, v, mask),
@@ -31,7 +31,7 @@ def test_matches_torch_sdpa(student, rng, lead, tq, tk, d, dv, mask_kind):
 @pytest.mark.points(0.5)
 @pytest.mark.parametrize("masked", [pytest.param(False, id="nomask"), pytest.param(True, id="keymask")])
 def test_matches_keras_attention(student, rng, masked):
-    """keras.layers.Attention(스케일 1/√d) 와 같은 출력"""
+    """keras.layers.Attention(스케일 1/√d)와 같은 출력"""
     b, tq, tk, d = 2, 4, 6, 8
     q, k, v = normal(rng, b, tq, d), normal(rng, b, tk, d), normal(rng, b, tk, d)
     value_mask = key_mask(rng, b, tk) if masked else None
@@ -51,7 +51,7 @@ def test_return_weights(student, rng):
     q, k, v, mask = draw(rng, (2,), 5, 8, 8, 4, "full")
     result = student.scaled_dot_product_attention(q, k, v, mask, return_weights=True)
     expect_true(isinstance(result, (tuple, list)) and len(result) == 2,
-                "return_weights=True 일 때 (출력, 가중치) 두 값을 돌려주어야 합니다.")
+                "return_weights=True일 때 (출력, 가중치) 두 값을 돌려주어야 합니다.")
     out, weights = references.scaled_dot_product_attention(q, k, v, mask, return_weights=True)
     expect_close(result[0], out, what="출력", against="float64 torch", call=student.last, pick=lambda r: r[0])
     expect_close(result[1], weights, what="가중치", against="float64 softmax(QKᵀ/√d)", call=student.last,

@@ -48,7 +48,7 @@ def test_matches_torch_reference(student, rng, lead, t, d_model, dk, dv, causal)
 @pytest.mark.points(0.5)
 @pytest.mark.parametrize("causal", [pytest.param(False, id="full"), pytest.param(True, id="causal")])
 def test_matches_keras_single_head(student, rng, causal):
-    """keras.layers.MultiHeadAttention(헤드 1개, 편향 없음, 출력 투영 = 단위 행렬) 과 같은 출력"""
+    """keras.layers.MultiHeadAttention(헤드 1개, 편향 없음, 출력 투영 = 단위 행렬)과 같은 출력"""
     b, t, d_model, dk, dv = 2, 6, 8, 4, 5
     x = normal(rng, b, t, d_model)
     w_q, w_k, w_v = projections(rng, d_model, dk, dv)
@@ -84,7 +84,7 @@ def test_causal_ignores_future_tokens(student, rng):
 @pytest.mark.points(0.5)
 @pytest.mark.parametrize("causal", [pytest.param(False, id="full"), pytest.param(True, id="causal")])
 def test_weights_form_a_distribution(student, rng, causal):
-    """V 가 단위 행렬이 되도록 x, w_v 를 고르면 출력 = 가중치: 0 이상, 행 합 1, 인과이면 미래는 정확히 0"""
+    """V가 단위 행렬이 되도록 x, w_v를 고르면 출력 = 가중치: 0 이상, 행 합 1, 인과이면 미래는 정확히 0"""
     t, extra, dk = 6, 3, 4
     x = np.concatenate([np.eye(t, dtype=np.float32), normal(rng, t, extra)], axis=-1)     # (T, T + extra)
     w_q, w_k, _ = projections(rng, t + extra, dk, 1)
@@ -97,7 +97,7 @@ def test_weights_form_a_distribution(student, rng, causal):
     expect_true(np.all(weights >= 0), "어텐션 가중치에 음수가 있습니다.")
     if causal:
         future = ~np.tril(np.ones((t, t), dtype=bool))
-        expect_true(np.all(weights[future] == 0), "causal=True 인데 미래 위치의 가중치가 정확히 0이 아닙니다.")
+        expect_true(np.all(weights[future] == 0), "causal=True인데 미래 위치의 가중치가 정확히 0이 아닙니다.")
     expect_close(weights.sum(-1), np.ones(t), what="가중치의 행 합", against="확률의 합 1")
 
 

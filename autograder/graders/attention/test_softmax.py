@@ -14,7 +14,7 @@ SHAPES = [pytest.param((7,), -1, id="1d"), pytest.param((3, 5), -1, id="2d-last"
 @pytest.mark.points(0.75)
 @pytest.mark.parametrize("shape, axis", SHAPES)
 def test_matches_keras_softmax(student, rng, shape, axis):
-    """keras.ops.softmax 와 같은 값 (여러 모양과 축)"""
+    """keras.ops.softmax와 같은 값 (여러 모양과 축)"""
     x = normal(rng, *shape) * 3
     got = student.softmax(x, axis=axis)
     expected = keras.ops.convert_to_numpy(keras.ops.softmax(x, axis=axis))

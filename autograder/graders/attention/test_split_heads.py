@@ -17,7 +17,7 @@ CASES = [
 @pytest.mark.points(0.5)
 @pytest.mark.parametrize("b, t, c, h", CASES)
 def test_matches_reshape_transpose(student, rng, b, t, c, h):
-    """numpy 의 reshape(B, T, H, C/H) + transpose(0, 2, 1, 3) 와 같은 결과"""
+    """numpy의 reshape(B, T, H, C/H) + transpose(0, 2, 1, 3)와 같은 결과"""
     x = normal(rng, b, t, c)
     got = student.split_heads(x, h)
     expect_close(got, x.reshape(b, t, h, c // h).transpose(0, 2, 1, 3), against="numpy reshape + transpose",
@@ -26,7 +26,7 @@ def test_matches_reshape_transpose(student, rng, b, t, c, h):
 
 @pytest.mark.points(0.25)
 def test_head_holds_its_channel_block(student, rng):
-    """헤드 h 는 채널 h*C/H 부터 (h+1)*C/H - 1 까지를 그대로 가짐"""
+    """헤드 h는 채널 h*C/H부터 (h+1)*C/H - 1까지를 그대로 가짐"""
     b, t, h = 2, 6, 4
     dh = int(rng.integers(2, 5))
     x = normal(rng, b, t, h * dh)
@@ -39,7 +39,7 @@ def test_head_holds_its_channel_block(student, rng):
 
 @pytest.mark.points(0.25)
 def test_merging_back_gives_the_input(student, rng):
-    """나눈 헤드를 다시 이어 붙이면 (numpy 로 합쳐서) 원래 입력"""
+    """나눈 헤드를 다시 이어 붙이면 (numpy로 합쳐서) 원래 입력"""
     b, t, h, dh = 3, 5, 2, 6
     x = normal(rng, b, t, h * dh)
     got = as_array(student.split_heads(x, h))
