@@ -88,3 +88,12 @@ if c is not None:
 
     _harden()
     c.Autograde.exporter_class = "autograder.gradebook.files.SubmittedNotebookExporter"
+    # No student HTML runs anywhere: markdown, raw cells and rich outputs are made inert in the autograded notebook
+    # (what formgrader shows and feedback is made from) and again when feedback is generated
+    # (autograder/feedback/sanitize.py); nbconvert's own sanitising of outputs is on as well.
+    c.Autograde.autograde_preprocessors = [*c.Autograde.autograde_preprocessors,
+                                           "autograder.feedback.sanitize.SanitizeStudentHTML"]
+    c.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades",
+                                        "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+                                        "autograder.feedback.sanitize.SanitizeStudentHTML"]
+    c.HTMLExporter.sanitize_html = True
