@@ -222,3 +222,28 @@ def test_nbgrader_never_copies_what_a_link_points_to(nbgraded):
             assert not path.is_symlink(), path
             if path.is_file():
                 assert SECRET not in path.read_text(encoding="utf-8", errors="replace"), path
+
+
+# ------------------------------------------------------------------------------------------------ nbgrader collect
+def test_exchange_collect_copies_links_as_links(tmp_path, secret):
+    """A student can write straight into the exchange's inbound folder; collecting (as root) must not copy what
+    a link there points to, and an inbound folder that is itself a link is not collected."""
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.default.collect import ExchangeCollect
+
+    from autograder.gradebook.files import harden_nbgrader
+
+    harden_nbgrader()
+    inbound = tmp_path / "inbound" / "eve+attention+2026-12-01"
+    inbound.mkdir(parents=True)
+    (inbound / "attention.ipynb").symlink_to(secret)
+    (inbound / "notes").symlink_to(secret.parent)
+    collect = ExchangeCollect(coursedir=CourseDirectory(root=str(tmp_path)))
+    collect.do_copy(str(inbound), str(tmp_path / "submitted" / "eve"))
+    copied = tmp_path / "submitted" / "eve"
+    assert (copied / "attention.ipynb").is_symlink() and (copied / "notes").is_symlink()
+    assert oct(secret.stat().st_mode & 0o777) == "0o600"   # the link's target is not chmod-ed either
+    linked = tmp_path / "inbound" / "mallory+attention+2026-12-01"
+    linked.symlink_to(secret.parent, target_is_directory=True)
+    collect.do_copy(str(linked), str(tmp_path / "submitted" / "mallory"))
+    assert not (tmp_path / "submitted" / "mallory").exists()
