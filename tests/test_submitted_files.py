@@ -4,6 +4,7 @@ never followed as root; the assignment is found from the notebook's cells, whate
 Run as root, as grading runs: the secret below is a root-only file that a submission links to."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -120,8 +121,6 @@ def test_cli_grades_a_renamed_quiz(tmp_path, root):
     shutil.copy(root / "solutions" / "quiz" / "quiz.ipynb", renamed)
     proc = cli(renamed, "--json", tmp_path / "r.json", cwd=root)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    import json
-
     result = json.loads((tmp_path / "r.json").read_text())
     assert result["assignment"] == "quiz" and result["score"] == result["max_score"] > 0, result["score"]
 

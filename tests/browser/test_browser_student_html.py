@@ -127,7 +127,9 @@ def test_formgrader_view_runs_no_student_html(browser, hostile, lab_server):
 def test_instructor_report_runs_no_student_html(browser, hostile, tmp_path):
     from autograder.feedback import instructor
 
-    data = instructor.collect_grades(course_tools_db(hostile), [ASSIGNMENT], hostile)
+    from autograder import course as course_tools
+
+    data = instructor.collect_grades(course_tools.course_env(hostile)["COURSE_DB_URL"], [ASSIGNMENT], hostile)
     for row in data["students"]:   # a name and an id as hostile as the gradebook could hold
         if row["id"] == STUDENT:
             row["name"] = "PAYLOADS-START " + PAYLOADS["onerror"] + PAYLOADS["script"]
@@ -136,8 +138,3 @@ def test_instructor_report_runs_no_student_html(browser, hostile, tmp_path):
     path = instructor.write_report(data, tmp_path / "report.html")
     assert_shown_not_run(browser, path.as_uri(), "instructor report")
 
-
-def course_tools_db(course_dir):
-    from autograder import course as course_tools
-
-    return course_tools.course_env(course_dir)["COURSE_DB_URL"]
