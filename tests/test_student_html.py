@@ -80,6 +80,13 @@ def test_formatting_survives():
     assert "x = 1&#10;&#10;y = 2" in html   # the code block's lines (a newline inside <pre>)
 
 
+def test_mathjax_gets_no_link():
+    """The feedback page loads MathJax, whose TeX ``\\href`` makes links (``javascript:`` ones too)."""
+    cell = nbformat.v4.new_markdown_cell(r"$\href{javascript:alert(1)}{누르기}$ and $x^2$")
+    source = sanitized(nbformat.v4.new_notebook(cells=[cell])).cells[0].source
+    assert "\\href" not in source and "$x^2$" in source
+
+
 def test_outputs_and_raw_cells_are_inert():
     code = nbformat.v4.new_code_cell("x")
     code.outputs = [

@@ -10,9 +10,9 @@ itself is changed, not the templates' options):
 
 - a markdown cell is rendered with nbconvert's own markdown renderer, cleaned with bleach (an allow-list of tags
   and attributes: no ``script``, ``iframe``, ``svg``, ``style``, event handlers; links only to http, https and
-  mailto, pictures only from data: URIs of raster images) and stored back as one block of HTML on one line, so that
-  rendering it again as markdown passes it through as it is (and text such as a link written inside code is not
-  parsed a second time);
+  mailto, pictures only from data: URIs of raster images; TeX's ``\\href`` disabled for MathJax) and stored back
+  as one block of HTML on one line, so that rendering it again as markdown passes it through as it is (and text
+  such as a link written inside code is not parsed a second time);
 - a raw cell becomes escaped text;
 - outputs: ``text/html`` is cleaned the same way, ``text/markdown`` rendered then cleaned, ``image/svg+xml`` and
   ``application/javascript`` (and any other type a browser would run) removed with a note in ``text/plain``;
@@ -61,9 +61,18 @@ def one_block(html: str) -> str:
     return "<div class=\"student-markdown\">" + html.replace("\r", "").replace("\n", "&#10;") + "</div>"
 
 
+TEX_LINK = re.compile(r"\\href(?![A-Za-z])")
+
+
+def inert_tex(text: str) -> str:
+    """TeX for MathJax (which the feedback page loads) without ``\\href``, MathJax's way to a ``javascript:`` link."""
+    return TEX_LINK.sub(r"\\mathrm{href}", text)
+
+
 def markdown_to_safe_html(source: str, attachments=None) -> str:
     from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 
+    source = inert_tex(source)
     renderer = IPythonRenderer(escape=False, attachments=attachments or {})   # as nbconvert renders markdown cells
     return one_block(clean(MarkdownWithMath(renderer=renderer).render(source)))
 
@@ -105,6 +114,9 @@ class SanitizeStudentHTML(Preprocessor):
         if "text/html" in data:
             html = data["text/html"]
             data["text/html"] = clean(html if isinstance(html, str) else "".join(html))
+        if "text/latex" in data:
+            tex = data["text/latex"]
+            data["text/latex"] = inert_tex(tex if isinstance(tex, str) else "".join(tex))
         if "text/markdown" in data:
             md = data.pop("text/markdown")
             data.setdefault("text/html", markdown_to_safe_html(md if isinstance(md, str) else "".join(md)))
