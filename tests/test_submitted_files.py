@@ -246,3 +246,14 @@ def test_exchange_collect_copies_links_as_links(tmp_path, secret):
     linked.symlink_to(secret.parent, target_is_directory=True)
     collect.do_copy(str(linked), str(tmp_path / "submitted" / "mallory"))
     assert not (tmp_path / "submitted" / "mallory").exists()
+
+
+@pytest.mark.parametrize("message", ["refusing /s/a.ipynb: it is a symbolic link",
+                                     "refusing /s/a.ipynb: it is a hard link (2 names)",
+                                     "refusing /s/a.ipynb: it is a FIFO", "refusing /s/a.ipynb: it is a device file",
+                                     "/s/a.ipynb is 100 MB, over the limit of 50 MB",
+                                     "/s/a.ipynb is over the limit of 50 MB"])
+def test_students_read_the_reason_in_korean(message):
+    reason = batch._korean_reason(message)
+    words = [w for w in reason.replace("(", " ").replace(")", " ").replace(",", " ").split() if w.isascii()]
+    assert set(words) <= {"MB", "FIFO", "100", "50"}, reason

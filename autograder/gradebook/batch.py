@@ -22,6 +22,7 @@ import hashlib
 import json
 import multiprocessing
 import os
+import re
 import shutil
 import sys
 import time
@@ -125,7 +126,8 @@ def _korean_reason(text: str) -> str:
     if "not a Jupyter notebook" in text:
         return "올바른 Jupyter 노트북(JSON) 파일이 아닙니다 (잘렸거나 손상됨)"
     if "over the limit of" in text:
-        return f"파일이 너무 큽니다 ({text.split(' is ')[-1]})"
+        size, limit = re.search(r"(?:is (\d+) MB, )?over the limit of (\d+) MB", text).groups()
+        return f"파일이 너무 큽니다 ({f'{size} MB, ' if size else ''}한도 {limit} MB)"
     if "no known assignment" in text:
         return "이 과제의 셀을 찾을 수 없습니다"
     return text
