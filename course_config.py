@@ -81,3 +81,19 @@ if c is not None:
         "nbgrader.preprocessors.AssignLatePenalties",
         "nbgrader.preprocessors.CheckCellMetadata",
     ]
+    # Submitted files are data: nbgrader reads a submitted notebook without following links (a link, FIFO, device
+    # or hard link is graded as the blank release with the reason), copies only plain files of a submission into
+    # autograded/, none into feedback/, and the exchange's collect copies links as links (autograder/gradebook/files.py).
+    from autograder.gradebook.files import harden_nbgrader as _harden
+
+    _harden()
+    c.Autograde.exporter_class = "autograder.gradebook.files.SubmittedNotebookExporter"
+    # No student HTML runs anywhere: markdown, raw cells and rich outputs are made inert in the autograded notebook
+    # (what formgrader shows and feedback is made from) and again when feedback is generated
+    # (autograder/feedback/sanitize.py); nbconvert's own sanitising of outputs is on as well.
+    c.Autograde.autograde_preprocessors = [*c.Autograde.autograde_preprocessors,
+                                           "autograder.feedback.sanitize.SanitizeStudentHTML"]
+    c.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades",
+                                        "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+                                        "autograder.feedback.sanitize.SanitizeStudentHTML"]
+    c.HTMLExporter.sanitize_html = True

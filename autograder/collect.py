@@ -7,14 +7,19 @@ and shell escapes turned into ``pass``.
 """
 from __future__ import annotations
 
+import errno
+import functools
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
 GRADERS = Path(__file__).parent / "graders"
+RELEASE = Path(__file__).resolve().parent.parent / "release"
 MAX_NOTEBOOK_BYTES = 50 << 20
 
 
@@ -39,7 +44,7 @@ def exercises_of(assignment: str) -> list[str]:
 
 
 def known_assignments() -> list[str]:
-    return sorted(p.parent.name for p in GRADERS.glob("*/test_*.py"))
+    return sorted({p.parent.name for p in GRADERS.glob("*/test_*.py")})
 
 
 def _nbgrader(cell) -> dict:
@@ -70,16 +75,62 @@ def strip_magics(source: str) -> str:
     return "\n".join(_MAGIC.sub(r"\1pass", line) for line in source.splitlines())
 
 
-def read_notebook(path) -> nbformat.NotebookNode:
+class RefusedFile(NotGradable):
+    """A submitted file that is not plain data: a symbolic link, a device, a FIFO, a socket, a hard link."""
+
+
+def refusal(st: os.stat_result) -> str | None:
+    """Why a submitted file with this ``lstat`` must not be read (``None``: a plain regular file of its own)."""
+    if stat.S_ISLNK(st.st_mode):
+        return "a symbolic link"
+    if stat.S_ISDIR(st.st_mode):
+        return "a directory"
+    if not stat.S_ISREG(st.st_mode):
+        kind = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a device file",
+                stat.S_IFBLK: "a device file"}.get(stat.S_IFMT(st.st_mode), "not a regular file")
+        return kind
+    if st.st_nlink > 1:
+        return f"a hard link ({st.st_nlink} names)"
+    return None
+
+
+def read_submitted(path, limit: int = MAX_NOTEBOOK_BYTES) -> bytes:
+    """The bytes of a submitted file, read as data only: never through a symbolic link (``O_NOFOLLOW``), never
+    from a FIFO, device, socket or hard-linked file (``fstat`` of the opened file, so nothing can be swapped in
+    between the check and the read), and never more than ``limit`` bytes."""
     path = Path(path)
     try:
-        size = path.stat().st_size
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
+        if exc.errno == errno.ELOOP and os.path.islink(path):   # O_NOFOLLOW met a link as the last part
+            raise RefusedFile(f"refusing {path}: it is a symbolic link") from None
         raise NotGradable(f"cannot read {path}: {exc.strerror}") from None
-    if size > MAX_NOTEBOOK_BYTES:
-        raise NotGradable(f"{path} is {size >> 20} MB, over the limit of {MAX_NOTEBOOK_BYTES >> 20} MB")
     try:
-        text = path.read_bytes().decode("utf-8")
+        st = os.fstat(fd)
+        why = refusal(st)
+        if why:
+            raise RefusedFile(f"refusing {path}: it is {why}")
+        if st.st_size > limit:
+            raise NotGradable(f"{path} is {st.st_size >> 20} MB, over the limit of {limit >> 20} MB")
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise NotGradable(f"{path} is over the limit of {limit >> 20} MB")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_notebook(path) -> nbformat.NotebookNode:
+    path = Path(path)
+    data = read_submitted(path)
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise NotGradable(f"{path} is not UTF-8 text") from None
     try:
@@ -88,16 +139,28 @@ def read_notebook(path) -> nbformat.NotebookNode:
         raise NotGradable(f"{path} is not a Jupyter notebook ({type(exc).__name__})") from None
 
 
+@functools.lru_cache(maxsize=None)
+def release_ids(assignment: str) -> frozenset[str]:
+    """The nbgrader grade ids of an assignment's release notebooks (its graded exercises' ids without them)."""
+    ids = set()
+    for path in sorted((RELEASE / assignment).glob("*.ipynb")):
+        ids |= {_nbgrader(c).get("grade_id", "") for c in nbformat.read(str(path), as_version=4).cells}
+    ids.discard("")
+    ids.discard("helpers")   # every assignment has one
+    return frozenset(ids or {f"{kind}_{e}" for e in exercises_of(assignment) for kind in ("test", "solution")})
+
+
 def detect_assignment(nb, path: str = "") -> str:
-    """The assignment whose grade cells this notebook carries (ties broken by the file name)."""
-    ids = {_nbgrader(c).get("grade_id", "") for c in nb.get("cells", [])}
+    """The assignment whose release cells (nbgrader grade ids) this notebook carries; the file name plays no part
+    unless two assignments match equally well (then it breaks the tie) or none matches at all."""
+    ids = {_nbgrader(c).get("grade_id", "") for c in nb.get("cells", []) if isinstance(c, dict)}
+    stem = Path(path).stem
     best, best_hits = None, 0
     for assignment in known_assignments():
-        hits = sum(f"test_{e}" in ids or f"solution_{e}" in ids for e in exercises_of(assignment))
-        if hits > best_hits or (hits == best_hits and hits and Path(path).stem == assignment):
+        hits = len(ids & release_ids(assignment))
+        if hits > best_hits or (hits == best_hits and hits and stem == assignment):
             best, best_hits = assignment, hits
     if best is None:
-        stem = Path(path).stem
         if stem in known_assignments():
             return stem
         raise NotGradable("no known assignment's cells were found in this notebook")

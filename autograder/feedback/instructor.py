@@ -121,8 +121,12 @@ def _histograms(data: dict, assignment: str) -> str:
 
 
 def write_report(data: dict, path: Path) -> Path:
-    """The instructor's HTML report."""
-    parts = ["<!doctype html><html lang='ko'><head><meta charset='utf-8'><title>채점 보고서</title>",
+    """The instructor's HTML report. Every value from the gradebook or the results (ids, names, exercise names,
+    diagnoses) is escaped, and the page's Content-Security-Policy allows no script at all (its pictures are data: URIs,
+    its style inline), so nothing a student wrote can run in it even if an escape were missed."""
+    parts = ["<!doctype html><html lang='ko'><head><meta charset='utf-8'>"
+             "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; img-src data:; "
+             "style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'\"><title>채점 보고서</title>",
              "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
              "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eee}</style></head><body>",
              "<h1>어텐션 과목 — 채점 보고서</h1>"]

@@ -22,6 +22,7 @@ import hashlib
 import json
 import multiprocessing
 import os
+import re
 import shutil
 import sys
 import time
@@ -74,37 +75,59 @@ def placeholder(course_dir: Path, assignment: str, notebook: str, reason: str) -
 
 
 def stage(course_dir: Path, assignment: str, student: str) -> list[str]:
-    """Copy one submission into the staging folder; returns notes on notebooks that had to be replaced."""
+    """Copy one submission into the staging folder as data only; returns notes on what was left out or replaced.
+
+    Only plain files are copied (``autograder.gradebook.files.copy_plain_tree``: no link is followed, no FIFO,
+    device or hard-linked file is read). A release notebook that was refused or cannot be graded is staged as the
+    blank release with the reason in Korean."""
     from autograder.collect import NotGradable, detect_assignment, read_notebook
+    from autograder.gradebook.files import copy_plain_tree
 
     source = course_dir / "submitted" / student / assignment
     target = course_dir / STAGING / student / assignment
     if target.exists():
         shutil.rmtree(target)
-    shutil.copytree(source, target, symlinks=False, ignore_dangling_symlinks=True)
+    refused = dict(copy_plain_tree(source, target))
     notes = []
-    for release in sorted((course_dir / "release" / assignment).glob("*.ipynb")):
+    releases = sorted((course_dir / "release" / assignment).glob("*.ipynb"))
+    names = {r.name for r in releases}
+    for rel, why in refused.items():
+        if rel not in names and rel != ".":
+            notes.append(f"{rel}: not copied: {why}")
+    for release in releases:
         staged = target / release.name
-        if not staged.exists():
-            continue  # a missing notebook is nbgrader's to report (it grades the others)
+        why = refused.get(release.name) or refused.get(".")
         try:
+            if why:
+                raise NotGradable(f"refusing {release.name}: {why}")
+            if not staged.exists():
+                continue  # a missing notebook is nbgrader's to report (it grades the others)
             nb = read_notebook(staged)
             if detect_assignment(nb, release.name) != assignment:
                 raise NotGradable("다른 과제의 노트북입니다")
         except NotGradable as exc:
             reason = _korean_reason(str(exc))
+            target.mkdir(parents=True, exist_ok=True)
             nbformat.write(placeholder(course_dir, assignment, release.name, reason), str(staged))
-            notes.append(f"{release.name}: {reason}")
+            notes.append(f"{release.name}: graded as blank: {reason}")
     return notes
 
 
 def _korean_reason(text: str) -> str:
+    if "it is a symbolic link" in text:
+        return "심볼릭 링크입니다. 링크가 가리키는 파일은 읽지 않습니다 (노트북 파일 자체를 제출하세요)"
+    if "it is a hard link" in text:
+        return "하드 링크입니다. 다른 이름과 내용을 공유하는 파일은 읽지 않습니다 (노트북을 새 파일로 저장해 제출하세요)"
+    if any(f"it is {kind}" in text for kind in ("a FIFO", "a socket", "a device file", "not a regular file",
+                                                  "a directory")):
+        return "일반 파일이 아닙니다 (FIFO, 장치 파일, 소켓, 폴더는 읽지 않습니다)"
     if "not UTF-8" in text:
         return "UTF-8 텍스트가 아닙니다"
     if "not a Jupyter notebook" in text:
         return "올바른 Jupyter 노트북(JSON) 파일이 아닙니다 (잘렸거나 손상됨)"
-    if " MB, over the limit" in text:
-        return f"파일이 너무 큽니다 ({text.split(' is ')[-1]})"
+    if "over the limit of" in text:
+        size, limit = re.search(r"(?:is (\d+) MB, )?over the limit of (\d+) MB", text).groups()
+        return f"파일이 너무 큽니다 ({f'{size} MB, ' if size else ''}한도 {limit} MB)"
     if "no known assignment" in text:
         return "이 과제의 셀을 찾을 수 없습니다"
     return text
@@ -247,7 +270,7 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
     (runs / name).write_text(json.dumps(run, indent=1), encoding="utf-8")
     for outcome in outcomes:
         for note in outcome.notes:
-            print(f"  {outcome.student}: graded as blank: {note}", file=progress)
+            print(f"  {outcome.student}: {note}", file=progress)
     for outcome in failed:
         print(f"  FAILED {outcome.student}: {outcome.error.strip().splitlines()[-1] if outcome.error else '?'}",
               file=progress)

@@ -1,0 +1,128 @@
+"""No student HTML runs anywhere: a submission's markdown, raw cells and rich outputs are made inert.
+
+``SanitizeStudentHTML`` is an nbconvert preprocessor. It runs last in ``c.Autograde.autograde_preprocessors``
+(after nbgrader saved the grades, so written answers keep their checksums), so the notebook kept in
+``autograded/``, which formgrader shows to the instructors and ``generate_feedback`` turns into the student's HTML,
+holds no active content; it runs again in ``c.GenerateFeedback.preprocessors`` for notebooks autograded before.
+
+What it does (the templates of nbgrader's feedback and formgrader render markdown unsanitised, so the notebook
+itself is changed, not the templates' options):
+
+- a markdown cell is rendered with nbconvert's own markdown renderer, cleaned with bleach (an allow-list of tags
+  and attributes: no ``script``, ``iframe``, ``svg``, ``style``, event handlers; links only to http, https and
+  mailto, pictures only from data: URIs of raster images; TeX's ``\\href`` disabled for MathJax) and stored back
+  as one block of HTML on one line, so that rendering it again as markdown passes it through as it is (and text
+  such as a link written inside code is not parsed a second time);
+- a raw cell becomes escaped text;
+- outputs: ``text/html`` is cleaned the same way, ``text/markdown`` rendered then cleaned, ``image/svg+xml`` and
+  ``application/javascript`` (and any other type a browser would run) removed with a note in ``text/plain``;
+- an nbgrader ``grade_id`` that is not a plain identifier (it is written into the page as an anchor) is replaced.
+"""
+from __future__ import annotations
+
+import re
+
+import bleach
+from nbconvert.preprocessors import Preprocessor
+from traitlets import Bool
+
+TAGS = frozenset({
+    "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt", "em", "h1", "h2", "h3",
+    "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li", "ol", "p", "pre", "s", "span", "strong", "sub",
+    "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul",
+})
+PROTOCOLS = frozenset({"http", "https", "mailto"})
+IMAGE_DATA = re.compile(r"^data:image/(png|jpe?g|gif|webp);base64,[A-Za-z0-9+/=\s]*$")
+SAFE_ID = re.compile(r"^[A-Za-z0-9_\-]+$")
+KEPT_OUTPUTS = {"text/plain", "text/html", "text/markdown", "text/latex", "image/png", "image/jpeg", "image/gif"}
+
+
+def _attribute(tag: str, name: str, value: str) -> bool:
+    if name in ("class", "id", "title", "align", "colspan", "rowspan"):
+        return True
+    if tag == "a" and name == "href":
+        return True   # the protocol is checked by bleach (PROTOCOLS); relative anchors are fine
+    if tag == "img" and name in ("alt", "width", "height"):
+        return True
+    if tag == "img" and name == "src":
+        return bool(IMAGE_DATA.match(value))
+    return False
+
+
+def clean(html: str) -> str:
+    """HTML with nothing that runs: allow-listed tags and attributes, safe link protocols; the rest escaped."""
+    return bleach.clean(html, tags=TAGS, attributes=_attribute, protocols=PROTOCOLS | {"data"}, strip=False,
+                        strip_comments=True)
+
+
+def one_block(html: str) -> str:
+    """HTML that a markdown renderer passes through unchanged: one ``<div>`` on one line (newlines as ``&#10;``,
+    which a browser reads as a newline inside ``<pre>`` and as a space elsewhere)."""
+    return "<div class=\"student-markdown\">" + html.replace("\r", "").replace("\n", "&#10;") + "</div>"
+
+
+TEX_LINK = re.compile(r"\\href(?![A-Za-z])")
+
+
+def inert_tex(text: str) -> str:
+    """TeX for MathJax (which the feedback page loads) without ``\\href``, MathJax's way to a ``javascript:`` link."""
+    return TEX_LINK.sub(r"\\mathrm{href}", text)
+
+
+def markdown_to_safe_html(source: str, attachments=None) -> str:
+    from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+
+    source = inert_tex(source)
+    renderer = IPythonRenderer(escape=False, attachments=attachments or {})   # as nbconvert renders markdown cells
+    return one_block(clean(MarkdownWithMath(renderer=renderer).render(source)))
+
+
+class SanitizeStudentHTML(Preprocessor):
+    """Make a submission's markdown, raw cells and rich outputs inert (see the module's docstring)."""
+
+    enabled = Bool(True, help="On unless switched off explicitly: nbgrader registers its preprocessors without "
+                   "enabling them, and nbconvert's default is off.").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        for cell in nb.cells:
+            self._cell(cell)
+        return nb, resources
+
+    def _cell(self, cell):
+        meta = cell.get("metadata", {})
+        nbgrader = meta.get("nbgrader")
+        if isinstance(nbgrader, dict) and "grade_id" in nbgrader and not SAFE_ID.match(str(nbgrader["grade_id"])):
+            nbgrader["grade_id"] = "invalid-id"
+        if cell.cell_type == "markdown":
+            source = cell.source if isinstance(cell.source, str) else "".join(cell.source)
+            cell.source = markdown_to_safe_html(source, cell.get("attachments"))
+            cell.pop("attachments", None)   # embedded above (data: URIs of raster images only)
+        elif cell.cell_type == "raw":
+            cell.source = bleach.clean(cell.source, tags=set(), strip=False)
+            meta.pop("format", None)
+            meta.pop("raw_mimetype", None)
+        elif cell.cell_type == "code":
+            cell.outputs = [self._output(o) for o in cell.get("outputs", [])]
+
+    def _output(self, output):
+        data = output.get("data")
+        if not isinstance(data, dict):
+            return output
+        dropped = sorted(k for k in data if k not in KEPT_OUTPUTS)
+        for key in dropped:
+            del data[key]
+        if "text/html" in data:
+            html = data["text/html"]
+            data["text/html"] = clean(html if isinstance(html, str) else "".join(html))
+        if "text/latex" in data:
+            tex = data["text/latex"]
+            data["text/latex"] = inert_tex(tex if isinstance(tex, str) else "".join(tex))
+        if "text/markdown" in data:
+            md = data.pop("text/markdown")
+            data.setdefault("text/html", markdown_to_safe_html(md if isinstance(md, str) else "".join(md)))
+        if dropped:
+            note = f"[표시하지 않음: {', '.join(dropped)} 출력은 보안상 채점 결과에 보이지 않습니다]"
+            plain = data.get("text/plain", "")
+            data["text/plain"] = (plain if isinstance(plain, str) else "".join(plain)) + ("\n" if plain else "") + note
+        output.get("metadata", {}).pop("text/html", None)   # no 'isolated' iframes either
+        return output

@@ -1,0 +1,136 @@
+"""Student HTML is made inert (issue 13, point 7) by ``SanitizeStudentHTML``; formatting survives. The browser
+proof (feedback, formgrader, instructor report in Chromium) is tests/browser/test_browser_student_html.py."""
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import nbformat
+import pytest
+from nbconvert.filters.markdown import markdown2html
+
+from autograder.feedback.sanitize import SanitizeStudentHTML
+
+ACTIVE_TAGS = {"script", "iframe", "frame", "svg", "math", "object", "embed", "style", "meta", "base", "link", "form",
+               "template"}
+
+
+class _Active(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.found = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ACTIVE_TAGS:
+            self.found.append(f"<{tag}>")
+        for name, value in attrs:
+            value = re.sub(r"[\s\x00-\x1f]", "", value or "").lower()
+            if name.startswith("on") or name in ("srcdoc", "style", "formaction") or \
+                    value.startswith(("javascript:", "vbscript:", "data:text")):
+                self.found.append(f"{tag} {name}={value[:40]}")
+
+
+def active(html: str) -> list[str]:
+    """What in ``html`` a browser could run: active elements, event handlers, script URLs (text does not count)."""
+    parser = _Active()
+    parser.feed(html)
+    return parser.found
+
+HOSTILE = [
+    "<script>document.title='x'</script>",
+    "<img src=x onerror=\"document.title='x'\">",
+    "[link](javascript:document.title='x')",
+    "<a href=\"JaVaScRiPt:document.title='x'\">a</a>",
+    "<a href=\"  javascript:alert(1)\">b</a>",
+    "<iframe srcdoc=\"<script>parent.document.title='x'</script>\"></iframe>",
+    "<svg onload=\"document.title='x'\"><circle r='5'/></svg>",
+    "<details open ontoggle=\"document.title='x'\"><summary>s</summary></details>",
+    "<style>body{background:url(javascript:alert(1))}</style>",
+    "<object data=\"data:text/html,<script>alert(1)</script>\"></object>",
+    "<meta http-equiv=\"refresh\" content=\"0;url=javascript:alert(1)\">",
+    "```\ncode\n\n[in code](javascript:alert(1))\n```\n\n<p>after</p>",
+    "<img src=\"data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==\">",
+]
+
+
+def sanitized(nb):
+    return SanitizeStudentHTML().preprocess(nb, {})[0]
+
+
+def test_the_checker_sees_active_html():
+    assert all(active(p if "](" not in p else markdown2html(p)) for p in HOSTILE if "```" not in p)
+
+
+@pytest.mark.parametrize("payload", HOSTILE, ids=range(len(HOSTILE)))
+def test_markdown_payload_is_inert_after_rendering(payload):
+    nb = sanitized(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("답: " + payload)]))
+    html = markdown2html(nb.cells[0].source)   # what nbgrader's feedback and formgrade templates do with it
+    assert not active(html), html
+    assert "답" in html
+
+
+def test_formatting_survives():
+    source = ("# 제목\n\n**굵게**, *기울임*, `코드`, [링크](https://example.org), $x^2$\n\n"
+              "| a | b |\n|---|---|\n| 1 | 2 |\n\n```\nx = 1\n\ny = 2\n```\n\n- 하나\n- 둘")
+    html = markdown2html(sanitized(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(source)]))
+                         .cells[0].source)
+    for fragment in ("<strong>굵게</strong>", "<em>기울임</em>", "<code>코드</code>",
+                     '<a href="https://example.org">링크</a>', "$x^2$", "<table>", "<td>2</td>", "<li>둘</li>"):
+        assert fragment in html, (fragment, html)
+    assert "x = 1&#10;&#10;y = 2" in html   # the code block's lines (a newline inside <pre>)
+
+
+def test_mathjax_gets_no_link():
+    """The feedback page loads MathJax, whose TeX ``\\href`` makes links (``javascript:`` ones too)."""
+    cell = nbformat.v4.new_markdown_cell(r"$\href{javascript:alert(1)}{누르기}$ and $x^2$")
+    source = sanitized(nbformat.v4.new_notebook(cells=[cell])).cells[0].source
+    assert "\\href" not in source and "$x^2$" in source
+
+
+def test_outputs_and_raw_cells_are_inert():
+    code = nbformat.v4.new_code_cell("x")
+    code.outputs = [
+        nbformat.v4.new_output("display_data", data={"text/html": HOSTILE[1] + "<b>표</b>", "text/plain": "표"}),
+        nbformat.v4.new_output("display_data", data={"application/javascript": "document.title='x'",
+                                                     "text/plain": "js"}),
+        nbformat.v4.new_output("display_data", data={"image/svg+xml": HOSTILE[6]}),
+        nbformat.v4.new_output("display_data", data={"text/markdown": HOSTILE[2]}),
+        nbformat.v4.new_output("stream", name="stdout", text="<script>stays text</script>"),
+    ]
+    code.outputs[0].metadata = {"text/html": {"isolated": True}}
+    raw = nbformat.v4.new_raw_cell(HOSTILE[0])
+    raw.metadata["format"] = "text/html"
+    graded = nbformat.v4.new_markdown_cell("답")
+    graded.metadata["nbgrader"] = {"grade_id": "x\"><script>alert(1)</script>", "solution": True}
+    nb = sanitized(nbformat.v4.new_notebook(cells=[code, raw, graded]))
+    html_out, js, svg, md, stream = nb.cells[0].outputs
+    assert "<b>표</b>" in html_out.data["text/html"] and not active(html_out.data["text/html"])
+    assert "text/html" not in html_out.metadata
+    assert "application/javascript" not in js.data and "보안상" in js.data["text/plain"]
+    assert "image/svg+xml" not in svg.data and "보안상" in svg.data["text/plain"]
+    assert "text/markdown" not in md.data and not active(md.data["text/html"])
+    assert stream.text == "<script>stays text</script>"   # streams are escaped by every template
+    assert "format" not in nb.cells[1].metadata and "<script" not in nb.cells[1].source
+    assert nb.cells[2].metadata.nbgrader["grade_id"] == "invalid-id"
+
+
+def test_it_runs_when_registered_as_nbgrader_registers_it():
+    """nbgrader calls ``exporter.register_preprocessor(cls)`` (not enabled): the preprocessor must still run."""
+    from nbconvert.exporters import NotebookExporter
+
+    exporter = NotebookExporter()
+    exporter.register_preprocessor("autograder.feedback.sanitize.SanitizeStudentHTML")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(HOSTILE[0])])
+    out, _ = exporter.from_notebook_node(nb)
+    assert "<script>" not in out and "&lt;script&gt;" in out
+
+
+def test_course_config_sanitises_autograded_notebooks_and_feedback(root):
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    name = "autograder.feedback.sanitize.SanitizeStudentHTML"
+    steps = list(config.Autograde.autograde_preprocessors)
+    assert steps[-1] == name and steps.index("nbgrader.preprocessors.SaveAutoGrades") < steps.index(name)
+    assert name in config.GenerateFeedback.preprocessors
+    assert config.HTMLExporter.sanitize_html is True

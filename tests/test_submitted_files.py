@@ -1,0 +1,259 @@
+"""Submitted files are data (issue 13, points 4 and 8): links, FIFOs, device files and hard links are refused,
+never followed as root; the assignment is found from the notebook's cells, whatever the file is called.
+
+Run as root, as grading runs: the secret below is a root-only file that a submission links to."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+from contextlib import contextmanager
+
+import nbformat
+import pytest
+
+from autograder import course
+from autograder.collect import NotGradable, RefusedFile, collect_file, detect_assignment, read_notebook
+from autograder.gradebook import batch
+
+SECRET = "TOP-SECRET-4d1f9c"   # what a root-only file holds; must never appear where a student can read it
+ASSIGNMENTS = ["attention", "kv_cache", "quiz"]
+
+
+@contextmanager
+def deadline(seconds: int):
+    """A read that blocks (a FIFO opened without O_NONBLOCK) fails the test instead of hanging it."""
+    def fail(*_):
+        raise TimeoutError(f"blocked for {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, fail)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.fixture
+def secret(tmp_path):
+    path = tmp_path / "root-only" / "shadow"
+    path.parent.mkdir()
+    path.write_text(SECRET)
+    path.chmod(0o600)
+    return path
+
+
+def make_odd_files(folder, root, secret):
+    """One of each kind of file a student may hand in that is not plain data, all named like the notebook."""
+    folder.mkdir(parents=True, exist_ok=True)
+    key = root / "solutions" / "attention" / "attention.ipynb"
+    (folder / "symlink.ipynb").symlink_to(key)
+    (folder / "to_secret.ipynb").symlink_to(secret)
+    os.mkfifo(folder / "fifo.ipynb")
+    shutil.copy(key, folder / "original.ipynb")
+    os.link(folder / "original.ipynb", folder / "hardlink.ipynb")
+    return {"symlink.ipynb": "symbolic link", "to_secret.ipynb": "symbolic link", "fifo.ipynb": "FIFO",
+            "hardlink.ipynb": "hard link", "original.ipynb": "hard link"}
+
+
+# ------------------------------------------------------------------------------------------------ reading
+def test_links_fifos_and_hard_links_are_refused(tmp_path, root, secret):
+    expected = make_odd_files(tmp_path / "sub", root, secret)
+    for name, kind in expected.items():
+        with deadline(10), pytest.raises(RefusedFile, match=kind):
+            read_notebook(tmp_path / "sub" / name)
+    alone = tmp_path / "alone.ipynb"
+    shutil.copy(root / "solutions" / "attention" / "attention.ipynb", alone)
+    assert read_notebook(alone).cells   # a plain file of its own is read as before
+
+
+def test_device_files_are_refused(tmp_path):
+    device = tmp_path / "zero.ipynb"
+    try:
+        os.mknod(device, stat.S_IFCHR | 0o644, os.makedev(1, 5))   # /dev/zero: an endless read
+    except PermissionError:
+        pytest.skip("cannot create a device file here (not root, or no CAP_MKNOD)")
+    with deadline(10), pytest.raises(RefusedFile, match="device file"):
+        read_notebook(device)
+
+
+# ------------------------------------------------------------------------------------------------ detection
+@pytest.mark.parametrize("folder", ["release", "solutions"])
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_assignment_is_detected_from_the_cells_not_the_name(root, tmp_path, assignment, folder):
+    renamed = tmp_path / f"{assignment} (1).ipynb"
+    shutil.copy(root / folder / assignment / f"{assignment}.ipynb", renamed)
+    assert detect_assignment(read_notebook(renamed), str(renamed)) == assignment
+    for other in ASSIGNMENTS:   # a name that says another assignment does not fool it either
+        assert detect_assignment(read_notebook(renamed), f"{other}.ipynb") == assignment
+
+
+def test_a_notebook_without_any_assignment_cells_is_not_gradable(tmp_path):
+    path = tmp_path / "notes.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")]), str(path))
+    with pytest.raises(NotGradable, match="no known assignment"):
+        collect_file(path)
+
+
+# ------------------------------------------------------------------------------------------------ the CLI
+def cli(*args, cwd, timeout=600):
+    return subprocess.run([sys.executable, "-m", "autograder", "grade", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_cli_refuses_links_and_special_files_with_exit_2(tmp_path, root, secret):
+    expected = make_odd_files(tmp_path / "sub", root, secret)
+    for name, kind in expected.items():
+        proc = cli(tmp_path / "sub" / name, cwd=root, timeout=120)   # refused before anything starts
+        assert proc.returncode == 2, (name, proc.stdout[-2000:], proc.stderr[-2000:])
+        assert kind in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+        assert SECRET not in proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+def test_cli_grades_a_renamed_quiz(tmp_path, root):
+    renamed = tmp_path / "quiz (1).ipynb"
+    shutil.copy(root / "solutions" / "quiz" / "quiz.ipynb", renamed)
+    proc = cli(renamed, "--json", tmp_path / "r.json", cwd=root)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert result["assignment"] == "quiz" and result["score"] == result["max_score"] > 0, result["score"]
+
+
+# ------------------------------------------------------------------------------------------------ staging
+def test_stage_copies_plain_files_only(tmp_path, root, secret):
+    course_dir = tmp_path / "course"
+    shutil.copytree(root / "release" / "attention", course_dir / "release" / "attention")
+    honest = course_dir / "submitted" / "honest" / "attention"
+    honest.mkdir(parents=True)
+    shutil.copy(root / "solutions" / "attention" / "attention.ipynb", honest / "attention.ipynb")
+    linker = course_dir / "submitted" / "linker" / "attention"
+    linker.mkdir(parents=True)
+    (linker / "attention.ipynb").symlink_to(honest / "attention.ipynb")   # another student's notebook
+    (linker / "notes.txt").symlink_to(secret)
+    (linker / "dir").symlink_to(secret.parent)
+    os.mkfifo(linker / "pipe")
+    (linker / "data.txt").write_text("mine")
+    hard = course_dir / "submitted" / "hard" / "attention"
+    hard.mkdir(parents=True)
+    shutil.copy(root / "solutions" / "attention" / "attention.ipynb", tmp_path / "elsewhere.ipynb")
+    os.link(tmp_path / "elsewhere.ipynb", hard / "attention.ipynb")
+
+    assert batch.stage(course_dir, "attention", "honest") == []
+    with deadline(30):
+        notes = batch.stage(course_dir, "attention", "linker")
+    staged = course_dir / batch.STAGING / "linker" / "attention"
+    assert sorted(p.name for p in staged.iterdir()) == ["attention.ipynb", "data.txt"]
+    assert all(not p.is_symlink() for p in staged.rglob("*"))
+    nb = read_notebook(staged / "attention.ipynb")
+    assert "심볼릭 링크" in nb.cells[0].source   # the blank release with the Korean reason
+    assert nb.cells[1:] == nbformat.read(str(root / "release" / "attention" / "attention.ipynb"), 4).cells
+    assert {n.split(":")[0] for n in notes} == {"attention.ipynb", "notes.txt", "dir", "pipe"}, notes
+    assert not any(SECRET in p.read_text() for p in staged.rglob("*") if p.is_file())
+
+    notes = batch.stage(course_dir, "attention", "hard")   # a second name of a file elsewhere: the same
+    assert "하드 링크" in read_notebook(course_dir / batch.STAGING / "hard" / "attention" / "attention.ipynb"
+                                   ).cells[0].source, notes
+    assert os.stat(hard / "attention.ipynb").st_nlink == 2   # no submitted file is changed
+    assert (linker / "attention.ipynb").is_symlink() and stat.S_ISFIFO(os.lstat(linker / "pipe").st_mode)
+
+
+# ------------------------------------------------------------------------------------------------ real nbgrader
+@pytest.fixture(scope="module")
+def nbgraded(tmp_path_factory, root):
+    """Plain ``nbgrader autograde`` and ``generate_feedback`` (as formgrader runs them) on a class with links."""
+    work = course.scratch_course(tmp_path_factory.mktemp("files") / "course", ["attention"])
+    course.generate(work, "attention")
+    secret = tmp_path_factory.mktemp("rootonly") / "shadow"
+    secret.write_text(SECRET)
+    secret.chmod(0o600)
+    key = root / "solutions" / "attention" / "attention.ipynb"
+    sub = work / "submitted"
+    honest = sub / "honest" / "attention"
+    honest.mkdir(parents=True)
+    shutil.copy(key, honest / "attention.ipynb")
+    (honest / "timestamp.txt").write_text("2026-12-01 10:00:00.000000 UTC")
+    (honest / "data.txt").write_text("a plain file of the student's")
+    (honest / "shadow.html").symlink_to(secret)       # would be released as feedback HTML
+    (honest / "shadow.txt").symlink_to(secret)
+    (honest / "secrets").symlink_to(secret.parent)     # a linked folder
+    linker = sub / "linker" / "attention"
+    linker.mkdir(parents=True)
+    (linker / "attention.ipynb").symlink_to(honest / "attention.ipynb")
+    hard = sub / "hard" / "attention"
+    hard.mkdir(parents=True)
+    shutil.copy(key, hard / "original.ipynb")
+    os.link(hard / "original.ipynb", hard / "attention.ipynb")   # e.g. to another student's file on the server
+    env = course.course_env(work)
+    course.nbgrader("autograde", "attention", "--create", "--force", "--HiddenGraders.seed=5", cwd=work, env=env)
+    course.nbgrader("generate_feedback", "attention", "--force", cwd=work, env=env)
+    return work
+
+
+def everything_under(folder):
+    return {p.relative_to(folder).as_posix(): p for p in folder.rglob("*")}
+
+
+@pytest.mark.slow
+def test_nbgrader_grades_a_linked_notebook_as_blank(nbgraded):
+    scores = course.scores(nbgraded, "attention")
+    assert scores["honest"][0] == scores["honest"][1] > 0, scores
+    assert scores["linker"][0] == 0 and scores["hard"][0] == 0, scores
+    for student, word in (("linker", "심볼릭 링크"), ("hard", "하드 링크")):
+        html = (nbgraded / "feedback" / student / "attention" / "attention.html").read_text(encoding="utf-8")
+        assert word in html, student
+
+
+@pytest.mark.slow
+def test_nbgrader_never_copies_what_a_link_points_to(nbgraded):
+    autograded = everything_under(nbgraded / "autograded" / "honest" / "attention")
+    assert "data.txt" in autograded                                  # plain files of the student: as before
+    assert not {"shadow.html", "shadow.txt", "secrets"} & set(autograded), sorted(autograded)
+    feedback = everything_under(nbgraded / "feedback" / "honest" / "attention")
+    assert set(feedback) <= {"attention.html", "timestamp.txt", "submission_secret.txt"}, sorted(feedback)
+    for folder in ("autograded", "feedback"):
+        for path in (nbgraded / folder).rglob("*"):
+            assert not path.is_symlink(), path
+            if path.is_file():
+                assert SECRET not in path.read_text(encoding="utf-8", errors="replace"), path
+
+
+# ------------------------------------------------------------------------------------------------ nbgrader collect
+def test_exchange_collect_copies_links_as_links(tmp_path, secret):
+    """A student can write straight into the exchange's inbound folder; collecting (as root) must not copy what
+    a link there points to, and an inbound folder that is itself a link is not collected."""
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.default.collect import ExchangeCollect
+
+    from autograder.gradebook.files import harden_nbgrader
+
+    harden_nbgrader()
+    inbound = tmp_path / "inbound" / "eve+attention+2026-12-01"
+    inbound.mkdir(parents=True)
+    (inbound / "attention.ipynb").symlink_to(secret)
+    (inbound / "notes").symlink_to(secret.parent)
+    collect = ExchangeCollect(coursedir=CourseDirectory(root=str(tmp_path)))
+    collect.do_copy(str(inbound), str(tmp_path / "submitted" / "eve"))
+    copied = tmp_path / "submitted" / "eve"
+    assert (copied / "attention.ipynb").is_symlink() and (copied / "notes").is_symlink()
+    assert oct(secret.stat().st_mode & 0o777) == "0o600"   # the link's target is not chmod-ed either
+    linked = tmp_path / "inbound" / "mallory+attention+2026-12-01"
+    linked.symlink_to(secret.parent, target_is_directory=True)
+    collect.do_copy(str(linked), str(tmp_path / "submitted" / "mallory"))
+    assert not (tmp_path / "submitted" / "mallory").exists()
+
+
+@pytest.mark.parametrize("message", ["refusing /s/a.ipynb: it is a symbolic link",
+                                     "refusing /s/a.ipynb: it is a hard link (2 names)",
+                                     "refusing /s/a.ipynb: it is a FIFO", "refusing /s/a.ipynb: it is a device file",
+                                     "/s/a.ipynb is 100 MB, over the limit of 50 MB",
+                                     "/s/a.ipynb is over the limit of 50 MB"])
+def test_students_read_the_reason_in_korean(message):
+    reason = batch._korean_reason(message)
+    words = [w for w in reason.replace("(", " ").replace(")", " ").replace(",", " ").split() if w.isascii()]
+    assert set(words) <= {"MB", "FIFO", "100", "50"}, reason
