@@ -313,3 +313,30 @@ def test_forbidden_routines_get_zero_on_their_exercise():
     for exercise in result.exercises:
         if exercise.name not in replaced:
             assert exercise.score == exercise.max_score, failures(result, exercise.name)
+
+
+# ----------------------------------------------------------------------------------------------- static scan
+NOTEBOOK_HELPER = "def scaled_dot_product_attention(query, key, value, mask=None):\n    return query\n"
+GQA_WITH_HELPER = ("def grouped_query_attention(query, key, value, mask=None):\n"
+                   "    return scaled_dot_product_attention(query, key, value, mask)\n")
+TORCH_IMPORT = "from torch.nn.functional import scaled_dot_product_attention\n"
+
+
+@pytest.mark.parametrize("cells, flagged", [
+    pytest.param([NOTEBOOK_HELPER, GQA_WITH_HELPER + "\n\ndef compare(q, k, v):\n    " + TORCH_IMPORT
+                  + "    return scaled_dot_product_attention(q, k, v)\n"], False, id="import-local-to-another-function"),
+    pytest.param([TORCH_IMPORT + "\n" + NOTEBOOK_HELPER + "\n" + GQA_WITH_HELPER], False,
+                 id="import-above-the-helper-same-cell"),
+    pytest.param([TORCH_IMPORT, NOTEBOOK_HELPER, GQA_WITH_HELPER], False, id="scratch-cell-above-the-helper"),
+    pytest.param([NOTEBOOK_HELPER, TORCH_IMPORT, GQA_WITH_HELPER], True, id="scratch-cell-shadows-the-helper"),
+    pytest.param([NOTEBOOK_HELPER, GQA_WITH_HELPER, "try:\n    " + TORCH_IMPORT + "except ImportError:\n    pass\n"],
+                 True, id="import-in-try-after-the-helper"),
+])
+def test_static_scan_follows_what_the_name_is_bound_to(cells, flagged):
+    """The static scan counts torch's routine imported under the helper's name only when the notebook's global name
+    ends up bound to it (cells run in order): a scratch import above the helper or inside another function does
+    not make the notebook's own numpy helper a forbidden call."""
+    from autograder.graders.forbidden import static_violations
+
+    found = static_violations("grouped_query_attention", cells)
+    assert found == (["scaled_dot_product_attention"] if flagged else []), found
