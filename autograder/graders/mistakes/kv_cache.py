@@ -348,6 +348,36 @@ def flash_attention(query, key, value, block_size=64, causal=False):
         diagnosable=False,   # right values; only the memory test fails
     ),
     Mistake(
+        id="flash_full_causal_mask",
+        exercise="flash_attention",
+        title="점수는 블록으로 나눴지만 인과 마스크는 causal_mask(Tq, Tk) 전체를 만들어 잘라 씀",
+        hint="결과는 맞지만 Tq x Tk 크기의 마스크가 메모리를 O(n²)로 만듭니다. 블록 [s, s + b)의 조각만 "
+             "np.arange(s, s + b) <= np.arange(Tq)[:, None] + (Tk - Tq)로 만드세요.",
+        source='''
+def flash_attention(query, key, value, block_size=64, causal=False):
+    q, k, v = np.asarray(query), np.asarray(key), np.asarray(value)
+    tq, tk = q.shape[-2], k.shape[-2]
+    mask = causal_mask(tq, tk) if causal else None
+    m = np.full(q.shape[:-1] + (1,), -np.inf)
+    l = np.zeros(q.shape[:-1] + (1,))
+    acc = np.zeros(q.shape[:-1] + v.shape[-1:])
+    for s0 in range(0, tk, block_size):
+        kb, vb = k[..., s0:s0 + block_size, :], v[..., s0:s0 + block_size, :]
+        s = q @ np.swapaxes(kb, -1, -2) / np.sqrt(q.shape[-1])
+        if causal:
+            s = np.where(mask[:, s0:s0 + block_size], s, -np.inf)
+        m_new = np.maximum(m, s.max(axis=-1, keepdims=True))
+        m_ref = np.where(np.isfinite(m_new), m_new, 0.0)
+        p = np.exp(s - m_ref)
+        alpha = np.exp(m - m_ref)
+        l = alpha * l + p.sum(axis=-1, keepdims=True)
+        acc = alpha * acc + p @ vb
+        m = m_new
+    return acc / l
+''',
+        diagnosable=False,   # right values; only the memory test with the long cached prefix fails
+    ),
+    Mistake(
         id="flash_causal_top_left",
         exercise="flash_attention",
         title="인과 마스크에 Tk - Tq 오프셋이 없음 (왼쪽 위 정렬)",
