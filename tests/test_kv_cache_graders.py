@@ -4,8 +4,10 @@
   torch tensors, float64 loops/einsum) get full marks on every exercise;
 * every mistake of the catalogue (autograder/graders/mistakes/kv_cache.py) loses points on its exercise, and the
   feedback names every diagnosable one; exercises that no mistake of the same notebook touches keep full marks;
-* a flash attention that materialises the score matrix loses the memory test and nothing else; a float result
-  of kv_cache_bytes loses the int test and nothing else;
+* a flash attention that materialises the score matrix loses the memory tests and nothing else, one that
+  materialises only the causal mask loses the long-prefix memory case; a float result of kv_cache_bytes loses the
+  int test and nothing else; a RoPE cache of raw keys re-rotated at every step loses only the cache-content test;
+* the static forbidden-routine scan follows what a name is bound to when the cells have run in order;
 * the untouched release notebook gets 0 with "아직 구현하지 않았습니다" on every exercise;
 * torch SDPA inside grouped_query_attention or flash_attention gives 0 on those exercises.
 
@@ -29,6 +31,7 @@ os.environ.setdefault("KERAS_BACKEND", "torch")
 
 from autograder.grade import GradeResult, grade_notebook  # noqa: E402
 from autograder.graders import references  # noqa: E402
+from autograder.graders.kv_cache import TrustedCache  # noqa: E402
 from autograder.graders.mistakes import kv_cache as kv_cache_mistakes  # noqa: E402
 
 
@@ -49,7 +52,7 @@ BASE_SEED = int(os.environ.get("KV_CACHE_GRADER_SEED", "20240612"))
 
 # Points of every exercise (the notebook's grade cells carry the same numbers).
 POINTS = {"kv_cache_bytes": 2, "max_cached_tokens": 2, "grouped_query_attention": 3, "KVCache": 2,
-          "attend_with_cache": 3, "flash_attention": 4}
+          "attend_with_cache": 3, "sliding_window_mask": 2, "attend_with_rope_cache": 3, "flash_attention": 4}
 NOT_IMPLEMENTED = "아직 구현하지 않았습니다"
 FORBIDDEN = "금지된 라이브러리 루틴"
 
@@ -57,7 +60,8 @@ MISTAKES = list(kv_cache_mistakes.MISTAKES)
 SOLUTION = notebooks.solution_notebook(ASSIGNMENT)
 # exercise -> exercises it needs (transitively): what its solution calls, plus the graders' own use of KVCache.
 DEPENDS = notebooks.dependencies(SOLUTION)
-DEPENDS["attend_with_cache"] = DEPENDS.get("attend_with_cache", set()) | {"KVCache"}
+for _exercise in ("attend_with_cache", "attend_with_rope_cache"):
+    DEPENDS[_exercise] = DEPENDS.get(_exercise, set()) | {"KVCache"}
 
 
 # ----------------------------------------------------------------------------------------------- grading cache
@@ -122,7 +126,8 @@ REQUIRED_MISTAKES = {
     "kv_bytes_missing_factor_2", "kv_bytes_bits_not_bytes", "kv_bytes_ignores_batch", "kv_bytes_query_heads",
     "kv_bytes_float_result", "max_tokens_excludes_exact_fit", "max_tokens_float_division", "gqa_tiled_heads",
     "kvcache_wrong_axis", "attend_top_left_mask", "flash_sum_not_rescaled", "flash_materializes_scores",
-    "flash_causal_top_left",
+    "flash_causal_top_left", "flash_full_causal_mask", "sw_window_off_by_one", "sw_top_left", "rope_positions_restart",
+    "rope_rerotates_cached_keys", "rope_caches_unrotated_keys", "rope_freq_i_over_d", "rope_interleaved_pairs",
 }
 
 
@@ -162,6 +167,49 @@ def test_mistakes_differ_from_the_reference_on_the_graders_inputs():
     huge = 2**45 * references.kv_cache_bytes(12, 12, 64, 1) - 1
     assert fn["max_tokens_int_of_float_division"](huge, 12, 12, 64) == 2**45
     assert references.max_cached_tokens(huge, 12, 12, 64) == 2**45 - 1
+    for mistake in ("sw_window_off_by_one", "sw_top_left", "sw_symmetric_band"):
+        assert not np.array_equal(fn[mistake](3, 10, 4), references.sliding_window_mask(3, 10, 4)), mistake
+    rng = np.random.default_rng(1)
+    q, k, v = (rng.normal(size=(1, 2, 6, 8)) for _ in range(3))
+    expected = references.rope_causal_attention(q, k, v)
+    for mistake in ("rope_positions_restart", "rope_rerotates_cached_keys", "rope_caches_unrotated_keys",
+                    "rope_freq_i_over_d", "rope_interleaved_pairs"):
+        cache = TrustedCache()
+        got = np.concatenate([fn[mistake](q[:, :, a:b], k[:, :, a:b], v[:, :, a:b], cache)
+                              for a, b in ((0, 4), (4, 5), (5, 6))], axis=2)
+        assert not np.allclose(got, expected, atol=1e-3), mistake
+    # right outputs, wrong cache: the cache-content test is what catches it
+    cache = TrustedCache()
+    got = np.concatenate([fn["rope_rotates_whole_cache_each_step"](q[:, :, a:b], k[:, :, a:b], v[:, :, a:b], cache)
+                          for a, b in ((0, 4), (4, 5), (5, 6))], axis=2)
+    np.testing.assert_allclose(got, expected, atol=1e-10)
+    assert not np.allclose(cache.keys, references.apply_rope(k, np.arange(6)))
+
+
+def test_rope_reference_has_the_contract_properties():
+    """The float64 RoPE reference: rotate-half layout, norms kept, position 0 is the identity, and scores depend
+    only on the distance m - n; the whole-sequence reference equals a cached prefill + decoding replayed here."""
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(2, 5, 8))
+    rotated = references.apply_rope(x, np.arange(5))
+    np.testing.assert_allclose(np.linalg.norm(rotated, axis=-1), np.linalg.norm(x, axis=-1), rtol=1e-12)
+    np.testing.assert_allclose(references.apply_rope(x, np.zeros(5, int)), x)
+    # the pair (x[0], x[4]) at position 1 is turned by exactly 1 radian (frequency base ** 0)
+    one = references.apply_rope(x[:, 1:2], [1])
+    np.testing.assert_allclose(one[..., 0], x[:, 1:2, 0] * np.cos(1) - x[:, 1:2, 4] * np.sin(1), rtol=1e-12)
+    q, k = rng.normal(size=(1, 8)), rng.normal(size=(1, 8))
+    scores = [(references.apply_rope(q, [m]) @ references.apply_rope(k, [n]).T).item()
+              for m, n in ((5, 3), (12, 10), (1002, 1000))]
+    np.testing.assert_allclose(scores, scores[0], rtol=1e-9)
+    q, k, v = (rng.normal(size=(1, 2, 7, 8)) for _ in range(3))
+    reference = references.rope_causal_attention(q, k, v)
+    cache, outs = TrustedCache(), []
+    for a, b in ((0, 3), (3, 4), (4, 7)):
+        pos = np.arange(a, b)
+        keys, values = cache.append(references.apply_rope(k[:, :, a:b], pos), v[:, :, a:b])
+        outs.append(references.scaled_dot_product_attention(references.apply_rope(q[:, :, a:b], pos), keys, values,
+                                                            references.causal_mask(b - a, b)))
+    np.testing.assert_allclose(np.concatenate(outs, axis=2), reference, atol=1e-12)
 
 
 def test_keras_gqa_layer_maps_query_heads_to_kv_heads():
@@ -254,10 +302,35 @@ def test_materialising_flash_loses_only_the_memory_test():
     """A flash_attention that builds the full score matrix is right everywhere but runs out of its memory."""
     exercise = graded_group(GROUP_OF["flash_materializes_scores"]).exercise("flash_attention")
     lost = [t for t in exercise.tests if not t.passed]
-    assert [t.name for t in lost] == ["memory_stays_below_a_full_score_matrix"], failures(
+    assert {t.name.split("[")[0] for t in lost} == {"memory_stays_below_a_full_score_matrix"}, failures(
         graded_group(GROUP_OF["flash_materializes_scores"]), "flash_attention")
-    assert "메모리" in lost[0].message
+    assert all("메모리" in t.message for t in lost)
     assert exercise.score == exercise.max_score - 1
+
+
+def test_full_mask_flash_loses_only_the_long_prefix_memory_test():
+    """A flash_attention that blocks the scores but builds causal_mask(Tq, Tk) whole is right everywhere and fits
+    beside 8,192 x 8,192 scores, but its 128 MiB mask does not fit after a long cached prefix; the message says
+    masks count too (the notebook's visible check and hint say the same)."""
+    result = graded_group(GROUP_OF["flash_full_causal_mask"])
+    exercise = result.exercise("flash_attention")
+    lost = [t for t in exercise.tests if not t.passed]
+    assert [t.name for t in lost] == ["memory_stays_below_a_full_score_matrix[mask-8192-after-8192-cached]"], \
+        failures(result, "flash_attention")
+    assert "마스크" in lost[0].message
+    assert exercise.score == exercise.max_score - 0.5
+
+
+def test_rope_cache_of_raw_keys_loses_only_the_cache_test():
+    """Raw keys in the cache, rotated again at every step: right outputs, so only the cache-content test fails,
+    and the feedback names the mistake."""
+    mistake = "rope_rotates_whole_cache_each_step"
+    exercise = graded_group(GROUP_OF[mistake]).exercise("attend_with_rope_cache")
+    lost = [t for t in exercise.tests if not t.passed]
+    assert [t.name for t in lost] == ["cache_holds_keys_rotated_at_their_positions"], failures(
+        graded_group(GROUP_OF[mistake]), "attend_with_rope_cache")
+    assert mistake in {d.id for d in exercise.diagnosis}
+    assert exercise.score == exercise.max_score - 0.6
 
 
 def test_float_cache_size_loses_only_the_int_test():
@@ -313,3 +386,30 @@ def test_forbidden_routines_get_zero_on_their_exercise():
     for exercise in result.exercises:
         if exercise.name not in replaced:
             assert exercise.score == exercise.max_score, failures(result, exercise.name)
+
+
+# ----------------------------------------------------------------------------------------------- static scan
+NOTEBOOK_HELPER = "def scaled_dot_product_attention(query, key, value, mask=None):\n    return query\n"
+GQA_WITH_HELPER = ("def grouped_query_attention(query, key, value, mask=None):\n"
+                   "    return scaled_dot_product_attention(query, key, value, mask)\n")
+TORCH_IMPORT = "from torch.nn.functional import scaled_dot_product_attention\n"
+
+
+@pytest.mark.parametrize("cells, flagged", [
+    pytest.param([NOTEBOOK_HELPER, GQA_WITH_HELPER + "\n\ndef compare(q, k, v):\n    " + TORCH_IMPORT
+                  + "    return scaled_dot_product_attention(q, k, v)\n"], False, id="import-local-to-another-function"),
+    pytest.param([TORCH_IMPORT + "\n" + NOTEBOOK_HELPER + "\n" + GQA_WITH_HELPER], False,
+                 id="import-above-the-helper-same-cell"),
+    pytest.param([TORCH_IMPORT, NOTEBOOK_HELPER, GQA_WITH_HELPER], False, id="scratch-cell-above-the-helper"),
+    pytest.param([NOTEBOOK_HELPER, TORCH_IMPORT, GQA_WITH_HELPER], True, id="scratch-cell-shadows-the-helper"),
+    pytest.param([NOTEBOOK_HELPER, GQA_WITH_HELPER, "try:\n    " + TORCH_IMPORT + "except ImportError:\n    pass\n"],
+                 True, id="import-in-try-after-the-helper"),
+])
+def test_static_scan_follows_what_the_name_is_bound_to(cells, flagged):
+    """The static scan counts torch's routine imported under the helper's name only when the notebook's global name
+    ends up bound to it (cells run in order): a scratch import above the helper or inside another function does
+    not make the notebook's own numpy helper a forbidden call."""
+    from autograder.graders.forbidden import static_violations
+
+    found = static_violations("grouped_query_attention", cells)
+    assert found == (["scaled_dot_product_attention"] if flagged else []), found

@@ -7,7 +7,9 @@
   malformed one (a word instead of a letter, a list, None, a string for a number, a bool, a dict) gets a Korean
   message about the format and no grader error, and every other question keeps its point;
 * the documented leniency: letters in any case with spaces around them, numbers within the key's tolerance, numpy
-  numbers.
+  numbers; the notebook's visible format check accepts exactly the same forms;
+* the questions do not give their answers away: options of comparable length, the right one never the longest, at
+  least four questions asking why.
 
 The quiz notebook imports no keras, so a grading costs about a second.
 """
@@ -16,12 +18,15 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from autograder.grade import GradeResult, grade_notebook
+from autograder.graders.compare import GradingFailure
 from autograder.graders.quiz.answer_key import ANSWERS, WRITTEN
 
 
@@ -140,7 +145,7 @@ MIXED = answers(
     q7="1",                    # malformed: a number for a letter
     q8="576.4",                # right: within ±0.5
     q9="4.0",                  # right: a float for an integer answer
-    q10="16385",               # wrong: tolerance 0
+    q10='"C"',                 # wrong letter
     q11='"A"',                 # wrong letter
     q12="True",                # malformed: a bool is not a number
     q13='"c"',                 # right: lower case
@@ -174,7 +179,7 @@ NUMERIC = {
               q8="576.5",                # right: exactly at the tolerance
               q6="4.0000001",            # wrong: the tolerance is 0
               q9="float('nan')",         # malformed: not a finite number
-              q10="np.array([16384, 1])"),  # malformed: an array, not one number
+              q12="np.array([256, 1])"),    # malformed: an array, not one number
 }
 
 
@@ -182,11 +187,11 @@ def test_numbers_within_tolerance_and_numpy_numbers():
     result = graded("numeric", lambda: notebooks.with_code(SOLUTION, NUMERIC))
     scores = {e.name: e.score for e in result.exercises}
     lost = {q for q, s in scores.items() if s < 1.0}
-    assert lost == {"q6", "q9", "q10"}, {q: message(result, q) for q in lost}
+    assert lost == {"q6", "q9", "q12"}, {q: message(result, q) for q in lost}
     assert result.score == 12
     assert WRONG in message(result, "q6")
     assert "유한한 숫자" in message(result, "q9")
-    assert FORMAT_NUMBER in message(result, "q10")
+    assert FORMAT_NUMBER in message(result, "q12")
 
 
 def test_one_unanswered_question_costs_only_its_point():
@@ -195,3 +200,93 @@ def test_one_unanswered_question_costs_only_its_point():
     result = graded("one-stub", lambda: notebooks.with_code(SOLUTION, stub))
     assert {e.name: e.score for e in result.exercises if e.score < 1.0} == {"q5": 0.0}
     assert NO_ANSWER in message(result, "q5")
+
+
+# ----------------------------------------------------------------------------------------------- the questions
+def choice_options(nb) -> dict:
+    """``{qN: {letter: option text}}`` of the multiple-choice questions, read from the notebook's markdown."""
+    found = {}
+    for cell in nb.cells:
+        match = re.match(r"### 문제 (\d+)\.", cell.source)
+        if cell.cell_type != "markdown" or not match:
+            continue
+        options = dict(re.findall(r"^\* ([A-D])\. (.+)$", cell.source, flags=re.M))
+        if options:
+            found[f"q{match.group(1)}"] = options
+    return found
+
+
+def test_the_right_option_is_not_given_away_by_its_length():
+    """Every multiple-choice question has four options of comparable length (the longest at most 1.5 times the
+    shortest) and the right one is never the single longest; the right letters are spread over A-D."""
+    options = choice_options(SOLUTION)
+    assert set(options) == {q for q, key in ANSWERS.items() if key["kind"] == "choice"}
+    for name, texts in options.items():
+        assert sorted(texts) == ["A", "B", "C", "D"], name
+        lengths = {letter: len(text) for letter, text in texts.items()}
+        right = lengths[ANSWERS[name]["answer"]]
+        assert right <= max(n for letter, n in lengths.items() if letter != ANSWERS[name]["answer"]), (name, lengths)
+        assert max(lengths.values()) <= 1.5 * min(lengths.values()), (name, lengths)
+    letters = [key["answer"] for key in ANSWERS.values() if key["kind"] == "choice"]
+    assert all(letters.count(letter) <= len(letters) // 2 for letter in "ABCD"), letters
+    assert len(set(letters)) == 4, letters
+
+
+def test_at_least_four_why_questions():
+    """The quiz asks for reasons, not only recall and arithmetic: at least four questions ask why."""
+    why = [c.source.split("\n")[0] for c in SOLUTION.cells if c.cell_type == "markdown"
+           and c.source.startswith("### 문제") and re.search(r"왜|이유", c.source)]
+    assert len(why) >= 4, why
+
+
+def visible_checker():
+    """The notebook's own ``check_answer`` (its locked helpers cell), run here."""
+    helpers = next(c for c in SOLUTION.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "helpers")
+    namespace: dict = {}
+    exec(helpers.source, namespace)
+    return namespace
+
+
+def on_the_wire(value):
+    """What the grader receives for a value: numpy scalars come as one-element arrays (the sandbox's frames)."""
+    return np.atleast_1d(np.asarray(value)) if isinstance(value, np.generic) else value
+
+
+ANSWER_FORMS = [
+    ("choice", "B"), ("choice", "b"), ("choice", " B "), ("choice", "E"), ("choice", "B번"), ("choice", 2),
+    ("choice", ["B"]), ("choice", None), ("number", 64), ("number", 64.0), ("number", np.int64(64)),
+    ("number", np.float32(0.757)), ("number", np.array([576])), ("number", np.array(576.0)), ("number", "64"),
+    ("number", True), ("number", np.bool_(True)), ("number", float("nan")), ("number", np.array([1, 2])),
+    ("number", None), ("number", [64]),
+]
+
+
+@pytest.mark.parametrize("kind, value", ANSWER_FORMS, ids=[f"{k}-{v!r}" for k, v in ANSWER_FORMS])
+def test_visible_check_accepts_exactly_what_the_grader_accepts(kind, value):
+    """The format check a student runs before submitting agrees with the hidden grader on every form: lower-case
+    letters and numpy numbers pass both, strings for numbers and bools fail both, and a failure shows only the
+    Korean message (the exception renders itself without the helper's traceback)."""
+    from autograder.graders.quiz import test_quiz as grader
+
+    namespace = visible_checker()
+    namespace["qx"] = value
+    try:
+        namespace["check_answer"]("qx", kind)
+        visible = True
+    except AssertionError as failure:
+        visible = False
+        assert failure._render_traceback_() == [str(failure)] and str(failure).startswith("❌ qx:"), failure
+    try:
+        (grader.read_choice if kind == "choice" else grader.read_number)("qx", on_the_wire(value))
+        hidden = True
+    except GradingFailure:
+        hidden = False
+    assert visible == hidden, (kind, value, visible, hidden)
+
+
+def test_each_format_check_asks_for_the_kind_of_its_key():
+    """A question's locked format check asks for a letter where the key holds a letter and a number where it holds
+    a number (a changed question keeps its check in step)."""
+    for name, key in ANSWERS.items():
+        cell = next(c for c in SOLUTION.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == f"test_{name}")
+        assert cell.source.strip() == f'check_answer("{name}", "{key["kind"]}")', (name, cell.source)

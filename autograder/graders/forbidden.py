@@ -50,6 +50,7 @@ RULES = {
     "multi_head_attention_layer": ATTENTION,
     "grouped_query_attention": ATTENTION,
     "attend_with_cache": ATTENTION,
+    "attend_with_rope_cache": ATTENTION,
     "flash_attention": ATTENTION,
 }
 
@@ -81,18 +82,69 @@ def static_violations(function: str, sources: list[str]) -> list[str]:
     if not rule:
         return []
     names, found = rule["names"], set()
+    aliases = _global_imports(sources, names)
     for source in sources:
-        nodes = _nodes(source)
-        aliases = {}
-        for node in nodes:
-            if isinstance(node, ast.ImportFrom):
-                for alias in node.names:
-                    if alias.name in names:
-                        aliases[alias.asname or alias.name] = alias.name
-        for node in nodes:
+        for node in _nodes(source):
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == function:
                 found |= _names_in(node, names, aliases)
     return sorted(found)
+
+
+def _global_imports(sources: list[str], names) -> dict[str, str]:
+    """``{bound name: forbidden name}`` for the forbidden names that the notebook's global namespace holds as an
+    import when the cells have run in order (``from torch.nn.functional import scaled_dot_product_attention``).
+
+    A later top-level ``def``, ``class``, assignment or other import of the same name rebinds it: a scratch cell
+    importing torch's routine above the notebook's own helper of the same name (kv_cache's numpy
+    ``scaled_dot_product_attention``) leaves the helper in place, so calling it is not a use of torch's routine.
+    Imports inside another function are local to it and bind nothing global.
+    """
+    aliases: dict[str, str] = {}
+    for source in sources:
+        for node in _module_statements(source):
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    bound = alias.asname or alias.name
+                    if alias.name in names:
+                        aliases[bound] = alias.name
+                    else:
+                        aliases.pop(bound, None)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    aliases.pop(alias.asname or alias.name.split(".")[0], None)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                aliases.pop(node.name, None)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    for name in ast.walk(target):
+                        if isinstance(name, ast.Name):
+                            aliases.pop(name.id, None)
+    return aliases
+
+
+def _module_statements(source: str):
+    """The statements that run at a cell's top level, in order: inside if/for/while/with/try too, never inside a
+    function or class body."""
+    pending = [n for n in reversed(_body(source))]
+    while pending:
+        node = pending.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        children = []
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            children.extend(getattr(node, field, []) or [])
+        pending.extend(reversed([c for c in children if isinstance(c, (ast.stmt, ast.excepthandler))]))
+
+
+@functools.lru_cache(maxsize=512)
+def _body(source: str) -> tuple:
+    """A cell's top-level statements (() when it does not parse)."""
+    try:
+        return tuple(ast.parse(source).body)
+    except (SyntaxError, ValueError):
+        return ()
 
 
 @functools.lru_cache(maxsize=512)

@@ -134,7 +134,26 @@ def namespace() -> dict:
     """The helpers a mistake's source may call, with numpy, torch and math."""
     names = ["softmax", "causal_mask", "scaled_dot_product_attention", "dot_product_attention",
              "additive_attention", "split_heads", "merge_heads", "multi_head_attention", "self_attention",
-             "apply_rope", "kv_cache_bytes", "grouped_query_attention", "attention_weights"]
+             "apply_rope", "kv_cache_bytes", "grouped_query_attention", "attention_weights",
+             "sliding_window_mask"]
     ns = {name: globals()[name] for name in names}
     ns.update(np=np, torch=torch, F=F, math=math)
     return ns
+
+
+# ----------------------------------------------------------------------------------------------- kv_cache: positions
+def sliding_window_mask(t_q, t_k=None, window=4096):
+    """causal_mask (bottom-right) that also hides keys `window` or more tokens back: (Tq, Tk) bool."""
+    t_k = t_q if t_k is None else t_k
+    i = np.arange(t_q)[:, None] + (t_k - t_q)                                       # (Tq, 1) absolute position
+    j = np.arange(t_k)[None, :]                                                     # (1, Tk)
+    return (j <= i) & (i - j < window)                                              # (Tq, Tk)
+
+
+def rope_causal_attention(query, key, value, base=10000.0):
+    """Causal attention over a whole sequence (B, H, T, d) with RoPE at positions 0..T-1: what a prefill and
+    any later decoding steps of attend_with_rope_cache must add up to."""
+    t = np.shape(query)[-2]
+    positions = np.arange(t)
+    q, k = apply_rope(query, positions, base), apply_rope(key, positions, base)
+    return scaled_dot_product_attention(q, k, value, causal_mask(t))

@@ -1,6 +1,7 @@
 # The `kv_cache` assignment with explicit loops and einsum in float64: math.prod and divmod for the sizes, GQA one
 # query head at a time, a cache that keeps float64 chunks in a list and joins them on demand, attend_with_cache
-# one query at a time over the keys it may see, flash attention as a plain loop over key blocks.
+# one query at a time over the keys it may see, flash attention as a plain loop over key blocks; the sliding window
+# and RoPE (one pair at a time) with loops too.
 import math
 
 import numpy as np
@@ -101,3 +102,39 @@ def flash_attention(query, key, value, block_size=64, causal=False):
         row_max = new_max
         start = stop
     return total / row_sum
+
+
+def sliding_window_mask(t_q, t_k=None, window=4096):
+    t_k = t_q if t_k is None else t_k
+    mask = np.zeros((t_q, t_k), dtype=bool)
+    for i in range(t_q):
+        position = i + t_k - t_q
+        for j in range(max(0, position - window + 1), min(position, t_k - 1) + 1):
+            mask[i, j] = True
+    return mask
+
+
+def _rotate(x, positions, base):
+    """Each pair (x[i], x[i + d/2]) turned by position * base ** (-2i/d), one pair at a time."""
+    x = np.asarray(x, dtype=np.float64)
+    d = x.shape[-1]
+    out = np.empty_like(x)
+    for i in range(d // 2):
+        angle = np.asarray(positions, dtype=np.float64) * base ** (-2 * i / d)      # (t,)
+        c, s = np.cos(angle), np.sin(angle)
+        out[..., i] = x[..., i] * c - x[..., i + d // 2] * s
+        out[..., i + d // 2] = x[..., i] * s + x[..., i + d // 2] * c
+    return out
+
+
+def attend_with_rope_cache(query, key, value, cache, base=10000.0):
+    start, t = len(cache), np.shape(query)[2]
+    positions = list(range(start, start + t))
+    keys, values = cache.append(_rotate(key, positions, base), value)
+    q = _rotate(query, positions, base)
+    out = np.empty(q.shape[:3] + (np.shape(values)[-1],))
+    for i, position in enumerate(positions):
+        seen = position + 1                                                # keys 0 .. position
+        scores = np.einsum("bhd,bhkd->bhk", q[:, :, i], keys[:, :, :seen]) / math.sqrt(q.shape[-1])
+        out[:, :, i] = np.einsum("bhk,bhkd->bhd", _weights(scores), values[:, :, :seen])
+    return out

@@ -1,7 +1,8 @@
 # The `kv_cache` assignment in numpy, written differently from the notebook: numpy integers for the sizes
 # (np.prod, np.floor_divide), GQA by broadcasting a (B, Hkv, group, ...) view of the queries against the KV heads,
 # a cache with preallocated buffers that double when full (a static cache that grows), attention through an
-# explicit einsum, and flash attention that also walks the queries in blocks.
+# explicit einsum, and flash attention that also walks the queries in blocks. The sliding window as a band of
+# np.tril/np.triu; RoPE as a complex product (x1 + i x2) * exp(i * angle).
 import numpy as np
 
 
@@ -104,3 +105,28 @@ def flash_attention(query, key, value, block_size=64, causal=False, query_block=
             m = m_new
         out[..., r0:r1, :] = acc / l
     return out
+
+
+def sliding_window_mask(t_q, t_k=None, window=4096):
+    t_k = t_q if t_k is None else t_k
+    causal = np.tril(np.ones((t_q, t_k), dtype=bool), k=t_k - t_q)                  # j <= p
+    return np.triu(causal, k=t_k - t_q - window + 1)                                # and j > p - window
+
+
+def _rope_complex(x, positions, base):
+    """RoPE as a complex product: (x[i] + 1j x[i + d/2]) * exp(1j * position * base ** (-2i/d))."""
+    x = np.asarray(x, dtype=np.float64)
+    half = x.shape[-1] // 2
+    z = x[..., :half] + 1j * x[..., half:]
+    z = z * np.exp(1j * np.outer(positions, base ** (-np.arange(0, x.shape[-1], 2) / x.shape[-1])))
+    return np.concatenate([z.real, z.imag], axis=-1)
+
+
+def attend_with_rope_cache(query, key, value, cache, base=10000.0):
+    start, t = len(cache), np.shape(query)[2]
+    positions = np.arange(start, start + t)
+    keys, values = cache.append(_rope_complex(key, positions, base), value)
+    q = _rope_complex(query, positions, base)
+    scores = np.einsum("bhqd,bhkd->bhqk", q, keys) / np.sqrt(q.shape[-1])
+    visible = np.arange(start + t)[None, :] <= positions[:, None]                       # (t, T)
+    return np.einsum("bhqk,bhkd->bhqd", _softmax_rows(np.where(visible, scores, -np.inf)), values)

@@ -1,6 +1,7 @@
 # The `kv_cache` assignment written with torch: tensors in the inputs' own precision (float32 stays float32),
 # a cache of torch tensors grown with torch.cat, GQA by viewing the query heads as (Hkv, group) instead of
-# repeating K and V, max_cached_tokens by bisection on kv_cache_bytes. No torch SDPA, no Keras attention layers.
+# repeating K and V, max_cached_tokens by bisection on kv_cache_bytes, RoPE in Hugging Face's Llama form
+# (x * cos + rotate_half(x) * sin). No torch SDPA, no Keras attention layers.
 import math
 
 import numpy as np
@@ -105,3 +106,36 @@ def flash_attention(query, key, value, block_size=64, causal=False):
         acc = alpha * acc + p @ vb
         m = m_new
     return acc / l
+
+
+def sliding_window_mask(t_q, t_k=None, window=4096):
+    t_k = t_q if t_k is None else t_k
+    keys = torch.arange(t_k)[None, :]
+    last = torch.arange(t_q)[:, None] + (t_k - t_q)                        # absolute position of each query
+    return ((keys <= last) & (keys > last - window)).numpy()
+
+
+def _rotate_half(x):
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def _rope(x, positions, base):
+    """Hugging Face's Llama form: x * cos + rotate_half(x) * sin, with the angles repeated for both halves."""
+    d = x.shape[-1]
+    inv_freq = 1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.float64) / d))
+    freqs = torch.outer(positions.to(torch.float64), inv_freq)             # (t, d/2)
+    emb = torch.cat((freqs, freqs), dim=-1)                                # (t, d)
+    return (x * emb.cos() + _rotate_half(x) * emb.sin()).to(x.dtype)
+
+
+def attend_with_rope_cache(query, key, value, cache, base=10000.0):
+    q, k, v = _tensor(query), _tensor(key), _tensor(value)
+    t, start = q.shape[-2], len(cache)
+    positions = torch.arange(start, start + t)
+    keys, values = cache.append(_rope(k, positions, base), v)
+    q = _rope(q, positions, base)
+    total = keys.shape[-2]
+    future = torch.arange(total)[None, :] > positions[:, None]             # (t, T): may not see
+    scores = (q @ keys.transpose(-1, -2) / math.sqrt(q.shape[-1])).masked_fill(future, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ values

@@ -23,7 +23,7 @@ def observe(cache, chunks) -> list:
     for k, v in chunks:
         result = cache.append(k, v)
         if not isinstance(result, (tuple, list)) or len(result) != 2:
-            raise GradingFailure("append(k, v) 는 지금까지 쌓인 (keys, values) 두 값을 돌려주어야 합니다 "
+            raise GradingFailure("append(k, v)는 지금까지 쌓인 (keys, values) 두 값을 돌려주어야 합니다 "
                                  f"(지금은 {type(result).__name__}).")
         seen += [result[0], result[1], len(cache)]
     return seen + [cache.keys, cache.values]
@@ -43,7 +43,7 @@ def labels(chunks) -> list:
     names, total = [], 0
     for i, (k, _) in enumerate(chunks):
         total += k.shape[2]
-        names += [f"{i + 1}번째 append({k.shape[2]}토큰)가 돌려준 keys", f"{i + 1}번째 append 가 돌려준 values",
+        names += [f"{i + 1}번째 append({k.shape[2]}토큰)가 돌려준 keys", f"{i + 1}번째 append가 돌려준 values",
                   f"{i + 1}번째 append 뒤 len(cache)"]
     return names + ["마지막 cache.keys", "마지막 cache.values"]
 
@@ -57,7 +57,7 @@ def check_scenario(student, chunks) -> list:
         try:
             if isinstance(e, int):
                 value = number(g, what)
-                expect_true(value == e, f"{what}: {value} 이(가) 나왔지만 {e} 이어야 합니다.")
+                expect_true(value == e, f"{what}: {value}이(가) 나왔지만 {e}이어야 합니다.")
             else:
                 if callable(g):
                     raise GradingFailure(f"{what}: 메서드가 아니라 속성(@property)이어야 합니다: cache.keys, cache.values.")
@@ -78,7 +78,7 @@ SCENARIOS = [  # (B, H, d, sizes of the appends): a prefill, then single tokens,
 @pytest.mark.points(0.8)
 @pytest.mark.parametrize("b, h, d, sizes", SCENARIOS)
 def test_append_returns_everything_so_far(student, rng, b, h, d, sizes):
-    """append(k, v) 는 지금까지 쌓인 (keys, values) 를 시간 축(axis 2)으로 이어 붙여 돌려주고 len 이 토큰 수"""
+    """append(k, v)는 지금까지 쌓인 (keys, values)를 시간 축(axis 2)으로 이어 붙여 돌려주고 len이 토큰 수"""
     check_scenario(student, chunks_of(rng, b, h, d, sizes))
 
 
@@ -87,15 +87,15 @@ def test_new_cache_is_empty(student, rng):
     """새 캐시는 비어 있고 (len 0, nbytes 0), 첫 append 뒤에는 그 토큰들을 담음"""
     cache = student.KVCache()
     size = number(len(cache), "len(cache)")
-    expect_true(size == 0, f"새 캐시의 len(cache) 는 0 이어야 합니다 (지금은 {size}).")
+    expect_true(size == 0, f"새 캐시의 len(cache)는 0이어야 합니다 (지금은 {size}).")
     nbytes = cache.nbytes
-    expect_true(not callable(nbytes), "nbytes 는 메서드가 아니라 속성(@property)이어야 합니다: cache.nbytes")
+    expect_true(not callable(nbytes), "nbytes는 메서드가 아니라 속성(@property)이어야 합니다: cache.nbytes")
     nbytes = number(nbytes, "빈 캐시의 nbytes")
-    expect_true(nbytes == 0, f"새 캐시의 nbytes 는 0 이어야 합니다 (지금은 {nbytes}).")
+    expect_true(nbytes == 0, f"새 캐시의 nbytes는 0이어야 합니다 (지금은 {nbytes}).")
     k, v = chunks_of(rng, 2, 2, 4, (3,))[0]
     cache.append(k, v)
     size = number(len(cache), "len(cache)")
-    expect_true(size == 3, f"빈 캐시에 3토큰을 넣은 뒤 len(cache) 는 3 이어야 합니다 (지금은 {size}).")
+    expect_true(size == 3, f"빈 캐시에 3토큰을 넣은 뒤 len(cache)는 3이어야 합니다 (지금은 {size}).")
     expect_close(cache.keys, k, what="첫 append 뒤의 cache.keys", against="넣은 키")
 
 
@@ -109,12 +109,12 @@ def test_keys_values_and_len_properties(student, rng):
 @pytest.mark.points(0.4)
 @pytest.mark.parametrize("dtype", [pytest.param(np.float32, id="float32"), pytest.param(np.float16, id="float16")])
 def test_nbytes(student, rng, dtype):
-    """nbytes = 저장한 keys 와 values 의 바이트 합 (K 와 V 둘 다, 저장한 자료형 그대로)"""
+    """nbytes = 저장한 keys와 values의 바이트 합 (K와 V 둘 다, 저장한 자료형 그대로)"""
     chunks = chunks_of(rng, 2, 3, 8, (5, 1, 2), dtype=dtype)
     cache = student.KVCache()
     got = observe(cache, chunks)
     nbytes = cache.nbytes
-    expect_true(not callable(nbytes), "nbytes 는 메서드가 아니라 속성(@property)이어야 합니다: cache.nbytes")
+    expect_true(not callable(nbytes), "nbytes는 메서드가 아니라 속성(@property)이어야 합니다: cache.nbytes")
     nbytes = number(nbytes, "cache.nbytes")
     keys, values = as_array(got[-2], "cache.keys"), as_array(got[-1], "cache.values")
     expect_close(keys, np.concatenate([k for k, _ in chunks], axis=2), what="cache.keys",
@@ -129,9 +129,9 @@ def test_nbytes(student, rng, dtype):
     if nbytes not in accepted:
         found = diagnose_replay("KVCache", lambda cls: observe(cls(), chunks) + [cls_nbytes(cls, chunks)],
                                 got + [nbytes], expected_observations(chunks) + [accepted[0]])
-        message = (f"cache.nbytes 가 {nbytes:,} 입니다. keys {keys.shape} 와 values {values.shape} 를 "
-                   f"{np.dtype(dtype).name} 로 저장했다면 {accepted[0]:,} 바이트여야 합니다 "
-                   f"(K 와 V 둘 다, 원소 하나의 바이트 x 원소 수).")
+        message = (f"cache.nbytes가 {nbytes:,}입니다. keys {keys.shape}와 values {values.shape}를 "
+                   f"{np.dtype(dtype).name}로 저장했다면 {accepted[0]:,} 바이트여야 합니다 "
+                   f"(K와 V 둘 다, 원소 하나의 바이트 x 원소 수).")
         raise GradingFailure(with_causes(message, found), found)
 
 
@@ -150,7 +150,7 @@ def test_caches_are_independent(student, rng):
     first.append(*a)
     second.append(*b)
     expect_true(number(len(first), "len") == 3 and number(len(second), "len") == 2,
-                f"캐시 두 개에 3토큰, 2토큰을 넣었는데 len 이 {len(first)}, {len(second)} 입니다. 저장소를 클래스 "
-                f"속성이 아니라 __init__ 에서 self.… 로 만드세요.")
+                f"캐시 두 개에 3토큰, 2토큰을 넣었는데 len이 {len(first)}, {len(second)}입니다. 저장소를 클래스 "
+                f"속성이 아니라 __init__에서 self.… 로 만드세요.")
     expect_close(second.keys, b[0], what="두 번째 캐시의 keys", against="그 캐시에 넣은 키")
     expect_close(first.values, a[1], what="첫 번째 캐시의 values", against="그 캐시에 넣은 값")

@@ -56,8 +56,8 @@ def check_steps(student, q, k, v, sizes, cache=None) -> list:
                                     outputs, [expected[:, :, s:e] for s, e in steps[: len(outputs)]])
             raise GradingFailure(with_causes(failure.message, found), found) from None
         size = number(len(cache), "len(cache)")
-        expect_true(size == b, f"{what}: attend_with_cache 뒤 len(cache) 는 {b} 이어야 하는데 {size} 입니다 "
-                               f"(key, value 를 캐시에 한 번씩 덧붙이세요).")
+        expect_true(size == b, f"{what}: attend_with_cache 뒤 len(cache)는 {b}이어야 하는데 {size}입니다 "
+                               f"(key, value를 캐시에 한 번씩 덧붙이세요).")
     return outputs
 
 
@@ -84,8 +84,8 @@ def test_cache_holds_what_was_appended(student, rng):
     q, k, v = draw(rng, 2, 3, sum(sizes), 8)
     cache = student.KVCache()
     check_steps(student, q, k, v, sizes, cache)
-    expect_close(cache.keys, k, what="cache.keys", against="attend_with_cache 에 넘긴 키를 이어 붙인 것")
-    expect_close(cache.values, v, what="cache.values", against="attend_with_cache 에 넘긴 값을 이어 붙인 것")
+    expect_close(cache.keys, k, what="cache.keys", against="attend_with_cache에 넘긴 키를 이어 붙인 것")
+    expect_close(cache.values, v, what="cache.values", against="attend_with_cache에 넘긴 값을 이어 붙인 것")
 
 
 @pytest.mark.points(0.4)

@@ -39,7 +39,7 @@ def draw(rng, b, hq, hkv, tq, tk, d, mask_kind, dtype=np.float32):
 @pytest.mark.points(1.4)
 @pytest.mark.parametrize("b, hq, hkv, tq, tk, d, mask_kind, dtype", CASES)
 def test_matches_torch_sdpa_enable_gqa(student, rng, b, hq, hkv, tq, tk, d, mask_kind, dtype):
-    """torch scaled_dot_product_attention(..., enable_gqa=True) (float64) 와 같은 출력 (GQA, MQA, MHA, 마스크)"""
+    """torch scaled_dot_product_attention(..., enable_gqa=True) (float64)와 같은 출력 (GQA, MQA, MHA, 마스크)"""
     q, k, v, mask = draw(rng, b, hq, hkv, tq, tk, d, mask_kind, dtype)
     got = student.grouped_query_attention(q, k, v, mask) if mask is not None \
         else student.grouped_query_attention(q, k, v)
@@ -57,7 +57,7 @@ KERAS_CASES = [
 @pytest.mark.points(0.6)
 @pytest.mark.parametrize("b, tq, tk, d_model, hq, hkv, head_dim, masked", KERAS_CASES)
 def test_matches_keras_group_query_attention(student, rng, b, tq, tk, d_model, hq, hkv, head_dim, masked):
-    """keras.layers.GroupQueryAttention: 그 층의 투영으로 만든 Q, K, V 로 계산해 출력 투영을 거치면 같은 출력"""
+    """keras.layers.GroupQueryAttention: 그 층의 투영으로 만든 Q, K, V로 계산해 출력 투영을 거치면 같은 출력"""
     out, q, k, v, mask, w_o, b_o = keras_gqa(rng, b, tq, tk, d_model, hq, hkv, head_dim, masked)
     q, k, v = (a.astype(np.float32) for a in (q, k, v))
     got = student.grouped_query_attention(q, k, v, mask) if mask is not None \
@@ -72,7 +72,7 @@ def test_matches_keras_group_query_attention(student, rng, b, tq, tk, d_model, h
 
 @pytest.mark.points(0.5)
 def test_same_as_mha_with_repeated_kv_heads(student, rng):
-    """KV 헤드를 그룹 크기만큼 반복(h // g)해 Hq 개로 만든 MHA 와 같은 결과, 그룹마다 다른 KV 헤드를 봄"""
+    """KV 헤드를 그룹 크기만큼 반복(h // g)해 Hq 개로 만든 MHA와 같은 결과, 그룹마다 다른 KV 헤드를 봄"""
     b, hq, hkv, tq, tk, d = 2, 8, 2, 4, 6, 8
     q, k, v, mask = draw(rng, b, hq, hkv, tq, tk, d, "b1")
     grouped = student.grouped_query_attention(q, k, v, mask)
@@ -80,7 +80,7 @@ def test_same_as_mha_with_repeated_kv_heads(student, rng):
                  call=student.last)
     group = hq // hkv
     repeated = student.grouped_query_attention(q, np.repeat(k, group, axis=1), np.repeat(v, group, axis=1), mask)
-    expect_close(repeated, as_array(grouped), what="KV 헤드를 반복한 MHA 의 출력", against="GQA 의 출력")
+    expect_close(repeated, as_array(grouped), what="KV 헤드를 반복한 MHA의 출력", against="GQA의 출력")
     # Query heads 0..3 share KV head 0 and 4..7 share KV head 1: giving every query head of a group the same
     # query must give the same output within a group, and different outputs across groups.
     same_q = np.repeat(q[:, ::group], group, axis=1)                       # (B, Hq, Tq, d)
@@ -98,7 +98,7 @@ INCOMPATIBLE = [pytest.param(6, 4, id="hq6-hkv4"), pytest.param(4, 3, id="hq4-hk
 @pytest.mark.points(0.5)
 @pytest.mark.parametrize("hq, hkv", INCOMPATIBLE)
 def test_incompatible_heads_raise_value_error(student, rng, hq, hkv):
-    """Hq 가 Hkv 의 배수가 아니면 ValueError (다른 예외나 결과 반환은 안 됨)"""
+    """Hq가 Hkv의 배수가 아니면 ValueError (다른 예외나 결과 반환은 안 됨)"""
     q, k, v, _ = draw(rng, 1, hq, hkv, 3, 5, 8, None)
     try:
         student.grouped_query_attention(q, k, v)
@@ -108,8 +108,8 @@ def test_incompatible_heads_raise_value_error(student, rng, hq, hkv):
         if "NotImplementedError" in failure.message:
             raise
         found = [by_id("gqa_assert_instead_of_value_error")] if raised(failure, "AssertionError") else []
-        message = (f"Hq={hq}, Hkv={hkv}: ValueError 를 내야 하는데 다른 예외가 발생했습니다. "
-                   f"`raise ValueError(...)` 로 알리세요. ({failure.message})")
+        message = (f"Hq={hq}, Hkv={hkv}: ValueError를 내야 하는데 다른 예외가 발생했습니다. "
+                   f"`raise ValueError(...)`로 알리세요. ({failure.message})")
         raise GradingFailure(with_causes(message, found), found) from None
     expect_true(False, f"Hq={hq}, Hkv={hkv}: 질의 헤드 수가 KV 헤드 수의 배수가 아닌데 ValueError 없이 결과를 "
-                       f"돌려주었습니다. 먼저 Hq % Hkv 를 확인해 `raise ValueError(...)` 하세요.")
+                       f"돌려주었습니다. 먼저 Hq % Hkv를 확인해 `raise ValueError(...)` 하세요.")

@@ -63,7 +63,7 @@ DTYPES = [pytest.param(torch.float32, id="float32"), pytest.param(torch.float16,
 @pytest.mark.points(0.4)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_matches_torch_cache_tensors(student, rng, dtype):
-    """층마다 K, V 를 torch.empty(B, H_kv, T, d) 로 만든 진짜 캐시 텐서의 nbytes 합과 같음"""
+    """층마다 K, V를 torch.empty(B, H_kv, T, d)로 만든 진짜 캐시 텐서의 nbytes 합과 같음"""
     layers, batch, kv_heads = int(rng.integers(2, 6)), int(rng.integers(1, 4)), int(rng.integers(1, 5))
     seq_len, head_dim = int(rng.integers(3, 40)), int(rng.choice([8, 16, 32]))
     cache = [(torch.empty(batch, kv_heads, seq_len, head_dim, dtype=dtype),
@@ -77,10 +77,10 @@ def test_matches_torch_cache_tensors(student, rng, dtype):
 
 @pytest.mark.points(0.4)
 def test_returns_an_int(student, rng):
-    """결과는 정수(int): 정수 값이어도 float 이면 안 됨 (numpy 정수는 괜찮음)"""
+    """결과는 정수(int): 정수 값이어도 float이면 안 됨 (numpy 정수는 괜찮음)"""
     for layers, kv_heads, head_dim, per_token in list(MODELS.values())[:3]:
         seq_len = int(rng.integers(1, 10_000))
         got = student.kv_cache_bytes(layers, kv_heads, head_dim, seq_len, batch_size=2, bytes_per_element=1)
         expect_int(got, per_token // 2 * seq_len * 2, what=f"L={layers}, T={seq_len}, 배치 2, FP8",
                    call=student.last)
-        expect_integer_type(got, what="kv_cache_bytes 의 반환값", float_mistake="kv_bytes_float_result")
+        expect_integer_type(got, what="kv_cache_bytes의 반환값", float_mistake="kv_bytes_float_result")

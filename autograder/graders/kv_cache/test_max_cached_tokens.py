@@ -34,7 +34,7 @@ def expect_largest_fit(student, memory, layers, kv_heads, head_dim, batch=1, ele
 GPUS = [  # (label, memory, layers, kv heads, head dim, batch, bytes per element)
     pytest.param("Llama-3-8B, 80 GB - 16 GB", 64 * GB, 32, 8, 128, 1, 2, id="llama3-8b-64GB-fp16"),
     pytest.param("Llama-3-8B, FP8", 64 * GB, 32, 8, 128, 1, 1, id="llama3-8b-64GB-fp8"),
-    pytest.param("Llama-3-8B 를 MHA 로 가정", 64 * GB, 32, 32, 128, 1, 2, id="llama3-8b-as-mha"),
+    pytest.param("Llama-3-8B를 MHA로 가정", 64 * GB, 32, 32, 128, 1, 2, id="llama3-8b-as-mha"),
     pytest.param("Llama-3-70B, 요청 16개", 40 * GiB, 80, 8, 128, 16, 2, id="llama3-70b-40GiB-batch16"),
     pytest.param("GPT-2 small, 1 GB", 10**9, 12, 12, 64, 1, 2, id="gpt2-1GB"),
     pytest.param("Gemma-2-9B, FP32, 요청 3개", 24 * GiB, 42, 8, 256, 3, 4, id="gemma2-9b-24GiB-fp32-batch3"),
@@ -92,8 +92,8 @@ def test_integer_arithmetic_for_huge_memory(student, rng):
 
 @pytest.mark.points(0.4)
 def test_returns_an_int(student, rng):
-    """결과는 정수(int): 정수 값이어도 float 이면 안 됨 (numpy 정수는 괜찮음)"""
+    """결과는 정수(int): 정수 값이어도 float이면 안 됨 (numpy 정수는 괜찮음)"""
     layers, kv_heads, head_dim, _ = MODELS["Llama-3-8B"]
     for memory in (int(rng.integers(10**9, 10**11)), 576 * MiB):
         got = expect_largest_fit(student, memory, layers, kv_heads, head_dim, label="Llama-3-8B")
-        expect_integer_type(got, what="max_cached_tokens 의 반환값")
+        expect_integer_type(got, what="max_cached_tokens의 반환값")

@@ -84,7 +84,7 @@ def test_answer(student, name):
     """퀴즈 답 (객관식: 보기 글자, 숫자: 허용 오차 안)"""
     key = ANSWERS[name]
     if name not in student.defined:
-        raise GradingFailure(f"{name}: 답이 없습니다. 해답 셀의 raise NotImplementedError() 를 지우고 "
+        raise GradingFailure(f"{name}: 답이 없습니다. 해답 셀의 raise NotImplementedError()를 지우고 "
                              f"{name} = ... 꼴로 답을 적은 뒤 그 셀을 실행하세요.")
     value = student.value(name)
     if key["kind"] == "choice":
