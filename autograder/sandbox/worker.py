@@ -271,6 +271,11 @@ def _guard(event_fd):
     import torch
     from torch.library import Library, get_kernel
 
+    # torch.compile runs eagerly here (so through the kernels below); tracing with fake tensors would run torch's
+    # own Python code beneath a guard kernel, where the audit hook refuses frames, and fail without saying why.
+    os.environ["TORCHDYNAMO_DISABLE"] = "1"
+    if "torch._dynamo.config" in sys.modules:
+        sys.modules["torch._dynamo.config"].disable = True
     write, fstat, getframe = os.write, os.fstat, sys._getframe
     stat = fstat(event_fd)
     identity = (stat.st_dev, stat.st_ino)
@@ -287,7 +292,9 @@ def _guard(event_fd):
     def probe():
         local.inside = True
         try:
-            frame = getframe(2)
+            frame = getframe(2)   # the kernel's caller (0: probe, 1: the kernel)
+        except ValueError:        # called from a thread without Python frames: no library routine above it
+            frame = None
         finally:
             local.inside = False
         while frame is not None:

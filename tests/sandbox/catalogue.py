@@ -1002,6 +1002,73 @@ FORBIDDEN_BYPASSES = [
 ]
 
 
+# Roads the rule already closed before issue 13 (kept closed by the dispatcher-level watch).
+EXEC_STRING = '''
+import numpy as np
+import torch
+
+CALL = eval("lambda q, k, v, m: torch.nn.functional.scaled_dot_product_" + "attention(q, k, v, attn_mask=m).numpy()")
+'''
+
+C_NN = '''
+import numpy as np
+import torch
+
+_f = getattr(torch._C._nn, "scaled_dot_product_" + "attention")
+CALL = lambda q, k, v, m: _f(q, k, v, attn_mask=m).numpy()
+'''
+
+MATH_KERNEL = '''
+import numpy as np
+import torch
+
+_f = getattr(torch, "_scaled_dot_product_attention_" + "math")
+CALL = lambda q, k, v, m: _f(q, k, v, attn_mask=m)[0].numpy()
+'''
+
+COMPILED = ATTEND + '''
+_compiled = torch.compile(attend, backend="eager", dynamic=True)
+CALL = lambda q, k, v, m: _compiled(q, k, v, attn_mask=m).numpy()
+'''
+
+TRACED = ATTEND + '''
+
+
+def CALL(q, k, v, m):
+    traced = torch.jit.trace(lambda a, b, c: attend(a, b, c, attn_mask=m), (q, k, v), check_trace=False)
+    return traced(q, k, v).numpy()
+'''
+
+KERAS_DPA = '''
+import numpy as np
+import torch
+import keras
+
+_dpa = getattr(keras.ops, "dot_product_" + "attention")
+
+
+def CALL(q, k, v, m):                      # keras wants (B, T, H, d)
+    lead, tq, tk = q.shape[:-2], q.shape[-2], k.shape[-2]
+    flat = lambda a: a.reshape(-1, a.shape[-2], 1, a.shape[-1]).numpy()
+    mask = None if m is None else torch.broadcast_to(m, lead + (tq, tk)).reshape(-1, 1, tq, tk).numpy()
+    out = keras.ops.convert_to_numpy(_dpa(flat(q), flat(k), flat(v), mask=mask))
+    return out.reshape(*lead, tq, v.shape[-1])
+'''
+
+FORBIDDEN_BYPASSES += [
+    forbidden("forbidden_exec_string", "문자열을 eval 해 만든 함수로 금지된 SDPA 호출",
+              "call the forbidden SDPA through a function made by eval of a string", EXEC_STRING),
+    forbidden("forbidden_c_nn", "torch._C._nn 의 SDPA 를 직접 호출", "call torch._C._nn's SDPA directly", C_NN),
+    forbidden("forbidden_math_kernel", "torch._scaled_dot_product_attention_math(수학 커널)를 호출",
+              "call the math kernel torch._scaled_dot_product_attention_math", MATH_KERNEL),
+    forbidden("forbidden_torch_compile", "torch.compile 한 SDPA 를 호출", "call a torch.compile'd SDPA", COMPILED),
+    forbidden("forbidden_jit_trace", "torch.jit.trace 한 함수 안에서 SDPA 호출", "call SDPA inside a torch.jit.trace'd function",
+              TRACED),
+    forbidden("forbidden_keras_ops_dpa", "keras.ops.dot_product_attention(안쪽 구현)을 별칭으로 호출",
+              "call keras.ops.dot_product_attention under an alias", KERAS_DPA),
+]
+
+
 CONTROL = Entry(
     "control_leak_pays", "attack", "cells",
     "대조군: 공격이 성공했다면(LEAKED = True) 점수가 바뀐다는 것을 보여 줍니다",
