@@ -418,7 +418,9 @@ class StudentProcess:
 
         The student's process lowers its own soft address-space limit for the call (an allocation past it raises
         ``MemoryError``), and the peak resident memory is measured from this side (``/proc/PID/clear_refs`` and
-        ``VmHWM``), so a process that raises its soft limit again is still caught. The reply carries ``peak_mb``.
+        ``VmHWM``), so a process that raises its soft limit again is still caught. The student's code cannot fork,
+        spawn or exec (``worker._guard``'s audit hook), so this process's peak is its whole tree's: no child can
+        hold the memory instead. The reply carries ``peak_mb``.
         """
         self._ensure_running()
         pid = self.proc.pid
