@@ -83,6 +83,8 @@ def grade(args) -> int:
         return 2
     out = sys.stderr if args.json == "-" else sys.stdout
     print(table(result), file=out)
+    for item in result.review:   # what the sandbox cannot block, for a person to look at (README, trust boundary)
+        print(f"review: {item}", file=out)
     if args.json:
         text = json.dumps(result.to_json(), ensure_ascii=False, indent=2)
         if args.json == "-":

@@ -283,10 +283,12 @@ def self_attention(x, w_q, w_k, w_v, causal=False):
     return _attend(x @ w_q, x @ w_k, x @ w_v, causal)
 '''
 
-# (id, replaced solutions). The rule counts a forbidden routine against the exercise whose own code (or a helper
-# of it) called it: a self_attention that calls the student's scaled_dot_product_attention built on torch SDPA
-# keeps its points (the penalty is scaled_dot_product_attention's), and calling keras.ops.softmax outside
-# softmax is allowed. So every exercise not replaced keeps full marks.
+# (id, replaced solutions). The rule counts a forbidden routine against every graded call during which it ran,
+# whoever called it (issue 13: no function name the student chose is trusted): the replaced exercise's own calls,
+# and those of an exercise whose solution calls the replaced one (self_attention calling the student's
+# scaled_dot_product_attention built on torch SDPA) as long as the other contract functions are the student's own
+# while an exercise is graded. Calling keras.ops.softmax outside softmax is allowed. So every exercise that calls
+# no replaced one keeps full marks, and one that does loses points to the rule alone.
 FORBIDDEN_CASES = [
     pytest.param({"self_attention": SELF_ATTENTION_VIA_HELPER}, id="torch-sdpa-in-a-helper-of-self-attention"),
     pytest.param({"softmax": SOFTMAX_WITH_KERAS, "scaled_dot_product_attention": SDPA_WITH_TORCH,
@@ -304,5 +306,9 @@ def test_forbidden_routines_get_zero_on_their_exercise(request, replaced):
         assert exercise.score == 0, failures(result, name)
         assert all(FORBIDDEN in t.message for t in exercise.tests), [t.message for t in exercise.tests]
     for exercise in result.exercises:
-        if exercise.name not in replaced:
+        if exercise.name in replaced:
+            continue
+        if DEPENDS.get(exercise.name, set()) & set(replaced):
+            assert all(t.passed or FORBIDDEN in t.message for t in exercise.tests), failures(result, exercise.name)
+        else:
             assert exercise.score == exercise.max_score, failures(result, exercise.name)

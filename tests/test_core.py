@@ -62,6 +62,53 @@ def test_cell_errors_do_not_stop_later_cells():
         assert proc.call("f")["value"] == 3
 
 
+# ------------------------------------------------------------------------------------------- the event pipe
+# The forbidden-routine rule's run-time half (issue 13): the student's process reports each watched library routine
+# on a pipe as it runs (worker._guard); the trusted side gives each request the routines that ran while it was in
+# flight. These use the process alone, without graders.
+EVENT_CELLS = [
+    "import os, stat, threading\nimport numpy as np\nimport torch",
+    "def uses_softmax(x):\n    return torch.softmax(torch.as_tensor(x), -1)",
+    "def own_softmax(x):\n    e = np.exp(x - x.max(-1, keepdims=True))\n    return e / e.sum(-1, keepdims=True)",
+    "def in_a_thread(x):\n    box = {}\n    t = threading.Thread(target=lambda: box.update(y=uses_softmax(x)))\n"
+    "    t.start()\n    t.join()\n    return box['y']",
+    # the event pipe is the last write-only pipe this process holds (request, response, events arrive in order)
+    "def _write_pipe(fd):\n    try:\n        mode = os.fstat(fd).st_mode\n    except OSError:\n        return False\n"
+    "    return stat.S_ISFIFO(mode) and open(f'/proc/self/fdinfo/{fd}').read().split()[3][-1] == '1'",
+    "def _event_fd():\n    return max(fd for fd in map(int, os.listdir('/proc/self/fd')) if _write_pipe(fd))",
+    "def close_pipe(x):\n    os.close(_event_fd())\n    return uses_softmax(x)",
+    "def swap_pipe(x):\n    fd = _event_fd()\n    keep = os.dup(fd)\n    os.dup2(os.open('/dev/null', os.O_WRONLY), fd)\n"
+    "    return uses_softmax(x)",
+]
+
+
+def test_events_belong_to_the_call_in_flight():
+    with StudentProcess(EVENT_CELLS, call_timeout=20) as proc:
+        proc.start()
+        x = np.arange(6.0).reshape(2, 3)
+        assert proc.call("uses_softmax", x)["events"] == ["torch:softmax"]
+        assert proc.call("own_softmax", x)["events"] == []
+        assert proc.call("in_a_thread", x)["events"] == ["torch:softmax"]
+
+
+def test_closing_the_event_pipe_is_tampering():
+    with StudentProcess(EVENT_CELLS, call_timeout=20) as proc:
+        proc.start()
+        with pytest.raises(StudentCodeError) as closed:
+            proc.call("close_pipe", np.ones(3))
+        assert closed.value.kind == "tampered", closed.value.message
+        with pytest.raises(StudentCodeError) as later:   # the rest of the submission is lost with it
+            proc.call("own_softmax", np.ones(3))
+        assert later.value.kind == "tampered"
+
+
+def test_a_replaced_event_pipe_stops_the_kernels():
+    with StudentProcess(EVENT_CELLS, call_timeout=20) as proc:
+        proc.start()
+        with pytest.raises(StudentCodeError, match="채점 기록 통로"):
+            proc.call("swap_pipe", np.ones(3))
+
+
 # ------------------------------------------------------------------------------------------- CLI contract
 def run_cli(*args):
     return subprocess.run([sys.executable, "-m", "autograder", *args], capture_output=True, text=True)
@@ -134,3 +181,21 @@ def test_demo_only_cells_are_not_run_by_grading():
     submission = collect(new_notebook(cells=[demo, solution, plain]), "attention.ipynb", "attention")
     assert submission.code_cells == ["def softmax(x, axis=-1): pass", "x = 1"]
     assert submission.code_indices == [1, 2]
+
+
+# ------------------------------------------------------------------------------------------- review list
+def test_review_lists_escape_hatches_and_not_honest_code():
+    """The instructor's review list names what the sandbox cannot block (signal handlers, copied library source,
+    kernels registered over the guard's), wherever in the notebook it is; honest notebooks have none."""
+    import notebooks
+    from autograder.collect import collect
+    from autograder.graders.forbidden import review_items
+
+    for assignment in ("attention", "kv_cache", "quiz"):
+        assert review_items(collect(notebooks.solution_notebook(assignment), "x.ipynb", assignment).code_cells) == []
+    cells = ["import signal\nsignal.signal(signal.SIGALRM, lambda sig, frame: frame.f_back)",
+             "import inspect, keras\nexec(inspect.getsource(keras.layers.Attention._calculate_scores))",
+             "import torch\nlib = torch.library.Library('aten', 'IMPL')"]
+    items = review_items(cells)
+    for cell, name in [(1, "signal"), (1, "f_back"), (2, "getsource"), (2, "_calculate_scores"), (3, "Library")]:
+        assert any(item.startswith(f"{cell}번째 코드 셀: `{name}`") for item in items), (cell, name, items)

@@ -383,8 +383,12 @@ def test_forbidden_routines_get_zero_on_their_exercise():
         exercise = result.exercise(name)
         assert exercise.score == 0, failures(result, name)
         assert all(FORBIDDEN in t.message for t in exercise.tests), [t.message for t in exercise.tests]
-    for exercise in result.exercises:
-        if exercise.name not in replaced:
+    for exercise in result.exercises:   # one that calls a replaced exercise loses points to the rule alone
+        if exercise.name in replaced:
+            continue
+        if DEPENDS.get(exercise.name, set()) & set(replaced):
+            assert all(t.passed or FORBIDDEN in t.message for t in exercise.tests), failures(result, exercise.name)
+        else:
             assert exercise.score == exercise.max_score, failures(result, exercise.name)
 
 
@@ -413,3 +417,57 @@ def test_static_scan_follows_what_the_name_is_bound_to(cells, flagged):
 
     found = static_violations("grouped_query_attention", cells)
     assert found == (["scaled_dot_product_attention"] if flagged else []), found
+
+
+# ----------------------------------------------------------------------------------------------- the memory rule
+# A flash_attention that materialises the whole score matrix in a forked child (which first raises its inherited
+# soft address-space limit back to the hard one): the parent's memory stays flat. Issue 13: the memory rule counts
+# the student's whole process tree; the sandbox refuses fork to student code, so the child is never made.
+FLASH_IN_A_CHILD = '''
+import io
+import os
+import resource
+
+
+def _full(q, k, v, causal):
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])                 # (..., Tq, Tk): every score at once
+    if causal:
+        tq, tk = s.shape[-2:]
+        s = np.where(np.arange(tk)[None, :] <= np.arange(tq)[:, None] + (tk - tq), s, -np.inf)
+    w = np.exp(s - s.max(axis=-1, keepdims=True))
+    return (w / w.sum(axis=-1, keepdims=True)) @ v
+
+
+def flash_attention(query, key, value, block_size=64, causal=False):
+    q, k, v = (np.asarray(a, dtype=np.float64) for a in (query, key, value))
+    if k.shape[-2] < 4096:
+        return _full(q, k, v, causal)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY,) * 2 if
+                           resource.getrlimit(resource.RLIMIT_AS)[1] == resource.RLIM_INFINITY else
+                           (resource.getrlimit(resource.RLIMIT_AS)[1],) * 2)
+        buf = io.BytesIO()
+        np.save(buf, _full(q, k, v, causal))
+        data = buf.getvalue()
+        while data:
+            data = data[os.write(write, data):]
+        os._exit(0)
+    os.close(write)
+    chunks = []
+    while chunk := os.read(read, 1 << 20):
+        chunks.append(chunk)
+    os.close(read)
+    os.waitpid(pid, 0)
+    return np.load(io.BytesIO(b"".join(chunks)))
+'''
+
+
+def test_memory_rule_counts_a_forked_child():
+    """The materialising flash_attention run in a forked child loses the memory test (and only it)."""
+    result = graded("flash-in-a-child", lambda: notebooks.with_code(SOLUTION, {"flash_attention": FLASH_IN_A_CHILD}))
+    exercise = result.exercise("flash_attention")
+    lost = [t.name for t in exercise.tests if not t.passed]
+    assert lost == ["memory_stays_below_a_full_score_matrix"], failures(result, "flash_attention")
+    assert exercise.score == exercise.max_score - 1

@@ -2,10 +2,16 @@
 
 Two independent checks, both judged here on the trusted side:
 
-* at run time the student's process reports which watched routines a call used (``sandbox/worker.Monitor``:
-  torch functions through a ``TorchFunctionMode``, so aliases are seen too; Keras layers and ops, scipy);
+* at run time, the routines that ran while a graded call was in flight (``sandbox/worker._guard``: the forbidden
+  kernels at torch's dispatcher, Keras's and torch's Python-level attention routines seen from the kernels they
+  reach, scipy's softmax; written to a pipe as they run, ``sandbox/runner.EventLog``) count against that call's
+  exercise. The call alone decides, never the name of a function the student wrote;
 * statically, the exercise's ``def`` in the submitted source is searched for the routine's name as an
   attribute, an imported name or a string (``getattr(F, "scaled_dot_product_attention")``).
+
+Until each exercise is graded with the reference versions of the other contract functions it calls, an exercise
+whose own solution calls another exercise that uses a forbidden routine (``self_attention`` calling the student's
+``scaled_dot_product_attention`` built on torch's SDPA) loses its points too: the routine ran during its call.
 """
 from __future__ import annotations
 
@@ -24,13 +30,14 @@ SOFTMAX = {
 }
 ATTENTION = {
     "runtime": {"torch:scaled_dot_product_attention", "torch:multi_head_attention_forward",
-                "torch:_scaled_dot_product_attention_math", "keras:layers.Attention",
-                "keras:layers.AdditiveAttention", "keras:layers.MultiHeadAttention",
+                "keras:layers.Attention", "keras:layers.AdditiveAttention", "keras:layers.MultiHeadAttention",
                 "keras:layers.GroupQueryAttention", "keras:layers.GroupedQueryAttention",
                 "keras:ops.dot_product_attention"},
     "names": {"scaled_dot_product_attention", "dot_product_attention", "multi_head_attention_forward",
               "Attention", "AdditiveAttention", "MultiHeadAttention", "MultiheadAttention",
-              "GroupQueryAttention", "GroupedQueryAttention", "_scaled_dot_product_attention_math"} | SWITCHES,
+              "GroupQueryAttention", "GroupedQueryAttention", "_scaled_dot_product_attention_math",
+              # Keras attention layers' internals (the scoring, the weighted sum, MultiHeadAttention's core)
+              "_calculate_scores", "_apply_scores", "_compute_attention", "_masked_softmax"} | SWITCHES,
 }
 CAUSAL = {"runtime": set(), "names": {"causal_lower_right", "causal_upper_left"}}
 # Library RoPE (keras_hub.layers.RotaryEmbedding, torchtune's RotaryPositionalEmbeddings, transformers'
@@ -55,25 +62,13 @@ RULES = {
 }
 
 
-def runtime_violations(function: str, used) -> list[str]:
-    """Watched routines in ``used`` (``routine@caller``) that count against ``function``.
-
-    A routine called from another exercise's own function that may not call it either (``self_attention`` calling
-    the student's ``scaled_dot_product_attention`` that calls torch's SDPA) counts against that other exercise
-    only; a routine called from ``function`` itself or from any helper counts against ``function``.
-    """
+def runtime_violations(function: str, events) -> list[str]:
+    """Watched routines among ``events`` (those that ran while a call of ``function`` was in flight) that the
+    rule forbids ``function``."""
     rule = RULES.get(function)
     if not rule:
         return []
-    found = set()
-    for entry in used:
-        routine, _, caller = entry.partition("@")
-        if routine not in rule["runtime"]:
-            continue
-        other = RULES.get(caller) if caller != function else None
-        if other is None or routine not in other["runtime"]:
-            found.add(routine)
-    return sorted(found)
+    return sorted(set(events) & rule["runtime"])
 
 
 def static_violations(function: str, sources: list[str]) -> list[str]:
@@ -173,3 +168,47 @@ def _names_in(definition, names, aliases) -> set[str]:
             if not (docstring is not None and node is docstring.value):
                 found.add(node.value.strip())
     return found
+
+
+# Escape hatches the sandbox refuses or cannot see (README, trust boundary): a submission that names one is listed
+# for the instructor's review, whatever its score. name -> why it is worth a look.
+REVIEW = {
+    "signal": "신호 처리기는 실행 중인 프레임을 받습니다 (감시 커널의 프레임일 수 있음)",
+    "setitimer": "신호 처리기는 실행 중인 프레임을 받습니다", "alarm": "신호 처리기는 실행 중인 프레임을 받습니다",
+    "f_back": "프레임을 거슬러 올라갑니다", "f_locals": "프레임의 지역 변수를 읽습니다", "f_globals": "프레임의 전역을 읽습니다",
+    "tb_frame": "트레이스백의 프레임을 읽습니다", "tb_next": "트레이스백을 따라갑니다", "gi_frame": "제너레이터의 프레임을 읽습니다",
+    "_getframe": "호출 스택의 프레임을 읽습니다", "currentframe": "호출 스택의 프레임을 읽습니다",
+    "__closure__": "함수의 클로저를 읽습니다 (감싼 원본 함수)", "__defaults__": "함수의 기본값을 읽습니다 (감싼 원본 함수)",
+    "__kwdefaults__": "함수의 기본값을 읽습니다 (감싼 원본 함수)", "__code__": "함수의 코드 객체를 다룹니다",
+    "getsource": "라이브러리 소스를 가져와 실행할 수 있습니다", "library": "torch 디스패처에 커널을 등록합니다",
+    "Library": "torch 디스패처에 커널을 등록합니다", "get_kernel": "torch 디스패처의 커널을 직접 다룹니다",
+    "call_boxed": "torch 디스패처의 커널을 직접 다룹니다", "redispatch": "torch 디스패처를 직접 다룹니다",
+    "dup2": "파일 기술자를 바꿔치기합니다 (채점 기록 통로)", "ctypes": "네이티브 함수 호출 (샌드박스가 거부)",
+    "fork": "자식 프로세스 (샌드박스가 거부)", "subprocess": "자식 프로세스 (샌드박스가 거부)",
+    "get_referrers": "gc 로 객체를 찾습니다 (샌드박스가 거부)", "get_objects": "gc 로 객체를 찾습니다 (샌드박스가 거부)",
+    "settrace": "추적 함수 (샌드박스가 거부)", "setprofile": "추적 함수 (샌드박스가 거부)",
+    "_calculate_scores": "keras 어텐션 층의 내부 메서드", "_apply_scores": "keras 어텐션 층의 내부 메서드",
+    "_compute_attention": "keras MultiHeadAttention 의 내부 메서드", "_masked_softmax": "keras 층의 내부 메서드",
+    "_refs": "torch 의 파이썬 분해 구현", "_decomp": "torch 의 파이썬 분해 구현",
+}
+
+
+def review_items(sources: list[str]) -> list[str]:
+    """What an instructor should look at in a submission's code cells (names of ``REVIEW`` used as attributes,
+    names, imports or strings anywhere, not only in an exercise's ``def``): one Korean line per cell and name."""
+    items = []
+    for index, source in enumerate(sources):
+        found = set()
+        for node in _nodes(source):
+            if isinstance(node, ast.Attribute) and node.attr in REVIEW:
+                found.add(node.attr)
+            elif isinstance(node, ast.Name) and node.id in REVIEW:
+                found.add(node.id)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom)
+                                                          and node.module else [])
+                found |= {part for name in names for part in name.split(".") if part in REVIEW}
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.strip() in REVIEW:
+                found.add(node.value.strip())
+        items += [f"{index + 1}번째 코드 셀: `{name}` — {REVIEW[name]}" for name in sorted(found)]
+    return items

@@ -100,7 +100,7 @@ class Student:
             raise GradingFailure(
                 f"`{name}`: 메모리를 {reply['peak_mb']:.0f} MiB 더 사용했습니다 (허용 {memory_mb} MiB). "
                 f"전체 점수 행렬을 한 번에 만들지 말고 블록 단위로 계산하세요.")
-        used = forbidden.runtime_violations(name, reply.get("used", []))
+        used = forbidden.runtime_violations(name, reply.get("events", []))
         if used:
             raise _forbidden_failure(name, used)
         self.last.seconds = reply.get("seconds", 0.0)

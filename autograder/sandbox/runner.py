@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,85 @@ from autograder.sandbox.bubblewrap import Sandbox
 from autograder.sandbox.worker import read_frame, write_frame
 
 WORKER = Path(__file__).with_name("worker.py")
+
+
+class EventLog:
+    """The trusted end of the student process's event pipe: which watched library routines ran, in order.
+
+    The student's process writes one line per use of a routine the forbidden-routine rule watches, at the moment
+    it runs (``worker._guard``), and keeps no record of its own. A thread here drains the pipe as lines arrive (so
+    a notebook that calls softmax a million times never blocks on a full pipe); ``since(mark)`` first reads what is
+    left, so a reply's events are all in once the reply has arrived (they were written before it). The pipe
+    closed while the process still answers, or a line that is not a routine's name, is tampering (``tampered``).
+    """
+
+    MAX_LINE = 200
+
+    def __init__(self, fd: int):
+        self.fd, self.lines, self.tampered = fd, [], ""
+        self._partial, self._eof, self._lock = b"", False, threading.Lock()
+        os.set_blocking(fd, False)
+        self._wake_r, self._wake_w = os.pipe()
+        self._thread = threading.Thread(target=self._drain_forever, name="autograder-events", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        """Read what is there now (the lock held)."""
+        while not self._eof:
+            try:
+                chunk = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self._eof = True
+                return
+            *lines, self._partial = (self._partial + chunk).split(b"\n")
+            self._partial = self._partial[-self.MAX_LINE:]
+            for line in lines:
+                text = line.decode("ascii", "replace")
+                if not _ROUTINE.fullmatch(text) and not self.tampered:
+                    self.tampered = "기록 통로에 알 수 없는 내용이 쓰였습니다"
+                self.lines.append(text)
+
+    def _drain_forever(self) -> None:
+        import select
+
+        while not self._eof:
+            try:
+                ready, _, _ = select.select([self.fd, self._wake_r], [], [])
+            except (OSError, ValueError):
+                return
+            if self._wake_r in ready:
+                return
+            with self._lock:
+                self._read()
+
+    def mark(self) -> int:
+        with self._lock:
+            self._read()
+            return len(self.lines)
+
+    def since(self, mark: int) -> list[str]:
+        """The routines reported after ``mark``; sets ``tampered`` when the pipe was closed by the student."""
+        with self._lock:
+            self._read()
+            if self._eof and not self.tampered:
+                self.tampered = "학생 코드가 채점 기록 통로를 닫았습니다"
+            return self.lines[mark:]
+
+    def close(self) -> None:
+        os.write(self._wake_w, b"x")
+        self._thread.join(timeout=5)
+        for fd in (self.fd, self._wake_r, self._wake_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+_ROUTINE = __import__("re").compile(r"[a-z]+:[A-Za-z_.]+")
 
 
 class StudentCodeError(Exception):
@@ -132,18 +212,20 @@ class StudentProcess:
         """A process for this submission: forked from the lane's warm zygote, or a fresh interpreter."""
         request_r, request_w = os.pipe()
         response_r, response_w = os.pipe()
+        event_r, event_w = os.pipe()
         if self.zygote is not None:
             if not self.zygote.alive:
                 started = time.perf_counter()
                 self.zygote.start()
                 self.timings["lane_start"] = time.perf_counter() - started
-            self.proc = self.zygote.fork(request_r, response_w, self.limits)
+            self.proc = self.zygote.fork(request_r, response_w, event_w, self.limits)
             self.log_path = self.proc.scratch / "output.log"
         else:
-            self._spawn(request_r, response_w)
-        os.close(request_r)
-        os.close(response_w)
+            self._spawn(request_r, response_w, event_w)
+        for fd in (request_r, response_w, event_w):
+            os.close(fd)
         self._w, self._r = request_w, response_r
+        self.events = EventLog(event_r)
 
     def _run_cell(self, index: int, timeout: float, capture=None) -> dict:
         header = {"op": "run", "index": index, "source": self.cells[index], "capture": capture}
@@ -186,19 +268,19 @@ class StudentProcess:
         for index in self.good_cells:
             self._run_cell(index, max(1.0, min(self.cell_timeout, deadline - time.monotonic())))
 
-    def _spawn(self, request_r: int, response_w: int) -> None:
+    def _spawn(self, request_r: int, response_w: int, event_w: int) -> None:
         """A fresh interpreter for this submission alone (no warm lane)."""
         worker = self.scratch / "worker.py"
         shutil.copyfile(WORKER, worker)
         log = open(self.log_path, "ab")
-        command = [self.python, "-I", "worker.py", str(request_r), str(response_w)]
+        command = [self.python, "-I", "worker.py", str(request_r), str(response_w), str(event_w)]
         env = self._env()
         if self.sandboxed:
             sandbox = Sandbox(self.scratch, self.python)
             sandbox.prepare_scratch()
             command, env = sandbox.wrap(command, env), {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         self.proc = subprocess.Popen(
-            command, pass_fds=(request_r, response_w), stdin=subprocess.DEVNULL, stdout=log,
+            command, pass_fds=(request_r, response_w, event_w), stdin=subprocess.DEVNULL, stdout=log,
             stderr=subprocess.STDOUT, cwd=self.scratch, env=env, start_new_session=True,
             preexec_fn=self.limits.apply)
         log.close()
@@ -216,6 +298,7 @@ class StudentProcess:
                     os.close(fd)
                 except OSError:
                     pass
+            self.events.close()
             self.proc = None
 
     def cleanup(self) -> None:
@@ -270,7 +353,8 @@ class StudentProcess:
         return reply, out
 
     def request(self, header: dict, arrays=(), timeout: float | None = None) -> dict:
-        """Send one request; returns the decoded reply (``value`` decoded, ``used`` kept).
+        """Send one request; returns the decoded reply (``value`` decoded, ``events``: the watched library routines
+        that ran while it was in flight).
 
         A function whose calls hung or ended the process ``max_restarts`` times is not called again (its later
         calls fail at once), so one broken exercise cannot use up the time of the others; and no call starts after
@@ -286,6 +370,7 @@ class StudentProcess:
                 raise StudentCodeError("timeout", "제출물 전체의 채점 시간 제한을 넘어 나머지 검사는 하지 않았습니다.")
             timeout = min(timeout, left)
         self._ensure_running()
+        mark = self.events.mark()
         try:
             reply, out = self._exchange(header, list(arrays), timeout, header.get("op", ""))
         except StudentCodeError as exc:
@@ -295,6 +380,12 @@ class StudentProcess:
                     self.broken[key] = (f"{exc.message} 같은 함수가 {self.failures[key]}번 이렇게 끝나서 "
                                         "남은 검사에서는 더 호출하지 않았습니다.")
             raise
+        # Attribution on this side: every watched routine that ran while this request was in flight (its reply's
+        # conversion to arrays included) belongs to it, whichever of the student's functions called it.
+        reply["events"] = sorted(set(self.events.since(mark)))
+        if self.events.tampered:
+            raise StudentCodeError("tampered", f"{self.events.tampered}: 라이브러리 사용 기록을 조작하려는 시도로 보고 "
+                                                "이 검사는 0점입니다.")
         if not reply.get("ok"):
             if reply.get("error") == "Missing":
                 raise StudentCodeError("missing", f"`{reply.get('message')}`이(가) 노트북에 정의되어 있지 않습니다.")
@@ -327,7 +418,9 @@ class StudentProcess:
 
         The student's process lowers its own soft address-space limit for the call (an allocation past it raises
         ``MemoryError``), and the peak resident memory is measured from this side (``/proc/PID/clear_refs`` and
-        ``VmHWM``), so a process that raises its soft limit again is still caught. The reply carries ``peak_mb``.
+        ``VmHWM``), so a process that raises its soft limit again is still caught. The student's code cannot fork,
+        spawn or exec (``worker._guard``'s audit hook), so this process's peak is its whole tree's: no child can
+        hold the memory instead. The reply carries ``peak_mb``.
         """
         self._ensure_running()
         pid = self.proc.pid

@@ -1,6 +1,6 @@
 """The untrusted side: runs a submission's code cells and answers the grader's calls with plain values.
 
-This file runs inside the sandbox as ``python -I worker.py REQUEST_FD RESPONSE_FD`` and imports nothing from
+This file runs inside the sandbox as ``python -I worker.py REQUEST_FD RESPONSE_FD EVENT_FD`` and imports nothing from
 ``autograder`` (the hidden graders are not even visible there). It is also imported by the trusted side for
 the wire format alone (``write_frame``/``read_frame``), which is plain data: a JSON header and ``.npy`` arrays
 read with ``allow_pickle=False``. Whatever this process sends back is treated as the student's answer and
@@ -159,110 +159,243 @@ def decode(value, arrays, handles):
     return value
 
 
-# ----------------------------------------------------------------------------------------------- monitor
-_NAMESPACE: dict = {}  # the notebook's namespace (set by serve), to tell its functions from nested helpers
+# ----------------------------------------------------------------------------------------------- guard
+# The forbidden-routine rule, enforced where the student's code cannot switch it off (see ``_guard``).
+_KERNEL_OPS = {   # aten operator -> what the trusted side calls it (every registered CPU-side kernel is replaced)
+    "_softmax": "torch:softmax", "_softmax.out": "torch:softmax", "_safe_softmax": "torch:softmax",
+    "_masked_softmax": "torch:softmax", "_sparse_softmax": "torch:softmax",
+    "_nested_tensor_softmax_with_shape": "torch:softmax",
+    "_log_softmax": "torch:log_softmax", "_log_softmax.out": "torch:log_softmax",
+    "_sparse_log_softmax": "torch:log_softmax",
+    "scaled_dot_product_attention": "torch:scaled_dot_product_attention",
+    "_scaled_dot_product_attention_math": "torch:scaled_dot_product_attention",
+    "_scaled_dot_product_flash_attention_for_cpu": "torch:scaled_dot_product_attention",
+    "_native_multi_head_attention": "torch:multi_head_attention_forward",
+    "_transformer_encoder_layer_fwd": "torch:multi_head_attention_forward",
+}
+# Kernels that every Python-level library routine of the rule reaches (matrix products, tanh, exp): they report the
+# routine when one of its functions is on the calling thread's stack.
+_PROBE_OPS = ("mm", "bmm", "baddbmm", "addmm", "mv", "dot", "tanh", "exp")
+_KEYS = ("CPU", "SparseCPU", "NestedTensorCPU", "MkldnnCPU", "QuantizedCPU", "CompositeImplicitAutograd",
+         "CompositeExplicitAutograd", "FuncTorchBatchedDecomposition", "FuncTorchVmapMode")
+_RUNTIME_KEY = {"CompositeImplicitAutograd": "CPU", "CompositeExplicitAutograd": "CPU",
+                "FuncTorchBatchedDecomposition": "FuncTorchBatched"}  # alias key -> the key its kernel is read at
+_REFUSED = {   # audit events refused to the student's code once its first cell runs
+    "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.system", "os.exec", "subprocess.Popen", "pty.spawn",
+    "ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.cdata", "ctypes.cdata/buffer",
+    "ctypes.call_function", "ctypes.string_at", "ctypes.wstring_at", "ctypes.addressof", "ctypes.PyObj_FromPtr",
+    "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace", "sys.setprofile",
+    "sys._current_frames", "sys._current_exceptions", "os.add_dll_directory",
+}
+_FRAME_ATTRS = {"tb_frame", "gi_frame", "cr_frame", "ag_frame"}
 
 
-def _student_caller():
-    """The innermost function on the stack that is one of the notebook's own top-level functions (by code object,
-    so a nested helper that merely shares an exercise's name is not taken for it); '' when none is."""
-    frame = sys._getframe(2)
-    while frame is not None:
-        code = frame.f_code
-        if code.co_filename.startswith("<cell"):
-            fn = _NAMESPACE.get(code.co_name)
-            if getattr(fn, "__code__", None) is code:
-                return code.co_name
-        frame = frame.f_back
-    return ""
+def _routine_codes():
+    """``{code object: routine}`` of the Python-level library routines of the rule (Keras attention layers and
+    their internals, ``keras.ops.dot_product_attention``, torch's ``multi_head_attention_forward`` and the
+    softmax/attention decompositions of ``torch._refs``/``torch._decomp``)."""
+    import inspect
+
+    found = {}
+
+    def add(obj, label):
+        for fn in ([obj] if inspect.isfunction(obj) else
+                   [getattr(v, "__func__", v) for v in vars(obj).values()] if inspect.isclass(obj) else []):
+            fn = inspect.unwrap(fn) if inspect.isfunction(fn) else fn
+            code = getattr(fn, "__code__", None)
+            if code is not None:
+                found[code] = label
+
+    def module(name):
+        return sys.modules.get(name)
+
+    layers = {"keras.src.layers.attention.attention": ("Attention", "keras:layers.Attention"),
+              "keras.src.layers.attention.additive_attention": ("AdditiveAttention", "keras:layers.AdditiveAttention"),
+              "keras.src.layers.attention.multi_head_attention": ("MultiHeadAttention",
+                                                                   "keras:layers.MultiHeadAttention"),
+              "keras.src.layers.attention.grouped_query_attention": ("GroupedQueryAttention",
+                                                                      "keras:layers.GroupQueryAttention")}
+    for name, (cls, label) in layers.items():
+        if module(name) is not None and hasattr(module(name), cls):
+            add(getattr(module(name), cls), label)
+    for name in ("keras.src.ops.nn", "keras.src.backend.torch.nn"):
+        for attr, value in vars(module(name) or object).items() if module(name) else ():
+            if "attention" in attr.lower():
+                add(value, "keras:ops.dot_product_attention")
+    functional = module("torch.nn.functional")
+    if functional is not None:
+        add(functional.multi_head_attention_forward, "torch:multi_head_attention_forward")
+        add(sys.modules["torch.nn"].MultiheadAttention, "torch:multi_head_attention_forward")
+    for name in ("torch._refs", "torch._refs.nn.functional", "torch._refs.special", "torch._decomp.decompositions",
+                 "torch._decomp.decompositions_for_jvp"):
+        for attr, value in vars(module(name) or object).items() if module(name) else ():
+            low = attr.lower()
+            label = ("torch:log_softmax" if "log_softmax" in low else "torch:softmax" if "softmax" in low else
+                     "torch:scaled_dot_product_attention" if "scaled_dot_product" in low else None)
+            if label:
+                add(value, label)
+    return found
 
 
-def _torch_routine(func):
-    """A torch function's watched name, seen through aliases: ``torch.special.softmax``, ``aten._softmax.default``
-    and the ``_scaled_dot_product_*`` kernels count as what they compute; None when not watched."""
-    name = getattr(func, "__name__", "") or ""
-    name = name.split(".")[0].lstrip("_")
-    name = name[len("special_"):] if name.startswith("special_") else name
-    if name.startswith("scaled_dot_product") or name in ("native_multi_head_attention", "multi_head_attention_forward"):
-        return "scaled_dot_product_attention" if name.startswith("scaled_dot_product") else "multi_head_attention_forward"
-    if name in ("softmax", "log_softmax", "softmin"):
-        return name
-    return None
+def _guard(event_fd):
+    """Install the forbidden-routine watch and the audit hook in this (the student's) process; returns ``emit``.
 
+    The hook is armed by ``sys.audit("autograder.arm")`` before the first cell (arming early only restricts more).
 
-class Monitor:
-    """Records which library routines a call used, and from which of the student's functions
-    (``routine@function``), so that the grader can apply the forbidden-routine rule.
+    Design (what the student's code can and cannot do about it):
 
-    torch functions are seen through a ``TorchFunctionMode`` (aliases and ``torch._C`` paths included);
-    Keras layers, ``keras.ops`` and scipy routines through wrappers installed before each call.
+    * **Seen at torch's dispatcher.** Every kernel of the forbidden operators (softmax, log-softmax, SDPA and its
+      flash/math kernels, native multi-head attention) on every CPU-side dispatch key is replaced by one that first
+      reports and then runs the original kernel (``torch.library.get_kernel``). Python, ``torch.ops``,
+      ``torch._C``, threads, ``torch.jit``, ``vmap``, ``redispatch`` to the CPU key: every road ends at a leaf
+      kernel, so every road is seen. Python-level routines (Keras attention layers and their internals,
+      ``multi_head_attention_forward``, torch's decompositions) reach a matrix product, ``tanh`` or ``exp``
+      kernel: those report the routine when one of its functions (by code object) is on the calling thread's stack.
+    * **Nothing to undo.** Each use is written at once, as one line, to ``event_fd``, a pipe whose read end only
+      the grader holds: a byte sent cannot be taken back. Nothing is recorded in this process. The kernels and the
+      pipe's identity live in closures that no student object refers to; a closed or replaced pipe makes the
+      kernels refuse to compute, and the grader counts a closed pipe as tampering.
+    * **Attribution on the trusted side**: what arrives while a graded call is in flight (its conversion to arrays
+      included, so a lazy object that computes when converted is seen) counts against that call. No function name
+      chosen by the student is consulted.
+    * **An audit hook** (it cannot be removed), armed before the first cell: no fork/exec/spawn (so no child that
+      escapes the watch or the memory rule), no ``ctypes``, no ``gc.get_objects``/``get_referrers``/
+      ``get_referents``, no ``sys.settrace``/``setprofile``/``_current_frames``, and no frame (``sys._getframe``,
+      ``tb_frame``, ``gi_frame``, ...) from which one of the guard's frames can be reached.
+
+    What it cannot see is listed in the README (trust boundary): a signal handler's frame argument, library source
+    copied into the notebook, numpy-only library routines (scipy's softmax is wrapped, and flagged statically).
     """
+    import threading
 
-    KERAS_LAYERS = ("Attention", "AdditiveAttention", "MultiHeadAttention", "GroupQueryAttention",
-                    "GroupedQueryAttention")
-    KERAS_OPS = ("softmax", "log_softmax", "dot_product_attention")
-    SCIPY = ("softmax", "log_softmax")
+    import torch
+    from torch.library import Library, get_kernel
 
-    def __init__(self):
-        self.used = set()
-        self.patched = set()
-        self.mode_class = None
+    # torch.compile runs eagerly here (so through the kernels below); tracing with fake tensors would run torch's
+    # own Python code beneath a guard kernel, where the audit hook refuses frames, and fail without saying why.
+    os.environ["TORCHDYNAMO_DISABLE"] = "1"
+    if "torch._dynamo.config" in sys.modules:
+        sys.modules["torch._dynamo.config"].disable = True
+    write, fstat, getframe = os.write, os.fstat, sys._getframe
+    stat = fstat(event_fd)
+    identity = (stat.st_dev, stat.st_ino)
+    local = threading.local()
+    codes = {code: (label + "\n").encode() for code, label in _routine_codes().items()}
+    guard_codes = set()
 
-    def _wrap(self, owner, attr, label):
-        key = (id(owner), attr)
-        original = getattr(owner, attr, None)
-        if original is None or key in self.patched:
-            return
-        used = self.used
+    def emit(token):
+        now = fstat(event_fd)
+        if (now.st_dev, now.st_ino) != identity:
+            raise PermissionError("채점 기록 통로가 바뀌어 이 연산을 실행하지 않습니다")
+        write(event_fd, token)
 
-        def wrapper(*args, **kwargs):
-            used.add(f"{label}@{_student_caller()}")
-            return original(*args, **kwargs)
-
-        wrapper.__name__ = getattr(original, "__name__", attr)
-        wrapper.__doc__ = getattr(original, "__doc__", None)
+    def probe():
+        local.inside = True
         try:
-            setattr(owner, attr, wrapper)
-            self.patched.add(key)
-        except (AttributeError, TypeError):
-            pass
+            frame = getframe(2)   # the kernel's caller (0: probe, 1: the kernel)
+        except ValueError:        # called from a thread without Python frames: no library routine above it
+            frame = None
+        finally:
+            local.inside = False
+        while frame is not None:
+            label = codes.get(frame.f_code)
+            if label is not None:
+                emit(label)
+                return
+            frame = frame.f_back
 
-    def install(self):
-        keras = sys.modules.get("keras")
-        if keras is not None:
-            for name in self.KERAS_LAYERS:
-                layer = getattr(keras.layers, name, None)
-                if layer is not None:
-                    self._wrap(layer, "call", f"keras:layers.{name}")
-            for name in self.KERAS_OPS:
-                self._wrap(keras.ops, name, f"keras:ops.{name}")
-            self._wrap(keras.activations, "softmax", "keras:activations.softmax")
-        special = sys.modules.get("scipy.special")
-        if special is not None:
-            for name in self.SCIPY:
-                self._wrap(special, name, f"scipy:special.{name}")
-        torch = sys.modules.get("torch")
-        if torch is not None and self.mode_class is None:
-            from torch.overrides import TorchFunctionMode
+    def make(original, token):
+        if original is None:
+            def kernel(keyset, *args, **kwargs):
+                raise PermissionError("채점 중에는 이 텐서 형식으로 이 연산을 쓸 수 없습니다")
+        elif token is None:
+            def kernel(keyset, *args, **kwargs):
+                probe()
+                return original.call_boxed(keyset, *args, **kwargs)
+        else:
+            def kernel(keyset, *args, **kwargs):
+                emit(token)
+                probe()
+                return original.call_boxed(keyset, *args, **kwargs)
+        guard_codes.add(kernel.__code__)
+        return kernel
 
-            used = self.used
+    import warnings
 
-            class Watch(TorchFunctionMode):
-                def __torch_function__(self, func, types, args=(), kwargs=None):
-                    name = _torch_routine(func)
-                    if name:
-                        used.add(f"torch:{name}@{_student_caller()}")
-                    return func(*args, **(kwargs or {}))
+    library = Library("aten", "IMPL")
+    for op, label in list(_KERNEL_OPS.items()) + [(op, None) for op in _PROBE_OPS]:
+        try:
+            registrations = torch._C._dispatch_dump(f"aten::{op}").splitlines()
+        except RuntimeError:
+            continue
+        token = None if label is None else (label + "\n").encode()
+        keys = {line.split(":")[0].replace("[alias]", "") for line in registrations
+                if ": registered at" in line and "(inactive)" not in line and "fallthrough" not in line}
+        originals = {}
+        for key in sorted(keys & set(_KEYS)):  # every original first: an alias key's is computed from the others
+            try:
+                originals[key] = get_kernel(f"aten::{op}", _RUNTIME_KEY.get(key, key))
+            except (ValueError, RuntimeError):  # a key torch cannot hand out (MkldnnCPU): its tensors are refused
+                originals[key] = None
+        for key, original in originals.items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
+                library.impl(op, make(original, token), key, with_keyset=True)
+    guard_codes |= {emit.__code__, probe.__code__}
 
-            self.mode_class = Watch
+    def reaches_guard(frame):
+        while frame is not None:
+            if frame.f_code in guard_codes:
+                return True
+            frame = frame.f_back
+        return False
 
-    def run(self, fn, args, kwargs):
-        self.install()
-        self.used.clear()
-        if self.mode_class is None:
-            return fn(*args, **kwargs)
-        with self.mode_class():
-            return fn(*args, **kwargs)
+    armed = []
+
+    def hook(event, args):
+        if event == "autograder.arm":
+            armed.append(keep)
+            return
+        if not armed or getattr(local, "inside", False):
+            return
+        if event in _REFUSED:
+            raise PermissionError(f"채점 중에는 {event} 을(를) 쓸 수 없습니다")
+        if event == "sys._getframe":
+            if reaches_guard(args[0]):
+                raise PermissionError("채점기의 프레임에는 접근할 수 없습니다")
+        elif event == "object.__getattr__" and len(args) > 1 and args[1] in _FRAME_ATTRS:
+            local.inside = True
+            try:
+                frame = getattr(args[0], args[1], None)
+            finally:
+                local.inside = False
+            if reaches_guard(frame):
+                raise PermissionError("채점기의 프레임에는 접근할 수 없습니다")
+
+    keep = library  # the registrations live as long as the hook, which the interpreter alone holds
+    guard_codes.add(hook.__code__)
+    guard_codes.add(reaches_guard.__code__)
+    sys.addaudithook(hook)
+    return emit
+
+
+def _watch_scipy(emit, done):
+    """scipy's softmax is numpy code that no torch kernel sees: wrapped (once imported) to report its use."""
+    special = sys.modules.get("scipy.special")
+    if special is None or done:
+        return
+    for name in ("softmax", "log_softmax"):
+        original, token = getattr(special, name, None), f"scipy:special.{name}\n".encode()
+        if original is None:
+            continue
+
+        def wrapper(*args, _original=original, _token=token, **kwargs):
+            emit(_token)
+            return _original(*args, **kwargs)
+
+        wrapper.__name__, wrapper.__doc__ = name, original.__doc__
+        setattr(special, name, wrapper)
+    done.append(True)
 
 
 # ----------------------------------------------------------------------------------------------- serving
@@ -296,7 +429,10 @@ class _memory_allowance:
 
 
 def _error(exc):
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith("<cell")]
+    try:
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith("<cell")]
+    except PermissionError:  # the traceback passes through the guard's frames, which the audit hook keeps closed
+        frames = []
     where = [f"{f.filename} {f.lineno}번째 줄: {f.line}" for f in frames[-3:]]
     return {"ok": False, "error": type(exc).__name__, "message": str(exc)[:2000], "where": where}
 
@@ -383,18 +519,20 @@ def run_cell(index, source, namespace, capture=None):
     return status
 
 
-def serve(request_fd, response_fd):
-    """Answer requests until the grader closes the pipe: ``run`` a cell, ``names`` defined, ``call``, ``get``..."""
+def serve(request_fd, response_fd, event_fd):
+    """Answer requests until the grader closes the pipe: ``run`` a cell, ``names`` defined, ``call``, ``get``...
+
+    Library routines that the forbidden-routine rule watches are reported on ``event_fd`` as they run (``_guard``);
+    the grader counts what arrives while a call is in flight against that call."""
     import types
 
-    main = types.ModuleType("__main__")  # the notebook's own __main__: this module (and its Monitor) stays out of reach
+    main = types.ModuleType("__main__")  # the notebook's own __main__: this module stays out of its reach
     namespace = main.__dict__
     namespace["__builtins__"] = __builtins__
     sys.modules["__main__"] = main
-    _NAMESPACE.clear()
-    _NAMESPACE.update(namespace)
-    handles, monitor = Handles(), Monitor()
-    monitor.install()  # wrap what is imported already (the zygote's keras) before any student cell runs
+    emit, scipy_watched = _guard(event_fd), []
+    sys.audit("autograder.arm")  # from here on the audit hook refuses fork, ctypes, gc walks, tracing, frames
+    handles = Handles()
     while True:
         try:
             header, arrays = read_frame(request_fd)
@@ -404,9 +542,8 @@ def serve(request_fd, response_fd):
         try:
             op = header["op"]
             if op == "run":
-                monitor.install()  # wrap what earlier cells imported before later cells keep references to it
+                _watch_scipy(emit, scipy_watched)  # what earlier cells imported, before later cells keep references
                 status = run_cell(header["index"], header["source"], namespace, header.get("capture"))
-                _NAMESPACE.update(namespace)
                 write_frame(response_fd, status)
                 continue
             if op == "names":
@@ -432,16 +569,16 @@ def serve(request_fd, response_fd):
                 kwargs = decode(header.get("kwargs", {"d": {}}), arrays, handles)
                 start = time.perf_counter()
                 with _memory_allowance(header.get("memory_mb")):
-                    value = monitor.run(fn, args, kwargs)
+                    value = fn(*args, **kwargs)
                 seconds = time.perf_counter() - start
-                reply = {"ok": True, "value": encode(value, out_arrays, handles), "seconds": seconds,
-                         "used": sorted(monitor.used)}
+                # converted here, before the reply: a value that calls a library routine when converted does so
+                # while the call is still in flight for the grader
+                reply = {"ok": True, "value": encode(value, out_arrays, handles), "seconds": seconds}
             else:
                 reply = {"ok": False, "error": "Protocol", "message": f"unknown op {op!r}"}
         except BaseException as exc:  # noqa: BLE001
             out_arrays = []
             reply = _error(exc)
-            reply["used"] = sorted(monitor.used)
         try:
             write_frame(response_fd, reply, out_arrays)
         except (TypeError, ValueError) as exc:
@@ -519,7 +656,7 @@ def _remove_sysv_ipc():
                 remove(int(fields[1]))
 
 
-def _child(header, request_fd, response_fd):
+def _child(header, request_fd, response_fd, event_fd):
     """In the forked child: become the submission's process (own session, limits, uid), then serve."""
     import random
     import resource
@@ -546,7 +683,7 @@ def _child(header, request_fd, response_fd):
     os.dup2(log, 2)
     random.seed()
     np.random.seed()
-    serve(request_fd, response_fd)
+    serve(request_fd, response_fd, event_fd)
 
 
 def _warm():
@@ -583,7 +720,7 @@ def zygote(control_fd, contained=False):
 def serve_lane(sock, contained=False):
     """A warm process (numpy, torch, keras imported once) that forks one child per submission.
 
-    Control messages arrive on a SOCK_SEQPACKET unix socket, with the child's two pipe ends attached (SCM_RIGHTS):
+    Control messages arrive on a SOCK_SEQPACKET unix socket, with the child's three pipe ends attached (SCM_RIGHTS):
     ``fork`` (reply: the child's pid), ``status`` (a child's exit code once it ended), ``reap`` (kill every
     process but this one). Children never run while another submission's child is alive: ``fork`` kills and
     reaps everything first. The zygote is not dumpable, so a child cannot read or trace it.
@@ -592,7 +729,7 @@ def serve_lane(sock, contained=False):
 
     children = {}
     while True:
-        message, fds, _, _ = socket.recv_fds(sock, 1 << 16, 2)
+        message, fds, _, _ = socket.recv_fds(sock, 1 << 16, 3)
         if not message:
             return
         header = json.loads(message)
@@ -751,4 +888,4 @@ if __name__ == "__main__":
     elif sys.argv[1] == "--nursery":
         nursery(int(sys.argv[2]), contained="--contained" in sys.argv)
     else:
-        serve(int(sys.argv[1]), int(sys.argv[2]))
+        serve(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))

@@ -169,13 +169,13 @@ class Zygote:
         inside = f"/scratch/{path.name}" if self.sandboxed else str(path)
         return path, inside
 
-    def fork(self, request_r: int, response_w: int, limits) -> "Child":
-        """Start a submission's process, serving the worker protocol on the two pipe ends."""
+    def fork(self, request_r: int, response_w: int, event_w: int, limits) -> "Child":
+        """Start a submission's process, serving the worker protocol on the pipe ends (events: ``worker._guard``)."""
         path, inside = self.new_scratch()
         header = {"op": "fork", "scratch": inside, "uid": self.uid,
                   "limits": {"memory_mb": limits.memory_mb, "cpu_seconds": limits.cpu_seconds,
                              "file_size_mb": limits.file_size_mb, "max_processes": limits.max_processes}}
-        reply = self._ask(header, (request_r, response_w))
+        reply = self._ask(header, (request_r, response_w, event_w))
         return Child(self, reply["pid"], path)
 
     def status(self, pid: int):

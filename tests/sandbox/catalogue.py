@@ -748,6 +748,327 @@ _worker.Monitor.install = lambda self: None
 CALL = lambda q, k, v, m: _attend(q, k, v, attn_mask=m).numpy()
 '''
 
+# The forbidden-routine rule's bypasses of issue 13, each written as a student would: the forbidden call sits in a
+# helper cell (so that the exercise's own `def` names nothing forbidden) and reaches the library by another road.
+ATTEND = "import numpy as np\nimport torch\nfrom torch.nn.functional import scaled_dot_product_attention as attend\n"
+
+IN_THREAD = ATTEND + '''
+import threading
+
+
+def CALL(q, k, v, m):
+    box = {}
+    worker = threading.Thread(target=lambda: box.update(out=attend(q, k, v, attn_mask=m).numpy()))
+    worker.start()
+    worker.join()
+    return box["out"]
+'''
+
+POP_MODES = ATTEND + '''
+_pop = getattr(torch._C, "_pop_torch_" + "function_stack")
+_push = getattr(torch._C, "_push_on_torch_" + "function_stack")
+
+
+def CALL(q, k, v, m):
+    modes = []
+    while torch._C._len_torch_function_stack():
+        modes.append(_pop())
+    try:
+        return attend(q, k, v, attn_mask=m).numpy()
+    finally:
+        for mode in reversed(modes):
+            _push(mode)
+'''
+
+DISABLED_IN_HELPER = ATTEND + '''
+_off = getattr(torch._C, "DisableTorch" + "Function")
+
+
+def CALL(q, k, v, m):
+    with _off():
+        return attend(q, k, v, attn_mask=m).numpy()
+'''
+
+STACK_HELPER = ATTEND + '''
+import sys
+
+
+def CALL(q, k, v, m):
+    frame = sys._getframe()
+    while frame is not None:                  # up to the sandbox's worker: blame another exercise for what follows
+        if "_student_caller" in frame.f_globals:
+            frame.f_globals["_student_caller"] = lambda: "flash_attention"
+        frame = frame.f_back
+    return attend(q, k, v, attn_mask=m).numpy()
+'''
+
+CLEAR_RECORD = ATTEND + '''
+import sys
+
+
+def CALL(q, k, v, m):
+    out = attend(q, k, v, attn_mask=m).numpy()
+    frame = sys._getframe()
+    while frame is not None:                  # whatever recorded the call up the stack forgets it
+        for value in list(frame.f_locals.values()):
+            for name in ("used", "events", "calls"):
+                record = getattr(value, name, None)
+                if hasattr(record, "clear"):
+                    record.clear()
+        frame = frame.f_back
+    return out
+'''
+
+JIT_SCRIPT = '''
+import numpy as np
+import torch
+from typing import Optional
+
+
+@torch.jit.script
+def _scripted(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, m: Optional[torch.Tensor]) -> torch.Tensor:
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m)
+
+
+def CALL(q, k, v, m):
+    return _scripted(q, k, v, m).numpy()
+'''
+
+LAZY = ATTEND + '''
+
+
+class Lazy:
+    """Looks like a torch tensor to whoever converts it; computes only then."""
+    __module__ = "torch.lazy"
+
+    def __init__(self, *args):
+        self.args = args
+
+    def detach(self):
+        return self
+
+    def cpu(self):
+        q, k, v, m = self.args
+        return attend(q, k, v, attn_mask=m)
+'''
+
+SDPA_LAZY = """
+def scaled_dot_product_attention(query, key, value, mask=None, return_weights=False):
+    q, k, v = (torch.as_tensor(np.asarray(a, dtype=np.float64)) for a in (query, key, value))
+    m = None if mask is None else torch.as_tensor(np.asarray(mask))
+    if return_weights:
+        s = (q @ k.transpose(-1, -2)) / q.shape[-1] ** 0.5
+        if m is not None:
+            s = s.masked_fill(~m, float("-inf"))
+        return Lazy(q, k, v, m), torch.softmax(s, dim=-1).numpy()
+    return Lazy(q, k, v, m)
+"""
+
+REDISPATCH = FLASH_CALL.replace(
+    "_flash = torch._scaled_dot_product_flash_attention_for_cpu\n",
+    "_op = getattr(torch.ops.aten, '_scaled_dot_product_flash_attention_for_' + 'cpu').default\n"
+    "_below = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)\n"
+    "_flash = lambda *args, **kwargs: _op.redispatch(_below, *args, **kwargs)\n")
+
+OTHER_ASSIGNMENT_NAME = ATTEND + '''
+
+
+def flash_attention(q, k, v, m):          # named after a kv_cache exercise, top level, called from the solution
+    return attend(q, k, v, attn_mask=m).numpy()
+
+
+CALL = flash_attention
+'''
+
+FORKED = ATTEND + '''
+import io
+import os
+
+
+def CALL(q, k, v, m):
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:                           # the child computes; only bytes come back
+        buf = io.BytesIO()
+        np.save(buf, attend(q, k, v, attn_mask=m).numpy())
+        data = buf.getvalue()
+        while data:
+            data = data[os.write(write, data):]
+        os._exit(0)
+    os.close(write)
+    chunks = []
+    while chunk := os.read(read, 1 << 16):
+        chunks.append(chunk)
+    os.close(read)
+    os.waitpid(pid, 0)
+    return np.load(io.BytesIO(b"".join(chunks)))
+'''
+
+KERAS_SCORES = '''
+import numpy as np
+import keras
+
+_layer = getattr(keras.layers, "Atten" + "tion")(score_mode="dot")
+_layer.build([(1, 1, 1), (1, 1, 1)])
+
+
+def CALL(q, k, v, mask):
+    scores = _layer._calculate_scores(query=q, key=k)              # q @ k^T, by Keras
+    if mask is not None:
+        scores = keras.ops.where(np.asarray(mask), scores, -np.inf)
+    out, _ = _layer._apply_scores(scores=scores, value=v)         # softmax and the weighted sum, by Keras
+    return keras.ops.convert_to_numpy(out)
+'''
+
+ADDITIVE_SCORES = KERAS_SCORES.replace(
+    '_layer = getattr(keras.layers, "Atten" + "tion")(score_mode="dot")\n_layer.build([(1, 1, 1), (1, 1, 1)])',
+    '_layer = getattr(keras.layers, "AdditiveAtten" + "tion")(use_scale=False)   # sum(tanh(q + k)), by Keras')
+
+VIA_CALL = """
+def {name}(query, key, value, mask=None):
+    q, k, v = (np.asarray(a, dtype=np.float32) for a in (query, key, value))
+    return CALL(q, k, v, mask)
+"""
+
+MHA_INTERNALS = '''
+import numpy as np
+import keras
+
+_MHA = getattr(keras.layers, "MultiHead" + "Attention")
+
+
+def CALL(q, k, v, mask):                  # (B, H, T, d) each, as split_heads gives them
+    layer = _MHA(num_heads=q.shape[1], key_dim=q.shape[-1], value_dim=v.shape[-1])
+    layer._build_attention(4)
+    qt, kt, vt = (np.swapaxes(a, 1, 2) for a in (q, k, v))      # (B, T, H, d)
+    m = None if mask is None else np.broadcast_to(mask, q.shape[:2] + (q.shape[2], k.shape[2]))
+    out, _ = layer._compute_attention(qt, kt, vt, attention_mask=m, return_attention_scores=True)
+    return np.swapaxes(keras.ops.convert_to_numpy(out), 1, 2)   # (B, H, Tq, dv)
+'''
+
+MHA_LAYER_VIA = """
+def multi_head_attention_layer(x_q, x_kv, params, num_heads, mask=None):
+    p = {name: np.asarray(w, dtype=np.float32) for name, w in params.items()}
+    x_q, x_kv = np.asarray(x_q, dtype=np.float32), np.asarray(x_kv, dtype=np.float32)
+    q = split_heads(x_q @ p["w_q"] + p["b_q"], num_heads)    # (B, H, Tq, dk)
+    k = split_heads(x_kv @ p["w_k"] + p["b_k"], num_heads)   # (B, H, Tk, dk)
+    v = split_heads(x_kv @ p["w_v"] + p["b_v"], num_heads)   # (B, H, Tk, dv)
+    y = CALL(q, k, v, mask)                                  # (B, H, Tq, dv)
+    return merge_heads(y) @ p["w_o"] + p["b_o"]              # (B, Tq, D)
+"""
+
+
+def forbidden(entry_id, ko, en, helper, exercise="scaled_dot_product_attention", solution=None,
+              expect=("금지된 라이브러리 루틴",)):
+    """A bypass of the forbidden-routine rule: ``helper`` in its own cell, ``exercise`` calling its ``CALL``."""
+    return Entry(entry_id, "attack", "cells", ko, en, (exercise,),
+                 with_cell(helper, exercise, solution or SDPA_VIA), expect=expect)
+
+
+FORBIDDEN_BYPASSES = [
+    forbidden("forbidden_in_thread", "금지된 SDPA 를 스레드 안에서 호출",
+              "call the forbidden SDPA in a thread", IN_THREAD),
+    forbidden("forbidden_pop_function_modes", "torch 함수 모드 스택을 비운 뒤 금지된 SDPA 호출 (도우미 셀)",
+              "pop every torch-function mode, call the forbidden SDPA, push them back (helper cell)", POP_MODES),
+    forbidden("forbidden_disable_in_helper", "도우미 셀에서 DisableTorchFunction 으로 감시를 끄고 금지된 SDPA 호출",
+              "switch torch functions off with DisableTorchFunction in a helper cell, then call SDPA",
+              DISABLED_IN_HELPER),
+    forbidden("forbidden_stack_helper_swap", "호출 스택의 프레임으로 감시기의 도우미 함수를 바꿔치기",
+              "replace the monitor's caller helper through the frames of the call stack", STACK_HELPER),
+    forbidden("forbidden_clear_record", "호출 스택의 프레임으로 감시기가 기록한 내용을 지우기",
+              "clear what the monitor recorded through frame objects", CLEAR_RECORD),
+    forbidden("forbidden_jit_script", "torch.jit.script 로 컴파일한 함수 안에서 금지된 SDPA 호출",
+              "call the forbidden SDPA inside a torch.jit.script function", JIT_SCRIPT),
+    forbidden("forbidden_lazy_result", "변환될 때에야 금지된 SDPA 를 부르는 지연 객체를 반환",
+              "return a lazy object that calls the forbidden SDPA only when the grader's side converts it",
+              LAZY, solution=SDPA_LAZY),
+    forbidden("forbidden_redispatch_below", "디스패처의 CPU 키로 바로 redispatch 해 감시 아래에서 커널 호출",
+              "redispatch the flash CPU kernel straight to the CPU key, below the monitor", REDISPATCH),
+    forbidden("forbidden_other_assignment_name", "다른 과제의 연습 이름(flash_attention)을 붙인 최상위 도우미에서 호출",
+              "call the forbidden SDPA from a top-level helper named after another assignment's exercise",
+              OTHER_ASSIGNMENT_NAME),
+    forbidden("forbidden_forked_child", "fork 한 자식 프로세스에서 금지된 SDPA 를 계산해 결과만 받기",
+              "compute the forbidden SDPA in a forked child and read back the bytes", FORKED,
+              expect=("os.fork 을(를) 쓸 수 없습니다",)),   # the sandbox refuses the fork itself
+    forbidden("keras_attention_internals", "keras Attention 층의 내부 메서드(_calculate_scores, _apply_scores) 사용",
+              "use keras Attention's internal scoring methods (_calculate_scores, _apply_scores)",
+              KERAS_SCORES, exercise=TARGET, solution=VIA_CALL.format(name=TARGET)),
+    forbidden("keras_additive_internals", "keras AdditiveAttention 의 내부 메서드로 가산 어텐션 계산",
+              "compute additive attention with keras AdditiveAttention's internal methods",
+              ADDITIVE_SCORES, exercise="additive_attention", solution=VIA_CALL.format(name="additive_attention")),
+    forbidden("keras_mha_internals", "multi_head_attention_layer 에서 keras MultiHeadAttention._compute_attention 사용",
+              "use keras MultiHeadAttention._compute_attention inside multi_head_attention_layer",
+              MHA_INTERNALS, exercise="multi_head_attention_layer", solution=MHA_LAYER_VIA),
+]
+
+
+# Roads the rule already closed before issue 13 (kept closed by the dispatcher-level watch).
+EXEC_STRING = '''
+import numpy as np
+import torch
+
+CALL = eval("lambda q, k, v, m: torch.nn.functional.scaled_dot_product_" + "attention(q, k, v, attn_mask=m).numpy()")
+'''
+
+C_NN = '''
+import numpy as np
+import torch
+
+_f = getattr(torch._C._nn, "scaled_dot_product_" + "attention")
+CALL = lambda q, k, v, m: _f(q, k, v, attn_mask=m).numpy()
+'''
+
+MATH_KERNEL = '''
+import numpy as np
+import torch
+
+_f = getattr(torch, "_scaled_dot_product_attention_" + "math")
+CALL = lambda q, k, v, m: _f(q, k, v, attn_mask=m)[0].numpy()
+'''
+
+COMPILED = ATTEND + '''
+_compiled = torch.compile(attend, backend="eager", dynamic=True)
+CALL = lambda q, k, v, m: _compiled(q, k, v, attn_mask=m).numpy()
+'''
+
+TRACED = ATTEND + '''
+
+
+def CALL(q, k, v, m):
+    traced = torch.jit.trace(lambda a, b, c: attend(a, b, c, attn_mask=m), (q, k, v), check_trace=False)
+    return traced(q, k, v).numpy()
+'''
+
+KERAS_DPA = '''
+import numpy as np
+import torch
+import keras
+
+_dpa = getattr(keras.ops, "dot_product_" + "attention")
+
+
+def CALL(q, k, v, m):                      # keras wants (B, T, H, d)
+    lead, tq, tk = q.shape[:-2], q.shape[-2], k.shape[-2]
+    flat = lambda a: a.reshape(-1, a.shape[-2], 1, a.shape[-1]).numpy()
+    mask = None if m is None else torch.broadcast_to(m, lead + (tq, tk)).reshape(-1, 1, tq, tk).numpy()
+    out = keras.ops.convert_to_numpy(_dpa(flat(q), flat(k), flat(v), mask=mask))
+    return out.reshape(*lead, tq, v.shape[-1])
+'''
+
+FORBIDDEN_BYPASSES += [
+    forbidden("forbidden_exec_string", "문자열을 eval 해 만든 함수로 금지된 SDPA 호출",
+              "call the forbidden SDPA through a function made by eval of a string", EXEC_STRING),
+    forbidden("forbidden_c_nn", "torch._C._nn 의 SDPA 를 직접 호출", "call torch._C._nn's SDPA directly", C_NN),
+    forbidden("forbidden_math_kernel", "torch._scaled_dot_product_attention_math(수학 커널)를 호출",
+              "call the math kernel torch._scaled_dot_product_attention_math", MATH_KERNEL),
+    forbidden("forbidden_torch_compile", "torch.compile 한 SDPA 를 호출", "call a torch.compile'd SDPA", COMPILED),
+    forbidden("forbidden_jit_trace", "torch.jit.trace 한 함수 안에서 SDPA 호출", "call SDPA inside a torch.jit.trace'd function",
+              TRACED),
+    forbidden("forbidden_keras_ops_dpa", "keras.ops.dot_product_attention(안쪽 구현)을 별칭으로 호출",
+              "call keras.ops.dot_product_attention under an alias", KERAS_DPA),
+]
+
+
 CONTROL = Entry(
     "control_leak_pays", "attack", "cells",
     "대조군: 공격이 성공했다면(LEAKED = True) 점수가 바뀐다는 것을 보여 줍니다",
@@ -1138,12 +1459,14 @@ FAULTS = [
           in_class=True),
     Entry("os_exit_in_call", "fault", "cells", "채점 호출 안에서 os._exit(1)", "os._exit(1) inside the graded call",
           (TARGET,), on_target(_dot("    import os\n    os._exit(1)\n")), expect=("종료 코드",)),
-    Entry("segfault_at_import", "fault", "cells", "해답 셀에서 세그멘테이션 오류 (ctypes)",
-          "a segmentation fault (ctypes) when the cell runs",
-          (TARGET,), on_target("import ctypes\nctypes.string_at(0)\n" + ZEROS), expect=("SIGSEGV", "정의되어 있지 않습니다")),
-    Entry("segfault_in_call", "fault", "cells", "채점 호출 안에서 세그멘테이션 오류 (ctypes)",
-          "a segmentation fault (ctypes) inside the graded call",
-          (TARGET,), on_target(_dot("    import ctypes\n    ctypes.string_at(0)\n")), expect=("SIGSEGV",),
+    # (ctypes is refused to student code since issue 13; faulthandler's test helper still crashes for real)
+    Entry("segfault_at_import", "fault", "cells", "해답 셀에서 세그멘테이션 오류 (faulthandler._sigsegv)",
+          "a segmentation fault (faulthandler._sigsegv) when the cell runs",
+          (TARGET,), on_target("import faulthandler\nfaulthandler._sigsegv()\n" + ZEROS),
+          expect=("SIGSEGV", "정의되어 있지 않습니다")),
+    Entry("segfault_in_call", "fault", "cells", "채점 호출 안에서 세그멘테이션 오류 (faulthandler._sigsegv)",
+          "a segmentation fault (faulthandler._sigsegv) inside the graded call",
+          (TARGET,), on_target(_dot("    import faulthandler\n    faulthandler._sigsegv()\n")), expect=("SIGSEGV",),
        ),
     Entry("syntax_error", "fault", "cells", "해답 셀의 문법 오류", "a syntax error in the solution cell",
           (TARGET,), on_target(_dot("    return (query @ key.T\n")), expect=("SyntaxError", "정의되어 있지 않습니다")),
@@ -1206,6 +1529,7 @@ FILE_FAULTS = [
           (), lambda ctx: b"", expect=("채점할 수 없었습니다",)),
 ]
 
+ATTACKS += FORBIDDEN_BYPASSES
 ALL = ATTACKS + NOTEBOOK_ATTACKS + FAULTS + FILE_FAULTS
 BY_ID = {e.id: e for e in ALL}
 assert len(BY_ID) == len(ALL), "catalogue ids must be unique"

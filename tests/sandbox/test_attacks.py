@@ -57,6 +57,14 @@ def test_catalogue_covers_the_issue():
         "forbidden routine under an alias": {"forbidden_alias_import", "forbidden_getattr_string"},
         "the reference through Keras": {"keras_reference_direct", "keras_reference_alias"},
         "signal handlers ignoring the timeout": {"signal_ignore_at_import", "signal_ignore_in_call"},
+        "the forbidden routine by another road (issue 13)": {
+            "forbidden_in_thread", "forbidden_pop_function_modes", "forbidden_disable_in_helper",
+            "forbidden_stack_helper_swap", "forbidden_clear_record", "forbidden_jit_script", "forbidden_lazy_result",
+            "forbidden_redispatch_below", "forbidden_other_assignment_name", "forbidden_forked_child",
+            "keras_attention_internals", "keras_additive_internals", "keras_mha_internals"},
+        "roads closed before issue 13, kept closed": {
+            "forbidden_aten_softmax", "forbidden_c_nn", "forbidden_math_kernel", "forbidden_exec_string",
+            "forbidden_torch_compile", "forbidden_jit_trace", "forbidden_keras_ops_dpa"},
     }
     for family, needed in families.items():
         assert needed <= ids, (family, needed - ids)
