@@ -469,5 +469,6 @@ def test_memory_rule_counts_a_forked_child():
     result = graded("flash-in-a-child", lambda: notebooks.with_code(SOLUTION, {"flash_attention": FLASH_IN_A_CHILD}))
     exercise = result.exercise("flash_attention")
     lost = [t.name for t in exercise.tests if not t.passed]
-    assert lost == ["memory_stays_below_a_full_score_matrix"], failures(result, "flash_attention")
+    assert lost and all(name.startswith("memory_stays_below_a_full_score_matrix[") for name in lost), \
+        failures(result, "flash_attention")
     assert exercise.score == exercise.max_score - 1

@@ -359,7 +359,7 @@ def _guard(event_fd):
         if not armed or getattr(local, "inside", False):
             return
         if event in _REFUSED:
-            raise PermissionError(f"채점 중에는 {event} 을(를) 쓸 수 없습니다")
+            raise PermissionError(f"채점 중에는 `{event}`은(는) 쓸 수 없습니다")
         if event == "sys._getframe":
             if reaches_guard(args[0]):
                 raise PermissionError("채점기의 프레임에는 접근할 수 없습니다")

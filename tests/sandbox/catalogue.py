@@ -989,7 +989,7 @@ FORBIDDEN_BYPASSES = [
               OTHER_ASSIGNMENT_NAME),
     forbidden("forbidden_forked_child", "fork 한 자식 프로세스에서 금지된 SDPA 를 계산해 결과만 받기",
               "compute the forbidden SDPA in a forked child and read back the bytes", FORKED,
-              expect=("os.fork 을(를) 쓸 수 없습니다",)),   # the sandbox refuses the fork itself
+              expect=("`os.fork`은(는) 쓸 수 없습니다",)),   # the sandbox refuses the fork itself
     forbidden("keras_attention_internals", "keras Attention 층의 내부 메서드(_calculate_scores, _apply_scores) 사용",
               "use keras Attention's internal scoring methods (_calculate_scores, _apply_scores)",
               KERAS_SCORES, exercise=TARGET, solution=VIA_CALL.format(name=TARGET)),
