@@ -52,7 +52,7 @@ class Limits:
     file_size_mb: int = 64
     output_kb: int = 256
     max_restarts: int = 3
-    total_restarts: int = 8
+    total_restarts: int = 20
     scratch_mb: int = 256
     scratch_files: int = 4096
     reply_mb: int = 64
@@ -319,7 +319,7 @@ class StudentProcess:
         return data.decode("utf-8", "replace")
 
     def _ensure_running(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
+        if self.proc is not None and self.proc.poll() is None and not _stopped(self.proc.pid):
             return
         if self.crashed_for_good:
             raise StudentCodeError("crashed", self.crashed_for_good)
@@ -515,6 +515,15 @@ def decode_value(value, arrays):
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     raise StudentCodeError("protocol", "알 수 없는 값이 돌아왔습니다.")
+
+
+def _stopped(pid) -> bool:
+    """Whether the process is stopped (SIGSTOP): it would never read the next request."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] in ("T", "t")
+    except (OSError, IndexError, TypeError):
+        return False
 
 
 def _kept(status: dict) -> dict:
