@@ -1302,15 +1302,16 @@ TRUE_BODY = '''    q, k, v = (np.asarray(a, dtype=np.float64) for a in (query, k
     return (w / w.sum(axis=-1, keepdims=True)) @ v
 '''
 
-# A cell that is fast when it first runs and slow (0.2 s) when a fresh process replays it, told apart by a file it
-# leaves in the scratch folder; with the target ending its process on every call, each call costs a replay of all.
-REPLAY_CELL = '''import os, time
-_seen = open("ran").read().split() if os.path.exists("ran") else []
-if "{i}" in _seen:
+# A cell that is fast when it first runs and slow (0.2 s) when a fresh process replays it, told apart by a key it
+# leaves in its uid's user keyring (which outlived the process); with the target ending its process on every call,
+# each call costs a replay of every cell.
+REPLAY_CELL = '''import ctypes, time
+_libc = ctypes.CDLL(None, use_errno=True)
+_L = ctypes.c_long
+if _libc.syscall(_L(250), _L(10), _L(-4), b"user", b"ran{i}", _L(0)) > 0:   # keyctl(KEYCTL_SEARCH, @u)
     time.sleep(0.2)
 else:
-    with open("ran", "a") as _f:
-        _f.write("{i}\\n")
+    _libc.syscall(_L(248), b"user", b"ran{i}", b"1", _L(1), _L(-4))   # add_key to @u
 '''
 
 
