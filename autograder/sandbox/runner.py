@@ -202,7 +202,7 @@ class StudentProcess:
             deadline = min(deadline, self.deadline)
         self._launch()
         statuses, self.good_cells = [], []
-        stopped = None
+        stopped, budget = None, self.limits.output_kb * 1024 * 16   # outputs kept for the whole notebook
         for index in range(len(self.cells)):
             left = deadline - time.monotonic()
             if stopped is None and left <= 0:
@@ -218,7 +218,12 @@ class StudentProcess:
                     self._restart(deadline)
                 except StudentCodeError as why:
                     stopped = self.crashed_for_good = why.message   # no process left: later calls fail at once
-            statuses.append(_kept(status))
+            status = _kept(status)
+            budget -= _output_size(status)
+            if budget < 0 and status.get("outputs"):
+                status["outputs"] = [{"output_type": "stream", "name": "stderr",
+                                      "text": "(노트북 전체의 출력이 너무 많아 이 셀의 출력은 생략했습니다)\n"}]
+            statuses.append(status)
             if status.get("ok"):
                 self.good_cells.append(index)
         names = [] if self.crashed_for_good else self._exchange({"op": "names"}, [], 30, "names")[0].get("names", [])
@@ -517,6 +522,14 @@ def decode_value(value, arrays):
     raise StudentCodeError("protocol", "알 수 없는 값이 돌아왔습니다.")
 
 
+def _output_size(status: dict) -> int:
+    """Characters of a cell's outputs (texts and images)."""
+    outputs = status.get("outputs")
+    if not isinstance(outputs, list):
+        return 0
+    return sum(len(str(v)) for o in outputs if isinstance(o, dict) for v in o.values())
+
+
 def _stopped(pid) -> bool:
     """Whether the process is stopped (SIGSTOP): it would never read the next request."""
     try:
@@ -531,6 +544,8 @@ def _kept(status: dict) -> dict:
     kept = {k: status[k] for k in ("ok", "error", "message", "where", "outputs") if k in status}
     if isinstance(kept.get("message"), str):
         kept["message"] = kept["message"][:2000]
+    if isinstance(kept.get("where"), list):
+        kept["where"] = [str(line)[:500] for line in kept["where"][-3:]]
     return kept
 
 
