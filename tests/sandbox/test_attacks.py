@@ -58,6 +58,11 @@ def test_catalogue_covers_the_issue():
         "forbidden routine under an alias": {"forbidden_alias_import", "forbidden_getattr_string"},
         "the reference through Keras": {"keras_reference_direct", "keras_reference_alias"},
         "signal handlers ignoring the timeout": {"signal_ignore_at_import", "signal_ignore_in_call"},
+        "what the student process writes to the grader (issue 13)": {"malformed_frame_at_import",
+                                                                     "forged_reply_frame", "oversized_reply",
+                                                                     "stuck_request_pipe", "fifo_output_log"},
+        "kernel objects and disk that outlive a submission (issue 13)": {"cross_submission_kernel_objects",
+                                                                         "scratch_flood"},
     }
     for family, needed in families.items():
         assert needed <= ids, (family, needed - ids)
