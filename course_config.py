@@ -27,6 +27,10 @@ COURSE = {
         "startup": 120,       # all code cells of a submission together
         "call": 20,           # one call of a student's function by a hidden grader
         "submission": 600,    # everything for one submission
+        # A class run (`python -m autograder autograde`) stops grading a submission that is still running after
+        # startup + submission + this many seconds (nbgrader's own work included), grades it as blank with a
+        # note, and goes on with the class; a worker that does not stop 30 s later is killed and replaced.
+        "grace": 60,
     },
     # Limits of the process that runs student code (applied by autograder/sandbox).
     "sandbox": {
@@ -38,7 +42,15 @@ COURSE = {
         "max_processes": 64,
         "file_size_mb": 64,
         "output_kb": 256,
-        "max_restarts": 3,    # a crashed student process is restarted this often per submission
+        "max_restarts": 3,    # calls of one function that may hang or end the process before it is not called again
+        "total_restarts": 20, # fresh processes for one submission in all (each replays the cells that ran well)
+        # The scratch folder (home, TMPDIR, working directory) of each student process is a tmpfs of its own: at
+        # most this many MiB in all (memory of the grading machine) and this many files and folders (inodes).
+        "scratch_mb": 256,
+        "scratch_files": 4096,
+        # The largest reply accepted from a student's process: its arrays at most this many MiB once converted to
+        # float64 (the largest reply of the graders' own calls is under 4 MiB). Checked before anything is read.
+        "reply_mb": 64,
     },
 }
 

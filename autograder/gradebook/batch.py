@@ -14,6 +14,12 @@ Submissions are never changed: they are copied into a staging folder (``.autogra
 reads. A notebook that cannot be graded at all (not JSON, truncated, not UTF-8, too big, or another
 assignment's notebook) is staged as the blank release with a Korean note at the top, so that the student gets
 a 0 with the reason in the feedback instead of no grade at all.
+
+Every submission is bounded in time, whatever it does: a worker stops grading a submission still running after
+``startup + submission + grace`` seconds (``COURSE["timeouts"]``; an alarm in the worker) and grades it as the
+blank release with a Korean note instead; a worker that does not stop within 30 s more is killed by this process
+(and replaced by the pool), and the submission is graded as blank by another worker. One submission never stalls
+the class.
 """
 from __future__ import annotations
 
@@ -24,6 +30,7 @@ import multiprocessing
 import os
 import re
 import shutil
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -136,6 +143,20 @@ def _korean_reason(text: str) -> str:
 # --------------------------------------------------------------------------------------------- workers
 _API = None
 _LANES: list = []      # lanes started by the parent before forking the workers (one per worker)
+_STARTED = None        # queue to the parent: (worker pid, student, time.time()) when a worker takes a job
+HARD_KILL_AFTER = 30   # seconds past a submission's limit before the parent kills the worker that grades it
+
+
+def submission_limit() -> float:
+    """Seconds one submission may take in a class run (startup + submission + grace of ``COURSE["timeouts"]``)."""
+    from autograder import settings
+
+    timeouts = settings.course()["timeouts"]
+    return float(timeouts["startup"] + timeouts["submission"] + timeouts.get("grace", 60))
+
+
+class OverTime(BaseException):
+    """Raised in a worker by its alarm when a submission runs past ``submission_limit()``."""
 
 
 def _warm_imports() -> None:
@@ -154,9 +175,10 @@ def _warm_imports() -> None:
     gc.freeze()  # what is imported stays put: collections skip it, and the forked workers share its pages
 
 
-def _init_worker(course_dir: str, counter, db_url: str | None) -> None:
+def _init_worker(course_dir: str, counter, db_url: str | None, started=None) -> None:
     """Once per worker: its own lane (zygote and uid), nbgrader's API on the course's config."""
-    global _API
+    global _API, _STARTED
+    _STARTED = started
     import warnings
 
     warnings.filterwarnings("ignore", module="nbgrader")  # SQLAlchemy's autoflush notes inside nbgrader's api
@@ -200,12 +222,76 @@ def _sandbox_ok() -> bool:
 def _grade_one(job) -> Outcome:
     assignment, student, notes = job
     began, start = time.time(), time.perf_counter()
+    if _STARTED is not None:
+        _STARTED.put((os.getpid(), student, began))
+    limit = submission_limit()
+    ok, error, over = _autograde_within(assignment, student, limit)
+    if over:   # graded as blank instead, with the reason
+        notes = list(notes) + _grade_blank(assignment, student, overtime_reason(limit))
+        ok, error, _ = _autograde_within(assignment, student, limit)
+    return Outcome(student, ok, time.perf_counter() - start, error, notes, began, time.time())
+
+
+def overtime_reason(limit: float) -> str:
+    return (f"채점이 제출물 하나의 제한 시간({limit:g}초)을 넘어 중단되었습니다. 끝나지 않거나 매우 느린 코드가 "
+            "있는지 확인하세요")
+
+
+def _autograde_within(assignment: str, student: str, limit: float) -> tuple[bool, str, bool]:
+    """nbgrader's autograde of one submission, stopped by an alarm after ``limit`` s: (ok, error, over time)."""
+    try:
+        return _autograde_alarmed(assignment, student, limit)
+    except OverTime:   # the alarm landed between nbgrader's return and its disarming
+        return False, "over time", True
+
+
+def _autograde_alarmed(assignment: str, student: str, limit: float) -> tuple[bool, str, bool]:
+    fired, armed = [], [True]
+
+    def alarm(signum, frame):
+        if armed:   # raised again every half second: code that catches it (pytest does) is stopped the next time
+            fired.append(True)
+            raise OverTime()
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, limit, 0.5)
     try:
         result = _API.autograde(assignment, student, force=True, create=True)
         ok = bool(result.get("success"))
         error = "" if ok else (result.get("error") or result.get("log") or "")[-3000:]
+    except OverTime:
+        ok, error = False, "over time"
     except Exception as exc:  # noqa: BLE001 - reported at the end; the class goes on
         ok, error = False, f"{type(exc).__name__}: {exc}"
+    finally:
+        armed.clear()
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    return (False, error, True) if fired else (ok, error, False)
+
+
+def _grade_blank(assignment: str, student: str, reason: str) -> list[str]:
+    """Stage every notebook of a submission as the blank release with ``reason`` on top; returns the notes."""
+    course_dir = Path(_API.coursedir.root)
+    target = course_dir / STAGING / student / assignment
+    notes = []
+    for release in sorted((course_dir / "release" / assignment).glob("*.ipynb")):
+        target.mkdir(parents=True, exist_ok=True)
+        staged = target / release.name
+        if staged.is_symlink() or staged.exists():
+            staged.unlink()
+        nbformat.write(placeholder(course_dir, assignment, release.name, reason), str(staged))
+        notes.append(f"{release.name}: {reason}")
+    return notes
+
+
+def _grade_killed(job) -> Outcome:
+    """A submission whose worker was killed (it did not stop at its limit): graded as blank with the reason."""
+    assignment, student, notes = job
+    began, start = time.time(), time.perf_counter()
+    limit = submission_limit()
+    notes = list(notes) + _grade_blank(assignment, student, overtime_reason(limit))
+    ok, error, _ = _autograde_within(assignment, student, limit)
     return Outcome(student, ok, time.perf_counter() - start, error, notes, began, time.time())
 
 
@@ -245,13 +331,15 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
         print(f"note: each lane imports keras on its own ({fallback.splitlines()[0]})", file=progress)
     context = multiprocessing.get_context("fork")   # the workers inherit this process's imports
     counter = context.Value("i", 0)
+    started = context.SimpleQueue()
     try:
-        with context.Pool(workers, initializer=_init_worker, initargs=(str(course_dir), counter, db_url)) as pool:
+        with context.Pool(workers, initializer=_init_worker,
+                          initargs=(str(course_dir), counter, db_url, started)) as pool:
             for lane in _LANES:   # the workers hold the lanes now
                 if lane.sock is not None:
                     lane.sock.close()
                     lane.sock = None
-            _collect(pool, jobs, outcomes, start, progress)
+            _collect(pool, jobs, outcomes, start, progress, started)
     finally:
         for lane in _LANES:
             lane.close()
@@ -277,15 +365,54 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
     return outcomes
 
 
-def _collect(pool, jobs, outcomes: list, start: float, progress) -> None:
-    for outcome in pool.imap_unordered(_grade_one, jobs):
-        outcomes.append(outcome)
-        done, elapsed = len(outcomes), time.perf_counter() - start
-        rate = done / elapsed if elapsed else 0.0
-        left = (len(jobs) - done) / rate if rate else 0.0
-        mark = "" if outcome.ok else "  (실패)"
-        print(f"\r[{done}/{len(jobs)}] {rate * 60:.1f}/min, 남은 시간 약 {left:.0f}s — {outcome.student}"
-              f"{mark}    ", end="", file=progress, flush=True)
+def _collect(pool, jobs, outcomes: list, start: float, progress, started=None) -> None:
+    """Gather the outcomes as they come; kill a worker whose submission runs past its limit + ``HARD_KILL_AFTER``
+    (its alarm did not stop it) and have the submission graded as blank by another worker."""
+    by_student = {job[1]: job for job in jobs}
+    running: dict = {}    # student -> (worker pid, time.time() it began)
+    killed: dict = {}     # student -> the placeholder's AsyncResult
+    results = pool.imap_unordered(_grade_one, jobs)
+    hard = submission_limit() + HARD_KILL_AFTER
+    while len(outcomes) < len(jobs):
+        try:
+            outcome = results.next(timeout=1.0)
+        except multiprocessing.TimeoutError:
+            outcome = None
+        except StopIteration:
+            outcome = None
+        while started is not None and not started.empty():
+            pid, student, began = started.get()
+            if student not in killed:
+                running[student] = (pid, began)
+        if outcome is not None and outcome.student not in killed:
+            running.pop(outcome.student, None)
+            _record(outcome, outcomes, jobs, start, progress)
+        for student, (pid, began) in list(running.items()):
+            if time.time() - began > hard:
+                try:
+                    os.kill(pid, signal.SIGKILL)   # the pool starts another worker in its place
+                except ProcessLookupError:
+                    pass
+                running.pop(student)
+                killed[student] = pool.apply_async(_grade_killed, (by_student[student],))
+        for student, pending in list(killed.items()):
+            if pending is not None and pending.ready():
+                try:
+                    outcome = pending.get()
+                except Exception as exc:  # noqa: BLE001 - reported at the end; the class goes on
+                    outcome = Outcome(student, False, 0.0, f"{type(exc).__name__}: {exc}")
+                killed[student] = None
+                _record(outcome, outcomes, jobs, start, progress)
+
+
+def _record(outcome: Outcome, outcomes: list, jobs: list, start: float, progress) -> None:
+    outcomes.append(outcome)
+    done, elapsed = len(outcomes), time.perf_counter() - start
+    rate = done / elapsed if elapsed else 0.0
+    left = (len(jobs) - done) / rate if rate else 0.0
+    mark = "" if outcome.ok else "  (실패)"
+    print(f"\r[{done}/{len(jobs)}] {rate * 60:.1f}/min, 남은 시간 약 {left:.0f}s — {outcome.student}"
+          f"{mark}    ", end="", file=progress, flush=True)
 
 
 def run_summary(outcomes: list[Outcome], workers: int, wall: float, began: float, phases: dict) -> dict:

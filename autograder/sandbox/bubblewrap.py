@@ -122,7 +122,9 @@ class Sandbox:
         return args + command
 
     def prepare_scratch(self) -> None:
+        """Give the scratch folder to the sandbox's uid: the folder itself and the grader's files at its top (never
+        following a link: what an earlier process of the student left there is not the grader's to touch)."""
         if os.geteuid() == 0:
             os.chown(self.scratch, self.uid, self.uid)
-            for path in self.scratch.rglob("*"):
-                os.chown(path, self.uid, self.uid)
+            for path in self.scratch.iterdir():
+                os.chown(path, self.uid, self.uid, follow_symlinks=False)

@@ -1,11 +1,17 @@
 """The trusted side of the sandbox: starts the student's process, sends inputs, receives plain values.
 
-Nothing that comes back is executed or unpickled: frames are JSON plus ``.npy`` arrays read with
-``allow_pickle=False``, and only numeric arrays are accepted. A call that takes too long, a crash or an
-``os._exit`` ends the process; the next call starts a fresh one (a limited number of times per submission).
+Nothing that comes back is executed or unpickled, and nothing is trusted: every frame's length, header and arrays
+(numeric dtypes only, shape matching the data, at most ``reply_mb`` of float64 in all) are checked against the
+limits of ``course_config.py`` before anything is read or converted, every reply must answer the request it
+follows, and no write or read waits past its deadline. A malformed or oversized reply, a stuck pipe, a call that
+takes too long, a crash or an ``os._exit`` ends the process with a Korean message for that submission; the next
+call starts a fresh one (a limited number of times per submission, its replay of the cells within the
+submission's deadline). The process's output goes to a file this side opened and reads by its descriptor alone:
+nothing in the student's scratch folder is opened by path.
 """
 from __future__ import annotations
 
+import fcntl
 import math
 import os
 import resource
@@ -22,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from autograder.sandbox.bubblewrap import Sandbox
-from autograder.sandbox.worker import read_frame, write_frame
+from autograder.sandbox.worker import FrameError, FrameTooBig, read_frame, write_frame
 
 WORKER = Path(__file__).with_name("worker.py")
 
@@ -126,6 +132,20 @@ class Limits:
     file_size_mb: int = 64
     output_kb: int = 256
     max_restarts: int = 3
+    total_restarts: int = 20
+    scratch_mb: int = 256
+    scratch_files: int = 4096
+    reply_mb: int = 64
+
+    @property
+    def reply_bytes(self) -> int:
+        """The longest frame accepted from the student's process (its arrays plus 1 MiB of header)."""
+        return (self.reply_mb + 1) << 20
+
+    @property
+    def reply_elements(self) -> int:
+        """Array elements accepted in one reply: ``reply_mb`` MiB once converted to float64."""
+        return (self.reply_mb << 20) // 8
 
     def apply(self) -> None:
         """Runs in the child between fork and exec."""
@@ -187,7 +207,10 @@ class StudentProcess:
         self.broken: dict = {}            # function -> why it is not called again (after max_restarts failures)
         self.deadline: float | None = None  # monotonic time after which no more calls are made (whole submission)
         self.scratch = None if zygote else Path(tempfile.mkdtemp(prefix="autograder-"))
-        self.log_path = None if zygote else self.scratch / "output.log"
+        self._log: int | None = None       # the output of the current process: a file only this side can name
+        self._w = self._r = None
+        self._sequence = 0                 # number of the last request (its reply must carry it)
+        self.events: EventLog | None = None  # what the guarded kernels report, on a pipe only this side reads
 
     # ------------------------------------------------------------------ life cycle
     def _env(self) -> dict:
@@ -209,21 +232,36 @@ class StudentProcess:
         return env
 
     def _launch(self) -> None:
-        """A process for this submission: forked from the lane's warm zygote, or a fresh interpreter."""
+        """A process for this submission: forked from the lane's warm zygote, or a fresh interpreter.
+
+        Its output goes to a new unlinked file opened here (append only); the request pipe's end here is
+        non-blocking, so that a process that stops reading cannot block a write past its deadline."""
+        self.close()
+        if self._log is not None:
+            os.close(self._log)
+        with tempfile.TemporaryFile(prefix="autograder-output-") as log:
+            self._log = os.dup(log.fileno())
+        fcntl.fcntl(self._log, fcntl.F_SETFL, fcntl.fcntl(self._log, fcntl.F_GETFL) | os.O_APPEND)
         request_r, request_w = os.pipe()
         response_r, response_w = os.pipe()
         event_r, event_w = os.pipe()
-        if self.zygote is not None:
-            if not self.zygote.alive:
-                started = time.perf_counter()
-                self.zygote.start()
-                self.timings["lane_start"] = time.perf_counter() - started
-            self.proc = self.zygote.fork(request_r, response_w, event_w, self.limits)
-            self.log_path = self.proc.scratch / "output.log"
-        else:
-            self._spawn(request_r, response_w, event_w)
-        for fd in (request_r, response_w, event_w):
-            os.close(fd)
+        try:
+            if self.zygote is not None:
+                if not self.zygote.alive:
+                    started = time.perf_counter()
+                    self.zygote.start()
+                    self.timings["lane_start"] = time.perf_counter() - started
+                self.proc = self.zygote.fork(request_r, response_w, event_w, self.limits, self._log)
+            else:
+                self._spawn(request_r, response_w, event_w)
+        except BaseException:
+            for fd in (request_w, response_r, event_r):
+                os.close(fd)
+            raise
+        finally:
+            for fd in (request_r, response_w, event_w):
+                os.close(fd)
+        os.set_blocking(request_w, False)
         self._w, self._r = request_w, response_r
         self.events = EventLog(event_r)
 
@@ -233,46 +271,82 @@ class StudentProcess:
         return reply
 
     def start(self) -> StartReport:
-        """Run the cells one by one, each with its own time limit.
+        """Run the cells one by one, each with its own time limit, all within ``startup_timeout`` (and the
+        submission's ``deadline`` when one is set).
 
         A cell that runs past its limit or kills the process (``os._exit``, a segfault) is recorded as failed, a
-        fresh process replays the cells that had run well, and the next cells go on: one bad cell costs the
-        student that cell, not the notebook.
+        fresh process replays the cells that had run well (within the same time limit: a replay that runs out of
+        it ends the notebook's run there), and the next cells go on: one bad cell costs the student that cell, not
+        the notebook. At most ``total_restarts`` fresh processes are started for one submission.
         """
         started = time.perf_counter()
         deadline = time.monotonic() + self.startup_timeout
+        if self.deadline is not None:
+            deadline = min(deadline, self.deadline)
         self._launch()
         statuses, self.good_cells = [], []
+        stopped, budget = None, self.limits.output_kb * 1024 * 16   # outputs kept for the whole notebook
         for index in range(len(self.cells)):
             left = deadline - time.monotonic()
-            if left <= 0:
-                statuses.append({"ok": False, "error": "Timeout",
-                                 "message": f"노트북 전체 실행 시간 제한({self.startup_timeout:g}초)을 넘어 실행하지 못했습니다."})
+            if stopped is None and left <= 0:
+                stopped = f"노트북 전체 실행 시간 제한({self.startup_timeout:g}초)을 넘어 실행하지 못했습니다."
+            if stopped:
+                statuses.append({"ok": False, "error": "Timeout", "message": stopped})
                 continue
             try:
                 status = self._run_cell(index, min(self.cell_timeout, left), self.capture)
             except StudentCodeError as exc:
                 status = {"ok": False, "error": exc.kind, "message": exc.message}
-                self._launch()
-                self._replay(deadline)
+                try:
+                    self._restart(deadline)
+                except StudentCodeError as why:
+                    stopped = self.crashed_for_good = why.message   # no process left: later calls fail at once
+            status = _kept(status)
+            budget -= _output_size(status)
+            if budget < 0 and status.get("outputs"):
+                status["outputs"] = [{"output_type": "stream", "name": "stderr",
+                                      "text": "(노트북 전체의 출력이 너무 많아 이 셀의 출력은 생략했습니다)\n"}]
             statuses.append(status)
             if status.get("ok"):
                 self.good_cells.append(index)
-        names = self._exchange({"op": "names"}, [], 30, "names")[0].get("names", [])
-        self.report = StartReport(cells=statuses, names=names)
+        names = [] if self.crashed_for_good else self._exchange({"op": "names"}, [], 30, "names")[0].get("names", [])
+        self.report = StartReport(cells=statuses, names=[n for n in names if isinstance(n, str)])
         self.timings["notebook"] = time.perf_counter() - started - self.timings.get("lane_start", 0.0)
         return self.report
 
+    def _restart(self, deadline: float) -> None:
+        """A fresh process that replays the cells that had run well, all before ``deadline`` (raises
+        ``StudentCodeError`` when the submission's restarts are used up or the replay does not fit)."""
+        if self.restarts >= self.limits.total_restarts:
+            self.close()
+            self.crashed_for_good = (f"학생 코드의 프로세스가 {self.restarts}번 다시 시작되어 제출물 하나의 재시작 "
+                                     "한도에 이르렀습니다. 나머지 검사는 하지 않았습니다.")
+            raise StudentCodeError("crashed", self.crashed_for_good)
+        self.restarts += 1
+        self._launch()
+        self._replay(deadline)
+
     def _replay(self, deadline: float) -> None:
-        """Run again, in a fresh process, the cells that ran well (their outputs are not needed again)."""
+        """Run again, in a fresh process, the cells that ran well (their outputs are not needed again), each within
+        what is left before ``deadline``."""
         for index in self.good_cells:
-            self._run_cell(index, max(1.0, min(self.cell_timeout, deadline - time.monotonic())))
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.close()
+                raise StudentCodeError("timeout", "프로세스를 다시 시작하며 앞의 셀들을 다시 실행하는 중에 제출물의 "
+                                                  "채점 시간 제한을 넘었습니다. 나머지 검사는 하지 않았습니다.")
+            self._run_cell(index, min(self.cell_timeout, left))
 
     def _spawn(self, request_r: int, response_w: int, event_w: int) -> None:
         """A fresh interpreter for this submission alone (no warm lane)."""
         worker = self.scratch / "worker.py"
-        shutil.copyfile(WORKER, worker)
-        log = open(self.log_path, "ab")
+        try:
+            worker.unlink()   # whatever the student's earlier process left under that name (a link, say)
+        except FileNotFoundError:
+            pass
+        fd = os.open(worker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with open(fd, "wb") as fh:
+            fh.write(WORKER.read_bytes())
         command = [self.python, "-I", "worker.py", str(request_r), str(response_w), str(event_w)]
         env = self._env()
         if self.sandboxed:
@@ -280,29 +354,39 @@ class StudentProcess:
             sandbox.prepare_scratch()
             command, env = sandbox.wrap(command, env), {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         self.proc = subprocess.Popen(
-            command, pass_fds=(request_r, response_w, event_w), stdin=subprocess.DEVNULL, stdout=log,
+            command, pass_fds=(request_r, response_w, event_w), stdin=subprocess.DEVNULL, stdout=self._log,
             stderr=subprocess.STDOUT, cwd=self.scratch, env=env, start_new_session=True,
             preexec_fn=self.limits.apply)
-        log.close()
 
     def close(self) -> None:
+        """End the current process (its whole session) and close this side's pipe ends; the log stays readable."""
         if self.proc is not None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError, TypeError):
                 pass
             self.proc.kill()
-            self.proc.wait()
-            for fd in (self._w, self._r):
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+            self.proc = None
+        for fd in (self._w, self._r):
+            if fd is not None:
                 try:
                     os.close(fd)
                 except OSError:
                     pass
+        self._w = self._r = None
+        if self.events is not None:
             self.events.close()
-            self.proc = None
+            self.events = None
 
     def cleanup(self) -> None:
         self.close()
+        if self._log is not None:
+            os.close(self._log)
+            self._log = None
         if self.zygote is not None and self.zygote.alive:
             self.zygote.reap()  # processes the submission detached from its session end with it
         if self.scratch is not None:
@@ -315,41 +399,69 @@ class StudentProcess:
         self.cleanup()
 
     def output_tail(self, limit: int = 2000) -> str:
+        """The last ``limit`` bytes the process printed, read from this side's descriptor (never by path)."""
+        if self._log is None:
+            return ""
         try:
-            data = self.log_path.read_bytes()[-limit:]
-        except (OSError, AttributeError):
+            size = os.fstat(self._log).st_size
+            data = os.pread(self._log, limit, max(0, size - limit))
+        except OSError:
             return ""
         return data.decode("utf-8", "replace")
 
     def _ensure_running(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
+        if self.proc is not None and self.proc.poll() is None and not _stopped(self.proc.pid):
             return
         if self.crashed_for_good:
             raise StudentCodeError("crashed", self.crashed_for_good)
         if self.report is None:
             self.start()
             return
-        self.close()  # it ran before and ended: a fresh process replays the cells that had run well
-        self.restarts += 1
-        self._launch()
-        self._replay(time.monotonic() + self.startup_timeout)
+        # it ran before and ended: a fresh process replays the cells that had run well, within the deadline
+        deadline = time.monotonic() + self.startup_timeout
+        if self.deadline is not None:
+            deadline = min(deadline, self.deadline)
+        try:
+            self._restart(deadline)
+        except StudentCodeError as exc:
+            if time.monotonic() >= deadline:
+                self.crashed_for_good = exc.message   # every later call fails at once with the same reason
+            raise
 
     # ------------------------------------------------------------------ requests
     def _exchange(self, header, arrays, timeout, what):
+        """Send one request and read its reply, both within ``timeout`` (and the submission's deadline)."""
+        if self.deadline is not None:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise StudentCodeError("timeout", "제출물 전체의 채점 시간 제한을 넘어 나머지 검사는 하지 않았습니다.")
+            timeout = min(timeout, left)
+        if self.proc is None or self._w is None:
+            raise StudentCodeError("crashed", "학생 코드의 프로세스가 실행 중이 아닙니다.")
+        self._sequence += 1
         deadline = time.monotonic() + timeout
         try:
-            write_frame(self._w, header, arrays)
-            reply, out = read_frame(self._r, deadline=deadline)
+            write_frame(self._w, {**header, "id": self._sequence}, arrays, deadline=deadline)
+            reply, out = read_frame(self._r, deadline=deadline, max_bytes=self.limits.reply_bytes,
+                                    max_elements=self.limits.reply_elements)
         except TimeoutError:
             self.close()
             raise StudentCodeError("timeout", f"제한 시간 {timeout:g}초 안에 끝나지 않았습니다 ({what}).")
-        except (EOFError, BrokenPipeError, OSError):
+        except FrameTooBig as exc:
+            self.close()
+            raise StudentCodeError("protocol", f"학생 프로세스가 보낸 값이 너무 큽니다 ({exc.size / (1 << 20):.0f} MB, "
+                                               f"한도 {self.limits.reply_mb} MB): 받지 않았습니다.")
+        except FrameError as exc:
+            self.close()
+            raise StudentCodeError("protocol", "학생 프로세스가 채점기와 주고받는 형식에 맞지 않는 값을 보냈습니다 "
+                                               f"(숫자 배열과 기본 값만 받습니다): {exc}")
+        except (EOFError, OSError):
             code = self.proc.wait() if self.proc else None
             self.close()
             raise StudentCodeError("crashed", _crash_message(code), self.output_tail())
-        except ValueError as exc:
+        if reply.get("id") != self._sequence:
             self.close()
-            raise StudentCodeError("protocol", f"학생 프로세스가 읽을 수 없는 값을 보냈습니다: {exc}")
+            raise StudentCodeError("protocol", "학생 프로세스가 요청하지 않은 답을 보냈습니다 (응답 순서가 맞지 않음).")
         return reply, out
 
     def request(self, header: dict, arrays=(), timeout: float | None = None) -> dict:
@@ -374,7 +486,7 @@ class StudentProcess:
         try:
             reply, out = self._exchange(header, list(arrays), timeout, header.get("op", ""))
         except StudentCodeError as exc:
-            if exc.kind in ("timeout", "crashed") and header.get("op") == "call":
+            if exc.kind in ("timeout", "crashed", "protocol") and header.get("op") == "call":
                 self.failures[key] = self.failures.get(key, 0) + 1
                 if self.failures[key] >= self.limits.max_restarts:
                     self.broken[key] = (f"{exc.message} 같은 함수가 {self.failures[key]}번 이렇게 끝나서 "
@@ -504,6 +616,33 @@ def decode_value(value, arrays):
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     raise StudentCodeError("protocol", "알 수 없는 값이 돌아왔습니다.")
+
+
+def _output_size(status: dict) -> int:
+    """Characters of a cell's outputs (texts and images)."""
+    outputs = status.get("outputs")
+    if not isinstance(outputs, list):
+        return 0
+    return sum(len(str(v)) for o in outputs if isinstance(o, dict) for v in o.values())
+
+
+def _stopped(pid) -> bool:
+    """Whether the process is stopped (SIGSTOP): it would never read the next request."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] in ("T", "t")
+    except (OSError, IndexError, TypeError):
+        return False
+
+
+def _kept(status: dict) -> dict:
+    """What is kept of a cell's status reply: its verdict, and its outputs only when they were asked for."""
+    kept = {k: status[k] for k in ("ok", "error", "message", "where", "outputs") if k in status}
+    if isinstance(kept.get("message"), str):
+        kept["message"] = kept["message"][:2000]
+    if isinstance(kept.get("where"), list):
+        kept["where"] = [str(line)[:500] for line in kept["where"][-3:]]
+    return kept
 
 
 def _status(pid: int, field: str) -> int:

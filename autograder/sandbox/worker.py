@@ -27,11 +27,27 @@ import traceback
 
 import numpy as np
 
-MAX_FRAME = 1 << 30
+MAX_FRAME = 1 << 30        # the worker's own bound on what the grader sends it (trusted inputs)
+MAX_DEPTH = 32             # nesting of a header's JSON values (lists in lists ...)
+MAX_ARRAYS = 256           # arrays in one frame
+MAX_NDIM = 8               # axes of one array
+
+
+class FrameError(ValueError):
+    """A frame that breaks the wire format or its limits; the message says what (English, for the log)."""
+
+
+class FrameTooBig(FrameError):
+    """A frame longer than the reader's limit (nothing of it was read but its length)."""
+
+    def __init__(self, size, limit):
+        super().__init__(f"frame of {size} bytes is over the limit of {limit}")
+        self.size, self.limit = size, limit
 
 
 # ----------------------------------------------------------------------------------------------- wire format
-def write_frame(fd, header, arrays=()):
+def write_frame(fd, header, arrays=(), deadline=None):
+    """Write one frame; with ``deadline`` (the grader's side, a non-blocking pipe) never block past it."""
     parts = []
     head = json.dumps(header, ensure_ascii=False).encode("utf-8")
     parts.append(struct.pack(">I", len(head)) + head)
@@ -44,44 +60,117 @@ def write_frame(fd, header, arrays=()):
     data = struct.pack(">Q", len(payload)) + payload
     view = memoryview(data)
     while view:
-        n = os.write(fd, view)
+        if deadline is not None:
+            _wait(fd, deadline, write=True)
+        try:
+            n = os.write(fd, view)
+        except BlockingIOError:
+            continue
         view = view[n:]
 
 
+def _wait(fd, deadline, write=False):
+    """Wait until ``fd`` is ready (readable, or writable) or raise TimeoutError at ``deadline``."""
+    import select
+
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("no answer in time")
+    ready = select.select([], [fd], [], left)[1] if write else select.select([fd], [], [], left)[0]
+    if not ready:
+        raise TimeoutError("no answer in time")
+
+
 def _read_exact(fd, n, deadline=None):
-    chunks, got = [], 0
+    """Exactly ``n`` bytes (the caller checked ``n`` against its limit first), one buffer allocated once."""
+    buf = bytearray(n)
+    view, got = memoryview(buf), 0
     while got < n:
         if deadline is not None:
-            import select
-
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError("no answer in time")
-            ready, _, _ = select.select([fd], [], [], left)
-            if not ready:
-                raise TimeoutError("no answer in time")
-        chunk = os.read(fd, min(n - got, 1 << 20))
-        if not chunk:
+            _wait(fd, deadline)
+        count = os.readv(fd, [view[got : got + min(n - got, 1 << 20)]])
+        if not count:
             raise EOFError("the other side closed the pipe")
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
+        got += count
+    return buf
 
 
-def read_frame(fd, deadline=None, max_bytes=MAX_FRAME):
-    (length,) = struct.unpack(">Q", _read_exact(fd, 8, deadline))
+def read_frame(fd, deadline=None, max_bytes=MAX_FRAME, max_elements=None):
+    """One frame, checked before anything is allocated or converted: its length against ``max_bytes``; the header
+    (UTF-8 JSON, nesting at most ``MAX_DEPTH``); each array's ``.npy`` header (numeric dtype of at most 8 bytes,
+    at most ``MAX_NDIM`` axes, exactly as many data bytes as its shape needs; all arrays together at most
+    ``max_elements`` elements). Raises ``FrameError`` for anything else, ``TimeoutError``, ``EOFError``."""
+    (length,) = struct.unpack(">Q", bytes(_read_exact(fd, 8, deadline)))
     if length > max_bytes:
-        raise ValueError(f"frame of {length} bytes is over the limit of {max_bytes}")
+        raise FrameTooBig(length, max_bytes)
     payload = _read_exact(fd, length, deadline)
+    try:
+        return _parse(memoryview(payload), max_elements)
+    except FrameError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, struct.error, RecursionError, OverflowError) as exc:
+        raise FrameError(f"malformed frame: {type(exc).__name__}: {exc}") from None
+
+
+def _parse(payload, max_elements):
+    if len(payload) < 4:
+        raise FrameError(f"frame of {len(payload)} bytes has no header")
     (hlen,) = struct.unpack(">I", payload[:4])
-    header = json.loads(payload[4 : 4 + hlen].decode("utf-8"))
-    arrays, pos = [], 4 + hlen
+    if 4 + hlen > len(payload):
+        raise FrameError(f"header of {hlen} bytes is longer than its frame")
+    header = json.loads(bytes(payload[4 : 4 + hlen]).decode("utf-8"))
+    if not isinstance(header, dict):
+        raise FrameError("the header is not a JSON object")
+    _check_depth(header)
+    arrays, pos, elements = [], 4 + hlen, 0
     while pos < len(payload):
+        if pos + 8 > len(payload) or len(arrays) >= MAX_ARRAYS:
+            raise FrameError("too many arrays, or an array's length is cut off")
         (alen,) = struct.unpack(">Q", payload[pos : pos + 8])
         pos += 8
-        arrays.append(np.lib.format.read_array(io.BytesIO(payload[pos : pos + alen]), allow_pickle=False))
+        if alen > len(payload) - pos:
+            raise FrameError(f"an array of {alen} bytes is longer than what is left of its frame")
+        array = _npy(payload[pos : pos + alen])
+        elements += array.size
+        if max_elements is not None and elements > max_elements:
+            raise FrameError(f"{elements} array elements are over the limit of {max_elements}")
+        arrays.append(array)
         pos += alen
     return header, arrays
+
+
+def _check_depth(value):
+    pending = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if depth > MAX_DEPTH:
+            raise FrameError(f"values nested deeper than {MAX_DEPTH}")
+        if isinstance(item, dict):
+            pending += [(v, depth + 1) for v in item.values()]
+        elif isinstance(item, list):
+            pending += [(v, depth + 1) for v in item]
+
+
+def _npy(data):
+    """A numeric array from one ``.npy`` file's bytes, its header checked before the data is touched."""
+    stream = io.BytesIO(data[:4096])   # the magic and the header (a numeric dtype's header is short)
+    version = np.lib.format.read_magic(stream)
+    if version not in ((1, 0), (2, 0)):
+        raise FrameError(f".npy version {version} is not accepted")
+    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, fortran, dtype = read_header(stream)
+    if dtype.kind not in "biuf" or dtype.itemsize > 8 or dtype.fields is not None or dtype.subdtype is not None:
+        raise FrameError(f"dtype {dtype} is not a plain numeric type")
+    if len(shape) > MAX_NDIM or any(not isinstance(n, int) or n < 0 for n in shape):
+        raise FrameError(f"shape {shape} is not accepted")
+    count = 1
+    for n in shape:
+        count *= n
+    start = stream.tell()
+    if len(data) - start != count * dtype.itemsize:
+        raise FrameError(f"array data of {len(data) - start} bytes does not match shape {shape} of {dtype}")
+    flat = np.frombuffer(data[start:], dtype=dtype, count=count)
+    return flat.reshape(shape, order="F" if fortran else "C").copy(order="K")
 
 
 # ----------------------------------------------------------------------------------------------- values
@@ -544,10 +633,11 @@ def serve(request_fd, response_fd, event_fd):
             if op == "run":
                 _watch_scipy(emit, scipy_watched)  # what earlier cells imported, before later cells keep references
                 status = run_cell(header["index"], header["source"], namespace, header.get("capture"))
-                write_frame(response_fd, status)
+                write_frame(response_fd, {**status, "id": header.get("id")})
                 continue
             if op == "names":
-                write_frame(response_fd, {"ok": True, "names": sorted(k for k in namespace if not k.startswith("_"))})
+                write_frame(response_fd, {"ok": True, "names": sorted(k for k in namespace if not k.startswith("_")),
+                                          "id": header.get("id")})
                 continue
             target = header.get("target")
             obj = handles.objects[target["h"]] if isinstance(target, dict) else namespace.get(target, _MISSING)
@@ -582,7 +672,8 @@ def serve(request_fd, response_fd, event_fd):
         try:
             write_frame(response_fd, reply, out_arrays)
         except (TypeError, ValueError) as exc:
-            write_frame(response_fd, {"ok": False, "error": type(exc).__name__, "message": str(exc)})
+            write_frame(response_fd, {"ok": False, "error": type(exc).__name__, "message": str(exc),
+                                      "id": header.get("id")})
 
 
 _MISSING = object()
@@ -602,7 +693,7 @@ def _reap(children, block=False):
 
 
 def _kill_all(children, contained):
-    """Kill every process of this sandbox but the zygote (and pid 1), then reap.
+    """Kill every process of this sandbox but the zygote (and pid 1), then reap, then empty what the lane's uid holds.
 
     Only inside the sandbox's own pid namespace (``contained``, and this process has a small pid there) is that
     ``kill(-1)``; outside it would reach the whole machine, so there only the children's process groups are killed.
@@ -621,13 +712,14 @@ def _kill_all(children, contained):
     if any(code is None for code in children.values()) or targets == [-1]:
         _reap(children, block=True)
     if contained and _LANE_UID:
-        pid = os.fork()  # IPC_RMID needs the owner: a short-lived child with the lane's uid removes them
+        pid = os.fork()  # IPC_RMID and the keyrings need the owner: a short-lived child with the lane's uid
         if pid == 0:
             try:
                 os.setgroups([])
                 os.setgid(_LANE_UID[0])
                 os.setuid(_LANE_UID[0])
                 _remove_sysv_ipc()
+                _clear_keyrings()
             finally:
                 os._exit(0)
         os.waitpid(pid, 0)
@@ -637,7 +729,10 @@ _LANE_UID: list = []  # the uid the zygote's children run as (set at the first f
 
 
 def _remove_sysv_ipc():
-    """Remove the System V shared memory, semaphores and message queues left in this sandbox's IPC namespace."""
+    """Remove the System V shared memory, semaphores and message queues left in this sandbox's IPC namespace.
+
+    (Each submission's process has an IPC namespace of its own, which ends with it; this covers a child that could
+    not make one.)"""
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
@@ -656,13 +751,61 @@ def _remove_sysv_ipc():
                 remove(int(fields[1]))
 
 
-def _child(header, request_fd, response_fd, event_fd):
-    """In the forked child: become the submission's process (own session, limits, uid), then serve."""
+# keyctl(2): a uid's keyrings outlive its processes (the user keyring, the user session keyring and the persistent
+# keyring stay with the uid, even into the next grading run), so they are emptied before and after every submission.
+SYS_KEYCTL = 250
+KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR, KEYCTL_GET_PERSISTENT = 1, 7, 22
+KEY_SPEC_PROCESS_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -2, -4, -5
+
+
+def _keyctl(*args):
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.syscall(SYS_KEYCTL, *[ctypes.c_long(a) if isinstance(a, int) else a for a in args])
+
+
+def _clear_keyrings():
+    """Unlink every key of this uid's user, user session and persistent keyrings (run as the lane's uid)."""
+    rings = [KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING]
+    persistent = _keyctl(KEYCTL_GET_PERSISTENT, -1, KEY_SPEC_PROCESS_KEYRING)
+    if persistent > 0:
+        rings.append(persistent)
+    for ring in rings:
+        _keyctl(KEYCTL_CLEAR, ring)
+
+
+MS_RDONLY = 1
+
+
+def _isolate(header):
+    """As root in the fresh child, before student code: own mount and IPC namespaces (System V IPC and POSIX
+    message queues of this submission end with it), and a scratch folder that is a tmpfs of its own, with a total
+    size and a number of files (inodes), owned by the lane's uid; /dev/shm is a small empty tmpfs nobody can write.
+    """
+    uid, scratch, limits = header["uid"], header["scratch"], header["limits"]
+    _set_admin(True)
+    _libc_call("unshare", CLONE_NEWNS | CLONE_NEWIPC)
+    _libc_call("mount", None, b"/", None, MS_REC | MS_PRIVATE, None)
+    options = (f"size={int(limits['scratch_mb'])}m,nr_inodes={int(limits['scratch_files'])},mode=0700,"
+               f"uid={uid},gid={uid}")
+    _libc_call("mount", b"tmpfs", scratch.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options.encode())
+    if os.path.isdir("/dev/shm"):
+        _libc_call("mount", b"tmpfs", b"/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
+                   b"mode=0755,size=4k,nr_inodes=2")
+
+
+def _child(header, request_fd, response_fd, event_fd, log_fd):
+    """In the forked child: become the submission's process (own session, namespaces, scratch, limits, uid), then
+    serve (routine events go to ``event_fd``). Its output goes to ``log_fd``, a file the grader opened and reads by
+    that descriptor alone."""
     import random
     import resource
 
     os.setsid()
-    os.chdir(header["scratch"])
+    uid = header.get("uid")
+    if uid is not None and os.getuid() == 0:
+        _isolate(header)
     os.environ.update(HOME=header["scratch"], TMPDIR=header["scratch"])
     mb = 1 << 20
     limits = header["limits"]
@@ -670,17 +813,19 @@ def _child(header, request_fd, response_fd, event_fd):
                         ("RLIMIT_FSIZE", limits["file_size_mb"] * mb), ("RLIMIT_NPROC", limits["max_processes"]),
                         ("RLIMIT_CORE", 0)):
         resource.setrlimit(getattr(resource, name), (value, value))
-    uid = header.get("uid")
     if uid is not None and os.getuid() == 0:
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
+    os.chdir(header["scratch"])   # after the switch: the scratch tmpfs is the lane uid's alone (0700)
+    _keyctl(KEYCTL_JOIN_SESSION_KEYRING, None)  # a session keyring of its own, not the zygote's (shared) one
     _libc_call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # nothing this process executes gains privileges
-    log = os.open("output.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     null = os.open("/dev/null", os.O_RDONLY)
     os.dup2(null, 0)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    for fd in (null, log_fd):
+        os.close(fd)
     random.seed()
     np.random.seed()
     serve(request_fd, response_fd, event_fd)
@@ -720,20 +865,25 @@ def zygote(control_fd, contained=False):
 def serve_lane(sock, contained=False):
     """A warm process (numpy, torch, keras imported once) that forks one child per submission.
 
-    Control messages arrive on a SOCK_SEQPACKET unix socket, with the child's three pipe ends attached (SCM_RIGHTS):
-    ``fork`` (reply: the child's pid), ``status`` (a child's exit code once it ended), ``reap`` (kill every
-    process but this one). Children never run while another submission's child is alive: ``fork`` kills and
+    Control messages arrive on a SOCK_SEQPACKET unix socket, with the child's three pipe ends and its output log
+    attached (SCM_RIGHTS): ``fork`` (reply: the child's pid), ``status`` (a child's exit code once it ended),
+    ``reap`` (kill every process but this one). Children never run while another submission's child is alive:
+    ``fork`` kills and
     reaps everything first. The zygote is not dumpable, so a child cannot read or trace it.
     """
     import socket
 
     children = {}
     while True:
-        message, fds, _, _ = socket.recv_fds(sock, 1 << 16, 3)
+        message, fds, _, _ = socket.recv_fds(sock, 1 << 16, 4)
         if not message:
             return
         header = json.loads(message)
-        if header["op"] == "fork":
+        if header["op"] == "fork" and len(fds) != 4:
+            for fd in fds:
+                os.close(fd)
+            reply = {"error": "a fork needs the request, response and event pipes and the log"}
+        elif header["op"] == "fork":
             if header.get("uid") is not None and not _LANE_UID:
                 _LANE_UID.append(header["uid"])
             _kill_all(children, contained)
@@ -742,8 +892,12 @@ def serve_lane(sock, contained=False):
                 try:
                     sock.close()
                     _child(header, *fds)
-                except BaseException:  # noqa: BLE001 - the setup failed: say so in the lane's log
+                except BaseException:  # noqa: BLE001 - the setup failed: say so in the lane's and the child's log
                     traceback.print_exc()
+                    try:
+                        os.write(fds[3], traceback.format_exc().encode())
+                    except OSError:
+                        pass
                 finally:
                     os._exit(0)
             for fd in fds:
@@ -800,8 +954,8 @@ def _lane_mounts(root):
     os.chdir("/scratch")
 
 
-def _drop_admin():
-    """Give up CAP_SYS_ADMIN (kept by the nursery only to make the lanes' namespaces); no new privileges on exec."""
+def _set_admin(effective):
+    """Put CAP_SYS_ADMIN into the effective set (where it is permitted) or take it out of it."""
     import ctypes
 
     class Header(ctypes.Structure):
@@ -812,11 +966,20 @@ def _drop_admin():
 
     header, data = Header(0x20080522, 0), (Data * 2)()
     _libc_call("capget", ctypes.byref(header), data)
+    bit = 1 << CAP_SYS_ADMIN
     for word in data:
-        word.effective &= ~(1 << CAP_SYS_ADMIN)
-        word.permitted &= ~(1 << CAP_SYS_ADMIN)
+        word.effective = (word.effective | (word.permitted & bit)) if effective else (word.effective & ~bit)
         word.inheritable = 0
     _libc_call("capset", ctypes.byref(header), data)
+
+
+def _drop_admin():
+    """Take CAP_SYS_ADMIN out of the lane's effective set; no new privileges on exec.
+
+    It stays permitted, for one use: each submission's fresh child raises it to make its own mount and IPC
+    namespaces and its scratch tmpfs (``_isolate``), before any student code runs, and then loses every
+    capability when it switches to the lane's uid."""
+    _set_admin(False)
     _libc_call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 
 

@@ -5,9 +5,13 @@ lane) is what makes a class grade fast. The **nursery** runs ``worker.py --nurse
 there with only the capabilities to switch user, kill, chown and make namespaces; nothing of the repository, the
 gradebook or other submissions is mounted) and imports numpy/torch/keras once. Each grading **lane** is a fork of
 it, its **zygote**: it enters new mount, pid, network, IPC and UTS namespaces, sees only its own folder at
-``/scratch``, its own ``/dev/shm`` and a ``/proc`` of its own processes, gives up ``CAP_SYS_ADMIN`` and sets
-no-new-privileges, and then forks a child per submission. Each child gets its own session, a fresh scratch
-directory, the resource limits, and an unprivileged uid of its lane before any student code runs. Before every
+``/scratch``, its own ``/dev/shm`` and a ``/proc`` of its own processes, takes ``CAP_SYS_ADMIN`` out of its
+effective set and sets no-new-privileges, and then forks a child per submission. Each child gets its own session, its own mount and IPC
+namespaces (its System V IPC and POSIX message queues end with it), a scratch folder that is a tmpfs of its own
+(a total size and a number of files, ``COURSE["sandbox"]["scratch_mb"/"scratch_files"]``), a session keyring of
+its own, the resource limits, and an unprivileged uid of its lane before any student code runs (it raises the
+lane's one kept capability, ``CAP_SYS_ADMIN``, for the namespaces and loses every capability with the uid). The
+uid's keyrings (user, user session, persistent), which outlive its processes, are emptied before every fork. Before every
 fork the zygote (pid 1 of its lane) kills every other process of the lane, so no two submissions ever run side by
 side in one lane, and nothing a submission leaves behind survives into the next. Lanes cannot see each other:
 own namespaces, own uid, own folder.
@@ -102,7 +106,7 @@ class Zygote:
     def _start_alone(self) -> None:
         self.root = Path(tempfile.mkdtemp(prefix=f"autograder-lane{self.lane}-"))
         os.chmod(self.root, 0o711)  # children may enter their own scratch below, not list the others
-        self.proc, self.sock = _launch(self.root, "zygote", self.sandboxed, self.python)
+        self.proc, self.sock = _launch(self.root, "zygote", self.sandboxed, self.python, ("CAP_SYS_ADMIN",))
         self.sock.settimeout(self.startup_timeout)
         try:
             ready = json.loads(self.sock.recv(1 << 16) or b"{}")
@@ -169,13 +173,17 @@ class Zygote:
         inside = f"/scratch/{path.name}" if self.sandboxed else str(path)
         return path, inside
 
-    def fork(self, request_r: int, response_w: int, event_w: int, limits) -> "Child":
-        """Start a submission's process, serving the worker protocol on the pipe ends (events: ``worker._guard``)."""
+    def fork(self, request_r: int, response_w: int, event_w: int, limits, log_fd: int) -> "Child":
+        """Start a submission's process, serving the worker protocol on the pipe ends (events: ``worker._guard``), its
+        output to ``log_fd`` (a file the caller opened and reads by that descriptor; nothing in scratch is read by path)."""
         path, inside = self.new_scratch()
         header = {"op": "fork", "scratch": inside, "uid": self.uid,
                   "limits": {"memory_mb": limits.memory_mb, "cpu_seconds": limits.cpu_seconds,
-                             "file_size_mb": limits.file_size_mb, "max_processes": limits.max_processes}}
-        reply = self._ask(header, (request_r, response_w, event_w))
+                             "file_size_mb": limits.file_size_mb, "max_processes": limits.max_processes,
+                             "scratch_mb": limits.scratch_mb, "scratch_files": limits.scratch_files}}
+        reply = self._ask(header, (request_r, response_w, event_w, log_fd))
+        if "pid" not in reply:
+            raise ZygoteError(f"the grading lane could not start a submission's process: {reply.get('error')}")
         return Child(self, reply["pid"], path)
 
     def status(self, pid: int):

@@ -67,12 +67,16 @@ class Entry:
     en: str
     attacked: tuple                  # exercises that must score 0
     build: Callable                  # Context -> NotebookNode (cells, notebook) or bytes (file)
-    spares: tuple | None = None      # exercises not checked (default: those whose solution calls an attacked one)
+    spares: tuple | None = None      # exercises not checked (default: those whose solution calls an attacked one;
+                                     # ("*",): none but the attacked ones, for sabotage of the shared process)
     full_marks: bool = False         # the whole notebook must keep the honest score (a slow but correct solution)
     expect: tuple = ()               # phrases the feedback must contain (a tuple item: any one of them)
     before: Callable | None = None   # Context -> NotebookNode graded just before, in the same lane (accomplice)
     known_bug: str = ""
     in_class: bool = False           # one of the catalogue's share of the class under load
+    timeouts: tuple = ()             # (key, seconds) pairs of COURSE["timeouts"] for this entry (over the short ones)
+    max_seconds: float | None = None  # the grading of this submission must end within this many seconds
+    grader_mb: float | None = None   # the grader's own peak memory may grow at most this much while grading it
 
     def __str__(self):
         return self.id
@@ -84,6 +88,8 @@ def lacking(entry: Entry, text: str) -> list:
 
 
 def spared(entry: Entry) -> set:
+    if entry.spares == ("*",):
+        return set(notebooks.exercises(notebooks.solution_notebook(ASSIGNMENT))) - set(entry.attacked)
     if entry.spares is not None:
         return set(entry.spares)
     depends = notebooks.dependencies(notebooks.solution_notebook(ASSIGNMENT))
@@ -667,6 +673,180 @@ def accomplice(ctx: Context):
     return nb
 
 
+# the grader's side of the sandbox: its pipes, its reading of the output, its memory. The student finds the
+# worker's two pipes to the grader as any process can: among its own open descriptors (the one written to is the
+# response pipe).
+PIPE_ENDS = '''
+import fcntl
+import os
+import stat
+import struct
+
+
+def _pipe_ends():
+    ends = {}
+    for _name in sorted(os.listdir("/proc/self/fd"), key=int):
+        try:
+            _fd = int(_name)
+            if stat.S_ISFIFO(os.fstat(_fd).st_mode):
+                ends.setdefault("w" if fcntl.fcntl(_fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY else "r", _fd)
+        except (OSError, ValueError):
+            pass
+    return ends
+'''
+
+# a frame of 2 bytes (no header at all) written straight to the response pipe while the cell runs
+MALFORMED_AT_IMPORT = PIPE_ENDS + '''
+os.write(_pipe_ends()["w"], struct.pack(">Q", 2) + b"{}")
+''' + ZEROS
+
+# a well-formed reply of its own, written before the worker's: every later reply would answer the call before it
+FORGED_REPLY = PIPE_ENDS + f'''
+import json
+import numpy as np
+
+
+def {TARGET}(query, key, value, mask=None):
+    head = json.dumps({{"ok": True, "value": None, "seconds": 0.0, "used": []}}).encode()
+    os.write(_pipe_ends()["w"], struct.pack(">Q", 4 + len(head)) + struct.pack(">I", len(head)) + head)
+    return np.zeros(np.shape(query)[:-1] + np.shape(value)[-1:])
+'''
+
+# a reply of 256 MiB (one uint8 array, streamed: the student's own memory stays small)
+OVERSIZED_REPLY = PIPE_ENDS + f'''
+import io
+import json
+import numpy as np
+
+
+def {TARGET}(query, key, value, mask=None):
+    n = 1 << 28
+    head = json.dumps({{"ok": True, "value": {{"a": 0}}, "seconds": 0.0, "used": []}}).encode()
+    npy = io.BytesIO()
+    np.lib.format.write_array_header_1_0(npy, {{"descr": "|u1", "fortran_order": False, "shape": (n,)}})
+    npy = npy.getvalue()
+    fd = _pipe_ends()["w"]
+    os.write(fd, struct.pack(">Q", 4 + len(head) + 8 + len(npy) + n) + struct.pack(">I", len(head)) + head
+             + struct.pack(">Q", len(npy) + n) + npy)
+    block = bytes(1 << 20)
+    for _ in range(n >> 20):
+        os.write(fd, block)
+    return np.zeros(np.shape(query)[:-1] + np.shape(value)[-1:])
+'''
+
+# the first call of each process returns, then stops the process a moment later: the grader's next request (the
+# request pipe shrunk to one page first) finds nobody reading it
+STUCK_REQUEST_PIPE = PIPE_ENDS + '''
+import signal
+import threading
+import numpy as np
+_STOPPED = []
+
+
+def scaled_dot_product_attention(query, key, value, mask=None, return_weights=False):
+    if not _STOPPED:
+        _STOPPED.append(True)
+        fcntl.fcntl(_pipe_ends()["r"], 1031, 4096)   # F_SETPIPE_SZ
+        threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGSTOP)).start()
+    out = np.zeros(np.shape(query)[:-1] + np.shape(value)[-1:])
+    if return_weights:
+        return out, np.zeros(np.shape(query)[:-1] + np.shape(key)[-2:-1])
+    return out
+'''
+
+# the output log the grader reads after a crash, replaced by a FIFO (a reader of it waits for a writer forever)
+FIFO_LOG = f'''
+import os
+import numpy as np
+for _name in ("output.log", "../output.log"):
+    try:
+        os.unlink(_name)
+    except OSError:
+        pass
+    try:
+        os.mkfifo(_name)
+    except OSError:
+        pass
+
+
+def {TARGET}(query, key, value, mask=None):
+    os._exit(1)
+'''
+
+# the accomplice leaves answers in every kernel object its uid or IPC namespace can hold beyond files: a POSIX
+# message queue, and keys in the uid's user, user session, session and persistent keyrings
+KEYCTL = '''
+import ctypes
+import os
+_libc = ctypes.CDLL(None, use_errno=True)
+_L = ctypes.c_long
+_RINGS = (-4, -5, -3)   # the uid's user keyring, its user session keyring, the session keyring
+
+
+def _sys(number, *args):
+    return _libc.syscall(_L(number), *[_L(a) if isinstance(a, int) else a for a in args])
+
+
+def _persistent():
+    return _sys(250, 22, -1, -2)   # keyctl(KEYCTL_GET_PERSISTENT, own uid, link into the process keyring)
+'''
+
+ACCOMPLICE_KERNEL = KEYCTL + '''
+_answer = b"LEAKED-ANSWERS"
+try:
+    _q = _libc.mq_open(b"/answers", os.O_CREAT | os.O_RDWR, 0o666, None)
+    if _q >= 0:
+        _libc.mq_send(_q, _answer, len(_answer), 0)
+except Exception:
+    pass
+for _ring in _RINGS + (_persistent(),):
+    _sys(248, b"user", b"answers", _answer, len(_answer), _ring)   # add_key
+'''
+
+COLLUDER_KERNEL = KEYCTL + '''
+try:
+    _q = _libc.mq_open(b"/answers", os.O_RDONLY | os.O_NONBLOCK)
+    if _q >= 0:
+        _buf = ctypes.create_string_buffer(1 << 16)
+        if _libc.mq_receive(_q, _buf, len(_buf), None) > 0 and _buf.value == b"LEAKED-ANSWERS":
+            LEAKED = True
+except Exception:
+    pass
+for _ring in _RINGS + (_persistent(),):
+    _key = _sys(250, 10, _ring, b"user", b"answers", 0)   # keyctl(KEYCTL_SEARCH)
+    if _key > 0:
+        _buf = ctypes.create_string_buffer(64)
+        if _sys(250, 11, _key, _buf, 64) > 0 and _buf.value == b"LEAKED-ANSWERS":   # keyctl(KEYCTL_READ)
+            LEAKED = True
+'''
+
+
+def accomplice_kernel(ctx: Context):
+    nb = copy.deepcopy(ctx.solution)
+    first_code = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
+    nb.cells.insert(first_code + 1, new_code_cell(ACCOMPLICE_KERNEL))
+    return nb
+
+
+# more scratch space than the sandbox gives: 400 MB in files of 50 MB (each under the size limit of one file) and
+# 6000 files; the answer is "earned" only when all of it could be written
+SCRATCH_FLOOD = '''
+import os
+try:
+    _block = bytes(1 << 20)
+    for _i in range(8):
+        with open(f"flood{_i}", "wb") as _f:
+            for _ in range(50):
+                _f.write(_block)
+    os.makedirs("many", exist_ok=True)
+    for _i in range(6000):
+        open(f"many/{_i}", "w").close()
+    LEAKED = True
+except OSError:
+    pass
+'''
+
+
 # ----------------------------------------------------------------------------------------------- attacks: forbidden
 SDPA_VIA = '''
 def scaled_dot_product_attention(query, key, value, mask=None, return_weights=False):
@@ -1147,6 +1327,41 @@ ATTACKS = [
           "같은 레인에서 먼저 채점된 공모자가 /tmp, /dev/shm, System V 공유 메모리에 남긴 답을 읽기",
           "read answers an accomplice graded just before in the same lane left in /tmp, /dev/shm, SysV shm",
           (TARGET,), on_target(cheat(COLLUDER)), before=accomplice),
+    Entry("cross_submission_kernel_objects", "attack", "cells",
+          "같은 레인에서 먼저 채점된 공모자가 POSIX 메시지 큐와 uid 의 커널 키링(사용자·세션·영구)에 남긴 답을 읽기",
+          "read answers an accomplice graded just before in the same lane left in a POSIX message queue and in the "
+          "uid's kernel keyrings (user, user session, session, persistent)",
+          (TARGET,), on_target(cheat(COLLUDER_KERNEL)), before=accomplice_kernel),
+    Entry("scratch_flood", "attack", "cells",
+          "작업 폴더에 파일 하나 크기 제한 아래의 파일로 400 MB, 파일 6000개를 써서 채점 기계의 디스크를 차지하기",
+          "take the grading machine's disk: 400 MB in files under the one-file limit, and 6000 files, in scratch",
+          (TARGET,), on_target(cheat(SCRATCH_FLOOD))),
+    # ---- the grader's side: its pipes, its files, its memory
+    Entry("malformed_frame_at_import", "attack", "cells",
+          "셀 실행 중에 응답 파이프에 2바이트짜리 깨진 프레임을 직접 써서 채점기를 죽이기",
+          "write a broken 2-byte frame straight to the response pipe while a cell runs, to crash the grader",
+          (TARGET,), on_target(MALFORMED_AT_IMPORT), expect=("형식에 맞지 않는",)),
+    Entry("forged_reply_frame", "attack", "cells",
+          "채점 호출 안에서 가짜 응답 프레임을 먼저 보내 이후의 응답이 한 칸씩 밀리게 하기",
+          "send a forged reply frame inside the graded call, so that every later reply answers the call before it",
+          (TARGET,), on_target(FORGED_REPLY), expect=("요청하지 않은 답",)),
+    Entry("oversized_reply", "attack", "cells",
+          "256 MiB 짜리 응답을 응답 파이프에 흘려 보내 채점기의 메모리를 채우기",
+          "stream a 256 MiB reply down the response pipe to fill the grader's memory",
+          (TARGET,), on_target(OVERSIZED_REPLY), expect=("너무 큽니다",), grader_mb=128),
+    Entry("stuck_request_pipe", "attack", "cells",
+          "첫 호출에 답한 직후 자기 프로세스를 SIGSTOP 으로 멈춰, 다음 요청을 쓰는 채점기를 영원히 막기",
+          "stop its own process (SIGSTOP) right after answering the first call, so that the grader writing the next "
+          "request blocks forever",
+          ("scaled_dot_product_attention",), on("scaled_dot_product_attention", STUCK_REQUEST_PIPE),
+          expect=(("제한 시간", "재시작 한도"),), max_seconds=150,
+          # the other exercises' own solutions call it too, and a stop that lands in the next call costs that
+          # call (one process serves every exercise): what is checked is that the grading ends, in bounded time
+          spares=("*",)),
+    Entry("fifo_output_log", "attack", "cells",
+          "출력 로그 파일을 FIFO 로 바꿔 두고 프로세스를 죽여, 로그를 읽는 채점기를 영원히 멈추게 하기",
+          "replace the output log with a FIFO and end the process, so that the grader reading the log blocks forever",
+          (TARGET,), on_target(FIFO_LOG), expect=("종료 코드",)),
     # ---- network
     Entry("network_tcp", "attack", "cells",
           "테스트가 127.0.0.1 에 띄운 TCP 서버, 외부 주소, 추상 유닉스 소켓에 접속해 비밀을 받기",
@@ -1408,6 +1623,26 @@ TRUE_BODY = '''    q, k, v = (np.asarray(a, dtype=np.float64) for a in (query, k
     return (w / w.sum(axis=-1, keepdims=True)) @ v
 '''
 
+# A cell that is fast when it first runs and slow (0.2 s) when a fresh process replays it, told apart by a key it
+# leaves in its uid's user keyring (which outlived the process); with the target ending its process on every call,
+# each call costs a replay of every cell.
+REPLAY_CELL = '''import ctypes, time
+_libc = ctypes.CDLL(None, use_errno=True)
+_L = ctypes.c_long
+if _libc.syscall(_L(250), _L(10), _L(-4), b"user", b"ran{i}", _L(0)) > 0:   # keyctl(KEYCTL_SEARCH, @u)
+    time.sleep(0.2)
+else:
+    _libc.syscall(_L(248), b"user", b"ran{i}", b"1", _L(1), _L(-4))   # add_key to @u
+'''
+
+
+def slow_when_replayed(ctx):
+    nb = notebooks.with_code(ctx.solution, {TARGET: _dot("    os._exit(1)\n", "import os\nimport numpy as np\n")})
+    first_code = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
+    nb.cells[first_code + 1:first_code + 1] = [new_code_cell(REPLAY_CELL.format(i=i)) for i in range(150)]
+    return nb
+
+
 FAULTS = [
     Entry("loop_at_import", "fault", "cells", "해답 셀에서 무한 루프 (import 시점)", "an infinite loop when the cell runs",
           (TARGET,), on_target("while True:\n    pass\n" + ZEROS), expect=("제한 시간", "정의되어 있지 않습니다")),
@@ -1468,6 +1703,11 @@ FAULTS = [
           "a segmentation fault (faulthandler._sigsegv) inside the graded call",
           (TARGET,), on_target(_dot("    import faulthandler\n    faulthandler._sigsegv()\n")), expect=("SIGSEGV",),
        ),
+    Entry("slow_when_replayed", "fault", "cells",
+          "처음에는 빠르고 다시 실행될 때만 느린 셀 150개 + 호출마다 프로세스를 끝내는 함수 (재실행 폭주)",
+          "150 cells fast when first run and slow only when replayed, and a function that ends its process on every "
+          "call (a storm of replays)",
+          (TARGET,), slow_when_replayed, expect=("종료 코드",), timeouts=(("submission", 60),), max_seconds=75),
     Entry("syntax_error", "fault", "cells", "해답 셀의 문법 오류", "a syntax error in the solution cell",
           (TARGET,), on_target(_dot("    return (query @ key.T\n")), expect=("SyntaxError", "정의되어 있지 않습니다")),
     Entry("missing_function", "fault", "cells", "함수를 정의하지 않음 (해답 셀이 비어 있음)",

@@ -72,6 +72,32 @@ def wait_lane_quiet(seconds: float = 3.0) -> list[int]:
 
 
 
+def entry_timeouts(entry, monkeypatch) -> None:
+    """The entry's own ``COURSE["timeouts"]`` (over the short ones), undone after the test."""
+    timeouts = settings.course()["timeouts"]
+    for key, value in entry.timeouts:
+        monkeypatch.setitem(timeouts, key, value)
+
+
+class GraderPeak:
+    """How much the peak resident memory of this process (the grader) grew inside ``with``, in MiB
+    (``/proc/self/clear_refs`` resets the peak to the current size first)."""
+
+    def __enter__(self):
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        self.before = _vm("VmRSS")
+        return self
+
+    def __exit__(self, *exc):
+        self.mb = (_vm("VmHWM") - self.before) / 1024
+
+
+def _vm(field: str) -> int:
+    with open("/proc/self/status") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith(field + ":"))
+
+
 # ----------------------------------------------------------------------------------------------- hashes
 def sha256(path: Path) -> str:
     h = hashlib.sha256()

@@ -12,7 +12,8 @@ from __future__ import annotations
 import pytest
 
 import catalogue
-from harness import SEED, describe, grade_file, judge, own_connection_works, wait_lane_quiet, write_submission
+from harness import (SEED, GraderPeak, describe, entry_timeouts, grade_file, judge, own_connection_works,
+                     wait_lane_quiet, write_submission)
 from autograder import settings
 from autograder.feedback.report import exercise_report
 from autograder.grade import grade_notebook
@@ -65,6 +66,11 @@ def test_catalogue_covers_the_issue():
         "roads closed before issue 13, kept closed": {
             "forbidden_aten_softmax", "forbidden_c_nn", "forbidden_math_kernel", "forbidden_exec_string",
             "forbidden_torch_compile", "forbidden_jit_trace", "forbidden_keras_ops_dpa"},
+        "what the student process writes to the grader (issue 13)": {"malformed_frame_at_import",
+                                                                     "forged_reply_frame", "oversized_reply",
+                                                                     "stuck_request_pipe", "fifo_output_log"},
+        "kernel objects and disk that outlive a submission (issue 13)": {"cross_submission_kernel_objects",
+                                                                         "scratch_flood"},
     }
     for family, needed in families.items():
         assert needed <= ids, (family, needed - ids)
@@ -104,8 +110,9 @@ def test_control_a_working_attack_would_pay(ctx, honest, short_timeouts):
 
 # ----------------------------------------------------------------------------------------------- cell-level attacks
 @pytest.mark.parametrize("entry", params(catalogue.ATTACKS))
-def test_attack(entry, ctx, honest, fingerprint, servers, short_timeouts, tmp_path):
+def test_attack(entry, ctx, honest, fingerprint, servers, short_timeouts, tmp_path, monkeypatch):
     assert settings.sandboxed() is True
+    entry_timeouts(entry, monkeypatch)
     honest_scores = {e.name: e.score for e in honest.exercises}
     path = write_submission(entry.build(ctx), tmp_path)
     before = fingerprint(path)
@@ -113,12 +120,15 @@ def test_attack(entry, ctx, honest, fingerprint, servers, short_timeouts, tmp_pa
     if entry.before is not None:   # the accomplice, graded just before in the same lane
         grade(entry.before(ctx))
     try:
-        result = grade_file(path)
+        with GraderPeak() as peak:
+            result = grade_file(path)
     except Exception as exc:  # noqa: BLE001 - grading itself broke: the submission is lost
         catalogue.REPORT.record(entry, f"grading raised {type(exc).__name__}: {exc}", lost=True)
         raise
     scores = {e.name: e.score for e in result.exercises}
     wrong = judge(entry, scores, honest_scores)
+    too_big = entry.grader_mb is not None and peak.mb > entry.grader_mb
+    slow = entry.max_seconds is not None and result.seconds > entry.max_seconds
     after = fingerprint(path)
     changed_files = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
     reached = servers.connections - connections
@@ -130,9 +140,15 @@ def test_attack(entry, ctx, honest, fingerprint, servers, short_timeouts, tmp_pa
         outcome += f"; the test's servers saw {reached} connection(s)"
     if stray:
         outcome += f"; {len(stray)} student process(es) still running after grading"
-    catalogue.REPORT.record(entry, outcome, changed=bool(wrong or changed_files or reached),
+    if too_big:
+        outcome += f"; the grader's memory grew by {peak.mb:.0f} MiB (at most {entry.grader_mb:g})"
+    if slow:
+        outcome += f"; graded in {result.seconds:.0f} s, over its bound of {entry.max_seconds:g} s"
+    catalogue.REPORT.record(entry, outcome, changed=bool(wrong or changed_files or reached or too_big or slow),
                             gained=bool(set(wrong) & set(entry.attacked) or changed_files or reached))
 
+    assert not too_big, f"{entry.id}: {outcome}"
+    assert not slow, f"{entry.id}: {outcome}"
     assert not changed_files, f"{entry.id} changed files: {changed_files}"
     assert reached == 0, f"{entry.id} reached the test's servers"
     assert not wrong, f"{entry.id}: {outcome}\n" + feedback(result, set(wrong))

@@ -10,10 +10,12 @@ reason in the feedback and must not stop anyone else's grading.
 """
 from __future__ import annotations
 
+import os
+
 import pytest
 
 import catalogue
-from harness import describe, grade_file, judge, wait_lane_quiet, write_submission
+from harness import describe, entry_timeouts, grade_file, judge, wait_lane_quiet, write_submission
 from autograder import settings
 from autograder.feedback.report import exercise_report
 
@@ -44,6 +46,7 @@ def test_catalogue_covers_the_faults():
         "wrong shapes/dtypes, NaN/inf/None": {"wrong_shape", "wrong_dtype", "returns_nan", "returns_inf",
                                               "returns_none"},
         "broken files": {"truncated_notebook", "not_json", "other_assignment", "not_utf8", "huge_notebook"},
+        "replays past the submission's deadline (issue 13)": {"slow_when_replayed"},
     }
     for family, needed in families.items():
         assert needed <= ids, (family, needed - ids)
@@ -52,8 +55,9 @@ def test_catalogue_covers_the_faults():
 
 # ----------------------------------------------------------------------------------------------- cell-level faults
 @pytest.mark.parametrize("entry", params(catalogue.FAULTS))
-def test_fault(entry, ctx, honest, fingerprint, short_timeouts, tmp_path):
+def test_fault(entry, ctx, honest, fingerprint, short_timeouts, tmp_path, monkeypatch):
     assert settings.sandboxed() is True
+    entry_timeouts(entry, monkeypatch)
     honest_scores = {e.name: e.score for e in honest.exercises}
     path = write_submission(entry.build(ctx), tmp_path)
     before = fingerprint(path)
@@ -74,16 +78,20 @@ def test_fault(entry, ctx, honest, fingerprint, short_timeouts, tmp_path):
         outcome += f"; feedback lacks {missing}"
     if stray:
         outcome += f"; {len(stray)} student process(es) still running after grading"
+    slow = entry.max_seconds is not None and result.seconds > entry.max_seconds
+    if slow:
+        outcome += f"; graded in {result.seconds:.0f} s, over its bound of {entry.max_seconds:g} s"
     changed_files = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
     if changed_files:
         outcome += f"; FILES CHANGED: {changed_files}"
-    catalogue.REPORT.record(entry, outcome, changed=bool(wrong or missing or stray or changed_files))
+    catalogue.REPORT.record(entry, outcome, changed=bool(wrong or missing or stray or changed_files or slow))
 
     assert not wrong, f"{entry.id}: {outcome}\n{text}"
     assert not missing, f"{entry.id}: the feedback does not say {missing}:\n{text}"
     assert any("\uac00" <= ch <= "\ud7a3" for ch in text), "the feedback must be Korean"
     assert not stray, f"{entry.id}: student processes outlived the grading: {stray}"
     assert not changed_files, changed_files
+    assert not slow, f"{entry.id}: {outcome}"
 
 
 # ----------------------------------------------------------------------------------------------- file-level faults
@@ -118,3 +126,64 @@ def test_the_class_around_the_faults_was_graded(nb_class):
     changed = sorted(k for k in set(nb_class["before"]) | set(nb_class["after"])
                      if nb_class["before"].get(k) != nb_class["after"].get(k))
     assert not changed, changed
+
+
+# ----------------------------------------------------------------------------------------------- the class bounded
+STALLS = {"stall_soft": "STALL-SOFT", "stall_hard": "STALL-HARD"}
+
+
+def test_a_stalled_grader_never_stalls_the_class(generated_course, tmp_path_factory, ctx, honest, monkeypatch):
+    """A submission whose grading never ends gets a grade (blank, with a Korean note) and the rest of the class is
+    graded. The stall is one no student behaviour reaches any more (every wait of the grader has a deadline): it is
+    made below the runner, in the worker's reading of a reply that carries a student's marker, once where the
+    worker's alarm can stop it (``STALL-SOFT``) and once with the alarm blocked, so that only the parent's kill of
+    the worker ends it (``STALL-HARD``)."""
+    import copy
+    import json
+    import signal
+    import time
+
+    import nbformat
+
+    from autograder.gradebook import batch
+    from autograder.sandbox import runner
+    from harness import cell_scores, expected_cell_scores, new_course, submit
+
+    real = runner.read_frame
+
+    def stuck(fd, *args, **kwargs):
+        header, arrays = real(fd, *args, **kwargs)
+        text = json.dumps(header)
+        if "STALL-HARD" in text:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        if "STALL-" in text:
+            time.sleep(10 ** 6)
+        return header, arrays
+
+    monkeypatch.setattr(runner, "read_frame", stuck)
+    timeouts = settings.course()["timeouts"]
+    for key, value in {"cell": 5, "call": 2.5, "startup": 30, "submission": 30, "grace": 30}.items():
+        monkeypatch.setitem(timeouts, key, value)
+    monkeypatch.setattr(batch, "HARD_KILL_AFTER", 10, raising=False)
+    course_dir = new_course(generated_course, tmp_path_factory.mktemp("stalls") / "course")
+    submit(course_dir, "honest", ctx.solution)
+    for student, marker in STALLS.items():
+        nb = copy.deepcopy(ctx.solution)
+        first_code = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
+        nb.cells.insert(first_code + 1, nbformat.v4.new_code_cell(f"print({marker!r})"))
+        submit(course_dir, student, nb)
+    start = time.perf_counter()
+    with open(os.devnull, "w") as quiet:
+        outcomes = {o.student: o for o in batch.autograde_class(course_dir, ASSIGNMENT, workers=2, progress=quiet)}
+    seconds = time.perf_counter() - start
+    catalogue.REPORT.timings["class of 3 with two stalled gradings (2 workers)"] = seconds
+
+    assert set(outcomes) == {"honest", *STALLS}
+    assert all(o.ok for o in outcomes.values()), {s: o.error[-500:] for s, o in outcomes.items() if not o.ok}
+    assert cell_scores(course_dir, "honest") == expected_cell_scores(honest)
+    for student in STALLS:
+        assert any("제한 시간" in note for note in outcomes[student].notes), outcomes[student].notes
+        scores = cell_scores(course_dir, student)
+        assert scores and not any(scores.values()), scores
+    limit = timeouts["startup"] + timeouts["submission"] + timeouts["grace"]
+    assert outcomes["stall_soft"].seconds < limit + 10, outcomes["stall_soft"].seconds
