@@ -669,6 +669,7 @@ def serve(request_fd, response_fd, event_fd):
         except BaseException as exc:  # noqa: BLE001
             out_arrays = []
             reply = _error(exc)
+        reply["id"] = header.get("id")   # the grader matches each reply to its request by this number
         try:
             write_frame(response_fd, reply, out_arrays)
         except (TypeError, ValueError) as exc:
