@@ -185,11 +185,11 @@ REVIEW = {
     "call_boxed": "torch 디스패처의 커널을 직접 다룹니다", "redispatch": "torch 디스패처를 직접 다룹니다",
     "dup2": "파일 기술자를 바꿔치기합니다 (채점 기록 통로)", "ctypes": "네이티브 함수 호출 (샌드박스가 거부)",
     "fork": "자식 프로세스 (샌드박스가 거부)", "subprocess": "자식 프로세스 (샌드박스가 거부)",
-    "get_referrers": "gc 로 객체를 찾습니다 (샌드박스가 거부)", "get_objects": "gc 로 객체를 찾습니다 (샌드박스가 거부)",
+    "get_referrers": "gc로 객체를 찾습니다 (샌드박스가 거부)", "get_objects": "gc로 객체를 찾습니다 (샌드박스가 거부)",
     "settrace": "추적 함수 (샌드박스가 거부)", "setprofile": "추적 함수 (샌드박스가 거부)",
     "_calculate_scores": "keras 어텐션 층의 내부 메서드", "_apply_scores": "keras 어텐션 층의 내부 메서드",
-    "_compute_attention": "keras MultiHeadAttention 의 내부 메서드", "_masked_softmax": "keras 층의 내부 메서드",
-    "_refs": "torch 의 파이썬 분해 구현", "_decomp": "torch 의 파이썬 분해 구현",
+    "_compute_attention": "keras MultiHeadAttention의 내부 메서드", "_masked_softmax": "keras 층의 내부 메서드",
+    "_refs": "torch의 파이썬 분해 구현", "_decomp": "torch의 파이썬 분해 구현",
 }
 
 
