@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import sqlite3
@@ -25,8 +26,8 @@ from autograder import settings
 from autograder.hub.layout import Layout
 
 # What a clone of the course's .venv leaves out: the autograder package (its editable install points into the
-# repository) and what the clone makes for itself.
-NOT_CLONED = ("__editable__", "attention_course_autograder", "__pycache__")
+# repository). Byte-code caches come along: users cannot write them there, and would compile torch at every import.
+NOT_CLONED = ("__editable__", "attention_course_autograder")
 # Never copied into the grading account's course copy: at its top, built or machine-local things and the course's
 # own state (which the copy keeps); anywhere, caches.
 NOT_COPIED = {".git", ".venv", "build", ".pytest_cache", "demo", "gradebook.db", "submitted", "autograded",
@@ -84,7 +85,8 @@ def shared_interpreter() -> Path:
 def students_env(layout: Layout, source: Path = Path(sys.prefix)) -> Path:
     """The environment at ``layout.env``: rebuilt when the source's installed distributions changed."""
     stamp = layout.env / ".cloned-from"
-    want = f"{source}\n{shared_interpreter()}\n{_fingerprint(source)}\n"
+    this = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()     # a change of this set-up rebuilds it too
+    want = f"{source}\n{shared_interpreter()}\n{_fingerprint(source)}\n{this}\n"
     if stamp.exists() and stamp.read_text() == want:
         return layout.env
     if layout.env.exists():
@@ -108,11 +110,19 @@ def students_env(layout: Layout, source: Path = Path(sys.prefix)) -> Path:
                 continue
         target.write_text(new + script.read_text()[len(old):])
         target.chmod(0o755)
+    # Every user's JupyterLab: no news and no update checks (no requests to the internet, no pop-up).
+    overrides = layout.env / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    overrides.parent.mkdir(parents=True, exist_ok=True)
+    fresh = overrides.with_suffix(".new")              # a new file: the one there may be a link into the source
+    fresh.write_text(json.dumps({"@jupyterlab/apputils-extension:notification":
+                                 {"fetchNews": "false", "checkForUpdates": False}}))
+    os.replace(fresh, overrides)
     subprocess.run(["bash", str(settings.ROOT / "scripts" / "install_kernel.sh"), "--prefix", str(layout.env),
                     "--kernel-only"], check=True, stdout=subprocess.DEVNULL,
                    env={**os.environ, "PYTHON_VENV": str(layout.python)})
     probe = subprocess.run([str(layout.python), "-c", "import autograder"], capture_output=True, cwd="/")
-    assert probe.returncode != 0, f"{layout.env} can import autograder: it must not"
+    if probe.returncode == 0:
+        raise RuntimeError(f"{layout.env} can import autograder: it must not")
     stamp.write_text(want)
     return layout.env
 
@@ -223,9 +233,15 @@ def global_config(layout: Layout, path: Path = GLOBAL_CONFIG) -> Path:
     """``/etc/jupyter/nbgrader_config.py``: every user's nbgrader (students' assignment list, validate, fetch,
     submit) finds the course and the exchange."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    startup = settings.course()["timeouts"]["startup"]
     path.write_text("# Written by `python -m autograder hub`: the course every user of this hub takes part in.\n"
                     "c = get_config()  # noqa: F821\n"
                     f"c.CourseDirectory.course_id = {layout.course_id!r}\n"
-                    f"c.Exchange.root = {str(layout.exchange)!r}\n")
+                    f"c.Exchange.root = {str(layout.exchange)!r}\n"
+                    "# Validate (a student's own check, no grade): a cell may take the course's start-up time, and so\n"
+                    "# may its output (nbgrader's 30 s and nbclient's 4 s fail the first cell, which imports torch and\n"
+                    "# keras, while other users' kernels do the same on a busy hub).\n"
+                    f"c.Execute.timeout = {startup}\n"
+                    f"c.Execute.iopub_timeout = {startup}\n")
     os.chmod(path, 0o644)
     return path
