@@ -32,20 +32,13 @@ import nbformat  # noqa: E402
 from autograder.hub import provision  # noqa: E402
 from autograder.hub.layout import Layout  # noqa: E402
 
-SOFTMAX = '''def softmax(x, axis=-1):
-    x = np.asarray(x)
-    if x.dtype == np.float16:
-        x = x.astype(np.float32)
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-'''
-
-
 def submission(layout: Layout) -> Path:
+    source = nbformat.read(str(layout.course_dir / "source" / "attention" / "attention.ipynb"), 4)
+    solution = [c.source for c in source.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "solution_softmax"]
     nb = nbformat.read(str(layout.course_dir / "release" / "attention" / "attention.ipynb"), 4)
     for cell in nb.cells:
         if cell.metadata.get("nbgrader", {}).get("grade_id") == "solution_softmax":
-            cell.source = SOFTMAX
+            cell.source = solution[0]           # the instructor's softmax (nbgrader's solution markers are comments)
     target = layout.course_dir / "submitted" / "hub-bench" / "attention" / "attention.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, str(target))
@@ -54,13 +47,11 @@ def submission(layout: Layout) -> Path:
     return target
 
 
-def remove(layout: Layout, env: dict) -> None:
+def remove(layout: Layout) -> None:
     """The benchmark's student leaves no trace in the course (formgrader would list it)."""
     for folder in ("submitted", "autograded", "feedback"):
         shutil.rmtree(layout.course_dir / folder / "hub-bench", ignore_errors=True)
-    code = ("import sys\nfrom nbgrader.api import Gradebook, MissingEntry\nwith Gradebook(sys.argv[1]) as gb:\n"
-            "    try:\n        gb.remove_student('hub-bench')\n    except MissingEntry:\n        pass\n")
-    provision.as_user(layout.grader, [str(layout.python), "-c", code, env["COURSE_DB_URL"]], layout, env=env)
+    provision.gradebook_students(layout, remove=["hub-bench"])
 
 
 def timed(fn) -> float:
@@ -102,7 +93,7 @@ def main() -> None:
                         + ", ".join(f"{t:.2f}" for t in times))
             print(rows[-1], flush=True)
     finally:
-        remove(layout, env)
+        remove(layout)
     load = os.getloadavg()
     header = (f"# benchmarks/hub_grading_time.py, {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC, "
               f"{platform.node()}, {os.cpu_count()} cores, load average {load[0]:.1f} at the end")

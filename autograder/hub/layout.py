@@ -8,7 +8,6 @@ from pathlib import Path
 from autograder import settings
 
 INSTRUCTORS = ("instructor1", "instructor2")
-EXCHANGE_MODE = 0o777   # nbgrader's exchange root: every user creates the course's folders and submits there
 
 
 def student_names(n: int) -> list[str]:

@@ -215,11 +215,30 @@ def release(layout: Layout, students: list[str]) -> list[str]:
             as_user(layout.grader, [*nbgrader, "release_assignment", assignment], layout,
                     cwd=layout.course_dir, env=env)
             released.append(assignment)
-    add = ("import sys\nfrom nbgrader.api import Gradebook\nwith Gradebook(sys.argv[1]) as gb:\n"
-           "    for student in sys.argv[2:]:\n        gb.update_or_create_student(student)\n")
-    as_user(layout.grader, [str(layout.python), "-c", add, env["COURSE_DB_URL"], *students], layout,
-            cwd=layout.course_dir, env=env)
+    gradebook_students(layout, add=students)
     return released
+
+
+GRADEBOOK_STUDENTS = """import sys
+from nbgrader.api import Gradebook, MissingEntry
+with Gradebook(sys.argv[1]) as gb:
+    for arg in sys.argv[2:]:
+        if arg.startswith("+"):
+            gb.update_or_create_student(arg[1:])
+        else:
+            try:
+                gb.remove_student(arg[1:])        # with the student's submissions and grades
+            except MissingEntry:
+                pass
+"""
+
+
+def gradebook_students(layout: Layout, add=(), remove=()) -> None:
+    """As the grading account: students added to (or removed from, with their grades) the course's gradebook."""
+    env = grader_env(layout)
+    as_user(layout.grader, [str(layout.python), "-c", GRADEBOOK_STUDENTS, env["COURSE_DB_URL"],
+                            *(f"+{s}" for s in add), *(f"-{s}" for s in remove)], layout,
+            cwd=layout.course_dir, env=env)
 
 
 # ------------------------------------------------------------------------------------------------ exchange, config

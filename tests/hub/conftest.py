@@ -89,12 +89,7 @@ def reset_class(layout: Layout) -> None:
             shutil.rmtree(layout.course_dir / folder / student, ignore_errors=True)
     shutil.rmtree(layout.exchange / layout.course_id / "feedback", ignore_errors=True)
     if (layout.course_dir / "gradebook.db").exists():
-        code = ("import sys\nfrom nbgrader.api import Gradebook, MissingEntry\nwith Gradebook(sys.argv[1]) as gb:\n"
-                "    for s in sys.argv[2:]:\n        try:\n            gb.remove_student(s)\n"
-                "        except MissingEntry:\n            pass\n")
-        provision.as_user(layout.grader, [str(layout.python), "-c", code,
-                                          provision.grader_env(layout)["COURSE_DB_URL"], *STUDENTS], layout,
-                          env=provision.grader_env(layout))
+        provision.gradebook_students(layout, remove=STUDENTS)
 
 
 @pytest.fixture(scope="session")
