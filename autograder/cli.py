@@ -36,6 +36,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="the main job: generate and grade the demo submissions via nbgrader")
     demo.add_argument("assignments", nargs="*", help="assignments (default: all of course_config.py)")
     demo.add_argument("--course-dir", help="where the demo course lives (default: demo/)")
+    hub = commands.add_parser("hub", help="set up and run the course on a multi-user JupyterHub (as root)")
+    hub.add_argument("--students", type=int, default=2, help="student accounts student1..N (default: 2)")
+    hub.add_argument("--port", type=int, default=8000, help="the hub's port (default: 8000)")
+    hub.add_argument("--ip", default="", help="the hub's address (default: all interfaces)")
+    hub.add_argument("--stop", action="store_true", help="stop the hub that runs (and all it started)")
     return parser
 
 
@@ -48,6 +53,10 @@ def main(argv=None) -> int:
 
         outcomes = autograde_class(args.course_dir, args.assignment, args.workers, args.shard, args.students)
         return 0 if all(o.ok for o in outcomes) else 1
+    if args.command == "hub":
+        from autograder.hub.command import main as hub_main
+
+        return hub_main(args)
     from autograder import course
 
     if args.command == "build":

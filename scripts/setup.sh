@@ -6,9 +6,11 @@ cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 
 # System packages: bubblewrap (the sandbox), a Korean font for the heatmaps, PostgreSQL (gradebook tests),
-# Chromium and its driver (browser tests). Installed when missing and when we may (root).
+# Chromium and its driver (browser tests), Node.js with npm (JupyterHub's proxy). Installed when missing and when we
+# may (root).
 DEBS="bubblewrap fonts-nanum fonts-noto-color-emoji postgresql chromium chromium-driver"
 missing=$(for p in $DEBS; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
+command -v npm >/dev/null 2>&1 || missing="$missing nodejs npm"
 if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "setup: apt-get install $missing"
@@ -30,5 +32,12 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/pip install -q --no-deps -e .
   bash scripts/install_kernel.sh >/dev/null   # the course kernel (KERAS_BACKEND=torch) and nbgrader's extensions
   echo "$want" > "$stamp"
+fi
+# configurable-http-proxy, JupyterHub's proxy (`python -m autograder hub`), pinned, from npm into build/node.
+CHP_VERSION=4.6.3
+if command -v npm >/dev/null 2>&1 && [ "$(cat build/node/.version 2>/dev/null)" != "$CHP_VERSION" ]; then
+  mkdir -p build/node
+  npm install --silent --no-audit --no-fund --prefix build/node "configurable-http-proxy@$CHP_VERSION" >/dev/null
+  echo "$CHP_VERSION" > build/node/.version
 fi
 echo "setup: $(KERAS_BACKEND=torch .venv/bin/python -c 'import torch, keras, nbgrader; print(f"torch {torch.__version__}, keras {keras.__version__}, nbgrader {nbgrader.__version__}")')"

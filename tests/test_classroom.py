@@ -10,6 +10,7 @@ import pytest
 
 from autograder.demo import roster
 from autograder.demo.classroom import DemoClass
+from postgres import postgres_server
 
 pytestmark = pytest.mark.slow
 
@@ -81,17 +82,17 @@ def test_rerun_is_idempotent(sqlite_class):
 
 
 @pytest.fixture(scope="module")
-def postgres_db(root):
-    url = subprocess.run(["bash", str(root / "scripts" / "start_postgres.sh")], capture_output=True, text=True,
-                         check=True).stdout.strip().splitlines()[-1]
+def postgres_db():
+    """A PostgreSQL server of this module's own, stopped at the end (tests/postgres.py)."""
     import psycopg2
 
-    name = f"demo_{uuid.uuid4().hex[:8]}"
-    conn = psycopg2.connect(url.replace("+psycopg2", ""))
-    conn.autocommit = True
-    conn.cursor().execute(f"CREATE DATABASE {name}")
-    conn.close()
-    return url.rsplit("/", 1)[0] + "/" + name
+    with postgres_server() as (url, _):
+        name = f"demo_{uuid.uuid4().hex[:8]}"
+        conn = psycopg2.connect(url.replace("+psycopg2", ""))
+        conn.autocommit = True
+        conn.cursor().execute(f"CREATE DATABASE {name}")
+        conn.close()
+        yield url.rsplit("/", 1)[0] + "/" + name
 
 
 @pytest.fixture(scope="module")

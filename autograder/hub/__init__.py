@@ -1,0 +1,16 @@
+"""The course on a real multi-user JupyterHub, on one machine (``python -m autograder hub``).
+
+Roles as in nbgrader's ``demo_one_class_multiple_graders``: every person is a Unix user who logs in with their
+password (PAM) and gets their own JupyterLab (the local-process spawner); the grading account
+``grader-<course_id>`` owns a copy of the course repository (unreadable to anyone else) and runs nbgrader's
+formgrader as a hub service named after the course, which only the hub group ``formgrade-<course_id>``
+(the instructors) may reach. The exchange is nbgrader's shared folder. Students' servers and kernels run in an
+environment without the ``autograder`` package; the formgrader's does too, and finds ``autograder`` only in the
+course copy (``PYTHONPATH``), so grading there runs this package's whole pipeline (sandbox, hidden graders,
+Korean reports) as the non-root grading account.
+
+* ``layout``   where everything lives (one ``Layout`` for the setup, the hub's config and the tests)
+* ``accounts`` Unix users, hub groups, passwords
+* ``provision`` the students' environment, the course copy, the exchange, the global nbgrader config
+* ``server``   jupyterhub's config, start, wait, stop
+"""

@@ -1,0 +1,89 @@
+"""``python -m autograder hub [--students N] [--port 8000] [--ip IP] [--stop]``: set up (idempotently) and run the
+course's JupyterHub in the foreground until Ctrl-C, or stop the one that runs (``--stop``)."""
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import sys
+import time
+
+from autograder import settings
+from autograder.hub import accounts, provision, server
+from autograder.hub.layout import INSTRUCTORS, Layout, student_names
+
+
+def setup(layout: Layout, n_students: int) -> dict[str, str]:
+    """Everything the hub needs, as root; returns the logins (user -> password)."""
+    students = student_names(n_students)
+    steps = []
+
+    def step(what, fn, *args):
+        start = time.perf_counter()
+        result = fn(*args)
+        steps.append(f"{what} {time.perf_counter() - start:.1f} s")
+        return result
+
+    logins = step("accounts", accounts.ensure_logins, [*INSTRUCTORS, *students], layout.passwords)
+    step("grading account", accounts.ensure_user, layout.grader)
+    step("students' environment", provision.students_env, layout)
+    step("exchange", provision.exchange, layout)
+    step("global nbgrader config", provision.global_config, layout)
+    step("course copy", provision.course_copy, layout)
+    released = step("generate/release", provision.release, layout, students)
+    server.write_config(layout, students)
+    print(f"hub: set up ({', '.join(steps)}); released: {', '.join(released) or 'nothing new'}", flush=True)
+    return logins
+
+
+def warn_if_readable(root) -> None:
+    """The checkout this runs from holds the graders: students must not read it (the course copy is private)."""
+    for path in (root, *root.parents):
+        mode = path.stat().st_mode
+        if not mode & stat.S_IXOTH:
+            return
+    if root.stat().st_mode & stat.S_IROTH:
+        print(f"hub: WARNING: {root} (graders, solutions) is readable by every local user, students included; "
+              f"`chmod o-rwx {root}` (the hub uses its own copy, {Layout.for_course().course_dir})", file=sys.stderr)
+
+
+def main(args) -> int:
+    layout = Layout.for_course(port=args.port, ip=args.ip)
+    if args.stop:
+        pid = server.running_pid(layout)
+        if pid is None:
+            print("hub: not running")
+            return 0
+        server.stop_process(pid)
+        server.stop_leftovers(layout)
+        print(f"hub: stopped (pid {pid})")
+        return 0
+    if os.geteuid() != 0:
+        print("hub: must run as root (it creates Unix users and runs JupyterHub with PAM)", file=sys.stderr)
+        return 2
+    if server.running_pid(layout):
+        print(f"hub: already running (pid {server.running_pid(layout)}); stop it with --stop", file=sys.stderr)
+        return 1
+    warn_if_readable(settings.ROOT)
+    setup(layout, args.students)
+    try:
+        proc = server.start(layout)
+    except RuntimeError as exc:
+        server.stop_leftovers(layout)
+        print(f"hub: {exc}", file=sys.stderr)
+        return 1
+    print(f"hub: JupyterHub at {layout.url} (pid {proc.pid}, log {layout.log}); logins in {layout.passwords} "
+          f"(root only); formgrader: {layout.url}/services/{layout.course_id}/ for {layout.formgrade_group}; "
+          "Ctrl-C or `python -m autograder hub --stop` stops it", flush=True)
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        server.stop_process(proc)
+        server.stop_leftovers(layout)

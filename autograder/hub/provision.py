@@ -1,0 +1,266 @@
+"""What the hub's users share, set up idempotently as root.
+
+* ``students_env``: the Python environment of every user's JupyterLab and kernels (students', instructors' and the
+  formgrader's): the course's ``.venv`` (the pinned ``requirements.txt``) without the ``autograder`` package,
+  cloned with hard links (seconds, no second download; same files, same versions), with its own interpreter
+  links, console scripts and the course kernel.
+* ``course_copy``: the repository's files copied into the grading account's private home (0700), owned by it;
+  the course's state there (gradebook, submitted/, autograded/, feedback/) is never touched by a re-sync.
+* ``exchange``: nbgrader's exchange root (``ugo+rw`` as nbgrader's docs say, plus the sticky bit, so that no
+  user can rename or remove a folder another user made there).
+* ``global_config``: ``/etc/jupyter/nbgrader_config.py`` (course id and exchange root) for every user.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+from autograder import settings
+from autograder.hub.layout import Layout
+
+# What a clone of the course's .venv leaves out: the autograder package (its editable install points into the
+# repository). Byte-code caches come along: users cannot write them there, and would compile torch at every import.
+NOT_CLONED = ("__editable__", "attention_course_autograder")
+# Never copied into the grading account's course copy: at its top, built or machine-local things and the course's
+# own state (which the copy keeps); anywhere, caches.
+NOT_COPIED = {".git", ".venv", "build", ".pytest_cache", "demo", "gradebook.db", "submitted", "autograded",
+              "feedback", ".autograder", "tmp"}
+NOT_COPIED_ANYWHERE = {"__pycache__", ".ipynb_checkpoints"}
+GLOBAL_CONFIG = Path("/etc/jupyter/nbgrader_config.py")
+KERNEL = "attention-course"
+
+
+# ------------------------------------------------------------------------------------------------ the environment
+def _site_packages(prefix: Path) -> Path:
+    return prefix / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+
+
+def _fingerprint(source: Path) -> str:
+    names = sorted(p.name for p in _site_packages(source).iterdir() if p.name.endswith(".dist-info"))
+    return hashlib.sha256("\n".join(names).encode()).hexdigest()
+
+
+def _link_tree(src: Path, dst: Path) -> None:
+    """Hard-link every file of ``src`` under ``dst`` (directories made anew), leaving out NOT_CLONED."""
+    for dirpath, dirnames, filenames in os.walk(src):
+        dirnames[:] = [d for d in dirnames if not d.startswith(NOT_CLONED)]
+        rel = Path(dirpath).relative_to(src)
+        (dst / rel).mkdir(parents=True, exist_ok=True)
+        os.chmod(dst / rel, 0o755)
+        for name in filenames:
+            if name.startswith(NOT_CLONED):
+                continue
+            source, target = Path(dirpath) / name, dst / rel / name
+            if source.is_symlink():
+                target.symlink_to(os.readlink(source))
+            else:
+                os.link(source, target)
+
+
+def _open_to_all(path: Path) -> bool:
+    """Whether every user may run ``path`` (its folders all searchable by others, the file executable by them)."""
+    path = path.resolve()
+    return bool(path.stat().st_mode & stat.S_IXOTH) and all(p.stat().st_mode & stat.S_IXOTH for p in path.parents)
+
+
+def shared_interpreter() -> Path:
+    """A Python of this version that every user may run: this one's base interpreter where others may run it
+    (not a pyenv build under /root, say), else the system's ``/usr/bin/pythonX.Y`` (same ABI: the cloned
+    packages' compiled parts load in it)."""
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    for candidate in (Path(sys.base_prefix) / "bin" / version, Path("/usr/bin") / version):
+        if candidate.exists() and _open_to_all(candidate):
+            return candidate
+    raise RuntimeError(f"no {version} that every user may run: install Debian's {version} (apt-get install "
+                       f"{version}) or make {sys.base_prefix} readable")
+
+
+def students_env(layout: Layout, source: Path = Path(sys.prefix)) -> Path:
+    """The environment at ``layout.env``: rebuilt when the source's installed distributions changed."""
+    stamp = layout.env / ".cloned-from"
+    this = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()     # a change of this set-up rebuilds it too
+    want = f"{source}\n{shared_interpreter()}\n{_fingerprint(source)}\n{this}\n"
+    if stamp.exists() and stamp.read_text() == want:
+        return layout.env
+    if layout.env.exists():
+        shutil.rmtree(layout.env)
+    subprocess.run([str(shared_interpreter()), "-m", "venv", "--without-pip", str(layout.env)], check=True)
+    _link_tree(_site_packages(source), _site_packages(layout.env))
+    # Jupyter's data (lab extensions; the kernel is installed below) and config (server extensions enabled):
+    # data linked, config copied (it is small, and Jupyter writes there).
+    _link_tree(source / "share" / "jupyter", layout.env / "share" / "jupyter")
+    shutil.rmtree(layout.env / "share" / "jupyter" / "kernels", ignore_errors=True)
+    if (source / "etc").exists():
+        shutil.copytree(source / "etc", layout.env / "etc", dirs_exist_ok=True)
+    # Console scripts: the same files with this environment's interpreter in their #! line.
+    old, new = f"#!{source}/bin/", f"#!{layout.env}/bin/"
+    for script in (source / "bin").iterdir():
+        target = layout.env / "bin" / script.name
+        if script.is_symlink() or target.exists() or not script.is_file():
+            continue
+        with open(script, "rb") as fh:
+            if fh.read(len(old)) != old.encode():
+                continue
+        target.write_text(new + script.read_text()[len(old):])
+        target.chmod(0o755)
+    # Every user's JupyterLab: no news and no update checks (no requests to the internet, no pop-up).
+    overrides = layout.env / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    overrides.parent.mkdir(parents=True, exist_ok=True)
+    fresh = overrides.with_suffix(".new")              # a new file: the one there may be a link into the source
+    fresh.write_text(json.dumps({"@jupyterlab/apputils-extension:notification":
+                                 {"fetchNews": "false", "checkForUpdates": False}}))
+    os.replace(fresh, overrides)
+    subprocess.run(["bash", str(settings.ROOT / "scripts" / "install_kernel.sh"), "--prefix", str(layout.env),
+                    "--kernel-only"], check=True, stdout=subprocess.DEVNULL,
+                   env={**os.environ, "PYTHON_VENV": str(layout.python)})
+    probe = subprocess.run([str(layout.python), "-c", "import autograder"], capture_output=True, cwd="/")
+    if probe.returncode == 0:
+        raise RuntimeError(f"{layout.env} can import autograder: it must not")
+    stamp.write_text(want)
+    return layout.env
+
+
+# ------------------------------------------------------------------------------------------------ the course copy
+def _repository_files(root: Path) -> list[Path]:
+    """The repository's files: git's list (tracked and untracked, not ignored) where it is a clone, else a walk."""
+    if (root / ".git").exists():
+        out = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                             capture_output=True, check=True).stdout
+        files = [Path(p) for p in out.decode().split("\0") if p]
+    else:
+        files = [p.relative_to(root) for p in root.rglob("*") if p.is_file()]
+    return [f for f in files
+            if f.parts[0] not in NOT_COPIED and not NOT_COPIED_ANYWHERE & set(f.parts) and (root / f).is_file()]
+
+
+def as_user(user: str, command: list[str], layout: Layout, cwd: Path | None = None, check: bool = True,
+            env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run ``command`` as ``user`` (its uid, gid and supplementary groups, its HOME), in the students' env."""
+    import pwd
+
+    entry = pwd.getpwnam(user)
+    full_env = {"HOME": entry.pw_dir, "USER": user, "LOGNAME": user, "LANG": "C.UTF-8",
+                "PATH": f"{layout.env / 'bin'}:/usr/local/bin:/usr/bin:/bin", **(env or {})}
+    proc = subprocess.run(command, cwd=cwd or entry.pw_dir, env=full_env, user=entry.pw_uid, group=entry.pw_gid,
+                          extra_groups=os.getgrouplist(user, entry.pw_gid), capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} as {user} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def grader_env(layout: Layout) -> dict:
+    """What the grading account's processes add to their environment: ``autograder`` from the course copy and
+    the copy's gradebook, whatever their working directory."""
+    return {"PYTHONPATH": str(layout.course_dir), "KERAS_BACKEND": "torch",
+            "COURSE_DB_URL": f"sqlite:///{layout.course_dir / 'gradebook.db'}",
+            "COURSE_EXCHANGE": str(layout.exchange)}
+
+
+def course_copy(layout: Layout, source: Path = settings.ROOT) -> Path:
+    """Copy (or refresh) the repository's files into the grading account's course directory, owned by it."""
+    import pwd
+
+    entry = pwd.getpwnam(layout.grader)
+    target = layout.course_dir
+    target.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for rel in _repository_files(source):
+        dst = target / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source / rel, dst)
+    for dirpath, dirnames, filenames in os.walk(layout.grader_home):
+        for name in [*dirnames, *filenames]:
+            os.lchown(os.path.join(dirpath, name), entry.pw_uid, entry.pw_gid)
+    os.chown(layout.grader_home, entry.pw_uid, entry.pw_gid)
+    os.chmod(layout.grader_home, 0o700)
+    os.chmod(target, 0o700)
+    # The grading account's nbgrader settings: the course directory is its copy (formgrader starts elsewhere).
+    config = layout.grader_home / ".jupyter" / "nbgrader_config.py"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text(f"c = get_config()  # noqa: F821\nc.CourseDirectory.root = {str(target)!r}\n")
+    for path in (config.parent, config):
+        os.chown(path, entry.pw_uid, entry.pw_gid)
+    return target
+
+
+def _gradebook_assignments(course_dir: Path) -> set[str]:
+    db = course_dir / "gradebook.db"
+    if not db.exists():
+        return set()
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        try:
+            return {row[0] for row in conn.execute("SELECT name FROM assignment")}
+        except sqlite3.OperationalError:
+            return set()
+
+
+def release(layout: Layout, students: list[str]) -> list[str]:
+    """As the grading account: every assignment generated (into its gradebook) and released to the exchange,
+    and every student in the gradebook. Skips what is already done; returns what it released."""
+    nbgrader = [str(layout.python), "-m", "nbgrader"]
+    env = grader_env(layout)
+    done = _gradebook_assignments(layout.course_dir)
+    released = []
+    for assignment in settings.course()["assignments"]:
+        if assignment not in done:
+            as_user(layout.grader, [*nbgrader, "generate_assignment", assignment, "--force"], layout,
+                    cwd=layout.course_dir, env=env)
+        if not (layout.exchange / layout.course_id / "outbound" / assignment).exists():
+            as_user(layout.grader, [*nbgrader, "release_assignment", assignment], layout,
+                    cwd=layout.course_dir, env=env)
+            released.append(assignment)
+    gradebook_students(layout, add=students)
+    return released
+
+
+GRADEBOOK_STUDENTS = """import sys
+from nbgrader.api import Gradebook, MissingEntry
+with Gradebook(sys.argv[1]) as gb:
+    for arg in sys.argv[2:]:
+        if arg.startswith("+"):
+            gb.update_or_create_student(arg[1:])
+        else:
+            try:
+                gb.remove_student(arg[1:])        # with the student's submissions and grades
+            except MissingEntry:
+                pass
+"""
+
+
+def gradebook_students(layout: Layout, add=(), remove=()) -> None:
+    """As the grading account: students added to (or removed from, with their grades) the course's gradebook."""
+    env = grader_env(layout)
+    as_user(layout.grader, [str(layout.python), "-c", GRADEBOOK_STUDENTS, env["COURSE_DB_URL"],
+                            *(f"+{s}" for s in add), *(f"-{s}" for s in remove)], layout,
+            cwd=layout.course_dir, env=env)
+
+
+# ------------------------------------------------------------------------------------------------ exchange, config
+def exchange(layout: Layout) -> Path:
+    layout.exchange.mkdir(parents=True, exist_ok=True)
+    os.chmod(layout.exchange, 0o777 | stat.S_ISVTX)
+    return layout.exchange
+
+
+def global_config(layout: Layout, path: Path = GLOBAL_CONFIG) -> Path:
+    """``/etc/jupyter/nbgrader_config.py``: every user's nbgrader (students' assignment list, validate, fetch,
+    submit) finds the course and the exchange."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    startup = settings.course()["timeouts"]["startup"]
+    path.write_text("# Written by `python -m autograder hub`: the course every user of this hub takes part in.\n"
+                    "c = get_config()  # noqa: F821\n"
+                    f"c.CourseDirectory.course_id = {layout.course_id!r}\n"
+                    f"c.Exchange.root = {str(layout.exchange)!r}\n"
+                    "# Validate (a student's own check, no grade): a cell may take the course's start-up time, and so\n"
+                    "# may its output (nbgrader's 30 s and nbclient's 4 s fail the first cell, which imports torch and\n"
+                    "# keras, while other users' kernels do the same on a busy hub).\n"
+                    f"c.Execute.timeout = {startup}\n"
+                    f"c.Execute.iopub_timeout = {startup}\n")
+    os.chmod(path, 0o644)
+    return path
