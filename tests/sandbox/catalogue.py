@@ -1300,7 +1300,7 @@ ATTACKS = [
           (TARGET,), on_target(PRINTS_NUMBERS)),
     # ---- reading and writing what the judging side keeps
     Entry("read_graders", "attack", "cells",
-          "숨은 채점기 파일을 경로 추측과 editable 설치의 import 로 읽기",
+          "비공개 채점기 파일을 경로 추측과 editable 설치의 import 로 읽기",
           "read the hidden graders by guessing paths and importing them through the editable install",
           (TARGET,), lambda ctx: on_target(cheat(read_graders(ctx)))(ctx)),
     Entry("read_gpu_refs", "attack", "cells",
