@@ -16,6 +16,7 @@ import pytest
 
 from autograder import settings
 from autograder.collect import GRADERS, Submission, collect, exercises_of
+from autograder.graders import isolation
 from autograder.graders.plugin import GradingSession, Student, TestResult
 from autograder.sandbox import zygote
 from autograder.sandbox.runner import StudentCodeError, StudentProcess
@@ -27,6 +28,7 @@ class ExerciseResult:
     score: float
     max_score: float
     tests: list[TestResult]
+    notes: list = field(default_factory=list)   # Korean: other exercises whose mistakes this one would inherit
 
     @property
     def diagnosis(self) -> list:
@@ -46,6 +48,7 @@ class GradeResult:
     notebook_errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
     timings: dict = field(default_factory=dict)   # lane_start, notebook, graders (seconds)
+    costs: dict = field(default_factory=dict)     # restarts, timeouts (calls past their limit), interrupted (of those)
 
     @property
     def score(self) -> float:
@@ -67,10 +70,12 @@ class GradeResult:
                 "tests": [{"name": t.name, "passed": t.passed, "points": t.points, "message": t.message}
                           for t in e.tests],
                 "diagnosis": [{"id": m.id, "title": m.title, "hint": m.hint} for m in e.diagnosis],
+                "notes": list(e.notes),
             } for e in self.exercises],
             "notebook_errors": self.notebook_errors,
             "seconds": round(self.seconds, 3),
             "timings": {k: round(v, 3) for k, v in self.timings.items()},
+            "costs": dict(self.costs),
         }
 
 
@@ -134,10 +139,11 @@ def grade_submission(submission: Submission, seed: int | None = None, started=No
     process, errors = started or start_student(submission)
     process.deadline = time.monotonic() + settings.course()["timeouts"]["submission"]
     try:
-        student = Student(process, submission.code_cells)
+        student = Student(process, submission.code_cells, settings.course()["timeouts"])
         graders_start = time.perf_counter()
         session = run_graders(submission.assignment, student, seed)
         timings = {**process.timings, "graders": time.perf_counter() - graders_start}
+        costs = {"restarts": process.restarts, "timeouts": process.timeouts, "interrupted": process.interrupted}
     finally:
         process.cleanup()
     exercises = []
@@ -153,8 +159,20 @@ def grade_submission(submission: Submission, seed: int | None = None, started=No
             exercises.append(ExerciseResult(name, round(sum(t.points for t in tests if t.passed), 4),
                                             round(sum(t.points for t in tests), 4), tests))
     exercises = [e for e in exercises if e.tests]
+    _add_dependency_notes(exercises, submission, student)
     return GradeResult(submission.assignment, Path(submission.path).name, seed, exercises, errors,
-                       time.perf_counter() - start, timings)
+                       time.perf_counter() - start, timings, costs)
+
+
+def _add_dependency_notes(exercises: list[ExerciseResult], submission: Submission, student: Student) -> None:
+    """Each exercise graded with the reference in place of the other contract functions it calls says which of
+    the student's own ones would make it wrong in the real notebook (those that lost points)."""
+    lost = {e.name for e in exercises if e.score < e.max_score}
+    contract = {e.name for e in exercises} | set(isolation.REFERENCES)
+    for exercise in exercises:
+        calls = isolation.calls_in_source(exercise.name, submission.code_cells, contract)
+        calls |= student.asked.get(exercise.name, set())
+        exercise.notes = isolation.dependency_notes(exercise.name, calls - {exercise.name}, lost)
 
 
 def grade_notebook(nb, path: str = "", assignment: str | None = None, seed: int | None = None) -> GradeResult:

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,6 +107,8 @@ class StudentProcess:
         self.failures: dict = {}          # function -> how often its calls hung or ended the process
         self.broken: dict = {}            # function -> why it is not called again (after max_restarts failures)
         self.deadline: float | None = None  # monotonic time after which no more calls are made (whole submission)
+        self.timeouts = 0                 # calls that ran past their limit
+        self.interrupted = 0              # of those, the ones stopped by an interrupt (the process lived on)
         self.scratch = None if zygote else Path(tempfile.mkdtemp(prefix="autograder-"))
         self.log_path = None if zygote else self.scratch / "output.log"
 
@@ -269,12 +272,16 @@ class StudentProcess:
             raise StudentCodeError("protocol", f"학생 프로세스가 읽을 수 없는 값을 보냈습니다: {exc}")
         return reply, out
 
-    def request(self, header: dict, arrays=(), timeout: float | None = None) -> dict:
+    def request(self, header: dict, arrays=(), timeout: float | None = None, answer=None) -> dict:
         """Send one request; returns the decoded reply (``value`` decoded, ``used`` kept).
 
-        A function whose calls hung or ended the process ``max_restarts`` times is not called again (its later
-        calls fail at once), so one broken exercise cannot use up the time of the others; and no call starts after
-        the submission's deadline.
+        While the student's code runs, it may ask for reference results (``callback`` frames from the proxies of
+        ``worker._Isolated``): ``answer(header, arrays) -> (header, arrays)`` gives them (without ``answer`` every
+        such question is refused). The time the grader spends answering does not count against ``timeout``.
+
+        A function whose call ran past its time limit or ended the process is recognised once: it is not called
+        again, and its later calls fail at once with the same message, so one broken exercise cannot use up the
+        time of the others; and no call starts after the submission's deadline.
         """
         key = header.get("target") if isinstance(header.get("target"), str) else "<object>"
         if key in self.broken:
@@ -286,14 +293,29 @@ class StudentProcess:
                 raise StudentCodeError("timeout", "제출물 전체의 채점 시간 제한을 넘어 나머지 검사는 하지 않았습니다.")
             timeout = min(timeout, left)
         self._ensure_running()
+        what = header.get("op", "")
+        # (a lone bubblewrap's pid is bubblewrap's own, which an interrupt would end: such a process is killed)
+        interruptible = header.get("op") == "call" and (self.zygote is not None or not self.sandboxed)
+        interrupt = _Interrupter(self.proc.pid, timeout) if interruptible else None
         try:
-            reply, out = self._exchange(header, list(arrays), timeout, header.get("op", ""))
+            try:
+                reply, out = self._exchange(header, list(arrays), timeout + (INTERRUPT_GRACE if interrupt else 0),
+                                            what)
+                reply, out = self._answer_callbacks(reply, out, answer, timeout, what, interrupt)
+            finally:
+                if interrupt is not None:
+                    interrupt.stop()
+            if interrupt is not None and interrupt.fired and reply.get("error") == "KeyboardInterrupt":
+                self.interrupted += 1  # the call stopped at its limit; the process lives on, nothing to replay
+                raise StudentCodeError("timeout", _timeout_message(timeout))
         except StudentCodeError as exc:
-            if exc.kind in ("timeout", "crashed") and header.get("op") == "call":
+            if exc.kind in ("timeout", "crashed") and header.get("op") in ("call", "getattr", "len", "get"):
+                if exc.kind == "timeout":
+                    self.timeouts += 1
+                    exc = StudentCodeError("timeout", _timeout_message(timeout), exc.detail)
                 self.failures[key] = self.failures.get(key, 0) + 1
-                if self.failures[key] >= self.limits.max_restarts:
-                    self.broken[key] = (f"{exc.message} 이 함수는 {self.failures[key]}번 이렇게 끝나서 "
-                                        "남은 검사에서는 더 호출하지 않았습니다.")
+                self.broken[key] = exc.message
+                raise exc from None
             raise
         if not reply.get("ok"):
             if reply.get("error") == "Missing":
@@ -303,6 +325,32 @@ class StudentProcess:
                 _exception_message(reply), "\n".join(reply.get("where", [])))
         reply["value"] = self._bind(decode_value(reply.get("value"), out))
         return reply
+
+    def _answer_callbacks(self, reply, out, answer, timeout, what, interrupt=None):
+        """Answer the student's questions for reference results until the real reply comes (the time spent
+        answering here does not count against the call)."""
+        started, answering = time.monotonic(), 0.0
+        grace = INTERRUPT_GRACE if interrupt is not None else 0.0
+        while reply.get("op") == "callback":
+            begun = time.monotonic()
+            if interrupt is not None:
+                interrupt.pause()
+            try:
+                if answer is None:
+                    response, arrays = {"ok": False, "error": "RuntimeError",
+                                        "message": "지금은 참조 결과를 물을 수 없습니다."}, []
+                else:
+                    response, arrays = answer(reply, out)
+            finally:
+                if interrupt is not None:
+                    interrupt.resume()
+            answering += time.monotonic() - begun
+            left = timeout + grace - (time.monotonic() - started - answering)
+            if left <= 0:
+                self.close()
+                raise StudentCodeError("timeout", _timeout_message(timeout))
+            reply, out = self._exchange(response, arrays, left, what)
+        return reply, out
 
     def _bind(self, value):
         """Turn handles of a reply into ``Remote`` objects of this process."""
@@ -316,11 +364,16 @@ class StudentProcess:
         """Call a student's function (by name) or a method of a remote object; returns plain values."""
         return self._call(target, args, kwargs, method)
 
-    def _call(self, target, args, kwargs, method=None, memory_mb=None) -> dict:
+    def _call(self, target, args, kwargs, method=None, memory_mb=None, timeout=None, isolate=(),
+              answer=None) -> dict:
+        """One call. ``isolate``: names of the student's functions that are proxies during the call (their
+        results come from ``answer``, see ``request``); ``timeout``: this call's limit (default ``call_timeout``)."""
         arrays: list = []
         header = {"op": "call", "target": _target(target), "method": method, "memory_mb": memory_mb,
                   "args": encode_value(list(args), arrays), "kwargs": encode_value(dict(kwargs), arrays)}
-        return self.request(header, arrays)
+        if isolate:
+            header["isolate"] = sorted(isolate)
+        return self.request(header, arrays, timeout, answer)
 
     def call_with_memory(self, memory_mb: int, target, *args, **kwargs):
         """Like ``call``, allowing at most ``memory_mb`` MiB beyond what the process holds now.
@@ -329,32 +382,100 @@ class StudentProcess:
         ``MemoryError``), and the peak resident memory is measured from this side (``/proc/PID/clear_refs`` and
         ``VmHWM``), so a process that raises its soft limit again is still caught. The reply carries ``peak_mb``.
         """
+        return self._call_with_memory(memory_mb, target, args, kwargs)
+
+    def _call_with_memory(self, memory_mb: int, target, args, kwargs, **options) -> dict:
+        """``call_with_memory`` with ``_call``'s options (timeout, isolate, answer)."""
         self._ensure_running()
         pid = self.proc.pid
         with open(f"/proc/{pid}/clear_refs", "w") as fh:
             fh.write("5")  # reset the peak resident size (VmHWM) to the current one
         rss = _status(pid, "VmRSS")
-        reply = self._call(target, args, kwargs, memory_mb=memory_mb)
+        reply = self._call(target, args, kwargs, memory_mb=memory_mb, **options)
         reply["peak_mb"] = (_status(pid, "VmHWM") - rss) / (1 << 20)
         return reply
 
 
+INTERRUPT_GRACE = 1.0  # seconds a call has to stop after the interrupt at its limit before its process is killed
+
+
+class _Interrupter:
+    """Sends SIGINT to the student's process when a call runs past ``seconds`` (paused while the grader answers
+    the call's questions). The worker turns it into ``KeyboardInterrupt`` inside the call, so a hung call ends
+    without killing the process (no replay of the cells); a call that ignores it is killed at the grace's end."""
+
+    def __init__(self, pid: int, seconds: float):
+        self.pid, self.deadline = pid, time.monotonic() + seconds
+        self.fired = self._done = False
+        self._paused_at = None
+        self._cond = threading.Condition()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self):
+        with self._cond:
+            while not self._done:
+                if self._paused_at is not None:
+                    self._cond.wait()
+                    continue
+                left = self.deadline - time.monotonic()
+                if left <= 0:
+                    self.fired = True
+                    try:
+                        os.kill(self.pid, signal.SIGINT)
+                    except OSError:
+                        pass
+                    return
+                self._cond.wait(left)
+
+    def pause(self):
+        with self._cond:
+            self._paused_at = time.monotonic()
+
+    def resume(self):
+        with self._cond:
+            if self._paused_at is not None:
+                self.deadline += time.monotonic() - self._paused_at
+                self._paused_at = None
+            self._cond.notify()
+
+    def stop(self):
+        with self._cond:
+            self._done = True
+            self._cond.notify()
+
+
 class Remote:
-    """A student's object that stays in the student's process (e.g. a ``KVCache``)."""
+    """A student's object that stays in the student's process (e.g. a ``KVCache``).
+
+    Its requests go through ``_requester(header, arrays) -> reply`` when the graders set one (their limits and
+    time budget), straight to the process otherwise.
+    """
 
     def __init__(self, process: StudentProcess, handle: int, type_name: str):
         self._process, self._handle, self.type_name = process, handle, type_name
+        self._requester = None
+
+    def _request(self, header: dict, arrays=()) -> dict:
+        if self._requester is None:
+            return self._process.request(header, arrays)
+        return self._requester(header, list(arrays))
 
     def __getattr__(self, attr):
         if attr.startswith("_"):
             raise AttributeError(attr)
-        reply = self._process.request({"op": "getattr", "target": {"h": self._handle}, "attr": attr})
+        reply = self._request({"op": "getattr", "target": {"h": self._handle}, "attr": attr})
         if reply.get("callable"):
-            return lambda *args, **kwargs: self._process.call(self, *args, method=attr, **kwargs)["value"]
+            return lambda *args, **kwargs: self._method(attr, args, kwargs)
         return reply["value"]
 
+    def _method(self, attr: str, args, kwargs):
+        arrays: list = []
+        header = {"op": "call", "target": {"h": self._handle}, "method": attr, "memory_mb": None,
+                  "args": encode_value(list(args), arrays), "kwargs": encode_value(dict(kwargs), arrays)}
+        return self._request(header, arrays)["value"]
+
     def __len__(self):
-        value = self._process.request({"op": "len", "target": {"h": self._handle}})["value"]
+        value = self._request({"op": "len", "target": {"h": self._handle}})["value"]
         return int(value)
 
 
@@ -420,6 +541,11 @@ def _status(pid: int, field: str) -> int:
             if line.startswith(field + ":"):
                 return int(line.split()[1]) * 1024
     return 0
+
+
+def _timeout_message(seconds: float) -> str:
+    return (f"제한 시간 {seconds:.3g}초 안에 끝나지 않았습니다. 제한 시간을 넘긴 함수는 남은 검사에서 다시 "
+            f"호출하지 않습니다.")
 
 
 def _crash_message(code) -> str:
