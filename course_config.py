@@ -24,10 +24,11 @@ COURSE = {
     # Timeouts in seconds.
     "timeouts": {
         # One code cell of a submission (a cell past it is stopped; the next cells run) and all of them together.
-        # The course's notebooks run in 1-3 s (the slowest correct implementation included), so these are ten
-        # times that; a cell that calls a hanging function costs at most this much before the graders start.
-        "cell": 10,
-        "startup": 30,
+        # The course's notebooks run in 1-3 s on a loaded 2-core machine (the slowest correct implementation
+        # included; no cell takes more than 1 s), so these leave a wide margin; a notebook whose cells call a hanging
+        # function costs at most "startup" before the graders start (a cell past its limit costs that cell only).
+        "cell": 8,
+        "startup": 20,
         "call": 20,           # one call of a student's function by a hidden grader (a call with big inputs)
         # A call whose inputs are small (at most call_small numbers: every grader input but flash_attention's
         # 8,192-token memory test; the float64 reference needs milliseconds there) gets call_floor seconds. The

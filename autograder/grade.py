@@ -118,9 +118,15 @@ def start_student(submission: Submission, capture: int | None = None) -> tuple[S
     """Run the submission's code cells in its sandboxed process; returns the process and the notebook's errors."""
     timeouts = settings.course()["timeouts"]
     sandboxed = settings.sandboxed()
+    lane, lane_start = zygote.shared(sandboxed), 0.0
+    if lane is not None and not lane.alive:
+        # the lane's start (the nursery's imports: seconds, more on a loaded machine) is not the student's time:
+        # the cells' own limits ("cell", "startup") start after it
+        started = time.perf_counter()
+        lane.start()
+        lane_start = time.perf_counter() - started
     process = StudentProcess(submission.code_cells, settings.limits(), timeouts["startup"], timeouts["call"],
-                             sandboxed=sandboxed, zygote=zygote.shared(sandboxed), capture=capture,
-                             cell_timeout=timeouts["cell"])
+                             sandboxed=sandboxed, zygote=lane, capture=capture, cell_timeout=timeouts["cell"])
     errors: list[str] = [] if sandboxed else [UNSANDBOXED]
     try:
         report = process.start()
@@ -128,6 +134,8 @@ def start_student(submission: Submission, capture: int | None = None) -> tuple[S
     except StudentCodeError as exc:
         errors += [f"노트북 코드를 실행하는 중 문제가 생겼습니다: {exc.message}"]
         process.crashed_for_good = exc.message
+    if lane_start:
+        process.timings["lane_start"] = lane_start
     return process, errors
 
 
