@@ -32,6 +32,8 @@ CELLS = [
     "def later(x):\n    return _kept[-1](x)",
     "def own(x):\n    return softmax(x)",
     "class Box:\n    pass\n\ndef odd(x):\n    return softmax(Box())",
+    "def causal_mask(t_q, t_k=None):\n    return np.zeros((1, 1), dtype=bool)          # wrong",
+    "def mask_rows(n):\n    return float(causal_mask(n).shape[0])",
     "def spin():\n    while True:\n        pass",
     "def one():\n    return 1.0",
 ]
@@ -79,6 +81,16 @@ def test_a_kept_proxy_is_refused_outside_its_call(proc):
 def test_arguments_that_are_not_data_run_the_students_own_function(proc):
     reply, answers = isolated_call(proc, "odd", np.ones(3))
     assert np.all(np.asarray(reply["value"]) == 0)                  # the student's own softmax ran (zeros)
+    assert answers.asked == set()
+
+
+def test_questions_too_big_to_answer_run_the_students_own_function(proc):
+    """A proxy cannot make the grader compute without bound (a 10^5 x 10^5 mask): the student's own runs."""
+    answers = isolation.Answers(["causal_mask"])
+    assert proc._call("mask_rows", (4,), {}, isolate=["causal_mask"], answer=answers)["value"] == 4.0
+    assert answers.asked == {"causal_mask"}
+    answers = isolation.Answers(["causal_mask"])
+    assert proc._call("mask_rows", (100_000,), {}, isolate=["causal_mask"], answer=answers)["value"] == 1.0
     assert answers.asked == set()
 
 

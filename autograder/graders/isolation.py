@@ -20,7 +20,6 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
-import time
 
 import numpy as np
 
@@ -82,31 +81,48 @@ class Answers:
     def __init__(self, allowed):
         self.allowed = set(allowed)
         self.asked: set[str] = set()
-        self.seconds = 0.0
 
     def __call__(self, header, arrays):
         from autograder.sandbox.runner import StudentCodeError, decode_value, encode_value
 
-        start = time.perf_counter()
+        name = header.get("name")
+        if name not in self.allowed:
+            return {"ok": False, "error": "RuntimeError",
+                    "message": f"`{name}`의 참조 결과는 지금 채점 중인 함수에 주어지지 않습니다."}, []
         try:
-            name = header.get("name")
-            if name not in self.allowed:
-                return {"ok": False, "error": "RuntimeError",
-                        "message": f"`{name}`의 참조 결과는 지금 채점 중인 함수에 주어지지 않습니다."}, []
-            try:
-                args = _scalars(decode_value(header.get("args"), arrays))
-                kwargs = _scalars(decode_value(header.get("kwargs"), arrays))
-                reference = REFERENCES[name]
-                inspect.signature(reference).bind(*args, **kwargs)
-                value = reference(*args, **kwargs)
-            except (StudentCodeError, Exception):  # noqa: BLE001 - arguments the reference cannot take
-                return {"ok": True, "fallback": True}, []
-            out: list = []
-            encoded = encode_value(value, out)
-            self.asked.add(name)
-            return {"ok": True, "value": encoded}, out
-        finally:
-            self.seconds += time.perf_counter() - start
+            args = _scalars(decode_value(header.get("args"), arrays))
+            kwargs = _scalars(decode_value(header.get("kwargs"), arrays))
+            reference = REFERENCES[name]
+            bound = inspect.signature(reference).bind(*args, **kwargs)
+            if _work(name, bound.arguments) > MAX_ANSWER_ELEMENTS:
+                raise ValueError("too big to answer here")
+            value = reference(*args, **kwargs)
+        except (StudentCodeError, Exception):  # noqa: BLE001 - arguments the reference cannot take
+            return {"ok": True, "fallback": True}, []
+        out: list = []
+        encoded = encode_value(value, out)
+        self.asked.add(name)
+        return {"ok": True, "value": encoded}, out
+
+
+# The most numbers an answer may make the grader compute (2^24 float64: 128 MiB): bigger questions run the
+# student's own function in the student's process, so a proxy cannot make the grader allocate without bound.
+MAX_ANSWER_ELEMENTS = 1 << 24
+
+
+def _work(name: str, arguments: dict) -> int:
+    """How many numbers the reference computes for these arguments (the score matrix of an attention)."""
+    if name == "causal_mask":
+        t_q = arguments.get("t_q")
+        t_k = arguments.get("t_k")
+        t_k = t_q if t_k is None else t_k
+        return int(t_q) * int(t_k) if isinstance(t_q, int) and isinstance(t_k, int) else 0
+    total = elements(arguments)
+    if name in ("scaled_dot_product_attention", "dot_product_attention"):
+        query, key = np.shape(arguments.get("query")), np.shape(arguments.get("key"))
+        if len(query) >= 2 and len(key) >= 2:
+            total += int(np.prod(query[:-1], dtype=np.int64)) * int(key[-2])
+    return total
 
 
 def _scalars(value):

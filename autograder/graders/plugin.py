@@ -61,7 +61,7 @@ class Student:
         self._static = {}
         self._timeouts = dict(timeouts or {"call": process.call_timeout})
         self.spent: dict[str, float] = {}        # function -> seconds its calls with small inputs took
-        self.total = 0.0                         # seconds of all calls (less the grader's answers)
+        self.total = 0.0                         # seconds of all calls
         self.asked: dict[str, set] = {}          # function -> the student's functions answered by references
         self.last: Call | None = None
 
@@ -103,10 +103,10 @@ class Student:
         options = {"timeout": self._limit(name, limit, small), "isolate": answers.allowed, "answer": answers}
         try:
             if memory_mb is None:
-                reply = self._timed(name if small else None, answers, self._process._call, name, args, kwargs,
+                reply = self._timed(name if small else None, self._process._call, name, args, kwargs,
                                     **options)
             else:
-                reply = self._timed(name if small else None, answers, self._process._call_with_memory, memory_mb,
+                reply = self._timed(name if small else None, self._process._call_with_memory, memory_mb,
                                     name, args, kwargs, **options)
         except StudentCodeError as exc:
             raise GradingFailure(f"`{name}`: {exc.message}") from None
@@ -139,14 +139,13 @@ class Student:
             limit = min(limit, left)
         return limit
 
-    def _timed(self, name, answers, fn, *args, **kwargs):
-        """``fn(*args, **kwargs)``; its time (less the grader's answers) is charged to ``name`` (None: to the
-        submission's total only)."""
+    def _timed(self, name, fn, *args, **kwargs):
+        """``fn(*args, **kwargs)``; its time is charged to ``name`` (None: to the submission's total only)."""
         start = time.perf_counter()
         try:
             return fn(*args, **kwargs)
         finally:
-            seconds = time.perf_counter() - start - answers.seconds
+            seconds = time.perf_counter() - start
             self.total += seconds
             if name is not None:
                 self.spent[name] = self.spent.get(name, 0.0) + seconds
@@ -165,7 +164,7 @@ class Student:
         floor = min(float(self._timeouts["call"]), float(self._timeouts.get("call_floor", self._timeouts["call"])))
         try:
             timeout = self._limit(name, floor)
-            reply = self._timed(name, isolation.Answers(()), self._process.request, header, arrays, timeout)
+            reply = self._timed(name, self._process.request, header, arrays, timeout)
         except StudentCodeError as exc:
             raise GradingFailure(f"`{name}`: {exc.message}") from None
         self._own(name, reply["value"])

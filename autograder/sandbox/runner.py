@@ -277,7 +277,7 @@ class StudentProcess:
 
         While the student's code runs, it may ask for reference results (``callback`` frames from the proxies of
         ``worker._Isolated``): ``answer(header, arrays) -> (header, arrays)`` gives them (without ``answer`` every
-        such question is refused). The time the grader spends answering does not count against ``timeout``.
+        such question is refused). A call past ``timeout`` is interrupted (``_Interrupter``) or else killed.
 
         A function whose call ran past its time limit or ended the process is recognised once: it is not called
         again, and its later calls fail at once with the same message, so one broken exercise cannot use up the
@@ -297,11 +297,11 @@ class StudentProcess:
         # (a lone bubblewrap's pid is bubblewrap's own, which an interrupt would end: such a process is killed)
         interruptible = header.get("op") == "call" and (self.zygote is not None or not self.sandboxed)
         interrupt = _Interrupter(self.proc.pid, timeout) if interruptible else None
+        deadline = time.monotonic() + timeout + (INTERRUPT_GRACE if interrupt else 0)
         try:
             try:
-                reply, out = self._exchange(header, list(arrays), timeout + (INTERRUPT_GRACE if interrupt else 0),
-                                            what)
-                reply, out = self._answer_callbacks(reply, out, answer, timeout, what, interrupt)
+                reply, out = self._exchange(header, list(arrays), deadline - time.monotonic(), what)
+                reply, out = self._answer_callbacks(reply, out, answer, deadline, timeout, what)
             finally:
                 if interrupt is not None:
                     interrupt.stop()
@@ -326,26 +326,16 @@ class StudentProcess:
         reply["value"] = self._bind(decode_value(reply.get("value"), out))
         return reply
 
-    def _answer_callbacks(self, reply, out, answer, timeout, what, interrupt=None):
-        """Answer the student's questions for reference results until the real reply comes (the time spent
-        answering here does not count against the call)."""
-        started, answering = time.monotonic(), 0.0
-        grace = INTERRUPT_GRACE if interrupt is not None else 0.0
+    def _answer_callbacks(self, reply, out, answer, deadline, timeout, what):
+        """Answer the student's questions for reference results until the real reply comes. The answers count as
+        the call's time (they take milliseconds), so a call that asks in a loop cannot hold the grader longer."""
         while reply.get("op") == "callback":
-            begun = time.monotonic()
-            if interrupt is not None:
-                interrupt.pause()
-            try:
-                if answer is None:
-                    response, arrays = {"ok": False, "error": "RuntimeError",
-                                        "message": "지금은 참조 결과를 물을 수 없습니다."}, []
-                else:
-                    response, arrays = answer(reply, out)
-            finally:
-                if interrupt is not None:
-                    interrupt.resume()
-            answering += time.monotonic() - begun
-            left = timeout + grace - (time.monotonic() - started - answering)
+            if answer is None:
+                response, arrays = {"ok": False, "error": "RuntimeError",
+                                    "message": "지금은 참조 결과를 물을 수 없습니다."}, []
+            else:
+                response, arrays = answer(reply, out)
+            left = deadline - time.monotonic()
             if left <= 0:
                 self.close()
                 raise StudentCodeError("timeout", _timeout_message(timeout))
@@ -400,48 +390,28 @@ INTERRUPT_GRACE = 1.0  # seconds a call has to stop after the interrupt at its l
 
 
 class _Interrupter:
-    """Sends SIGINT to the student's process when a call runs past ``seconds`` (paused while the grader answers
-    the call's questions). The worker turns it into ``KeyboardInterrupt`` inside the call, so a hung call ends
-    without killing the process (no replay of the cells); a call that ignores it is killed at the grace's end."""
+    """Sends SIGINT to the student's process when a call runs past ``seconds``. The worker turns it into
+    ``KeyboardInterrupt`` inside the call, so a hung call ends without killing the process (no replay of the
+    cells); a call that ignores it is killed at the grace's end."""
 
     def __init__(self, pid: int, seconds: float):
-        self.pid, self.deadline = pid, time.monotonic() + seconds
-        self.fired = self._done = False
-        self._paused_at = None
-        self._cond = threading.Condition()
-        threading.Thread(target=self._run, daemon=True).start()
+        self.pid, self.fired = pid, False
+        self._stop = threading.Event()
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+        self._timer.start()
 
-    def _run(self):
-        with self._cond:
-            while not self._done:
-                if self._paused_at is not None:
-                    self._cond.wait()
-                    continue
-                left = self.deadline - time.monotonic()
-                if left <= 0:
-                    self.fired = True
-                    try:
-                        os.kill(self.pid, signal.SIGINT)
-                    except OSError:
-                        pass
-                    return
-                self._cond.wait(left)
-
-    def pause(self):
-        with self._cond:
-            self._paused_at = time.monotonic()
-
-    def resume(self):
-        with self._cond:
-            if self._paused_at is not None:
-                self.deadline += time.monotonic() - self._paused_at
-                self._paused_at = None
-            self._cond.notify()
+    def _fire(self):
+        if not self._stop.is_set():
+            self.fired = True
+            try:
+                os.kill(self.pid, signal.SIGINT)
+            except OSError:
+                pass
 
     def stop(self):
-        with self._cond:
-            self._done = True
-            self._cond.notify()
+        self._stop.set()
+        self._timer.cancel()
 
 
 class Remote:
