@@ -139,3 +139,26 @@ def test_dependency_notes():
     assert notes == ["`scaled_dot_product_attention`는 직접 만든 `softmax`를 호출합니다. `softmax`가 틀려서 "
                      "실제로는 이 함수도 틀린 결과를 냅니다."]
     assert isolation.dependency_notes("scaled_dot_product_attention", calls, set()) == []
+
+
+def test_the_answers_are_the_references():
+    """The proxies' float64 numpy answers equal references.py (torch, float64), masks and fully masked keys too."""
+    from autograder.graders import references
+
+    rng = np.random.default_rng(0)
+    q, k, v = rng.normal(size=(2, 3, 5, 4)), rng.normal(size=(2, 3, 7, 4)), rng.normal(size=(2, 3, 7, 6))
+    mask = rng.random((2, 1, 5, 7)) < 0.6
+    mask[..., 0] = True
+    answer = isolation.REFERENCES
+    assert np.allclose(answer["softmax"](q, axis=1), references.softmax(q, axis=1), atol=1e-12)
+    assert np.allclose(answer["softmax"](np.array([[0.0, -np.inf, 1.0]])),
+                       references.softmax(np.array([[0.0, -np.inf, 1.0]])), atol=1e-12)
+    for m in (None, mask):
+        out, w = answer["scaled_dot_product_attention"](q, k, v, m, return_weights=True)
+        ref_out, ref_w = references.scaled_dot_product_attention(q, k, v, m, return_weights=True)
+        assert np.allclose(out, ref_out, atol=1e-12) and np.allclose(w, ref_w, atol=1e-12)
+        assert np.allclose(answer["dot_product_attention"](q, k, v, m), references.dot_product_attention(q, k, v, m),
+                           atol=1e-12)
+    x = rng.normal(size=(2, 5, 12))
+    assert np.allclose(answer["multi_head_attention"](x, x[:, :4], x[:, :4], 3),
+                       references.multi_head_attention(x, x[:, :4], x[:, :4], 3), atol=1e-12)

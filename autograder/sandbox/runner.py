@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -277,7 +276,8 @@ class StudentProcess:
 
         While the student's code runs, it may ask for reference results (``callback`` frames from the proxies of
         ``worker._Isolated``): ``answer(header, arrays) -> (header, arrays)`` gives them (without ``answer`` every
-        such question is refused). A call past ``timeout`` is interrupted (``_Interrupter``) or else killed.
+        such question is refused). A call past ``timeout`` is stopped by the worker's own alarm (the process lives
+        on) or else killed ``INTERRUPT_GRACE`` later.
 
         A function whose call ran past its time limit or ended the process is recognised once: it is not called
         again, and its later calls fail at once with the same message, so one broken exercise cannot use up the
@@ -294,18 +294,14 @@ class StudentProcess:
             timeout = min(timeout, left)
         self._ensure_running()
         what = header.get("op", "")
-        # (a lone bubblewrap's pid is bubblewrap's own, which an interrupt would end: such a process is killed)
-        interruptible = header.get("op") == "call" and (self.zygote is not None or not self.sandboxed)
-        interrupt = _Interrupter(self.proc.pid, timeout) if interruptible else None
-        deadline = time.monotonic() + timeout + (INTERRUPT_GRACE if interrupt else 0)
+        limited = header.get("op") == "call"
+        if limited:
+            header = {**header, "limit": timeout}   # the worker stops the call itself at its limit (SIGALRM)
+        deadline = time.monotonic() + timeout + (INTERRUPT_GRACE if limited else 0)
         try:
-            try:
-                reply, out = self._exchange(header, list(arrays), deadline - time.monotonic(), what)
-                reply, out = self._answer_callbacks(reply, out, answer, deadline, timeout, what)
-            finally:
-                if interrupt is not None:
-                    interrupt.stop()
-            if interrupt is not None and interrupt.fired and reply.get("error") == "KeyboardInterrupt":
+            reply, out = self._exchange(header, list(arrays), deadline - time.monotonic(), what)
+            reply, out = self._answer_callbacks(reply, out, answer, deadline, timeout, what)
+            if limited and reply.get("error") == "TimeLimit":
                 self.interrupted += 1  # the call stopped at its limit; the process lives on, nothing to replay
                 raise StudentCodeError("timeout", _timeout_message(timeout))
         except StudentCodeError as exc:
@@ -386,32 +382,7 @@ class StudentProcess:
         return reply
 
 
-INTERRUPT_GRACE = 1.0  # seconds a call has to stop after the interrupt at its limit before its process is killed
-
-
-class _Interrupter:
-    """Sends SIGINT to the student's process when a call runs past ``seconds``. The worker turns it into
-    ``KeyboardInterrupt`` inside the call, so a hung call ends without killing the process (no replay of the
-    cells); a call that ignores it is killed at the grace's end."""
-
-    def __init__(self, pid: int, seconds: float):
-        self.pid, self.fired = pid, False
-        self._stop = threading.Event()
-        self._timer = threading.Timer(seconds, self._fire)
-        self._timer.daemon = True
-        self._timer.start()
-
-    def _fire(self):
-        if not self._stop.is_set():
-            self.fired = True
-            try:
-                os.kill(self.pid, signal.SIGINT)
-            except OSError:
-                pass
-
-    def stop(self):
-        self._stop.set()
-        self._timer.cancel()
+INTERRUPT_GRACE = 1.0  # seconds a call has to stop after its limit (the worker's alarm) before its process is killed
 
 
 class Remote:

@@ -426,8 +426,8 @@ class _Isolated:
         with self.lock:
             if not self.active:
                 raise RuntimeError(f"{name}: 채점 중인 호출 밖에서는 이 대리 함수를 쓸 수 없습니다.")
-            # the question and its answer are never cut apart by the grader's interrupt (it lands right after)
-            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            # the question and its answer are never cut apart by the time limit (it lands right after)
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
             try:
                 write_frame(self.response_fd, header, arrays)
                 answer, out = read_frame(self.request_fd)
@@ -439,6 +439,31 @@ class _Isolated:
             raise _BUILTIN_ERRORS.get(answer.get("error"), RuntimeError)(answer.get("message", ""))
         self.asked.add(name)
         return _like(decode(answer.get("value"), out, None), args, kwargs)
+
+
+class TimeLimit(BaseException):
+    """Raised inside a graded call that ran past its limit (a BaseException: ``except Exception`` lets it pass)."""
+
+
+def _on_alarm(signum, frame):
+    raise TimeLimit("time limit")
+
+
+class _time_limit:
+    """``limit`` seconds of wall time for one call (SIGALRM), or nothing when the grader gives no limit."""
+
+    def __init__(self, limit):
+        self.limit = limit
+
+    def __enter__(self):
+        if self.limit:
+            signal.signal(signal.SIGALRM, _on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, float(self.limit))
+
+    def __exit__(self, *exc):
+        if self.limit:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, signal.SIG_IGN)
 
 
 def _error(exc):
@@ -539,7 +564,6 @@ def serve(request_fd, response_fd):
     sys.modules["__main__"] = main
     _NAMESPACE.clear()
     _NAMESPACE.update(namespace)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the grader's interrupt counts only inside a call (below)
     handles, monitor = Handles(), Monitor()
     monitor.install()  # wrap what is imported already (the zygote's keras) before any student cell runs
     while True:
@@ -579,14 +603,10 @@ def serve(request_fd, response_fd):
                 kwargs = decode(header.get("kwargs", {"d": {}}), arrays, handles)
                 start = time.perf_counter()
                 isolated = _Isolated(namespace, header.get("isolate") or (), request_fd, response_fd)
-                # The grader interrupts a call that runs past its limit (SIGINT: KeyboardInterrupt here), so a
-                # hung function costs its time and not the process; outside calls the signal is ignored.
-                signal.signal(signal.SIGINT, signal.default_int_handler)
-                try:
-                    with _memory_allowance(header.get("memory_mb")), isolated:
-                        value = monitor.run(fn, args, kwargs)
-                finally:
-                    signal.signal(signal.SIGINT, signal.SIG_IGN)
+                # A call past its limit is interrupted here (SIGALRM: TimeLimit), so a hung function costs its
+                # time and not the process; one that stops the alarm is killed by the grader a moment later.
+                with _memory_allowance(header.get("memory_mb")), isolated, _time_limit(header.get("limit")):
+                    value = monitor.run(fn, args, kwargs)
                 seconds = time.perf_counter() - start
                 reply = {"ok": True, "value": encode(value, out_arrays, handles), "seconds": seconds,
                          "used": sorted(monitor.used), "asked": sorted(isolated.asked)}
