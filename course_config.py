@@ -33,7 +33,7 @@ COURSE = {
         # A call whose inputs are small (at most call_small numbers: every grader input but flash_attention's
         # 8,192-token memory test; the float64 reference needs milliseconds there) gets call_floor seconds. The
         # slowest correct implementation (tests/implementations/*_loops.py) needs at most 0.4 s for such a call
-        # (benchmarks/worst_case.py prints it). A call past its limit is interrupted and recognised once: that
+        # (benchmarks/results/worst_case.txt). A call past its limit is stopped and recognised once: that
         # function is not called again (its later checks fail at once with the same message).
         "call_floor": 2.0,
         "call_small": 100_000,
