@@ -104,10 +104,10 @@ class StudentProcess:
         self.restarts = 0
         self.crashed_for_good = None      # the submission's cells could not run at all
         self.failures: dict = {}          # function -> how often its calls hung or ended the process
-        self.broken: dict = {}            # function -> why it is not called again (after max_restarts failures)
+        self.broken: dict = {}            # function -> why it is not called again (its first hang or crash)
         self.deadline: float | None = None  # monotonic time after which no more calls are made (whole submission)
         self.timeouts = 0                 # calls that ran past their limit
-        self.interrupted = 0              # of those, the ones stopped by an interrupt (the process lived on)
+        self.interrupted = 0              # of those, the ones the worker's alarm stopped (the process lived on)
         self.scratch = None if zygote else Path(tempfile.mkdtemp(prefix="autograder-"))
         self.log_path = None if zygote else self.scratch / "output.log"
 
