@@ -23,9 +23,22 @@ COURSE = {
     "late_penalty": {"percent_per_day": 10.0, "grace_minutes": 0.0, "max_percent": 100.0},
     # Timeouts in seconds.
     "timeouts": {
-        "cell": 30,           # one code cell of a submission (a cell past it is stopped; the next cells run)
-        "startup": 120,       # all code cells of a submission together
-        "call": 20,           # one call of a student's function by a hidden grader
+        # One code cell of a submission (a cell past it is stopped; the next cells run) and all of them together.
+        # The course's notebooks run in 1-3 s on a loaded 2-core machine (the slowest correct implementation
+        # included; no cell takes more than 1 s), so these leave a wide margin; a notebook whose cells call a hanging
+        # function costs at most "startup" before the graders start (a cell past its limit costs that cell only).
+        "cell": 8,
+        "startup": 20,
+        "call": 20,           # one call of a student's function by a hidden grader (a call with big inputs)
+        # A call whose inputs are small (at most call_small numbers: every grader input but flash_attention's
+        # 8,192-token memory test; the float64 reference needs milliseconds there) gets call_floor seconds. The
+        # slowest correct implementation (tests/implementations/*_loops.py) needs at most 0.4 s for such a call
+        # (benchmarks/results/worst_case.txt). A call past its limit is stopped and recognised once: that
+        # function is not called again (its later checks fail at once with the same message).
+        "call_floor": 2.0,
+        "call_small": 100_000,
+        "exercise": 10.0,     # all calls of one function together (a slow function cannot use up the others' time)
+        "calls": 30.0,        # all calls of one submission together (the worst submission stays under a minute)
         "submission": 600,    # everything for one submission
         # A class run (`python -m autograder autograde`) stops grading a submission that is still running after
         # startup + submission + this many seconds (nbgrader's own work included), grades it as blank with a

@@ -16,7 +16,7 @@ import pytest
 
 from autograder import settings
 from autograder.collect import GRADERS, Submission, collect, exercises_of
-from autograder.graders import forbidden
+from autograder.graders import forbidden, isolation
 from autograder.graders.plugin import GradingSession, Student, TestResult
 from autograder.sandbox import zygote
 from autograder.sandbox.runner import StudentCodeError, StudentProcess
@@ -28,6 +28,7 @@ class ExerciseResult:
     score: float
     max_score: float
     tests: list[TestResult]
+    notes: list = field(default_factory=list)   # Korean: other exercises whose mistakes this one would inherit
 
     @property
     def diagnosis(self) -> list:
@@ -48,6 +49,7 @@ class GradeResult:
     seconds: float = 0.0
     timings: dict = field(default_factory=dict)   # lane_start, notebook, graders (seconds)
     review: list[str] = field(default_factory=list)  # for the instructor only: escape hatches the code names
+    costs: dict = field(default_factory=dict)     # restarts, timeouts (calls past their limit), interrupted (of those)
 
     @property
     def score(self) -> float:
@@ -69,11 +71,13 @@ class GradeResult:
                 "tests": [{"name": t.name, "passed": t.passed, "points": t.points, "message": t.message}
                           for t in e.tests],
                 "diagnosis": [{"id": m.id, "title": m.title, "hint": m.hint} for m in e.diagnosis],
+                "notes": list(e.notes),
             } for e in self.exercises],
             "notebook_errors": self.notebook_errors,
             "review": self.review,
             "seconds": round(self.seconds, 3),
             "timings": {k: round(v, 3) for k, v in self.timings.items()},
+            "costs": dict(self.costs),
         }
 
 
@@ -116,9 +120,15 @@ def start_student(submission: Submission, capture: int | None = None) -> tuple[S
     """Run the submission's code cells in its sandboxed process; returns the process and the notebook's errors."""
     timeouts = settings.course()["timeouts"]
     sandboxed = settings.sandboxed()
+    lane, lane_start = zygote.shared(sandboxed), 0.0
+    if lane is not None and not lane.alive:
+        # the lane's start (the nursery's imports: seconds, more on a loaded machine) is not the student's time:
+        # the cells' own limits ("cell", "startup") start after it
+        started = time.perf_counter()
+        lane.start()
+        lane_start = time.perf_counter() - started
     process = StudentProcess(submission.code_cells, settings.limits(), timeouts["startup"], timeouts["call"],
-                             sandboxed=sandboxed, zygote=zygote.shared(sandboxed), capture=capture,
-                             cell_timeout=timeouts["cell"])
+                             sandboxed=sandboxed, zygote=lane, capture=capture, cell_timeout=timeouts["cell"])
     errors: list[str] = [] if sandboxed else [UNSANDBOXED]
     try:
         report = process.start()
@@ -126,6 +136,8 @@ def start_student(submission: Submission, capture: int | None = None) -> tuple[S
     except StudentCodeError as exc:
         errors += [f"노트북 코드를 실행하는 중 문제가 생겼습니다: {exc.message}"]
         process.crashed_for_good = exc.message
+    if lane_start:
+        process.timings["lane_start"] = lane_start
     return process, errors
 
 
@@ -137,10 +149,11 @@ def grade_submission(submission: Submission, seed: int | None = None, started=No
     process, errors = started or start_student(submission)
     process.deadline = time.monotonic() + settings.course()["timeouts"]["submission"]
     try:
-        student = Student(process, submission.code_cells)
+        student = Student(process, submission.code_cells, settings.course()["timeouts"])
         graders_start = time.perf_counter()
         session = run_graders(submission.assignment, student, seed)
         timings = {**process.timings, "graders": time.perf_counter() - graders_start}
+        costs = {"restarts": process.restarts, "timeouts": process.timeouts, "interrupted": process.interrupted}
     finally:
         process.cleanup()
     exercises = []
@@ -156,8 +169,20 @@ def grade_submission(submission: Submission, seed: int | None = None, started=No
             exercises.append(ExerciseResult(name, round(sum(t.points for t in tests if t.passed), 4),
                                             round(sum(t.points for t in tests), 4), tests))
     exercises = [e for e in exercises if e.tests]
+    _add_dependency_notes(exercises, submission, student)
     return GradeResult(submission.assignment, Path(submission.path).name, seed, exercises, errors,
-                       time.perf_counter() - start, timings, forbidden.review_items(submission.code_cells))
+                       time.perf_counter() - start, timings, forbidden.review_items(submission.code_cells), costs)
+
+
+def _add_dependency_notes(exercises: list[ExerciseResult], submission: Submission, student: Student) -> None:
+    """Each exercise graded with the reference in place of the other contract functions it calls says which of
+    the student's own ones would make it wrong in the real notebook (those that lost points)."""
+    lost = {e.name for e in exercises if e.score < e.max_score}
+    contract = {e.name for e in exercises} | set(isolation.REFERENCES)
+    for exercise in exercises:
+        calls = isolation.calls_in_source(exercise.name, submission.code_cells, contract)
+        calls |= student.asked.get(exercise.name, set())
+        exercise.notes = isolation.dependency_notes(exercise.name, calls - {exercise.name}, lost)
 
 
 def grade_notebook(nb, path: str = "", assignment: str | None = None, seed: int | None = None) -> GradeResult:

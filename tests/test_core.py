@@ -51,7 +51,7 @@ def test_crash_timeout_and_restart():
             proc.call("leave")
         assert leave.value.kind == "exception"
         assert proc.call("ok")["value"] == 1
-        assert proc.restarts == 2
+        assert proc.restarts == 1 and proc.interrupted == 1   # the hung call was stopped, its process lived on
 
 
 def test_cell_errors_do_not_stop_later_cells():

@@ -36,6 +36,8 @@ def exercise_report(exercise, notebook_errors=()) -> str:
     if exercise.diagnosis:
         lines.append("  진단 — 다음 실수와 결과가 일치합니다:")
         lines += [f"    • {m.title}: {m.hint}" for m in exercise.diagnosis]
+    for note in getattr(exercise, "notes", ()):
+        lines.append(f"  참고 — {note}")
     if exercise.score < exercise.max_score and notebook_errors:
         lines.append("  참고 — 노트북을 실행하는 중 오류가 난 셀:")
         lines += [f"    • {e}" for e in notebook_errors[:5]]

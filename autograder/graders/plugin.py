@@ -9,6 +9,7 @@ such without its traceback (which would show the hidden test's source).
 from __future__ import annotations
 
 import sys
+import time
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
@@ -16,9 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from autograder.graders import forbidden
+from autograder.graders import forbidden, isolation
 from autograder.graders.compare import GradingFailure
-from autograder.sandbox.runner import StudentCodeError, StudentProcess
+from autograder.sandbox.runner import Remote, StudentCodeError, StudentProcess
 
 SESSION_KEY = pytest.StashKey["GradingSession"]()
 
@@ -48,13 +49,20 @@ class Student:
     """The submission's functions and variables, reached through the sandboxed process.
 
     ``student.softmax(x)`` calls the student's ``softmax`` and returns plain values; ``student.value("q1")``
-    reads a variable. The forbidden-routine rule is applied to every call.
+    reads a variable. The forbidden-routine rule is applied to every call. Each call runs with the other contract
+    functions it may build on answered by the references (``isolation``), under a time limit scaled to what the
+    reference needs, and within a time budget for all calls of that function (``timeouts`` of course_config);
+    ``asked`` records which of the student's functions each exercise's calls used.
     """
 
-    def __init__(self, process: StudentProcess, sources: list[str]):
+    def __init__(self, process: StudentProcess, sources: list[str], timeouts: dict | None = None):
         self._process = process
         self._sources = sources
         self._static = {}
+        self._timeouts = dict(timeouts or {"call": process.call_timeout})
+        self.spent: dict[str, float] = {}        # function -> seconds its calls with small inputs took
+        self.total = 0.0                         # seconds of all calls
+        self.asked: dict[str, set] = {}          # function -> the student's functions answered by references
         self.last: Call | None = None
 
     @property
@@ -89,13 +97,21 @@ class Student:
         if self._static[name]:
             raise _forbidden_failure(name, self._static[name])
         self.last = Call(name, args, kwargs)
+        answers = isolation.Answers(isolation.callees(name, self.defined))
+        limit = isolation.call_limit(args, kwargs, self._timeouts)
+        small = limit < float(self._timeouts["call"])
+        options = {"timeout": self._limit(name, limit, small), "isolate": answers.allowed, "answer": answers}
         try:
             if memory_mb is None:
-                reply = self._process.call(name, *args, **kwargs)
+                reply = self._timed(name if small else None, self._process._call, name, args, kwargs,
+                                    **options)
             else:
-                reply = self._process.call_with_memory(memory_mb, name, *args, **kwargs)
+                reply = self._timed(name if small else None, self._process._call_with_memory, memory_mb,
+                                    name, args, kwargs, **options)
         except StudentCodeError as exc:
             raise GradingFailure(f"`{name}`: {exc.message}") from None
+        finally:
+            self.asked.setdefault(name, set()).update(answers.asked)
         if memory_mb is not None and reply.get("peak_mb", 0) > memory_mb:
             raise GradingFailure(
                 f"`{name}`: 메모리를 {reply['peak_mb']:.0f} MiB 더 사용했습니다 (허용 {memory_mb} MiB). "
@@ -104,7 +120,55 @@ class Student:
         if used:
             raise _forbidden_failure(name, used)
         self.last.seconds = reply.get("seconds", 0.0)
-        return reply["value"]
+        return self._own(name, reply["value"])
+
+    # --------------------------------------------------------------- time
+    def _limit(self, name: str, limit: float, small: bool = True) -> float:
+        """This call's limit: its own, or what is left of the time budget of ``name``'s calls with small inputs
+        (``exercise``; a call with big inputs has its own ``call``) or of all calls of the submission (``calls``),
+        whichever is least; a spent budget fails the call at once."""
+        for key, used, whose in (("exercise", self.spent.get(name, 0.0), "이 함수의 호출이 모두 합쳐"),
+                                 ("calls", self.total, "이 제출물의 함수 호출이 모두 합쳐")):
+            budget = self._timeouts.get(key)
+            if budget is None or (key == "exercise" and not small):
+                continue
+            left = float(budget) - used
+            if left <= 0:
+                raise GradingFailure(f"`{name}`: {whose} 채점 시간 {float(budget):g}초를 다 써서 남은 검사에서는 "
+                                     f"더 호출하지 않았습니다. 더 빠르게 (예: 반복문 대신 벡터 연산으로) 계산하세요.")
+            limit = min(limit, left)
+        return limit
+
+    def _timed(self, name, fn, *args, **kwargs):
+        """``fn(*args, **kwargs)``; its time is charged to ``name`` (None: to the submission's total only)."""
+        start = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            seconds = time.perf_counter() - start
+            self.total += seconds
+            if name is not None:
+                self.spent[name] = self.spent.get(name, 0.0) + seconds
+
+    def _own(self, name: str, value):
+        """Objects of the student's process in a reply (a ``KVCache``) make their requests through this student,
+        under the limits and the budget of ``name``."""
+        if isinstance(value, Remote):
+            value._requester = lambda header, arrays: self._remote(name, header, arrays)
+        elif isinstance(value, (tuple, list)):
+            for v in value:
+                self._own(name, v)
+        return value
+
+    def _remote(self, name: str, header: dict, arrays) -> dict:
+        floor = min(float(self._timeouts["call"]), float(self._timeouts.get("call_floor", self._timeouts["call"])))
+        try:
+            timeout = self._limit(name, floor)
+            reply = self._timed(name, self._process.request, header, arrays, timeout)
+        except StudentCodeError as exc:
+            raise GradingFailure(f"`{name}`: {exc.message}") from None
+        self._own(name, reply["value"])
+        return reply
 
 
 class _MemoryLimited:

@@ -204,8 +204,10 @@ class StudentProcess:
         self.restarts = 0
         self.crashed_for_good = None      # the submission's cells could not run at all
         self.failures: dict = {}          # function -> how often its calls hung or ended the process
-        self.broken: dict = {}            # function -> why it is not called again (after max_restarts failures)
+        self.broken: dict = {}            # function -> why it is not called again (its first hang or crash)
         self.deadline: float | None = None  # monotonic time after which no more calls are made (whole submission)
+        self.timeouts = 0                 # calls that ran past their limit
+        self.interrupted = 0              # of those, the ones the worker's alarm stopped (the process lived on)
         self.scratch = None if zygote else Path(tempfile.mkdtemp(prefix="autograder-"))
         self._log: int | None = None       # the output of the current process: a file only this side can name
         self._w = self._r = None
@@ -429,8 +431,12 @@ class StudentProcess:
             raise
 
     # ------------------------------------------------------------------ requests
-    def _exchange(self, header, arrays, timeout, what):
-        """Send one request and read its reply, both within ``timeout`` (and the submission's deadline)."""
+    def _exchange(self, header, arrays, timeout, what, answering=False):
+        """Send one request and read its reply, both within ``timeout`` (and the submission's deadline).
+
+        ``answering``: the frame sent answers a proxy's ``callback`` question (``_answer_callbacks``); it belongs to
+        the request in flight, whose number it keeps. A ``callback`` frame read back is a question, not a reply, so
+        it carries no request number."""
         if self.deadline is not None:
             left = self.deadline - time.monotonic()
             if left <= 0:
@@ -438,7 +444,8 @@ class StudentProcess:
             timeout = min(timeout, left)
         if self.proc is None or self._w is None:
             raise StudentCodeError("crashed", "학생 코드의 프로세스가 실행 중이 아닙니다.")
-        self._sequence += 1
+        if not answering:
+            self._sequence += 1
         deadline = time.monotonic() + timeout
         try:
             write_frame(self._w, {**header, "id": self._sequence}, arrays, deadline=deadline)
@@ -459,18 +466,23 @@ class StudentProcess:
             code = self.proc.wait() if self.proc else None
             self.close()
             raise StudentCodeError("crashed", _crash_message(code), self.output_tail())
-        if reply.get("id") != self._sequence:
+        if reply.get("op") != "callback" and reply.get("id") != self._sequence:
             self.close()
             raise StudentCodeError("protocol", "학생 프로세스가 요청하지 않은 답을 보냈습니다 (응답 순서가 맞지 않음).")
         return reply, out
 
-    def request(self, header: dict, arrays=(), timeout: float | None = None) -> dict:
+    def request(self, header: dict, arrays=(), timeout: float | None = None, answer=None) -> dict:
         """Send one request; returns the decoded reply (``value`` decoded, ``events``: the watched library routines
         that ran while it was in flight).
 
-        A function whose calls hung or ended the process ``max_restarts`` times is not called again (its later
-        calls fail at once), so one broken exercise cannot use up the time of the others; and no call starts after
-        the submission's deadline.
+        While the student's code runs, it may ask for reference results (``callback`` frames from the proxies of
+        ``worker._Isolated``): ``answer(header, arrays) -> (header, arrays)`` gives them (without ``answer`` every
+        such question is refused). A call past ``timeout`` is stopped by the worker's own alarm (the process lives
+        on) or else killed ``INTERRUPT_GRACE`` later.
+
+        A function whose call ran past its time limit or ended the process is recognised once: it is not called
+        again, and its later calls fail at once with the same message, so one broken exercise cannot use up the
+        time of the others; and no call starts after the submission's deadline.
         """
         key = header.get("target") if isinstance(header.get("target"), str) else "<object>"
         if key in self.broken:
@@ -483,14 +495,25 @@ class StudentProcess:
             timeout = min(timeout, left)
         self._ensure_running()
         mark = self.events.mark()
+        what = header.get("op", "")
+        limited = header.get("op") == "call"
+        if limited:
+            header = {**header, "limit": timeout}   # the worker stops the call itself at its limit (SIGALRM)
+        deadline = time.monotonic() + timeout + (INTERRUPT_GRACE if limited else 0)
         try:
-            reply, out = self._exchange(header, list(arrays), timeout, header.get("op", ""))
+            reply, out = self._exchange(header, list(arrays), deadline - time.monotonic(), what)
+            reply, out = self._answer_callbacks(reply, out, answer, deadline, timeout, what)
+            if limited and reply.get("error") == "TimeLimit":
+                self.interrupted += 1  # the call stopped at its limit; the process lives on, nothing to replay
+                raise StudentCodeError("timeout", _timeout_message(timeout))
         except StudentCodeError as exc:
-            if exc.kind in ("timeout", "crashed", "protocol") and header.get("op") == "call":
+            if exc.kind in ("timeout", "crashed", "protocol") and header.get("op") in ("call", "getattr", "len", "get"):
+                if exc.kind == "timeout":
+                    self.timeouts += 1
+                    exc = StudentCodeError("timeout", _timeout_message(timeout), exc.detail)
                 self.failures[key] = self.failures.get(key, 0) + 1
-                if self.failures[key] >= self.limits.max_restarts:
-                    self.broken[key] = (f"{exc.message} 같은 함수가 {self.failures[key]}번 이렇게 끝나서 "
-                                        "남은 검사에서는 더 호출하지 않았습니다.")
+                self.broken[key] = exc.message
+                raise exc from None
             raise
         # Attribution on this side: every watched routine that ran while this request was in flight (its reply's
         # conversion to arrays included) belongs to it, whichever of the student's functions called it.
@@ -507,6 +530,22 @@ class StudentProcess:
         reply["value"] = self._bind(decode_value(reply.get("value"), out))
         return reply
 
+    def _answer_callbacks(self, reply, out, answer, deadline, timeout, what):
+        """Answer the student's questions for reference results until the real reply comes. The answers count as
+        the call's time (they take milliseconds), so a call that asks in a loop cannot hold the grader longer."""
+        while reply.get("op") == "callback":
+            if answer is None:
+                response, arrays = {"ok": False, "error": "RuntimeError",
+                                    "message": "지금은 참조 결과를 물을 수 없습니다."}, []
+            else:
+                response, arrays = answer(reply, out)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.close()
+                raise StudentCodeError("timeout", _timeout_message(timeout))
+            reply, out = self._exchange(response, arrays, left, what, answering=True)
+        return reply, out
+
     def _bind(self, value):
         """Turn handles of a reply into ``Remote`` objects of this process."""
         if isinstance(value, RemoteRef):
@@ -519,11 +558,16 @@ class StudentProcess:
         """Call a student's function (by name) or a method of a remote object; returns plain values."""
         return self._call(target, args, kwargs, method)
 
-    def _call(self, target, args, kwargs, method=None, memory_mb=None) -> dict:
+    def _call(self, target, args, kwargs, method=None, memory_mb=None, timeout=None, isolate=(),
+              answer=None) -> dict:
+        """One call. ``isolate``: names of the student's functions that are proxies during the call (their
+        results come from ``answer``, see ``request``); ``timeout``: this call's limit (default ``call_timeout``)."""
         arrays: list = []
         header = {"op": "call", "target": _target(target), "method": method, "memory_mb": memory_mb,
                   "args": encode_value(list(args), arrays), "kwargs": encode_value(dict(kwargs), arrays)}
-        return self.request(header, arrays)
+        if isolate:
+            header["isolate"] = sorted(isolate)
+        return self.request(header, arrays, timeout, answer)
 
     def call_with_memory(self, memory_mb: int, target, *args, **kwargs):
         """Like ``call``, allowing at most ``memory_mb`` MiB beyond what the process holds now.
@@ -534,32 +578,55 @@ class StudentProcess:
         spawn or exec (``worker._guard``'s audit hook), so this process's peak is its whole tree's: no child can
         hold the memory instead. The reply carries ``peak_mb``.
         """
+        return self._call_with_memory(memory_mb, target, args, kwargs)
+
+    def _call_with_memory(self, memory_mb: int, target, args, kwargs, **options) -> dict:
+        """``call_with_memory`` with ``_call``'s options (timeout, isolate, answer)."""
         self._ensure_running()
         pid = self.proc.pid
         with open(f"/proc/{pid}/clear_refs", "w") as fh:
             fh.write("5")  # reset the peak resident size (VmHWM) to the current one
         rss = _status(pid, "VmRSS")
-        reply = self._call(target, args, kwargs, memory_mb=memory_mb)
+        reply = self._call(target, args, kwargs, memory_mb=memory_mb, **options)
         reply["peak_mb"] = (_status(pid, "VmHWM") - rss) / (1 << 20)
         return reply
 
 
+INTERRUPT_GRACE = 1.0  # seconds a call has to stop after its limit (the worker's alarm) before its process is killed
+
+
 class Remote:
-    """A student's object that stays in the student's process (e.g. a ``KVCache``)."""
+    """A student's object that stays in the student's process (e.g. a ``KVCache``).
+
+    Its requests go through ``_requester(header, arrays) -> reply`` when the graders set one (their limits and
+    time budget), straight to the process otherwise.
+    """
 
     def __init__(self, process: StudentProcess, handle: int, type_name: str):
         self._process, self._handle, self.type_name = process, handle, type_name
+        self._requester = None
+
+    def _request(self, header: dict, arrays=()) -> dict:
+        if self._requester is None:
+            return self._process.request(header, arrays)
+        return self._requester(header, list(arrays))
 
     def __getattr__(self, attr):
         if attr.startswith("_"):
             raise AttributeError(attr)
-        reply = self._process.request({"op": "getattr", "target": {"h": self._handle}, "attr": attr})
+        reply = self._request({"op": "getattr", "target": {"h": self._handle}, "attr": attr})
         if reply.get("callable"):
-            return lambda *args, **kwargs: self._process.call(self, *args, method=attr, **kwargs)["value"]
+            return lambda *args, **kwargs: self._method(attr, args, kwargs)
         return reply["value"]
 
+    def _method(self, attr: str, args, kwargs):
+        arrays: list = []
+        header = {"op": "call", "target": {"h": self._handle}, "method": attr, "memory_mb": None,
+                  "args": encode_value(list(args), arrays), "kwargs": encode_value(dict(kwargs), arrays)}
+        return self._request(header, arrays)["value"]
+
     def __len__(self):
-        value = self._process.request({"op": "len", "target": {"h": self._handle}})["value"]
+        value = self._request({"op": "len", "target": {"h": self._handle}})["value"]
         return int(value)
 
 
@@ -652,6 +719,11 @@ def _status(pid: int, field: str) -> int:
             if line.startswith(field + ":"):
                 return int(line.split()[1]) * 1024
     return 0
+
+
+def _timeout_message(seconds: float) -> str:
+    return (f"제한 시간 {seconds:.3g}초 안에 끝나지 않았습니다. 제한 시간을 넘긴 함수는 남은 검사에서 다시 "
+            f"호출하지 않습니다.")
 
 
 def _crash_message(code) -> str:

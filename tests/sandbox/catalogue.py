@@ -1737,6 +1737,84 @@ FAULTS = [
 ]
 
 
+# ----------------------------------------------------------------------------------------------- faults: costs
+# What one mistake may cost (issue 13, point 5): its own points, once, fast. Each entry is graded like the faults
+# above, with ``spares=()``: every exercise that calls the broken function keeps its honest score (it is graded
+# with the reference in its place), and ``tests/sandbox/test_costs.py`` also bounds how often a time limit is
+# waited out and how often the process is restarted while the graders run.
+EXERCISES = ("softmax", "additive_attention", "bahdanau_attention", "dot_product_attention",
+             "scaled_dot_product_attention", "causal_mask", "self_attention", "split_heads", "merge_heads",
+             "multi_head_attention", "multi_head_attention_layer")
+
+SOFTMAX_LOOPS_ON_LARGE = '''
+import numpy as np
+
+def softmax(x, axis=-1):
+    x = np.asarray(x)
+    while x.size > 8:          # right on tiny inputs, forever on the rest
+        pass
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+'''
+
+SOFTMAX_KILLS = '''
+import os
+
+def softmax(x, axis=-1):
+    os._exit(1)
+'''
+
+SOFTMAX_SLEEPS = '''
+import time
+import numpy as np
+
+def softmax(x, axis=-1):
+    time.sleep(3600)
+'''
+
+
+def _every(body: str):
+    """Builder: every exercise's solution cell replaced by a function that runs ``body``."""
+    return lambda ctx: notebooks.with_code(ctx.solution, {
+        name: f"import os\nimport time\n\ndef {name}(*args, **kwargs):\n{body}" for name in EXERCISES})
+
+
+@dataclass(frozen=True)
+class Cost:
+    """A costly fault and what it may cost while the graders run: calls whose limit is waited out, restarts."""
+
+    entry: Entry
+    waits: int
+    restarts: int
+    loses: tuple = ()      # exercises that must lose points without being zeroed (checked besides ``attacked``)
+
+
+COSTS = [
+    Cost(Entry("softmax_loops_on_large_inputs", "fault", "cells",
+               "softmax 가 원소 8개 이하에서는 맞고, 그보다 큰 입력에서는 무한 루프",
+               "softmax right on tiny inputs and looping forever on larger ones",
+               (), on("softmax", SOFTMAX_LOOPS_ON_LARGE), spares=("softmax",),   # its tiny-input checks pass
+               expect=("제한 시간", "직접 만든 `softmax`를 호출합니다")), waits=1, restarts=0, loses=("softmax",)),
+    Cost(Entry("softmax_kills_every_call", "fault", "cells", "softmax 가 호출될 때마다 os._exit(1) 로 프로세스를 끝냄",
+               "softmax ends its process (os._exit(1)) on every call",
+               ("softmax",), on("softmax", SOFTMAX_KILLS), spares=(), expect=("종료 코드",)), waits=0, restarts=1),
+    Cost(Entry("softmax_sleeps", "fault", "cells", "softmax 가 호출될 때마다 한 시간 잠듦",
+               "softmax sleeps for an hour on every call",
+               ("softmax",), on("softmax", SOFTMAX_SLEEPS), spares=(), expect=("제한 시간",)), waits=1, restarts=0),
+    Cost(Entry("every_exercise_hangs", "fault", "cells", "모든 함수가 무한 루프", "every exercise loops forever",
+               EXERCISES, _every("    while True:\n        pass\n"), spares=(), expect=("제한 시간",)),
+         waits=len(EXERCISES), restarts=0),
+    Cost(Entry("every_exercise_kills", "fault", "cells", "모든 함수가 호출될 때마다 프로세스를 끝냄",
+               "every exercise ends its process on every call",
+               EXERCISES, _every("    os._exit(1)\n"), spares=(), expect=("종료 코드",)),
+         waits=0, restarts=len(EXERCISES)),
+    Cost(Entry("every_exercise_slow", "fault", "cells", "모든 함수가 호출마다 1.5초 잠든 뒤 0을 반환",
+               "every exercise sleeps 1.5 s on every call, then returns 0",
+               EXERCISES, _every("    time.sleep(1.5)\n    return 0.0\n"), spares=(), expect=("채점 시간",)),
+         waits=len(EXERCISES), restarts=0),   # a call cut short by the end of a time budget is waited out too
+]
+
+
 # ----------------------------------------------------------------------------------------------- faults: files
 def _json(nb) -> str:
     return nbformat.writes(nb)
@@ -1770,7 +1848,7 @@ FILE_FAULTS = [
 ]
 
 ATTACKS += FORBIDDEN_BYPASSES
-ALL = ATTACKS + NOTEBOOK_ATTACKS + FAULTS + FILE_FAULTS
+ALL = ATTACKS + NOTEBOOK_ATTACKS + FAULTS + FILE_FAULTS + [c.entry for c in COSTS]
 BY_ID = {e.id: e for e in ALL}
 assert len(BY_ID) == len(ALL), "catalogue ids must be unique"
 
