@@ -35,7 +35,7 @@ def test_validate_reports_unanswered_then_badly_formatted_then_passes(lab, cours
     kind, text = lab.validate()
     assert kind == "error", text
     assert text.count("The following cell failed:") == 1, text[:2000]
-    assert "❌ q2: A, B, C, D 가운데 대문자 한 글자만 적으세요 (지금은 'B번')" in text, text[:2000]
+    assert "❌ q2: A, B, C, D 가운데 한 글자만 적으세요 (지금은 'B번')" in text, text[:2000]
     lab.screenshot("q2-format-validation-failed")
     lab.close_dialog()
 
