@@ -92,7 +92,7 @@ def reset_class(layout: Layout) -> None:
         provision.gradebook_students(layout, remove=STUDENTS)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def hub():
     reason = why_not()
     if reason:
@@ -128,7 +128,7 @@ def hub():
     assert not server.leftovers(layout), f"servers left running: {server.leftovers(layout)}"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def screenshots():
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     for old in SCREENSHOTS.glob("hub-*.png"):
@@ -136,7 +136,7 @@ def screenshots():
     return SCREENSHOTS
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium(tmp_path_factory, hub):
     """A fresh Chromium (own profile, so own hub cookies) per person; all quit at the end."""
     import labpage
