@@ -16,7 +16,14 @@ Values inside the header are JSON, with arrays as ``{"a": i}`` (index into the f
 ``{"t": [...]}``, lists as ``{"l": [...]}``, dicts as ``{"d": {...}}``, non-finite floats as ``{"f": "nan"}``
 and objects that stay in the worker as ``{"h": id, "type": name}``.
 """
-import io
+import builtins as _builtins_module
+
+# This file's own copy of the builtins, taken before any student code runs: a cell that patches ``builtins.any``,
+# ``abs``, ``__import__``... changes the student's code, not the guard, the proxies or the wire format below (a
+# function looks its builtins up in its module's ``__builtins__``).
+__builtins__ = dict(vars(_builtins_module))
+
+import io  # noqa: E402
 import json
 import linecache
 import os
