@@ -33,7 +33,7 @@ def watch(monkeypatch):
     """Counts, while the graders run: requests that ended in a timeout after waiting (``waits``), the seconds
     of every request (``seconds``) and the process's restarts (``restarts``, read before it is cleaned up)."""
     seen = {"waits": 0, "seconds": 0.0, "requests": 0, "restarts": 0}
-    request, cleanup = StudentProcess.request, StudentProcess.cleanup
+    request, cleanup, start_ = StudentProcess.request, StudentProcess.cleanup, StudentProcess.start
 
     def counted(self, header, *args, **kwargs):
         start = time.perf_counter()
@@ -47,10 +47,17 @@ def watch(monkeypatch):
             seen["seconds"] += time.perf_counter() - start
             seen["requests"] += 1
 
+    def started(self, *args, **kwargs):
+        try:
+            return start_(self, *args, **kwargs)
+        finally:
+            self.restarts_before_graders = self.restarts   # cells of the notebook that crashed it are not counted
+
     def cleaned(self):
-        seen["restarts"] += self.restarts
+        seen["restarts"] += self.restarts - getattr(self, "restarts_before_graders", 0)
         return cleanup(self)
 
+    monkeypatch.setattr(StudentProcess, "start", started)
     monkeypatch.setattr(StudentProcess, "request", counted)
     monkeypatch.setattr(StudentProcess, "cleanup", cleaned)
     return seen
