@@ -29,6 +29,10 @@ COURSE = {
         # function costs at most "startup" before the graders start (a cell past its limit costs that cell only).
         "cell": 8,
         "startup": 20,
+        # Validate in a student's JupyterLab on the hub (`python -m autograder hub`): a cold kernel imports torch and
+        # keras itself there (no warm sandbox), so its first cell and that cell's output may take this long on a
+        # busy hub (nbgrader's 30 s and nbclient's 4 s failed there); it judges nothing.
+        "validate": 120,
         "call": 20,           # one call of a student's function by a hidden grader (a call with big inputs)
         # A call whose inputs are small (at most call_small numbers: every grader input but flash_attention's
         # 8,192-token memory test; the float64 reference needs milliseconds there) gets call_floor seconds. The

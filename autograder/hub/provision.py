@@ -252,15 +252,15 @@ def global_config(layout: Layout, path: Path = GLOBAL_CONFIG) -> Path:
     """``/etc/jupyter/nbgrader_config.py``: every user's nbgrader (students' assignment list, validate, fetch,
     submit) finds the course and the exchange."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    startup = settings.course()["timeouts"]["startup"]
+    validate = settings.course()["timeouts"]["validate"]
     path.write_text("# Written by `python -m autograder hub`: the course every user of this hub takes part in.\n"
                     "c = get_config()  # noqa: F821\n"
                     f"c.CourseDirectory.course_id = {layout.course_id!r}\n"
                     f"c.Exchange.root = {str(layout.exchange)!r}\n"
-                    "# Validate (a student's own check, no grade): a cell may take the course's start-up time, and so\n"
+                    "# Validate (a student's own check, no grade): a cell may take the course's validate time, and so\n"
                     "# may its output (nbgrader's 30 s and nbclient's 4 s fail the first cell, which imports torch and\n"
                     "# keras, while other users' kernels do the same on a busy hub).\n"
-                    f"c.Execute.timeout = {startup}\n"
-                    f"c.Execute.iopub_timeout = {startup}\n")
+                    f"c.Execute.timeout = {validate}\n"
+                    f"c.Execute.iopub_timeout = {validate}\n")
     os.chmod(path, 0o644)
     return path
