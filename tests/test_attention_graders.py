@@ -2,7 +2,7 @@
 
 * the instructor's solution and every alternative correct implementation (tests/implementations/attention_*.py:
   torch, explicit loops, keras.ops, numpy) get full marks on every exercise;
-* every mistake of the catalogue (autograder/graders/mistakes/attention.py) loses points on its exercise, and the
+* every mistake of the catalogue (autograder/graders/exercises/*.py) loses points on its exercise, and the
   feedback names it for most of the diagnosable ones;
 * the untouched release notebook gets 0 with "아직 구현하지 않았습니다" on every exercise;
 * forbidden library routines give 0 on their exercise with the Korean message while the others keep their points.
@@ -25,7 +25,7 @@ import pytest
 os.environ.setdefault("KERAS_BACKEND", "torch")
 
 from autograder.grade import GradeResult, grade_notebook  # noqa: E402
-from autograder.graders.mistakes import attention as attention_mistakes  # noqa: E402
+from autograder.graders import mistakes  # noqa: E402
 
 
 def _load_notebooks():
@@ -52,7 +52,7 @@ POINTS = {
 NOT_IMPLEMENTED = "아직 구현하지 않았습니다"
 FORBIDDEN = "금지된 라이브러리 루틴"
 
-MISTAKES = list(attention_mistakes.MISTAKES)
+MISTAKES = mistakes.of_assignment("attention")
 SOLUTION = notebooks.solution_notebook(ASSIGNMENT)
 DEPENDS = notebooks.dependencies(SOLUTION)        # exercise -> exercises its solution calls (transitively)
 

@@ -11,6 +11,10 @@ from autograder.graders.attention.inputs import normal
 from autograder.graders.compare import GradingFailure, as_array, expect_close, expect_true
 from autograder.graders.kv_cache import diagnose_replay, number, with_causes
 
+# Judged against (forbidden routines and known mistakes: exercises/KVCache.py):
+# reference: numpy concatenation on the time axis (expected_observations below; kv_cache.TrustedCache)
+# tolerance (tolerances.py): STUDENT; sizes exact
+
 
 def chunks_of(rng, b, h, d, sizes, dtype=np.float32):
     """Keys and values (B, H, t, d) of several appends."""

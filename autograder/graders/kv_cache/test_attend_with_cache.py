@@ -13,6 +13,10 @@ from autograder.graders.attention.inputs import normal
 from autograder.graders.compare import GradingFailure, as_array, expect_close, expect_true
 from autograder.graders.kv_cache import TrustedCache, diagnose_replay, number, with_causes
 
+# Judged against (forbidden routines and known mistakes: exercises/attend_with_cache.py):
+# reference: float64 causal torch SDPA over the whole sequence (full_causal below)
+# tolerance (tolerances.py): STUDENT
+
 
 def draw(rng, b, h, t, d, dtype=np.float32):
     return normal(rng, b, h, t, d, dtype=dtype), normal(rng, b, h, t, d, dtype=dtype), \

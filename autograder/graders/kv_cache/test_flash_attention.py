@@ -7,6 +7,11 @@ from autograder.graders import references
 from autograder.graders.attention.inputs import normal
 from autograder.graders.compare import GradingFailure, as_array, expect_close, expect_shape
 
+# Judged against (forbidden routines and known mistakes: exercises/flash_attention.py):
+REFERENCE = references.scaled_dot_product_attention
+# reference: float64 torch SDPA (math backend); causal: with references.causal_mask(Tq, Tk)
+# tolerance (tolerances.py): STUDENT
+
 # (leading dims, Tq, Tk, d, dv, block_size): block sizes 1, 7, 16, 64, Tk and > Tk, dividing Tk or not.
 CASES = [
     pytest.param((2,), 5, 23, 8, 6, 1, id="b2-tq5-tk23-block1"),
@@ -39,7 +44,7 @@ def test_matches_reference(student, rng, lead, tq, tk, d, dv, block_size):
     """블록 크기(1, 7, 16, 64, Tk, Tk보다 큼)와 상관없이 스케일드 닷-프로덕트 어텐션(float64)과 같은 출력"""
     q, k, v = draw(rng, lead, tq, tk, d, dv)
     got = student.flash_attention(q, k, v, block_size=block_size)
-    expect_close(got, references.scaled_dot_product_attention(q, k, v), against="float64 torch SDPA",
+    expect_close(got, REFERENCE(q, k, v), against="float64 torch SDPA",
                  call=student.last)
 
 
@@ -49,7 +54,7 @@ def test_causal_matches_reference(student, rng, lead, tq, tk, d, dv, block_size,
     """causal=True: causal_mask(Tq, Tk)처럼 오른쪽 아래에 맞춘 인과 어텐션과 같은 출력 (Tq < Tk 포함)"""
     q, k, v = draw(rng, lead, tq, tk, d, dv, dtype)
     got = student.flash_attention(q, k, v, block_size, True)
-    expect_close(got, references.scaled_dot_product_attention(q, k, v, references.causal_mask(tq, tk)),
+    expect_close(got, REFERENCE(q, k, v, references.causal_mask(tq, tk)),
                  against="float64 torch SDPA, 오른쪽 아래 정렬 인과 마스크", call=student.last)
 
 
@@ -58,7 +63,7 @@ def test_block_size_does_not_change_the_result(student, rng):
     """같은 입력에 블록 크기만 바꾸면 (3과 Tk) 결과가 같음"""
     q, k, v = draw(rng, (2,), 8, 29, 16, 8)
     small = student.flash_attention(q, k, v, block_size=3, causal=True)
-    expect_close(small, references.scaled_dot_product_attention(q, k, v, references.causal_mask(8, 29)),
+    expect_close(small, REFERENCE(q, k, v, references.causal_mask(8, 29)),
                  against="float64 torch SDPA", call=student.last)
     whole = student.flash_attention(q, k, v, block_size=29, causal=True)
     expect_close(whole, as_array(small), what="block_size=29의 출력", against="block_size=3의 출력")
@@ -72,7 +77,7 @@ def test_running_max_grows_from_block_to_block(student, rng):
     q[..., 0] = 4 + np.abs(q[..., 0])                                     # every query leans on feature 0
     k[..., 0] = np.linspace(-2, 6, tk, dtype=np.float32)                  # scores grow along the keys (to ~9)
     got = student.flash_attention(q, k, v, block_size=8)
-    expect_close(got, references.scaled_dot_product_attention(q, k, v), against="float64 torch SDPA",
+    expect_close(got, REFERENCE(q, k, v), against="float64 torch SDPA",
                  call=student.last)
 
 
@@ -108,5 +113,5 @@ def test_memory_stays_below_a_full_score_matrix(student, rng, tq, tk, d, full):
     got = expect_shape(got, (tq, d))
     rows = np.sort(rng.choice(tq, size=48, replace=False))               # check a sample of query rows
     mask = np.arange(tk)[None, :] <= rows[:, None] + (tk - tq)            # (48, Tk): causal_mask(Tq, Tk)[rows]
-    expected = references.scaled_dot_product_attention(q[rows], k, v, mask)
+    expected = REFERENCE(q[rows], k, v, mask)
     expect_close(got[rows], expected, what=f"Tq={tq:,}, Tk={tk:,} 출력의 일부 행", against="float64 torch SDPA, 인과 마스크")

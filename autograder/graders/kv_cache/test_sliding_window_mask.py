@@ -11,6 +11,10 @@ import pytest
 from autograder.graders import references, tolerances
 from autograder.graders.compare import as_array, expect_close, expect_true
 
+# Judged against (forbidden routines and known mistakes: exercises/sliding_window_mask.py):
+# reference: a numpy mask written from the contract (numpy_reference below) and references.causal_mask
+# tolerance (tolerances.py): EXACT
+
 
 def numpy_reference(t_q, t_k, window):
     """Position p = i + t_k - t_q of query i sees key j iff p - window < j <= p: a band of numpy.tril's."""
