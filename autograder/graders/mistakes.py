@@ -4,15 +4,12 @@ Each mistake is the source of a student-style function with one known error, def
 in the solution cell (numpy, calling the other contract functions and the notebook's helpers where a student
 would). The same source serves twice: the package's tests put it into a notebook in place of the solution and check
 that the exercise loses points and, for the diagnosable ones, that the feedback names it; the graders run it on the
-failing case's inputs to name the mistake in the feedback (``compare._diagnose``). Inside the graders a mistake's
+failing case's inputs to name the mistake in the feedback (``diagnosis.py``). Inside the graders a mistake's
 function runs with the float64 reference functions of ``references.py`` as its helpers (``softmax``,
 ``scaled_dot_product_attention``, ...), in the trusted process: it is our code.
 
-How the graders name them: outputs are compared on the failing call (``compare._diagnose``); integer results
-(``kv_cache``) are matched exactly on the failing call; ``KVCache`` and ``attend_with_cache`` keep state in the
-student's process, so their mistakes are replayed over the whole scenario on a fresh (trusted) cache
-(``attend_with_rope_cache`` too: the replay also compares the cached keys, which is how a cache of raw keys
-re-rotated at every step is named). See ``graders/kv_cache/__init__.py``.
+How the graders match them with a wrong result (on the failing call, as an exact integer, by replaying a whole
+scenario on a trusted cache): ``diagnosis.py``.
 """
 from __future__ import annotations
 

@@ -16,7 +16,8 @@ import pytest
 from autograder.graders import references
 from autograder.graders.attention.inputs import normal
 from autograder.graders.compare import GradingFailure, as_array, expect_close, expect_true
-from autograder.graders.kv_cache import TrustedCache, diagnose_replay, number, with_causes
+from autograder.graders.diagnosis import of_replay, with_causes
+from autograder.graders.kv_cache import TrustedCache, number
 
 # Judged against (forbidden routines and known mistakes: exercises/attend_with_rope_cache.py):
 REFERENCE = references.rope_causal_attention
@@ -58,7 +59,7 @@ def check_steps(student, q, k, v, sizes, base=None, check_cache=False):
     observed = []
 
     def named(failure):
-        found = diagnose_replay("attend_with_rope_cache", lambda fn: replay(fn, q, k, v, steps, base),
+        found = of_replay("attend_with_rope_cache", lambda fn: replay(fn, q, k, v, steps, base),
                                 observed, wanted[: len(observed)])
         return GradingFailure(with_causes(failure.message, found), found)
 

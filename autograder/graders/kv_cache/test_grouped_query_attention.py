@@ -5,7 +5,8 @@ import pytest
 from autograder.graders import references, tolerances
 from autograder.graders.attention.inputs import key_mask, normal
 from autograder.graders.compare import GradingFailure, as_array, expect_close, expect_true
-from autograder.graders.kv_cache import by_id, keras_gqa, raised, with_causes
+from autograder.graders.diagnosis import by_id, with_causes
+from autograder.graders.kv_cache import keras_gqa, raised
 
 # Judged against (forbidden routines and known mistakes: exercises/grouped_query_attention.py):
 REFERENCE = references.grouped_query_attention

@@ -3,7 +3,7 @@ sees key j only if (i + t_k - t_q) - j < window (Mistral's sliding window: itsel
 
 Masks are exact: compared with tolerances.EXACT against a numpy reference written from the contract, and against
 ``causal_mask`` when the window covers every key. A wrong mask is named by running the catalogue's mistakes on the
-same call (``compare._diagnose``).
+same call (``diagnosis.of_output``).
 """
 import numpy as np
 import pytest
