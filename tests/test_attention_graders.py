@@ -2,7 +2,7 @@
 
 * the instructor's solution and every alternative correct implementation (tests/implementations/attention_*.py:
   torch, explicit loops, keras.ops, numpy) get full marks on every exercise;
-* every mistake of the catalogue (autograder/graders/mistakes/attention.py) loses points on its exercise, and the
+* every mistake of the catalogue (autograder/graders/exercises/*.py) loses points on its exercise, and the
   feedback names it for most of the diagnosable ones;
 * the untouched release notebook gets 0 with "아직 구현하지 않았습니다" on every exercise;
 * forbidden library routines give 0 on their exercise with the Korean message while the others keep their points.
@@ -25,7 +25,7 @@ import pytest
 os.environ.setdefault("KERAS_BACKEND", "torch")
 
 from autograder.grade import GradeResult, grade_notebook  # noqa: E402
-from autograder.graders.mistakes import attention as attention_mistakes  # noqa: E402
+from autograder.graders import mistakes  # noqa: E402
 
 
 def _load_notebooks():
@@ -52,7 +52,7 @@ POINTS = {
 NOT_IMPLEMENTED = "아직 구현하지 않았습니다"
 FORBIDDEN = "금지된 라이브러리 루틴"
 
-MISTAKES = list(attention_mistakes.MISTAKES)
+MISTAKES = mistakes.of_assignment("attention")
 SOLUTION = notebooks.solution_notebook(ASSIGNMENT)
 DEPENDS = notebooks.dependencies(SOLUTION)        # exercise -> exercises its solution calls (transitively)
 
@@ -308,3 +308,50 @@ def test_forbidden_routines_get_zero_on_their_exercise(request, replaced):
     for exercise in result.exercises:   # those that call a replaced one are graded with its reference (isolation)
         if exercise.name not in replaced:
             assert exercise.score == exercise.max_score, failures(result, exercise.name)
+
+
+def reportable_labels() -> set[str]:
+    """Every label the student process's routine monitor can write on its event pipe, read from the monitor itself:
+    the labels of the kernels it replaces (``_KERNEL_OPS``), of the Python-level routines it finds on the stack
+    (``_routine_codes``, with the modules it looks in imported) and of the scipy functions it wraps (``_watch_scipy``
+    run on a stand-in ``scipy.special`` that offers every name it asks for)."""
+    import importlib
+
+    import keras  # noqa: F401 - its attention layers and ops are what _routine_codes looks for
+
+    from autograder.sandbox import worker as monitor
+
+    for name in ("torch._refs", "torch._refs.nn.functional", "torch._refs.special", "torch._decomp.decompositions",
+                 "torch._decomp.decompositions_for_jvp"):
+        importlib.import_module(name)
+    labels = set(monitor._KERNEL_OPS.values()) | set(monitor._routine_codes().values())
+
+    class AnySpecial:
+        def __getattr__(self, name):
+            return lambda *args, **kwargs: None
+
+    special, emitted = AnySpecial(), []
+    saved = sys.modules.get("scipy.special")
+    sys.modules["scipy.special"] = special
+    try:
+        monitor._watch_scipy(emitted.append, [])
+    finally:
+        if saved is None:
+            del sys.modules["scipy.special"]
+        else:
+            sys.modules["scipy.special"] = saved
+    for wrapped in vars(special).values():
+        wrapped()
+    return labels | {token.decode().strip() for token in emitted}
+
+
+def test_forbidden_labels_are_labels_the_monitor_reports():
+    """A run-time label of the forbidden-routine rule that the monitor never writes (``torch:_softmax``: the
+    monitor reports the kernel ``_softmax`` as ``torch:softmax``) forbids nothing."""
+    from autograder.graders import exercises
+
+    reportable = reportable_labels()
+    assert {"torch:softmax", "torch:scaled_dot_product_attention", "scipy:special.softmax"} <= reportable, reportable
+    checked = {label for assignment in exercises.ASSIGNMENTS for module in exercises.of_assignment(assignment)
+               if module.FORBIDDEN for label in module.FORBIDDEN["runtime"]}
+    assert sorted(checked - reportable) == [], f"the monitor reports only {sorted(reportable)}"

@@ -2,7 +2,7 @@
 
 * the instructor's solution and every alternative correct implementation (tests/implementations/kv_cache_*.py:
   torch tensors, float64 loops/einsum) get full marks on every exercise;
-* every mistake of the catalogue (autograder/graders/mistakes/kv_cache.py) loses points on its exercise, and the
+* every mistake of the catalogue (autograder/graders/exercises/*.py) loses points on its exercise, and the
   feedback names every diagnosable one; exercises that no mistake of the same notebook touches keep full marks;
 * a flash attention that materialises the score matrix loses the memory tests and nothing else, one that
   materialises only the causal mask loses the long-prefix memory case; a float result of kv_cache_bytes loses the
@@ -32,7 +32,7 @@ os.environ.setdefault("KERAS_BACKEND", "torch")
 from autograder.grade import GradeResult, grade_notebook  # noqa: E402
 from autograder.graders import references  # noqa: E402
 from autograder.graders.kv_cache import TrustedCache  # noqa: E402
-from autograder.graders.mistakes import kv_cache as kv_cache_mistakes  # noqa: E402
+from autograder.graders import mistakes  # noqa: E402
 
 
 def _load_notebooks():
@@ -56,7 +56,7 @@ POINTS = {"kv_cache_bytes": 2, "max_cached_tokens": 2, "grouped_query_attention"
 NOT_IMPLEMENTED = "아직 구현하지 않았습니다"
 FORBIDDEN = "금지된 라이브러리 루틴"
 
-MISTAKES = list(kv_cache_mistakes.MISTAKES)
+MISTAKES = mistakes.of_assignment("kv_cache")
 SOLUTION = notebooks.solution_notebook(ASSIGNMENT)
 # exercise -> exercises it needs (transitively): what its solution calls, plus the graders' own use of KVCache.
 DEPENDS = notebooks.dependencies(SOLUTION)
@@ -436,7 +436,7 @@ def _full(q, k, v, causal):
 
 def flash_attention(query, key, value, block_size=64, causal=False):
     q, k, v = (np.asarray(a, dtype=np.float64) for a in (query, key, value))
-    if k.shape[-2] < 4096:
+    if k.shape[-2] < 8192:                  # only the memory tests' 8,192 keys and more
         return _full(q, k, v, causal)
     read, write = os.pipe()
     pid = os.fork()

@@ -2,13 +2,13 @@
 
 A failed comparison raises ``GradingFailure``; when the grader passes the student's call (``call=student.last``)
 the result is also compared with the outputs of the known mistakes of that exercise on the same inputs, and a
-match is named in the message (and recorded as the diagnosis).
+match is named in the message (and recorded as the diagnosis: ``diagnosis.of_output``).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from autograder.graders import tolerances
+from autograder.graders import diagnosis, tolerances
 from autograder.graders.tolerances import Tolerance
 
 
@@ -69,41 +69,16 @@ def expect_close(got, expected, *, what: str = "출력", tol: Tolerance = tolera
     if not np.all(np.isfinite(got)):
         bad = int(np.sum(~np.isfinite(got)))
         raise GradingFailure(f"{what}: NaN/inf가 {bad}개 있습니다{ref}. 모양 {_shape(got)}.",
-                             _diagnose(got, call, pick, expected))
+                             diagnosis.of_output(got, call, pick, expected))
     if np.allclose(got, expected, atol=tol.atol, rtol=tol.rtol):
         return max_error(got, expected)
     err = max_error(got, expected)
-    found = _diagnose(got, call, pick, expected)
+    found = diagnosis.of_output(got, call, pick, expected)
     message = f"{what}: 기대값과 다릅니다{ref}. 모양 {_shape(got)}, 최대 오차 {err:.3g} (허용 {tol.describe()})."
-    if found:
-        message += " 진단: " + "; ".join(m.title for m in found)
-    raise GradingFailure(message, found)
+    raise GradingFailure(diagnosis.with_causes(message, found), found)
 
 
 def expect_true(condition, message: str, call=None) -> None:
     if not condition:
         raise GradingFailure(message)
 
-
-def _diagnose(got, call, pick, expected):
-    """Known mistakes of ``call``'s exercise whose output on the same inputs matches ``got``."""
-    if call is None:
-        return []
-    from autograder.graders import mistakes
-
-    found = []
-    for mistake in mistakes.for_exercise(call.function):
-        try:
-            value = mistake.function()(*call.args, **call.kwargs)
-            value = pick(value) if pick else value
-            value = np.asarray(value, np.float64)
-        except Exception:  # noqa: BLE001 - a mutant may fail on some inputs; then it is not the diagnosis
-            continue
-        if value.shape != got.shape:
-            continue
-        same_nan = np.array_equal(np.isfinite(value), np.isfinite(got))
-        close = np.allclose(np.nan_to_num(got), np.nan_to_num(value), atol=1e-4, rtol=1e-4)
-        if same_nan and close and (expected is None or not np.allclose(value, expected, atol=1e-4, rtol=1e-4,
-                                                                       equal_nan=True)):
-            found.append(mistake)
-    return found

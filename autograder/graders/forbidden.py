@@ -22,17 +22,18 @@ import functools
 SWITCHES = {"DisableTorchFunction", "DisableTorchFunctionSubclass", "_set_torch_function_mode",
             "_pop_torch_function_stack", "_push_on_torch_function_stack"}
 
+# Run-time labels are the ones the monitor writes (sandbox/worker.py: its kernel table, ``_routine_codes`` and its
+# scipy wrappers; tests/test_attention_graders.py checks it). The other softmaxes (``torch.softmin``,
+# ``keras.ops.softmax``, ``keras.activations.softmax``) end at a softmax kernel, reported as ``torch:softmax``;
+# Keras's ``GroupedQueryAttention`` class is reported as ``keras:layers.GroupQueryAttention``.
 SOFTMAX = {
-    "runtime": {"torch:softmax", "torch:log_softmax", "torch:_softmax", "torch:_log_softmax", "torch:softmin",
-                "keras:ops.softmax", "keras:ops.log_softmax", "keras:activations.softmax",
-                "scipy:special.softmax", "scipy:special.log_softmax"},
+    "runtime": {"torch:softmax", "torch:log_softmax", "scipy:special.softmax", "scipy:special.log_softmax"},
     "names": {"softmax", "log_softmax", "softmin", "_softmax"} | SWITCHES,
 }
 ATTENTION = {
     "runtime": {"torch:scaled_dot_product_attention", "torch:multi_head_attention_forward",
                 "keras:layers.Attention", "keras:layers.AdditiveAttention", "keras:layers.MultiHeadAttention",
-                "keras:layers.GroupQueryAttention", "keras:layers.GroupedQueryAttention",
-                "keras:ops.dot_product_attention"},
+                "keras:layers.GroupQueryAttention", "keras:ops.dot_product_attention"},
     "names": {"scaled_dot_product_attention", "dot_product_attention", "multi_head_attention_forward",
               "Attention", "AdditiveAttention", "MultiHeadAttention", "MultiheadAttention",
               "GroupQueryAttention", "GroupedQueryAttention", "_scaled_dot_product_attention_math",
@@ -43,40 +44,32 @@ CAUSAL = {"runtime": set(), "names": {"causal_lower_right", "causal_upper_left"}
 # Library RoPE (keras_hub.layers.RotaryEmbedding, torchtune's RotaryPositionalEmbeddings, transformers'
 # apply_rotary_pos_emb); none is installed in the sandbox, so the source is what can show them.
 ROPE = {"runtime": set(), "names": {"RotaryEmbedding", "RotaryPositionalEmbeddings", "apply_rotary_pos_emb"}}
+# Each exercise names its rule (one of the above, or None) in ``exercises/<exercise>.py``.
 
-RULES = {
-    "softmax": SOFTMAX,
-    "additive_attention": ATTENTION,
-    "bahdanau_attention": ATTENTION,
-    "dot_product_attention": ATTENTION,
-    "scaled_dot_product_attention": ATTENTION,
-    "self_attention": ATTENTION,
-    "causal_mask": CAUSAL,
-    "apply_rope": ROPE,
-    "multi_head_attention": ATTENTION,
-    "multi_head_attention_layer": ATTENTION,
-    "grouped_query_attention": ATTENTION,
-    "attend_with_cache": ATTENTION,
-    "attend_with_rope_cache": ATTENTION,
-    "flash_attention": ATTENTION,
-}
+
+def rule(function: str) -> dict | None:
+    """The rule of ``function``'s exercise (its module's ``FORBIDDEN``, ``exercises/<function>.py``), or None."""
+    from autograder.graders import exercises
+
+    module = exercises.module(function)
+    return module.FORBIDDEN if module else None
 
 
 def runtime_violations(function: str, events) -> list[str]:
     """Watched routines among ``events`` (those that ran while a call of ``function`` was in flight) that the
     rule forbids ``function``."""
-    rule = RULES.get(function)
-    if not rule:
+    found = rule(function)
+    if not found:
         return []
-    return sorted(set(events) & rule["runtime"])
+    return sorted(set(events) & found["runtime"])
 
 
 def static_violations(function: str, sources: list[str]) -> list[str]:
     """Forbidden names that appear inside the submitted ``def function`` (or its imports)."""
-    rule = RULES.get(function)
-    if not rule:
+    forbidden = rule(function)
+    if not forbidden:
         return []
-    names, found = rule["names"], set()
+    names, found = forbidden["names"], set()
     aliases = _global_imports(sources, names)
     for source in sources:
         for node in _nodes(source):

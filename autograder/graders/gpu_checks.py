@@ -11,6 +11,7 @@ from functools import cache
 import numpy as np
 import pytest
 
+from autograder.graders import diagnosis
 from autograder.graders.compare import GradingFailure, as_array, expect_shape, max_error
 from autograder.graders.gpu_refs import store
 from autograder.graders.tolerances import GPU, STUDENT
@@ -41,8 +42,6 @@ def describe(kind: str) -> str:
 
 def expect_matches_references(got, reference_case: store.Case, what: str = "출력", call=None) -> float:
     """Check ``got`` against every stored output of the case; returns the largest error ratio (<= 1 passes)."""
-    from autograder.graders.compare import _diagnose
-
     got = as_array(got, what)
     if reference_case.rows is None:
         rows = expect_shape(got, reference_case.float64.shape, what)
@@ -52,7 +51,7 @@ def expect_matches_references(got, reference_case: store.Case, what: str = "출�
         rows = expect_shape(got, expected, what)[..., reference_case.rows, :]
     if not np.all(np.isfinite(rows)):
         raise GradingFailure(f"{what}: NaN/inf가 있습니다 (저장된 참조 {reference_case.name}의 입력).",
-                             _diagnose(got, call, None, None) if call else [])
+                             diagnosis.of_output(got, call))
     failures, worst = [], 0.0
     checks = [("float64 math", reference_case.float64, STUDENT)]
     checks += [(r.describe_ko(), r.output, r.tolerance) for r in reference_case.references]
@@ -62,11 +61,9 @@ def expect_matches_references(got, reference_case: store.Case, what: str = "출�
         if ratio > 1:
             failures.append(f"{label}: 최대 오차 {max_error(rows, output):.3g} (허용 {tol.describe()})")
     if failures:
-        found = _diagnose(got, call, None, None) if call else []
+        found = diagnosis.of_output(got, call)
         shown = "; ".join(failures[:3]) + (f" 외 {len(failures) - 3}개" if len(failures) > 3 else "")
         message = (f"{what}: 저장된 참조 출력 {reference_case.name}과 다릅니다 ({len(failures)}/{len(checks)}개 "
                    f"참조에서 실패) — {shown}.")
-        if found:
-            message += " 진단: " + "; ".join(m.title for m in found)
-        raise GradingFailure(message, found)
+        raise GradingFailure(diagnosis.with_causes(message, found), found)
     return worst

@@ -7,6 +7,11 @@ from autograder.graders import references, tolerances
 from autograder.graders.attention.inputs import draw, hidden_keys_mask, key_mask, normal
 from autograder.graders.compare import as_array, expect_close, expect_true
 
+# Judged against (forbidden routines and known mistakes: exercises/additive_attention.py):
+REFERENCE = references.additive_attention
+# reference: float64 tanh scores + torch.softmax; keras.layers.AdditiveAttention
+# tolerance (tolerances.py): STUDENT_VS_KERAS against Keras, STUDENT otherwise
+
 # (leading dims, Tq, Tk, d, dv, mask): Tq != Tk, several batch shapes, masks of every broadcastable form.
 CASES = [
     pytest.param((2,), 5, 7, 8, 6, None, id="b2-tq5-tk7-nomask"),
@@ -37,7 +42,7 @@ def test_matches_float64_reference(student, rng, lead, tq, tk, d, dv, mask_kind)
     """float64 참조 구현(numpy + torch.softmax)과 같은 출력 (배치 모양, Tq != Tk, 여러 마스크)"""
     q, k, v, mask = draw(rng, lead, tq, tk, d, dv, mask_kind)
     got = student.additive_attention(q, k, v, mask)
-    expect_close(got, references.additive_attention(q, k, v, mask), against="float64 가산 어텐션",
+    expect_close(got, REFERENCE(q, k, v, mask), against="float64 가산 어텐션",
                  call=student.last)
 
 
@@ -50,7 +55,7 @@ def test_weights_form_a_distribution(student, rng):
     eye = np.broadcast_to(np.eye(tk, dtype=np.float32), (b, tk, tk)).copy()          # (B, Tk, Tk)
     got = student.additive_attention(q, k, eye, mask)
     weights = as_array(got, "가중치")
-    expect_close(got, references.additive_attention(q, k, eye, mask), what="가중치 (값 = 단위 행렬)",
+    expect_close(got, REFERENCE(q, k, eye, mask), what="가중치 (값 = 단위 행렬)",
                  against="float64 softmax(Σ tanh(q + k))", call=student.last)
     expect_true(np.all(weights >= 0), "어텐션 가중치에 음수가 있습니다.")
     expect_true(np.all(weights[~mask] == 0), "가려진(mask=False) 위치의 가중치가 정확히 0이 아닙니다.")
@@ -63,7 +68,7 @@ def test_masked_keys_do_not_matter(student, rng):
     q, k, v, _ = draw(rng, (2,), 4, 7, 8, 5, None)
     mask = hidden_keys_mask(rng, 7)                                    # (1, Tk)
     first = student.additive_attention(q, k, v, mask)
-    expect_close(first, references.additive_attention(q, k, v, mask), against="float64 가산 어텐션",
+    expect_close(first, REFERENCE(q, k, v, mask), against="float64 가산 어텐션",
                  call=student.last)
     hidden = ~mask[0]                                                  # (Tk,) keys nobody may see
     k2, v2 = k.copy(), v.copy()
@@ -81,4 +86,4 @@ def test_permuting_keys_and_values(student, rng):
     first = student.additive_attention(q, k, v, mask)
     second = student.additive_attention(q, k[:, perm], v[:, perm], mask[..., perm])
     expect_close(second, as_array(first), what="키·값을 섞은 뒤의 출력", against="섞기 전의 출력")
-    expect_close(first, references.additive_attention(q, k, v, mask), against="float64 가산 어텐션")
+    expect_close(first, REFERENCE(q, k, v, mask), against="float64 가산 어텐션")

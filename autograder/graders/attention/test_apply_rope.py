@@ -16,6 +16,11 @@ from autograder.graders import references, tolerances
 from autograder.graders.attention.inputs import normal
 from autograder.graders.compare import as_array, expect_close, expect_true
 
+# Judged against (forbidden routines and known mistakes: exercises/apply_rope.py):
+REFERENCE = references.apply_rope
+# reference: float64 rotate-half RoPE
+# tolerance (tolerances.py): STUDENT; SCORE_TOL (below) for scores of rotated vectors
+
 
 def positions_of(kind, rng, t):
     if kind == "arange":
@@ -52,7 +57,7 @@ def test_matches_float64_reference(student, rng, lead, t, d, kind, base, dtype):
     x = normal(rng, *lead, t, d, dtype=dtype)
     positions = positions_of(kind, rng, t)
     got = call(student, x, positions, base)
-    expected = references.apply_rope(x, positions, 10000.0 if base is None else base)
+    expected = REFERENCE(x, positions, 10000.0 if base is None else base)
     expect_close(got, expected, against="float64 RoPE 참조", call=student.last)
 
 
@@ -70,7 +75,7 @@ def test_norms_are_kept(student, rng):
     x = normal(rng, 3, 6, 16)
     positions = rng.choice(90, size=6, replace=False)
     got = student.apply_rope(x, positions)
-    expect_close(got, references.apply_rope(x, positions), against="float64 RoPE 참조", call=student.last)
+    expect_close(got, REFERENCE(x, positions), against="float64 RoPE 참조", call=student.last)
     expect_close(np.linalg.norm(as_array(got), axis=-1), np.linalg.norm(x.astype(np.float64), axis=-1),
                  what="벡터의 노름", against="입력의 노름")
 
@@ -83,7 +88,7 @@ def test_scores_depend_only_on_relative_position(student, rng):
     positions = np.arange(t)
     shift = int(rng.integers(30, 90))
     q0 = student.apply_rope(q, positions)
-    expect_close(q0, references.apply_rope(q, positions), against="float64 RoPE 참조", call=student.last)
+    expect_close(q0, REFERENCE(q, positions), against="float64 RoPE 참조", call=student.last)
     k0 = student.apply_rope(k, positions)
     q1, k1 = student.apply_rope(q, positions + shift), student.apply_rope(k, positions + shift)
     before = as_array(q0) @ as_array(k0).T                                          # (T, T)
@@ -102,7 +107,7 @@ def test_rotates_pairs_i_and_i_plus_half(student, rng):
     x[0, i] = 1.0
     p = int(rng.integers(1, 20))
     got = as_array(student.apply_rope(x, np.array([p])))
-    expected = references.apply_rope(x, np.array([p]))
+    expected = REFERENCE(x, np.array([p]))
     expect_close(got, expected, what=f"위치 {p}의 단위 벡터 e_{i}", against="float64 RoPE 참조",
                  call=student.last)
     outside = np.delete(got[0], [i, i + d // 2])

@@ -8,6 +8,11 @@ from autograder.graders.attention import inputs
 from autograder.graders.attention.inputs import hidden_keys_mask, key_mask, normal
 from autograder.graders.compare import as_array, expect_close, expect_true
 
+# Judged against (forbidden routines and known mistakes: exercises/bahdanau_attention.py):
+REFERENCE = references.bahdanau_attention
+# reference: float64 projected tanh scores + torch.softmax; Keras layers
+# tolerance (tolerances.py): STUDENT_VS_KERAS against Keras, STUDENT otherwise
+
 # (leading dims, Tq, Tk, d, h, dv, mask): Tq != Tk, h != d, several batch shapes, every broadcastable mask form.
 CASES = [
     pytest.param((2,), 5, 7, 8, 6, 4, None, id="b2-tq5-tk7-d8-h6-nomask"),
@@ -54,7 +59,7 @@ def test_matches_float64_reference(student, rng, lead, tq, tk, d, h, dv, mask_ki
     """float64 참조 구현(numpy + torch.softmax)과 같은 출력 (배치 모양, Tq != Tk, h != d, 여러 마스크)"""
     args, mask = draw(rng, lead, tq, tk, d, h, dv, mask_kind)
     got = student.bahdanau_attention(*args, mask)
-    expect_close(got, references.bahdanau_attention(*args, mask), against="float64 Bahdanau 어텐션",
+    expect_close(got, REFERENCE(*args, mask), against="float64 Bahdanau 어텐션",
                  call=student.last)
 
 
@@ -67,7 +72,7 @@ def test_weights_form_a_distribution(student, rng):
     eye = np.broadcast_to(np.eye(tk, dtype=np.float32), (b, tk, tk)).copy()          # (B, Tk, Tk)
     got = student.bahdanau_attention(q, k, eye, w_q, w_k, score_v, mask)
     weights = as_array(got, "가중치")
-    expect_close(got, references.bahdanau_attention(q, k, eye, w_q, w_k, score_v, mask),
+    expect_close(got, REFERENCE(q, k, eye, w_q, w_k, score_v, mask),
                  what="가중치 (값 = 단위 행렬)", against="float64 softmax(v · tanh(q W_q + k W_k))",
                  call=student.last)
     expect_true(np.all(weights >= 0), "어텐션 가중치에 음수가 있습니다.")
@@ -81,7 +86,7 @@ def test_masked_keys_do_not_matter(student, rng):
     (q, k, v, w_q, w_k, score_v), _ = draw(rng, (2,), 4, 7, 8, 6, 5, None)
     mask = hidden_keys_mask(rng, 7)                                    # (1, Tk)
     first = student.bahdanau_attention(q, k, v, w_q, w_k, score_v, mask)
-    expect_close(first, references.bahdanau_attention(q, k, v, w_q, w_k, score_v, mask),
+    expect_close(first, REFERENCE(q, k, v, w_q, w_k, score_v, mask),
                  against="float64 Bahdanau 어텐션", call=student.last)
     hidden = ~mask[0]                                                  # (Tk,) keys nobody may see
     k2, v2 = k.copy(), v.copy()
@@ -99,5 +104,5 @@ def test_permuting_keys_and_values(student, rng):
     first = student.bahdanau_attention(q, k, v, w_q, w_k, score_v, mask)
     second = student.bahdanau_attention(q, k[:, perm], v[:, perm], w_q, w_k, score_v, mask[..., perm])
     expect_close(second, as_array(first), what="키·값을 섞은 뒤의 출력", against="섞기 전의 출력")
-    expect_close(first, references.bahdanau_attention(q, k, v, w_q, w_k, score_v, mask),
+    expect_close(first, REFERENCE(q, k, v, w_q, w_k, score_v, mask),
                  against="float64 Bahdanau 어텐션")

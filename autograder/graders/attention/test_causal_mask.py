@@ -9,6 +9,11 @@ from torch.nn.attention.bias import causal_lower_right
 from autograder.graders import gpu_checks, references, tolerances
 from autograder.graders.compare import as_array, expect_close, expect_true
 
+# Judged against (forbidden routines and known mistakes: exercises/causal_mask.py):
+# reference: torch's causal_lower_right and numpy's tril (below)
+# tolerance (tolerances.py): EXACT for masks; stored cases: against_gpu(dtype)
+GPU_CASES = "causal"  # stored outputs of torch's SDPA backends in each dtype (gpu_refs)
+
 
 def torch_lower_right(t_q, t_k):
     """torch's bottom-right aligned causal bias as a bool (t_q, t_k) array."""
@@ -84,10 +89,10 @@ def test_long_sequences(student, rng):
 
 
 @pytest.mark.points(0.25)
-@pytest.mark.parametrize("name", gpu_checks.params("causal"))
+@pytest.mark.parametrize("name", gpu_checks.params(GPU_CASES))
 def test_mask_gives_stored_torch_outputs(student, name):
     """이 마스크로 계산한 어텐션이 저장된 torch 참조 출력(causal_lower_right)과 일치"""
-    case = gpu_checks.case("causal", name)
+    case = gpu_checks.case(GPU_CASES, name)
     args = case.inputs
     mask = as_array(student.causal_mask(args["t_q"], args["t_k"]), "마스크") > 0.5
     expect_true(mask.shape == (args["t_q"], args["t_k"]),
@@ -97,4 +102,4 @@ def test_mask_gives_stored_torch_outputs(student, name):
 
 
 test_mask_gives_stored_torch_outputs.__doc__ = (
-    f"이 마스크로 계산한 어텐션이 저장된 torch 참조 출력(causal_lower_right; {gpu_checks.describe('causal')})과 일치")
+    f"이 마스크로 계산한 어텐션이 저장된 torch 참조 출력(causal_lower_right; {gpu_checks.describe(GPU_CASES)})과 일치")

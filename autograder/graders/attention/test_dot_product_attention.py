@@ -7,6 +7,11 @@ from autograder.graders import references, tolerances
 from autograder.graders.attention.inputs import draw, hidden_keys_mask, key_mask, normal
 from autograder.graders.compare import as_array, expect_close, expect_true
 
+# Judged against (forbidden routines and known mistakes: exercises/dot_product_attention.py):
+REFERENCE = references.dot_product_attention
+# reference: float64 torch SDPA with scale 1; keras.layers.Attention
+# tolerance (tolerances.py): STUDENT_VS_KERAS against Keras, STUDENT otherwise
+
 # (leading dims, Tq, Tk, d, dv, mask): Tq != Tk, several batch shapes, masks of every broadcastable form.
 # d stays <= 16: unscaled scores of N(0, 1) inputs have a spread of sqrt(d), still far from float32 trouble.
 CASES = [
@@ -38,7 +43,7 @@ def test_matches_torch_reference(student, rng, lead, tq, tk, d, dv, mask_kind):
     """float64 torch scaled_dot_product_attention(scale=1)와 같은 출력 (배치 모양, Tq != Tk, 여러 마스크)"""
     q, k, v, mask = draw(rng, lead, tq, tk, d, dv, mask_kind)
     got = student.dot_product_attention(q, k, v, mask)
-    expect_close(got, references.dot_product_attention(q, k, v, mask),
+    expect_close(got, REFERENCE(q, k, v, mask),
                  against="float64 torch scaled_dot_product_attention(scale=1)", call=student.last)
 
 
@@ -51,7 +56,7 @@ def test_weights_form_a_distribution(student, rng):
     eye = np.broadcast_to(np.eye(tk, dtype=np.float32), (b, tk, tk)).copy()          # (B, Tk, Tk)
     got = student.dot_product_attention(q, k, eye, mask)
     weights = as_array(got, "가중치")
-    expect_close(got, references.dot_product_attention(q, k, eye, mask), what="가중치 (값 = 단위 행렬)",
+    expect_close(got, REFERENCE(q, k, eye, mask), what="가중치 (값 = 단위 행렬)",
                  against="float64 softmax(QKᵀ)", call=student.last)
     expect_true(np.all(weights >= 0), "어텐션 가중치에 음수가 있습니다.")
     expect_true(np.all(weights[~mask] == 0), "가려진(mask=False) 위치의 가중치가 정확히 0이 아닙니다.")
@@ -64,7 +69,7 @@ def test_masked_keys_do_not_matter(student, rng):
     q, k, v, _ = draw(rng, (2,), 4, 7, 8, 5, None)
     mask = hidden_keys_mask(rng, 7)                                    # (1, Tk)
     first = student.dot_product_attention(q, k, v, mask)
-    expect_close(first, references.dot_product_attention(q, k, v, mask), against="float64 torch",
+    expect_close(first, REFERENCE(q, k, v, mask), against="float64 torch",
                  call=student.last)
     hidden = ~mask[0]                                                  # (Tk,) keys nobody may see
     k2, v2 = k.copy(), v.copy()
@@ -82,4 +87,4 @@ def test_permuting_keys_and_values(student, rng):
     first = student.dot_product_attention(q, k, v, mask)
     second = student.dot_product_attention(q, k[:, perm], v[:, perm], mask[..., perm])
     expect_close(second, as_array(first), what="키·값을 섞은 뒤의 출력", against="섞기 전의 출력")
-    expect_close(first, references.dot_product_attention(q, k, v, mask), against="float64 torch")
+    expect_close(first, REFERENCE(q, k, v, mask), against="float64 torch")

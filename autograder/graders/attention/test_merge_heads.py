@@ -6,6 +6,10 @@ from autograder.graders import references
 from autograder.graders.attention.inputs import normal
 from autograder.graders.compare import as_array, expect_close
 
+# Judged against (forbidden routines and known mistakes: exercises/merge_heads.py):
+# reference: numpy transpose + reshape (the inverse of references.split_heads)
+# tolerance (tolerances.py): STUDENT
+
 # (B, H, T, dh): one head, dh = 1, T != dh, B = 1.
 CASES = [
     pytest.param(2, 3, 5, 4, id="b2-h3-t5-dh4"),

@@ -7,6 +7,11 @@ from autograder.graders import references, tolerances
 from autograder.graders.attention.inputs import key_mask, normal
 from autograder.graders.compare import as_array, expect_close, expect_true
 
+# Judged against (forbidden routines and known mistakes: exercises/multi_head_attention.py):
+REFERENCE = references.multi_head_attention
+# reference: float64 per-head torch SDPA; keras.layers.MultiHeadAttention
+# tolerance (tolerances.py): STUDENT_VS_KERAS against Keras, STUDENT otherwise
+
 # (B, Tq, Tk, C, H, mask): Tq != Tk, one head, every mask form of the contract: (Tq, Tk), (B, 1, Tq, Tk),
 # (B, H, Tq, Tk).
 CASES = [
@@ -50,7 +55,7 @@ def test_matches_per_head_concatenation(student, rng, b, tq, tk, c, h, mask_kind
     got = student.multi_head_attention(q, k, v, h, mask)
     expect_close(got, per_head_concatenation(q, k, v, h, mask), against="헤드별 float64 어텐션의 연결",
                  call=student.last)
-    expect_close(got, references.multi_head_attention(q, k, v, h, mask), against="float64 멀티헤드 참조",
+    expect_close(got, REFERENCE(q, k, v, h, mask), against="float64 멀티헤드 참조",
                  call=student.last)
 
 

@@ -7,6 +7,13 @@ from autograder.graders import gpu_checks, references, tolerances
 from autograder.graders.attention.inputs import key_mask, normal
 from autograder.graders.compare import as_array, expect_close
 
+# Judged against (forbidden routines and known mistakes: exercises/multi_head_attention_layer.py):
+REFERENCE = references.multi_head_attention_layer
+# reference: float64 projections + per-head torch SDPA + output projection; keras.layers.MultiHeadAttention
+# (keras_layer below)
+# tolerance (tolerances.py): STUDENT_VS_KERAS against Keras, STUDENT otherwise; stored cases: against_gpu(dtype)
+GPU_CASES = "mha"  # stored outputs of torch's SDPA backends in each dtype (gpu_refs)
+
 # Keras cases: (B, Tq, Tk, D, H, dk, dv, mask). Tk = None means self-attention (x_kv is x_q). Keras's
 # attention_mask is (B, Tq, Tk), so the masks here are (Tq, Tk) or (B, 1, Tq, Tk).
 KERAS_CASES = [
@@ -88,7 +95,7 @@ def test_matches_float64_reference(student, rng, b, tq, tk, d_model, h, dk, dv, 
     """float64 참조(투영 + 헤드별 torch SDPA + 출력 투영)와 같은 출력 (헤드마다 다른 마스크 포함)"""
     x_q, x_kv, params, mask = draw(rng, b, tq, tk, d_model, h, dk, dv, mask_kind)
     got = student.multi_head_attention_layer(x_q, x_kv, params, h, mask)
-    expect_close(got, references.multi_head_attention_layer(x_q, x_kv, params, h, mask),
+    expect_close(got, REFERENCE(x_q, x_kv, params, h, mask),
                  against="float64 멀티헤드 어텐션 층", call=student.last)
 
 
@@ -98,7 +105,7 @@ def test_causal_self_attention_ignores_future_tokens(student, rng):
     b, t, d_model, h, dk, dv = 2, 7, 12, 3, 4, 2
     x, _, params, mask = draw(rng, b, t, None, d_model, h, dk, dv, "causal")
     first = student.multi_head_attention_layer(x, x, params, h, mask)
-    expect_close(first, references.multi_head_attention_layer(x, x, params, h, mask),
+    expect_close(first, REFERENCE(x, x, params, h, mask),
                  against="float64 멀티헤드 어텐션 층", call=student.last)
     cut = int(rng.integers(2, t - 1))
     x2 = x.copy()
@@ -116,7 +123,7 @@ def test_masked_keys_do_not_matter(student, rng):
     visible = np.stack([rng.permutation(tk) < rng.integers(2, tk - 1) for _ in range(b)])   # (B, Tk)
     mask = np.broadcast_to(visible[:, None, None, :], (b, 1, tq, tk)).copy()                # (B, 1, Tq, Tk)
     first = student.multi_head_attention_layer(x_q, x_kv, params, h, mask)
-    expect_close(first, references.multi_head_attention_layer(x_q, x_kv, params, h, mask),
+    expect_close(first, REFERENCE(x_q, x_kv, params, h, mask),
                  against="float64 멀티헤드 어텐션 층", call=student.last)
     x_kv2 = x_kv.copy()
     for i in range(b):
@@ -135,15 +142,15 @@ def test_permuting_keys_and_values(student, rng):
     first = student.multi_head_attention_layer(x_q, x_kv, params, h, mask)
     second = student.multi_head_attention_layer(x_q, x_kv[:, perm], params, h, mask[..., perm])
     expect_close(second, as_array(first), what="x_kv를 섞은 뒤의 출력", against="섞기 전의 출력")
-    expect_close(first, references.multi_head_attention_layer(x_q, x_kv, params, h, mask),
+    expect_close(first, REFERENCE(x_q, x_kv, params, h, mask),
                  against="float64 멀티헤드 어텐션 층")
 
 
 @pytest.mark.points(0.5)
-@pytest.mark.parametrize("name", gpu_checks.params("mha"))
+@pytest.mark.parametrize("name", gpu_checks.params(GPU_CASES))
 def test_matches_stored_torch_multihead_attention(student, name):
     """가중치 행렬을 넣은 torch.nn.MultiheadAttention의 저장된 참조 출력과 일치 (교차 어텐션, 마스크)"""
-    case = gpu_checks.case("mha", name)
+    case = gpu_checks.case(GPU_CASES, name)
     a = case.inputs
     got = student.multi_head_attention_layer(a["x_q"], a["x_kv"], a["params"], int(a["num_heads"]), a.get("mask"))
     gpu_checks.expect_matches_references(got, case, call=student.last)
@@ -151,4 +158,4 @@ def test_matches_stored_torch_multihead_attention(student, name):
 
 test_matches_stored_torch_multihead_attention.__doc__ = (
     "가중치 행렬을 넣은 torch.nn.MultiheadAttention의 저장된 참조 출력과 일치 "
-    f"(교차 어텐션, 마스크; {gpu_checks.describe('mha')})")
+    f"(교차 어텐션, 마스크; {gpu_checks.describe(GPU_CASES)})")

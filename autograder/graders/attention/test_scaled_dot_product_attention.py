@@ -9,6 +9,12 @@ from autograder.graders import gpu_checks, references, tolerances
 from autograder.graders.attention.inputs import draw, key_mask, normal
 from autograder.graders.compare import as_array, expect_close, expect_true
 
+# Judged against (forbidden routines and known mistakes: exercises/scaled_dot_product_attention.py):
+REFERENCE = references.scaled_dot_product_attention
+# reference: float64 torch SDPA (math backend); keras.layers.Attention
+# tolerance (tolerances.py): STUDENT_VS_KERAS against Keras, STUDENT otherwise; stored cases: against_gpu(dtype)
+GPU_CASES = ("sdpa", "sdpa_large_logits")  # stored outputs of torch's SDPA backends in each dtype (gpu_refs)
+
 # (leading dims, Tq, Tk, d, dv, mask): Tq != Tk, several batch shapes, masks of every broadcastable form.
 CASES = [
     pytest.param((2,), 5, 7, 8, 6, None, id="b2-tq5-tk7-nomask"),
@@ -24,7 +30,7 @@ def test_matches_torch_sdpa(student, rng, lead, tq, tk, d, dv, mask_kind):
     """torch.nn.functional.scaled_dot_product_attention (float64)와 같은 출력"""
     q, k, v, mask = draw(rng, lead, tq, tk, d, dv, mask_kind)
     got = student.scaled_dot_product_attention(q, k, v, mask)
-    expect_close(got, references.scaled_dot_product_attention(q, k, v, mask),
+    expect_close(got, REFERENCE(q, k, v, mask),
                  against="float64 torch scaled_dot_product_attention", call=student.last)
 
 
@@ -52,7 +58,7 @@ def test_return_weights(student, rng):
     result = student.scaled_dot_product_attention(q, k, v, mask, return_weights=True)
     expect_true(isinstance(result, (tuple, list)) and len(result) == 2,
                 "return_weights=True일 때 (출력, 가중치) 두 값을 돌려주어야 합니다.")
-    out, weights = references.scaled_dot_product_attention(q, k, v, mask, return_weights=True)
+    out, weights = REFERENCE(q, k, v, mask, return_weights=True)
     expect_close(result[0], out, what="출력", against="float64 torch", call=student.last, pick=lambda r: r[0])
     expect_close(result[1], weights, what="가중치", against="float64 softmax(QKᵀ/√d)", call=student.last,
                  pick=lambda r: r[1])
@@ -70,7 +76,7 @@ def test_masked_keys_do_not_matter(student, rng):
     k2[:, hidden] = normal(rng, 2, int(hidden.sum()), 8) * 5
     v2[:, hidden] = normal(rng, 2, int(hidden.sum()), 5) * 5
     second = student.scaled_dot_product_attention(q, k2, v2, mask)
-    expect_close(first, references.scaled_dot_product_attention(q, k, v, mask), against="float64 torch")
+    expect_close(first, REFERENCE(q, k, v, mask), against="float64 torch")
     expect_close(second, as_array(first), what="가려진 키를 바꾼 뒤의 출력", against="바꾸기 전의 출력")
 
 
@@ -82,14 +88,14 @@ def test_permuting_keys_and_values(student, rng):
     first = student.scaled_dot_product_attention(q, k, v, mask)
     second = student.scaled_dot_product_attention(q, k[:, perm], v[:, perm], mask[..., perm])
     expect_close(second, as_array(first), what="키·값을 섞은 뒤의 출력", against="섞기 전의 출력")
-    expect_close(first, references.scaled_dot_product_attention(q, k, v, mask), against="float64 torch")
+    expect_close(first, REFERENCE(q, k, v, mask), against="float64 torch")
 
 
 @pytest.mark.points(0.75)
-@pytest.mark.parametrize("name", gpu_checks.params("sdpa") + gpu_checks.params("sdpa_large_logits"))
+@pytest.mark.parametrize("name", [name for kind in GPU_CASES for name in gpu_checks.params(kind)])
 def test_matches_stored_torch_references(student, name):
     """저장된 torch SDPA 참조 출력과 일치 (모든 백엔드·자료형, 큰 로짓 포함)"""
-    case = next(c for c in gpu_checks.cases("sdpa") + gpu_checks.cases("sdpa_large_logits") if c.name == name)
+    case = next(c for kind in GPU_CASES for c in gpu_checks.cases(kind) if c.name == name)
     args = case.inputs
     got = student.scaled_dot_product_attention(args["query"], args["key"], args["value"], args.get("mask"))
     gpu_checks.expect_matches_references(got, case, call=student.last)

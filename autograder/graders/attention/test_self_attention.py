@@ -10,6 +10,12 @@ from autograder.graders import gpu_checks, references, tolerances
 from autograder.graders.attention.inputs import normal
 from autograder.graders.compare import as_array, expect_close, expect_true
 
+# Judged against (forbidden routines and known mistakes: exercises/self_attention.py):
+REFERENCE = references.self_attention
+# reference: float64 projections + torch SDPA; Keras layers
+# tolerance (tolerances.py): STUDENT_VS_KERAS against Keras, STUDENT otherwise; stored cases: against_gpu(dtype)
+GPU_CASES = "self_attention"  # stored outputs of torch's SDPA backends in each dtype (gpu_refs)
+
 # (leading dims, T, D, dk, dv, causal): dk != dv, dv == D (so that "x as values" can be named), batch shapes.
 CASES = [
     pytest.param((2,), 6, 8, 4, 8, False, id="b2-t6-D8-dk4-dv8"),
@@ -39,7 +45,7 @@ def test_matches_torch_reference(student, rng, lead, t, d_model, dk, dv, causal)
     x = normal(rng, *lead, t, d_model)
     w_q, w_k, w_v = projections(rng, d_model, dk, dv)
     got = student.self_attention(x, w_q, w_k, w_v, causal=causal)
-    expect_close(got, references.self_attention(x, w_q, w_k, w_v, causal), against="float64 torch 셀프 어텐션",
+    expect_close(got, REFERENCE(x, w_q, w_k, w_v, causal), against="float64 torch 셀프 어텐션",
                  call=student.last)
     expect_close(got, torch_self_attention(x, w_q, w_k, w_v, causal), against="float64 torch SDPA(is_causal)",
                  call=student.last)
@@ -71,7 +77,7 @@ def test_causal_ignores_future_tokens(student, rng):
     x = normal(rng, b, t, d_model)
     w_q, w_k, w_v = projections(rng, d_model, dk, dv)
     first = student.self_attention(x, w_q, w_k, w_v, causal=True)
-    expect_close(first, references.self_attention(x, w_q, w_k, w_v, True), against="float64 torch 셀프 어텐션",
+    expect_close(first, REFERENCE(x, w_q, w_k, w_v, True), against="float64 torch 셀프 어텐션",
                  call=student.last)
     cut = int(rng.integers(2, t - 1))                                  # tokens cut.. change
     x2 = x.copy()
@@ -92,7 +98,7 @@ def test_weights_form_a_distribution(student, rng, causal):
     w_v = np.concatenate([np.eye(t, dtype=np.float32), np.zeros((extra, t), np.float32)])  # x @ w_v = I
     got = student.self_attention(x, w_q, w_k, w_v, causal=causal)
     weights = as_array(got, "가중치")
-    expect_close(got, references.self_attention(x, w_q, w_k, w_v, causal), what="가중치 (V = 단위 행렬)",
+    expect_close(got, REFERENCE(x, w_q, w_k, w_v, causal), what="가중치 (V = 단위 행렬)",
                  against="float64 softmax(QKᵀ/√dk)", call=student.last)
     expect_true(np.all(weights >= 0), "어텐션 가중치에 음수가 있습니다.")
     if causal:
@@ -109,21 +115,21 @@ def test_permuting_tokens(student, rng):
     w_q, w_k, w_v = projections(rng, d_model, dk, dv)
     perm = rng.permutation(t)
     first = student.self_attention(x, w_q, w_k, w_v, causal=False)
-    expect_close(first, references.self_attention(x, w_q, w_k, w_v), against="float64 torch 셀프 어텐션",
+    expect_close(first, REFERENCE(x, w_q, w_k, w_v), against="float64 torch 셀프 어텐션",
                  call=student.last)
     second = student.self_attention(x[:, perm], w_q, w_k, w_v, causal=False)
     expect_close(second, as_array(first)[:, perm], what="토큰을 섞은 입력의 출력", against="원래 출력을 같은 순서로 섞은 것")
 
 
 @pytest.mark.points(0.5)
-@pytest.mark.parametrize("name", gpu_checks.params("self_attention"))
+@pytest.mark.parametrize("name", gpu_checks.params(GPU_CASES))
 def test_matches_stored_torch_references(student, name):
     """저장된 torch 참조 출력(투영 + SDPA)과 일치"""
-    case = gpu_checks.case("self_attention", name)
+    case = gpu_checks.case(GPU_CASES, name)
     a = case.inputs
     got = student.self_attention(a["x"], a["w_q"], a["w_k"], a["w_v"], causal=bool(a["causal"]))
     gpu_checks.expect_matches_references(got, case, call=student.last)
 
 
 test_matches_stored_torch_references.__doc__ = (
-    f"저장된 torch 참조 출력(투영 + SDPA; {gpu_checks.describe('self_attention')})과 일치")
+    f"저장된 torch 참조 출력(투영 + SDPA; {gpu_checks.describe(GPU_CASES)})과 일치")

@@ -7,6 +7,12 @@ from autograder.graders import references, tolerances
 from autograder.graders.attention.inputs import normal
 from autograder.graders.compare import as_array, expect_close, expect_true
 
+# Judged against (forbidden routines and known mistakes: exercises/softmax.py):
+REFERENCE = references.softmax
+# reference: float64 torch.softmax; keras.ops.softmax
+# tolerance (tolerances.py): STUDENT_VS_KERAS against Keras, STABILITY for large logits, FLOAT16 for float16
+# inputs, STUDENT otherwise
+
 SHAPES = [pytest.param((7,), -1, id="1d"), pytest.param((3, 5), -1, id="2d-last"),
           pytest.param((4, 6), 0, id="2d-axis0"), pytest.param((2, 3, 5), 1, id="3d-axis1")]
 
@@ -19,7 +25,7 @@ def test_matches_keras_softmax(student, rng, shape, axis):
     got = student.softmax(x, axis=axis)
     expected = keras.ops.convert_to_numpy(keras.ops.softmax(x, axis=axis))
     expect_close(got, expected, tol=tolerances.STUDENT_VS_KERAS, against="keras.ops.softmax", call=student.last)
-    expect_close(got, references.softmax(x, axis), against="float64 torch.softmax", call=student.last)
+    expect_close(got, REFERENCE(x, axis), against="float64 torch.softmax", call=student.last)
 
 
 @pytest.mark.points(0.25)
@@ -27,7 +33,7 @@ def test_worked_example(student):
     """본문의 예: softmax([4.06, 5.65, 3.51]) ≈ [0.154, 0.757, 0.089]"""
     x = np.array([4.06, 5.65, 3.51])
     got = student.softmax(x)
-    expect_close(got, references.softmax(x), against="float64 torch.softmax", call=student.last)
+    expect_close(got, REFERENCE(x), against="float64 torch.softmax", call=student.last)
     expect_close(got, [0.154, 0.757, 0.089], tol=tolerances.Tolerance(1e-3, 0), against="본문의 계산")
 
 
@@ -37,7 +43,7 @@ def test_large_logits_are_stable(student, rng, scale):
     """±1000 크기의 float32 로짓에서도 inf/NaN 없이 올바른 값 (최댓값 빼기)"""
     x = (scale + rng.integers(-3, 4, size=(3, 6))).astype(np.float32)
     got = student.softmax(x)
-    expect_close(got, references.softmax(x), tol=tolerances.STABILITY, what="큰 로짓의 softmax",
+    expect_close(got, REFERENCE(x), tol=tolerances.STABILITY, what="큰 로짓의 softmax",
                  against="float64 torch.softmax", call=student.last)
 
 
@@ -46,7 +52,7 @@ def test_float16_input(student, rng):
     """float16 입력에서도 inf/NaN 없이 올바른 값"""
     x = (normal(rng, 4, 5) * 4).astype(np.float16)
     got = student.softmax(x)
-    expect_close(got, references.softmax(x.astype(np.float64)), tol=tolerances.FLOAT16, what="float16 softmax",
+    expect_close(got, REFERENCE(x.astype(np.float64)), tol=tolerances.FLOAT16, what="float16 softmax",
                  against="float64 torch.softmax", call=student.last)
 
 

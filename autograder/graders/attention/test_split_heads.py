@@ -5,6 +5,11 @@ from autograder.graders import references
 from autograder.graders.attention.inputs import normal
 from autograder.graders.compare import as_array, expect_close
 
+# Judged against (forbidden routines and known mistakes: exercises/split_heads.py):
+REFERENCE = references.split_heads
+# reference: numpy reshape + transpose
+# tolerance (tolerances.py): STUDENT
+
 # (B, T, C, H): one head, one channel per head, T != dh, B = 1.
 CASES = [
     pytest.param(2, 5, 12, 3, id="b2-t5-c12-h3"),
@@ -31,7 +36,7 @@ def test_head_holds_its_channel_block(student, rng):
     dh = int(rng.integers(2, 5))
     x = normal(rng, b, t, h * dh)
     got = as_array(student.split_heads(x, h))
-    expect_close(got, references.split_heads(x, h), against="채널 블록", call=student.last)
+    expect_close(got, REFERENCE(x, h), against="채널 블록", call=student.last)
     for head in range(h):
         expect_close(got[:, head], x[..., head * dh:(head + 1) * dh], what=f"헤드 {head}",
                      against=f"채널 {head * dh}..{(head + 1) * dh - 1}")
@@ -43,5 +48,5 @@ def test_merging_back_gives_the_input(student, rng):
     b, t, h, dh = 3, 5, 2, 6
     x = normal(rng, b, t, h * dh)
     got = as_array(student.split_heads(x, h))
-    expect_close(got, references.split_heads(x, h), against="numpy reshape + transpose", call=student.last)
+    expect_close(got, REFERENCE(x, h), against="numpy reshape + transpose", call=student.last)
     expect_close(references.merge_heads(got), x, what="다시 합친 결과", against="원래 입력")

@@ -1,15 +1,9 @@
 """Shared helpers of the `kv_cache` graders: real model configurations, exact integer checks, the Keras GQA layer
-with known weights, a trusted cache, and the diagnosis of mistakes by replaying a whole scenario.
+with known weights and a trusted cache.
 
-Why not ``compare.expect_close`` everywhere:
-
-* integer results (cache sizes, token counts) must be exact, and their mistakes differ from the right answer by
-  one token or by a factor: ``compare._diagnose`` matches a mistake with ``rtol=1e-4``, which cannot tell 488,281
-  from 488,282, so integers are diagnosed here with exact equality;
-* ``KVCache`` and ``attend_with_cache`` keep state in the student's process (the cache is a ``Remote``): a mistake
-  cannot be re-run on "the same arguments" (``student.last``), because re-running ``attend_with_cache`` on the
-  student's own cache would append to it again. Instead each mistake replays the whole scenario on a fresh cache
-  in this process (``diagnose_replay``).
+Integer results (cache sizes, token counts) must be exact, and their mistakes are named with exact equality
+(``diagnosis.of_number``); ``KVCache`` and ``attend_with_cache`` keep state in the student's process, so their
+mistakes are named by replaying a whole scenario on a ``TrustedCache`` (``diagnosis.of_replay``).
 """
 from __future__ import annotations
 
@@ -17,8 +11,8 @@ import re
 
 import numpy as np
 
-from autograder.graders import mistakes as catalogue
 from autograder.graders.compare import GradingFailure, as_array
+from autograder.graders.diagnosis import by_id, of_number, with_causes
 
 # name -> (num_layers, num_kv_heads, head_dim, FP16 bytes per token), from each model's config.json
 # (num_hidden_layers, num_key_value_heads, head_dim).
@@ -71,7 +65,7 @@ def expect_int(got, expected: int, *, what: str, call=None, exercise: str | None
     value = number(got, what)
     if value == expected:
         return
-    found = diagnose_exact(value, expected, call, exercise)
+    found = of_number(value, expected, call, exercise)
     shown = f"{value:,}" if isinstance(value, int) else f"{value:,.6g}"
     message = f"{what}: {shown}이(가) 나왔지만 기대값과 다릅니다 (정수는 정확히 같아야 합니다)."
     if explain is not None:
@@ -88,33 +82,6 @@ def expect_integer_type(got, *, what: str, float_mistake: str | None = None) -> 
     message = (f"{what}: 정수(int)가 아니라 {type(value).__name__} 값 {value!r}이(가) 반환되었습니다. "
                f"바이트 수와 토큰 수는 정수입니다: `/` 대신 정수 연산(`*`, `//`)만 쓰세요.")
     raise GradingFailure(with_causes(message, found), found)
-
-
-def diagnose_exact(value, expected, call, exercise):
-    if call is None:
-        return []
-    found = []
-    for mistake in catalogue.for_exercise(exercise or call.function):
-        try:
-            result = mistake.function()(*call.args, **call.kwargs)
-        except Exception:  # noqa: BLE001 - a mistake may fail on some inputs; then it is not the diagnosis
-            continue
-        if isinstance(result, (int, float, np.integer, np.floating)) and result == value and result != expected:
-            found.append(mistake)
-    return found
-
-
-# ----------------------------------------------------------------------------------------------- catalogue
-def by_id(mistake_id: str):
-    return next(m for m in catalogue.catalogue() if m.id == mistake_id)
-
-
-def with_causes(message: str, found) -> str:
-    """The message with the names of the diagnosed mistakes, as ``compare.expect_close`` writes them (the
-    feedback lists each one's hint under the exercise)."""
-    if found:
-        message += " 진단: " + "; ".join(m.title for m in found)
-    return message
 
 
 def raised(failure: GradingFailure, error: str) -> bool:
@@ -174,34 +141,3 @@ class TrustedCache:
     @property
     def nbytes(self):
         return 0 if self.keys is None else self.keys.nbytes + self.values.nbytes
-
-
-def same(a, b) -> bool:
-    """Two observations agree (arrays within 1e-4, the diagnosis' usual closeness; numbers exactly)."""
-    if a is None or b is None:
-        return a is b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    try:
-        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    except (TypeError, ValueError):
-        return False
-    return a.shape == b.shape and np.allclose(a, b, atol=1e-4, rtol=1e-4)
-
-
-def diagnose_replay(exercise: str, replay, observed: list, expected: list) -> list:
-    """Mistakes of ``exercise`` whose replay gives the student's observations (and not the expected ones).
-
-    ``replay(function)`` runs the grader's scenario with a mistake's function (or class) in this process and
-    returns its observations; ``observed`` are the student's, up to the first one that failed.
-    """
-    found = []
-    for mistake in catalogue.for_exercise(exercise):
-        try:
-            theirs = replay(mistake.function())[: len(observed)]
-        except Exception:  # noqa: BLE001
-            continue
-        if len(theirs) == len(observed) and all(same(a, b) for a, b in zip(theirs, observed)) \
-                and not all(same(a, b) for a, b in zip(theirs, expected)):
-            found.append(mistake)
-    return found

@@ -9,7 +9,12 @@ import pytest
 
 from autograder.graders.attention.inputs import normal
 from autograder.graders.compare import GradingFailure, as_array, expect_close, expect_true
-from autograder.graders.kv_cache import diagnose_replay, number, with_causes
+from autograder.graders.diagnosis import of_replay, with_causes
+from autograder.graders.kv_cache import number
+
+# Judged against (forbidden routines and known mistakes: exercises/KVCache.py):
+# reference: numpy concatenation on the time axis (expected_observations below; kv_cache.TrustedCache)
+# tolerance (tolerances.py): STUDENT; sizes exact
 
 
 def chunks_of(rng, b, h, d, sizes, dtype=np.float32):
@@ -63,7 +68,7 @@ def check_scenario(student, chunks) -> list:
                     raise GradingFailure(f"{what}: 메서드가 아니라 속성(@property)이어야 합니다: cache.keys, cache.values.")
                 expect_close(g, e, what=what, against="시간 축(axis 2)으로 이어 붙인 결과")
         except GradingFailure as failure:
-            found = diagnose_replay("KVCache", lambda cls: observe(cls(), chunks), got[: i + 1], expected[: i + 1])
+            found = of_replay("KVCache", lambda cls: observe(cls(), chunks), got[: i + 1], expected[: i + 1])
             raise GradingFailure(with_causes(failure.message, found), found) from None
     return got
 
@@ -127,7 +132,7 @@ def test_nbytes(student, rng, dtype):
     sizes = {np.dtype(dtype).itemsize, np.asarray(got[-2]).dtype.itemsize}
     accepted = sorted(elements * s for s in sizes)
     if nbytes not in accepted:
-        found = diagnose_replay("KVCache", lambda cls: observe(cls(), chunks) + [cls_nbytes(cls, chunks)],
+        found = of_replay("KVCache", lambda cls: observe(cls(), chunks) + [cls_nbytes(cls, chunks)],
                                 got + [nbytes], expected_observations(chunks) + [accepted[0]])
         message = (f"cache.nbytes가 {nbytes:,}입니다. keys {keys.shape}와 values {values.shape}를 "
                    f"{np.dtype(dtype).name}로 저장했다면 {accepted[0]:,} 바이트여야 합니다 "

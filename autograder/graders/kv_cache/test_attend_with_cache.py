@@ -11,7 +11,12 @@ import pytest
 from autograder.graders import references
 from autograder.graders.attention.inputs import normal
 from autograder.graders.compare import GradingFailure, as_array, expect_close, expect_true
-from autograder.graders.kv_cache import TrustedCache, diagnose_replay, number, with_causes
+from autograder.graders.diagnosis import of_replay, with_causes
+from autograder.graders.kv_cache import TrustedCache, number
+
+# Judged against (forbidden routines and known mistakes: exercises/attend_with_cache.py):
+# reference: float64 causal torch SDPA over the whole sequence (full_causal below)
+# tolerance (tolerances.py): STUDENT
 
 
 def draw(rng, b, h, t, d, dtype=np.float32):
@@ -51,7 +56,7 @@ def check_steps(student, q, k, v, sizes, cache=None) -> list:
             expect_close(outputs[-1], expected[:, :, a:b], what=f"{what}의 출력",
                          against="전체 시퀀스의 인과 어텐션 (float64)")
         except GradingFailure as failure:
-            found = diagnose_replay("attend_with_cache",
+            found = of_replay("attend_with_cache",
                                     lambda fn: run_steps(fn, TrustedCache(), q, k, v, steps),
                                     outputs, [expected[:, :, s:e] for s, e in steps[: len(outputs)]])
             raise GradingFailure(with_causes(failure.message, found), found) from None

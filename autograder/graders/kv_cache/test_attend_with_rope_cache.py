@@ -16,7 +16,13 @@ import pytest
 from autograder.graders import references
 from autograder.graders.attention.inputs import normal
 from autograder.graders.compare import GradingFailure, as_array, expect_close, expect_true
-from autograder.graders.kv_cache import TrustedCache, diagnose_replay, number, with_causes
+from autograder.graders.diagnosis import of_replay, with_causes
+from autograder.graders.kv_cache import TrustedCache, number
+
+# Judged against (forbidden routines and known mistakes: exercises/attend_with_rope_cache.py):
+REFERENCE = references.rope_causal_attention
+# reference: float64 RoPE at positions 0..T-1, then causal torch SDPA
+# tolerance (tolerances.py): STUDENT
 
 
 def draw(rng, b, h, t, d, dtype=np.float32):
@@ -46,14 +52,14 @@ def check_steps(student, q, k, v, sizes, base=None, check_cache=False):
     RoPE attention, the cache grows by exactly the new tokens, and (check_cache) it holds the rotated keys."""
     steps = steps_of(sizes)
     theta = 10000.0 if base is None else base
-    expected = references.rope_causal_attention(q, k, v, theta)                    # (B, H, T, d)
+    expected = REFERENCE(q, k, v, theta)                    # (B, H, T, d)
     rotated = references.apply_rope(k, np.arange(k.shape[2]), theta)              # (B, H, T, d)
     wanted = [expected[:, :, a:b] for a, b in steps] + [rotated]
     cache = student.KVCache()
     observed = []
 
     def named(failure):
-        found = diagnose_replay("attend_with_rope_cache", lambda fn: replay(fn, q, k, v, steps, base),
+        found = of_replay("attend_with_rope_cache", lambda fn: replay(fn, q, k, v, steps, base),
                                 observed, wanted[: len(observed)])
         return GradingFailure(with_causes(failure.message, found), found)
 

@@ -2,10 +2,17 @@
 import numpy as np
 import pytest
 
-from autograder.graders import references, tolerances
+from autograder.graders import gpu_checks, references, tolerances
 from autograder.graders.attention.inputs import key_mask, normal
 from autograder.graders.compare import GradingFailure, as_array, expect_close, expect_true
-from autograder.graders.kv_cache import by_id, keras_gqa, raised, with_causes
+from autograder.graders.diagnosis import by_id, with_causes
+from autograder.graders.kv_cache import keras_gqa, raised
+
+# Judged against (forbidden routines and known mistakes: exercises/grouped_query_attention.py):
+REFERENCE = references.grouped_query_attention
+# reference: float64 torch SDPA with enable_gqa=True; keras.layers.GroupQueryAttention
+# tolerance (tolerances.py): STUDENT_VS_KERAS against Keras, STUDENT otherwise; stored cases: against_gpu(dtype)
+GPU_CASES = "gqa"  # stored outputs of torch's SDPA backends in each dtype (gpu_refs)
 
 # (B, Hq, Hkv, Tq, Tk, d, mask, dtype): GQA with groups of 2 and 4, MQA (Hkv = 1), plain MHA (Hkv = Hq), and
 # masks of every form the contract allows: (Tq, Tk) causal aligned bottom-right, (B, 1, Tq, Tk), (B, Hq, Tq, Tk).
@@ -36,14 +43,14 @@ def draw(rng, b, hq, hkv, tq, tk, d, mask_kind, dtype=np.float32):
     return q, k, v, mask
 
 
-@pytest.mark.points(1.4)
+@pytest.mark.points(1.0)
 @pytest.mark.parametrize("b, hq, hkv, tq, tk, d, mask_kind, dtype", CASES)
 def test_matches_torch_sdpa_enable_gqa(student, rng, b, hq, hkv, tq, tk, d, mask_kind, dtype):
     """torch scaled_dot_product_attention(..., enable_gqa=True) (float64)와 같은 출력 (GQA, MQA, MHA, 마스크)"""
     q, k, v, mask = draw(rng, b, hq, hkv, tq, tk, d, mask_kind, dtype)
     got = student.grouped_query_attention(q, k, v, mask) if mask is not None \
         else student.grouped_query_attention(q, k, v)
-    expect_close(got, references.grouped_query_attention(q, k, v, mask),
+    expect_close(got, REFERENCE(q, k, v, mask),
                  against="float64 torch SDPA enable_gqa=True", call=student.last)
 
 
@@ -62,7 +69,7 @@ def test_matches_keras_group_query_attention(student, rng, b, tq, tk, d_model, h
     q, k, v = (a.astype(np.float32) for a in (q, k, v))
     got = student.grouped_query_attention(q, k, v, mask) if mask is not None \
         else student.grouped_query_attention(q, k, v)
-    expect_close(got, references.grouped_query_attention(q, k, v, mask), what="헤드별 출력",
+    expect_close(got, REFERENCE(q, k, v, mask), what="헤드별 출력",
                  against="float64 torch SDPA enable_gqa=True", call=student.last)
     heads = as_array(got)                                                  # (B, Hq, Tq, d)
     projected = np.einsum("buqh,uhm->bqm", heads, w_o) + b_o              # (B, Tq, D)
@@ -76,7 +83,7 @@ def test_same_as_mha_with_repeated_kv_heads(student, rng):
     b, hq, hkv, tq, tk, d = 2, 8, 2, 4, 6, 8
     q, k, v, mask = draw(rng, b, hq, hkv, tq, tk, d, "b1")
     grouped = student.grouped_query_attention(q, k, v, mask)
-    expect_close(grouped, references.grouped_query_attention(q, k, v, mask), against="float64 torch SDPA",
+    expect_close(grouped, REFERENCE(q, k, v, mask), against="float64 torch SDPA",
                  call=student.last)
     group = hq // hkv
     repeated = student.grouped_query_attention(q, np.repeat(k, group, axis=1), np.repeat(v, group, axis=1), mask)
@@ -85,10 +92,24 @@ def test_same_as_mha_with_repeated_kv_heads(student, rng):
     # query must give the same output within a group, and different outputs across groups.
     same_q = np.repeat(q[:, ::group], group, axis=1)                       # (B, Hq, Tq, d)
     out = as_array(student.grouped_query_attention(same_q, k, v, mask))
-    expect_close(out, references.grouped_query_attention(same_q, k, v, mask), against="float64 torch SDPA",
+    expect_close(out, REFERENCE(same_q, k, v, mask), against="float64 torch SDPA",
                  call=student.last)
     expect_close(out[:, :group], np.repeat(out[:, :1], group, axis=1), what="한 그룹 안의 헤드 출력",
                  against="같은 그룹의 첫 헤드")
+
+
+@pytest.mark.points(0.4)
+@pytest.mark.parametrize("name", gpu_checks.params(GPU_CASES))
+def test_matches_stored_torch_references(student, name):
+    """저장된 torch 참조 출력(enable_gqa=True)과 일치"""
+    case = gpu_checks.case(GPU_CASES, name)
+    a = case.inputs
+    got = student.grouped_query_attention(a["query"], a["key"], a["value"], a.get("mask"))
+    gpu_checks.expect_matches_references(got, case, call=student.last)
+
+
+test_matches_stored_torch_references.__doc__ = (
+    f"저장된 torch 참조 출력(SDPA enable_gqa=True, GQA와 MQA; {gpu_checks.describe(GPU_CASES)})과 일치")
 
 
 INCOMPATIBLE = [pytest.param(6, 4, id="hq6-hkv4"), pytest.param(4, 3, id="hq4-hkv3"),

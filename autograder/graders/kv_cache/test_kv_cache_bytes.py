@@ -5,6 +5,11 @@ import torch
 from autograder.graders import references
 from autograder.graders.kv_cache import MODELS, expect_int, expect_integer_type
 
+# Judged against (forbidden routines and known mistakes: exercises/kv_cache_bytes.py):
+REFERENCE = references.kv_cache_bytes
+# reference: 2 x layers x KV heads x head dim x tokens x batch x bytes
+# tolerance (tolerances.py): EXACT (kv_cache.expect_int)
+
 REAL_MODELS = [pytest.param(*config, id=name.replace(" ", "-")) for name, config in MODELS.items()]
 
 
@@ -32,7 +37,7 @@ def test_precisions(student, rng, element_bytes):
                                                    rng.choice([64, 96, 128, 256])))
     seq_len = int(rng.integers(1, 40_000))
     got = student.kv_cache_bytes(layers, kv_heads, head_dim, seq_len, bytes_per_element=element_bytes)
-    expected = references.kv_cache_bytes(layers, kv_heads, head_dim, seq_len, 1, element_bytes)
+    expected = REFERENCE(layers, kv_heads, head_dim, seq_len, 1, element_bytes)
     expect_int(got, expected, what=f"L={layers}, H_kv={kv_heads}, d={head_dim}, T={seq_len}, "
                                    f"원소 {element_bytes}바이트", call=student.last)
 
@@ -47,7 +52,7 @@ def test_batch_size(student, rng, batch):
     name = rng.choice(list(MODELS))
     layers, kv_heads, head_dim, _ = MODELS[name]
     seq_len, element_bytes = int(rng.integers(100, 9000)), int(rng.choice([1, 2, 4]))
-    expected = references.kv_cache_bytes(layers, kv_heads, head_dim, seq_len, batch, element_bytes)
+    expected = REFERENCE(layers, kv_heads, head_dim, seq_len, batch, element_bytes)
     got = student.kv_cache_bytes(layers, kv_heads, head_dim, seq_len, batch, element_bytes)
     what = f"{name}, T={seq_len}, 배치 {batch}, 원소 {element_bytes}바이트"
     expect_int(got, expected, what=what, call=student.last)

@@ -4,6 +4,11 @@ import pytest
 from autograder.graders import references
 from autograder.graders.kv_cache import GB, MODELS, GiB, MiB, expect_int, expect_integer_type
 
+# Judged against (forbidden routines and known mistakes: exercises/max_cached_tokens.py):
+REFERENCE = references.max_cached_tokens
+# reference: memory // bytes of one token
+# tolerance (tolerances.py): EXACT (kv_cache.expect_int)
+
 
 def per_token(layers, kv_heads, head_dim, batch=1, element_bytes=2):
     return references.kv_cache_bytes(layers, kv_heads, head_dim, 1, batch, element_bytes)
@@ -15,7 +20,7 @@ def expect_largest_fit(student, memory, layers, kv_heads, head_dim, batch=1, ele
             f"배치 {batch}, 원소 {element_bytes}바이트")
     got = student.max_cached_tokens(memory, layers, kv_heads, head_dim, batch_size=batch,
                                     bytes_per_element=element_bytes)
-    expected = references.max_cached_tokens(memory, layers, kv_heads, head_dim, batch, element_bytes)
+    expected = REFERENCE(memory, layers, kv_heads, head_dim, batch, element_bytes)
     step = per_token(layers, kv_heads, head_dim, batch, element_bytes)
 
     def explain(t):

@@ -3,13 +3,17 @@ sees key j only if (i + t_k - t_q) - j < window (Mistral's sliding window: itsel
 
 Masks are exact: compared with tolerances.EXACT against a numpy reference written from the contract, and against
 ``causal_mask`` when the window covers every key. A wrong mask is named by running the catalogue's mistakes on the
-same call (``compare._diagnose``).
+same call (``diagnosis.of_output``).
 """
 import numpy as np
 import pytest
 
 from autograder.graders import references, tolerances
 from autograder.graders.compare import as_array, expect_close, expect_true
+
+# Judged against (forbidden routines and known mistakes: exercises/sliding_window_mask.py):
+# reference: a numpy mask written from the contract (numpy_reference below) and references.causal_mask
+# tolerance (tolerances.py): EXACT
 
 
 def numpy_reference(t_q, t_k, window):

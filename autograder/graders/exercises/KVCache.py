@@ -1,0 +1,118 @@
+"""`KVCache` (kv_cache): the library routines it may not call and its known mistakes.
+
+Its grader, ``graders/kv_cache/test_KVCache.py``, declares at its top the references, tolerances and
+stored GPU cases it compares with.
+"""
+from autograder.graders.mistakes import Mistake
+
+ASSIGNMENT = "kv_cache"
+
+# No library routine computes it, so nothing is forbidden (``forbidden.py``).
+FORBIDDEN = None
+
+MISTAKES = [
+    Mistake(
+        id="kvcache_wrong_axis",
+        exercise="KVCache",
+        title="시간 축(axis 2)이 아니라 헤드 축(axis 1)으로 이어 붙임",
+        hint="K, V는 (B, H, t, d)입니다. 토큰이 늘어나는 축은 axis=2 (또는 axis=-2)입니다.",
+        source='''
+class KVCache:
+    def __init__(self):
+        self._keys = None
+        self._values = None
+
+    def append(self, k, v):
+        k, v = np.array(k), np.array(v)
+        if self._keys is None:
+            self._keys, self._values = k, v
+        else:
+            self._keys = np.concatenate([self._keys, k], axis=1)
+            self._values = np.concatenate([self._values, v], axis=1)
+        return self._keys, self._values
+
+    @property
+    def keys(self):
+        return self._keys
+
+    @property
+    def values(self):
+        return self._values
+
+    def __len__(self):
+        return 0 if self._keys is None else self._keys.shape[2]
+
+    @property
+    def nbytes(self):
+        return 0 if self._keys is None else self._keys.nbytes + self._values.nbytes
+''',
+    ),
+    Mistake(
+        id="kvcache_nbytes_keys_only",
+        exercise="KVCache",
+        title="nbytes에 키만 세고 값(V)을 빠뜨림",
+        hint="캐시는 K와 V를 모두 들고 있습니다: self.keys.nbytes + self.values.nbytes.",
+        source='''
+class KVCache:
+    def __init__(self):
+        self._keys = None
+        self._values = None
+
+    def append(self, k, v):
+        k, v = np.array(k), np.array(v)
+        if self._keys is None:
+            self._keys, self._values = k, v
+        else:
+            self._keys = np.concatenate([self._keys, k], axis=2)
+            self._values = np.concatenate([self._values, v], axis=2)
+        return self._keys, self._values
+
+    @property
+    def keys(self):
+        return self._keys
+
+    @property
+    def values(self):
+        return self._values
+
+    def __len__(self):
+        return 0 if self._keys is None else self._keys.shape[2]
+
+    @property
+    def nbytes(self):
+        return 0 if self._keys is None else self._keys.nbytes
+''',
+    ),
+    Mistake(
+        id="kvcache_class_level_storage",
+        exercise="KVCache",
+        title="저장소 리스트를 클래스 속성으로 만들어 모든 캐시가 토큰을 나눠 가짐",
+        hint="class 본문의 `chunks = []`는 모든 인스턴스가 공유합니다. __init__에서 self.chunks = []로 만드세요.",
+        source='''
+class KVCache:
+    key_chunks = []
+    value_chunks = []
+
+    def append(self, k, v):
+        self.key_chunks.append(np.array(k))
+        self.value_chunks.append(np.array(v))
+        return self.keys, self.values
+
+    @property
+    def keys(self):
+        return np.concatenate(self.key_chunks, axis=2) if self.key_chunks else None
+
+    @property
+    def values(self):
+        return np.concatenate(self.value_chunks, axis=2) if self.value_chunks else None
+
+    def __len__(self):
+        return sum(c.shape[2] for c in self.key_chunks)
+
+    @property
+    def nbytes(self):
+        return sum(c.nbytes for c in self.key_chunks + self.value_chunks)
+''',
+        diagnosable=False,   # its outputs depend on every cache made before (state shared across instances)
+    ),
+]

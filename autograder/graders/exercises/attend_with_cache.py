@@ -1,0 +1,51 @@
+"""`attend_with_cache` (kv_cache): the library routines it may not call and its known mistakes.
+
+Its grader, ``graders/kv_cache/test_attend_with_cache.py``, declares at its top the references, tolerances and
+stored GPU cases it compares with.
+"""
+from autograder.graders import forbidden
+from autograder.graders.mistakes import Mistake
+
+ASSIGNMENT = "kv_cache"
+
+# The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
+FORBIDDEN = forbidden.ATTENTION
+
+MISTAKES = [
+    Mistake(
+        id="attend_top_left_mask",
+        exercise="attend_with_cache",
+        title="인과 마스크를 왼쪽 위에 맞춤 (np.tril에 오프셋 없음): 새 토큰이 캐시된 과거를 못 봄",
+        hint="새 토큰 t 개가 캐시 T 개를 볼 때 질의 i는 j <= i + (T - t)인 키를 봅니다: causal_mask(t, len(cache)).",
+        source='''
+def attend_with_cache(query, key, value, cache):
+    keys, values = cache.append(key, value)
+    t, total = query.shape[-2], len(cache)
+    mask = np.tril(np.ones((t, total), dtype=bool))
+    return scaled_dot_product_attention(query, keys, values, mask)
+''',
+    ),
+    Mistake(
+        id="attend_ignores_cached_keys",
+        exercise="attend_with_cache",
+        title="캐시에 덧붙이기만 하고 어텐션은 새 토큰의 K, V로만 함",
+        hint="append가 돌려준 (keys, values), 즉 캐시 전체로 어텐션해야 새 토큰이 과거를 봅니다.",
+        source='''
+def attend_with_cache(query, key, value, cache):
+    cache.append(key, value)
+    return scaled_dot_product_attention(query, key, value, causal_mask(query.shape[-2]))
+''',
+    ),
+    Mistake(
+        id="attend_square_mask",
+        exercise="attend_with_cache",
+        title="마스크를 causal_mask(t) (t x t)로 만들어 캐시가 있을 때 여러 토큰 덩어리에서 모양이 맞지 않음",
+        hint="점수 행렬은 (t, len(cache))입니다: causal_mask(t, len(cache)). t = 1일 때만 우연히 맞습니다.",
+        source='''
+def attend_with_cache(query, key, value, cache):
+    keys, values = cache.append(key, value)
+    return scaled_dot_product_attention(query, keys, values, causal_mask(query.shape[-2]))
+''',
+        diagnosable=False,   # a multi-token chunk after a prefill raises a broadcasting error (no output)
+    ),
+]

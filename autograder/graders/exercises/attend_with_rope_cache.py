@@ -1,0 +1,121 @@
+"""`attend_with_rope_cache` (kv_cache): the library routines it may not call and its known mistakes.
+
+Its grader, ``graders/kv_cache/test_attend_with_rope_cache.py``, declares at its top the references, tolerances and
+stored GPU cases it compares with.
+"""
+from autograder.graders import forbidden
+from autograder.graders.mistakes import Mistake
+
+ASSIGNMENT = "kv_cache"
+
+# The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
+FORBIDDEN = forbidden.ATTENTION
+
+MISTAKES = [
+    Mistake(
+        id="rope_positions_restart",
+        exercise="attend_with_rope_cache",
+        title="단계마다 위치를 0부터 다시 셈 (np.arange(t)): 디코딩한 토큰이 모두 위치 0에 놓임",
+        hint="새 토큰들의 절대 위치는 len(cache) .. len(cache) + t - 1입니다 (덧붙이기 전의 len(cache)부터).",
+        source='''
+def attend_with_rope_cache(query, key, value, cache, base=10000.0):
+    t = np.shape(query)[-2]
+    positions = np.arange(t)
+    q = apply_rope(query, positions, base)
+    keys, values = cache.append(apply_rope(key, positions, base), value)
+    return scaled_dot_product_attention(q, keys, values, causal_mask(t, len(cache)))
+''',
+    ),
+    Mistake(
+        id="rope_rerotates_cached_keys",
+        exercise="attend_with_rope_cache",
+        title="이미 회전해 캐시에 넣은 키를 단계마다 다시 회전함 (캐시된 키가 두 번 이상 돌아감)",
+        hint="캐시의 키는 넣을 때 한 번, 자기 절대 위치로 회전되어 있습니다. append가 돌려준 keys를 그대로 쓰세요.",
+        source='''
+def attend_with_rope_cache(query, key, value, cache, base=10000.0):
+    t, start = np.shape(query)[-2], len(cache)
+    positions = np.arange(start, start + t)
+    q = apply_rope(query, positions, base)
+    keys, values = cache.append(apply_rope(key, positions, base), value)
+    keys = apply_rope(keys, np.arange(len(cache)), base)
+    return scaled_dot_product_attention(q, keys, values, causal_mask(t, len(cache)))
+''',
+    ),
+    Mistake(
+        id="rope_caches_unrotated_keys",
+        exercise="attend_with_rope_cache",
+        title="회전하지 않은 키를 캐시에 넣고 그대로 어텐션함 (질의만 회전됨)",
+        hint="cache.append에는 apply_rope(key, 위치)로 회전한 키를 넘기세요. 캐시의 키와 새 질의가 모두 회전되어 "
+             "있어야 점수가 위치의 차이에만 의존합니다.",
+        source='''
+def attend_with_rope_cache(query, key, value, cache, base=10000.0):
+    t, start = np.shape(query)[-2], len(cache)
+    positions = np.arange(start, start + t)
+    q = apply_rope(query, positions, base)
+    k = apply_rope(key, positions, base)
+    keys, values = cache.append(key, value)
+    return scaled_dot_product_attention(q, keys, values, causal_mask(t, len(cache)))
+''',
+    ),
+    Mistake(
+        id="rope_rotates_whole_cache_each_step",
+        exercise="attend_with_rope_cache",
+        title="회전하지 않은 키를 캐시에 두고 단계마다 캐시 전체를 회전함: 출력은 맞지만 캐시 내용이 계약과 다름",
+        hint="계약은 키를 절대 위치로 회전한 뒤 캐시에 넣는 것입니다. 그러면 단계마다 캐시 전체(T개)를 다시 돌리는 "
+             "O(T) 계산이 사라지고, cache.keys는 회전된 키입니다.",
+        source='''
+def attend_with_rope_cache(query, key, value, cache, base=10000.0):
+    t, start = np.shape(query)[-2], len(cache)
+    positions = np.arange(start, start + t)
+    q = apply_rope(query, positions, base)
+    keys, values = cache.append(key, value)
+    keys = apply_rope(keys, np.arange(len(cache)), base)
+    return scaled_dot_product_attention(q, keys, values, causal_mask(t, len(cache)))
+''',
+    ),
+    Mistake(
+        id="rope_freq_i_over_d",
+        exercise="attend_with_rope_cache",
+        title="회전 주파수를 base ** (-2i/d)가 아니라 base ** (-i/d)로 계산함 (직접 쓴 회전에서)",
+        hint="쌍 i (i < d/2)의 각속도는 base ** (-2i / d)입니다. 지수에 2가 빠지면 뒤쪽 쌍이 너무 빨리 돕니다. "
+             "주어진 apply_rope를 쓰면 이 실수가 생기지 않습니다.",
+        source='''
+def attend_with_rope_cache(query, key, value, cache, base=10000.0):
+    t, start = np.shape(query)[-2], len(cache)
+    d = np.shape(query)[-1]
+    angle = np.arange(start, start + t)[:, None] * base ** (-np.arange(d // 2) / d)
+    cos, sin = np.cos(angle), np.sin(angle)
+
+    def rotate(x):
+        x1, x2 = x[..., : d // 2], x[..., d // 2:]
+        return np.concatenate([x1 * cos - x2 * sin, x1 * sin + x2 * cos], axis=-1)
+
+    keys, values = cache.append(rotate(np.asarray(key)), value)
+    return scaled_dot_product_attention(rotate(np.asarray(query)), keys, values, causal_mask(t, len(cache)))
+''',
+    ),
+    Mistake(
+        id="rope_interleaved_pairs",
+        exercise="attend_with_rope_cache",
+        title="이웃한 성분 (x[2i], x[2i+1])을 쌍으로 회전함 (rotate-half가 아니라 interleaved 배치)",
+        hint="이 과정의 RoPE는 Llama와 Keras Hub의 rotate-half 배치입니다: 쌍은 (x[..., i], x[..., i + d/2])입니다. "
+             "주어진 apply_rope를 쓰면 이 실수가 생기지 않습니다.",
+        source='''
+def attend_with_rope_cache(query, key, value, cache, base=10000.0):
+    t, start = np.shape(query)[-2], len(cache)
+    d = np.shape(query)[-1]
+    angle = np.arange(start, start + t)[:, None] * base ** (-2 * np.arange(d // 2) / d)
+    cos, sin = np.cos(angle), np.sin(angle)
+
+    def rotate(x):
+        even, odd = x[..., 0::2], x[..., 1::2]
+        out = np.empty(np.shape(x))
+        out[..., 0::2] = even * cos - odd * sin
+        out[..., 1::2] = even * sin + odd * cos
+        return out
+
+    keys, values = cache.append(rotate(np.asarray(key)), value)
+    return scaled_dot_product_attention(rotate(np.asarray(query)), keys, values, causal_mask(t, len(cache)))
+''',
+    ),
+]

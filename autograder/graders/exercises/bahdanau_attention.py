@@ -1,0 +1,60 @@
+"""`bahdanau_attention` (attention): the library routines it may not call and its known mistakes.
+
+Its grader, ``graders/attention/test_bahdanau_attention.py``, declares at its top the references, tolerances and
+stored GPU cases it compares with.
+"""
+from autograder.graders import forbidden
+from autograder.graders.mistakes import Mistake
+
+ASSIGNMENT = "attention"
+
+# The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
+FORBIDDEN = forbidden.ATTENTION
+
+MISTAKES = [
+    Mistake(
+        id="bahdanau_sum_instead_of_v",
+        exercise="bahdanau_attention",
+        title="v와의 내적 대신 tanh(...)를 그냥 합함",
+        hint="점수는 v · tanh(q W_q + k W_k)입니다: .sum(-1) 대신 @ v로 h 축을 v와 내적하세요.",
+        source='''
+def bahdanau_attention(query, key, value, w_q, w_k, v, mask=None):
+    q = query @ w_q
+    k = key @ w_k
+    scores = np.tanh(q[..., :, None, :] + k[..., None, :, :]).sum(axis=-1)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    return softmax(scores, axis=-1) @ value
+''',
+    ),
+    Mistake(
+        id="bahdanau_swapped_projections",
+        exercise="bahdanau_attention",
+        title="질의에 w_k, 키에 w_q를 곱함 (투영이 뒤바뀜)",
+        hint="질의는 query @ w_q, 키는 key @ w_k입니다. 모양이 같아 오류 없이 틀린 값이 나옵니다.",
+        source='''
+def bahdanau_attention(query, key, value, w_q, w_k, v, mask=None):
+    q = query @ w_k
+    k = key @ w_q
+    scores = np.tanh(q[..., :, None, :] + k[..., None, :, :]) @ v
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    return softmax(scores, axis=-1) @ value
+''',
+    ),
+    Mistake(
+        id="bahdanau_missing_tanh",
+        exercise="bahdanau_attention",
+        title="tanh를 빠뜨림 (점수가 선형이 되어 질의가 가중치에 영향을 주지 못함)",
+        hint="점수는 v · tanh(q W_q + k W_k)입니다. tanh가 없으면 v·(q W_q)는 모든 키에 같아 softmax에서 사라집니다.",
+        source='''
+def bahdanau_attention(query, key, value, w_q, w_k, v, mask=None):
+    q = query @ w_q
+    k = key @ w_k
+    scores = (q[..., :, None, :] + k[..., None, :, :]) @ v
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    return softmax(scores, axis=-1) @ value
+''',
+    ),
+]

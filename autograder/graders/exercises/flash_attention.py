@@ -1,0 +1,144 @@
+"""`flash_attention` (kv_cache): the library routines it may not call and its known mistakes.
+
+Its grader, ``graders/kv_cache/test_flash_attention.py``, declares at its top the references, tolerances and
+stored GPU cases it compares with.
+"""
+from autograder.graders import forbidden
+from autograder.graders.mistakes import Mistake
+
+ASSIGNMENT = "kv_cache"
+
+# The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
+FORBIDDEN = forbidden.ATTENTION
+
+MISTAKES = [
+    Mistake(
+        id="flash_sum_not_rescaled",
+        exercise="flash_attention",
+        title="최댓값이 바뀔 때 지수 합 l을 exp(m - m')로 고치지 않음",
+        hint="새 블록에서 최댓값이 커지면 옛 합과 옛 가중합 모두 새 기준으로 바꿔야 합니다: l = α·l + Σ exp(S - m'), "
+             "acc = α·acc + exp(S - m') V, α = exp(m - m').",
+        source='''
+def flash_attention(query, key, value, block_size=64, causal=False):
+    q, k, v = np.asarray(query), np.asarray(key), np.asarray(value)
+    tq, tk = q.shape[-2], k.shape[-2]
+    m = np.full(q.shape[:-1] + (1,), -np.inf)
+    l = np.zeros(q.shape[:-1] + (1,))
+    acc = np.zeros(q.shape[:-1] + v.shape[-1:])
+    last = np.arange(tq)[:, None] + (tk - tq)
+    for s0 in range(0, tk, block_size):
+        kb, vb = k[..., s0:s0 + block_size, :], v[..., s0:s0 + block_size, :]
+        s = q @ np.swapaxes(kb, -1, -2) / np.sqrt(q.shape[-1])
+        if causal:
+            s = np.where(np.arange(s0, s0 + kb.shape[-2]) <= last, s, -np.inf)
+        m_new = np.maximum(m, s.max(axis=-1, keepdims=True))
+        p = np.exp(s - m_new)
+        alpha = np.exp(m - m_new)
+        l = l + p.sum(axis=-1, keepdims=True)
+        acc = alpha * acc + p @ vb
+        m = m_new
+    return acc / l
+''',
+    ),
+    Mistake(
+        id="flash_materializes_scores",
+        exercise="flash_attention",
+        title="블록으로 나누지 않고 Tq x Tk 점수 행렬 전체를 만듦",
+        hint="결과는 맞지만 메모리가 O(n²)입니다. 키를 block_size 개씩 나눠 행마다 최댓값 m, 합 l, 가중합 acc만 "
+             "들고 다니세요.",
+        source='''
+def flash_attention(query, key, value, block_size=64, causal=False):
+    q, k, v = np.asarray(query), np.asarray(key), np.asarray(value)
+    mask = causal_mask(q.shape[-2], k.shape[-2]) if causal else None
+    return scaled_dot_product_attention(q, k, v, mask)
+''',
+        diagnosable=False,   # right values; only the memory test fails
+    ),
+    Mistake(
+        id="flash_full_causal_mask",
+        exercise="flash_attention",
+        title="점수는 블록으로 나눴지만 인과 마스크는 causal_mask(Tq, Tk) 전체를 만들어 잘라 씀",
+        hint="결과는 맞지만 Tq x Tk 크기의 마스크가 메모리를 O(n²)로 만듭니다. 블록 [s, s + b)의 조각만 "
+             "np.arange(s, s + b) <= np.arange(Tq)[:, None] + (Tk - Tq)로 만드세요.",
+        source='''
+def flash_attention(query, key, value, block_size=64, causal=False):
+    q, k, v = np.asarray(query), np.asarray(key), np.asarray(value)
+    tq, tk = q.shape[-2], k.shape[-2]
+    mask = causal_mask(tq, tk) if causal else None
+    m = np.full(q.shape[:-1] + (1,), -np.inf)
+    l = np.zeros(q.shape[:-1] + (1,))
+    acc = np.zeros(q.shape[:-1] + v.shape[-1:])
+    for s0 in range(0, tk, block_size):
+        kb, vb = k[..., s0:s0 + block_size, :], v[..., s0:s0 + block_size, :]
+        s = q @ np.swapaxes(kb, -1, -2) / np.sqrt(q.shape[-1])
+        if causal:
+            s = np.where(mask[:, s0:s0 + block_size], s, -np.inf)
+        m_new = np.maximum(m, s.max(axis=-1, keepdims=True))
+        m_ref = np.where(np.isfinite(m_new), m_new, 0.0)
+        p = np.exp(s - m_ref)
+        alpha = np.exp(m - m_ref)
+        l = alpha * l + p.sum(axis=-1, keepdims=True)
+        acc = alpha * acc + p @ vb
+        m = m_new
+    return acc / l
+''',
+        diagnosable=False,   # right values; only the memory test with the long cached prefix fails
+    ),
+    Mistake(
+        id="flash_causal_top_left",
+        exercise="flash_attention",
+        title="인과 마스크에 Tk - Tq 오프셋이 없음 (왼쪽 위 정렬)",
+        hint="블록의 키 j는 질의 i에게 j <= i + (Tk - Tq)일 때 보입니다. Tq < Tk (캐시가 있는 경우)에서 차이가 납니다.",
+        source='''
+def flash_attention(query, key, value, block_size=64, causal=False):
+    q, k, v = np.asarray(query), np.asarray(key), np.asarray(value)
+    tq, tk = q.shape[-2], k.shape[-2]
+    m = np.full(q.shape[:-1] + (1,), -np.inf)
+    l = np.zeros(q.shape[:-1] + (1,))
+    acc = np.zeros(q.shape[:-1] + v.shape[-1:])
+    rows = np.arange(tq)[:, None]
+    for s0 in range(0, tk, block_size):
+        kb, vb = k[..., s0:s0 + block_size, :], v[..., s0:s0 + block_size, :]
+        s = q @ np.swapaxes(kb, -1, -2) / np.sqrt(q.shape[-1])
+        if causal:
+            s = np.where(np.arange(s0, s0 + kb.shape[-2]) <= rows, s, -np.inf)
+        m_new = np.maximum(m, s.max(axis=-1, keepdims=True))
+        m_ref = np.where(np.isfinite(m_new), m_new, 0.0)
+        p = np.exp(s - m_ref)
+        alpha = np.exp(m - m_ref)
+        l = alpha * l + p.sum(axis=-1, keepdims=True)
+        acc = alpha * acc + p @ vb
+        m = m_new
+    return acc / l
+''',
+    ),
+    Mistake(
+        id="flash_drops_partial_block",
+        exercise="flash_attention",
+        title="block_size로 나누어떨어지지 않는 마지막 짧은 블록을 빠뜨림",
+        hint="블록 수는 tk // block_size가 아니라 올림입니다: for s0 in range(0, tk, block_size)처럼 끝까지 도세요.",
+        source='''
+def flash_attention(query, key, value, block_size=64, causal=False):
+    q, k, v = np.asarray(query), np.asarray(key), np.asarray(value)
+    tq, tk = q.shape[-2], k.shape[-2]
+    m = np.full(q.shape[:-1] + (1,), -np.inf)
+    l = np.zeros(q.shape[:-1] + (1,))
+    acc = np.zeros(q.shape[:-1] + v.shape[-1:])
+    last = np.arange(tq)[:, None] + (tk - tq)
+    for b in range(tk // block_size):
+        s0 = b * block_size
+        kb, vb = k[..., s0:s0 + block_size, :], v[..., s0:s0 + block_size, :]
+        s = q @ np.swapaxes(kb, -1, -2) / np.sqrt(q.shape[-1])
+        if causal:
+            s = np.where(np.arange(s0, s0 + kb.shape[-2]) <= last, s, -np.inf)
+        m_new = np.maximum(m, s.max(axis=-1, keepdims=True))
+        m_ref = np.where(np.isfinite(m_new), m_new, 0.0)
+        p = np.exp(s - m_ref)
+        alpha = np.exp(m - m_ref)
+        l = alpha * l + p.sum(axis=-1, keepdims=True)
+        acc = alpha * acc + p @ vb
+        m = m_new
+    return acc / l
+''',
+    ),
+]

@@ -1,0 +1,48 @@
+"""`grouped_query_attention` (kv_cache): the library routines it may not call and its known mistakes.
+
+Its grader, ``graders/kv_cache/test_grouped_query_attention.py``, declares at its top the references, tolerances and
+stored GPU cases it compares with.
+"""
+from autograder.graders import forbidden
+from autograder.graders.mistakes import Mistake
+
+ASSIGNMENT = "kv_cache"
+
+# The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
+FORBIDDEN = forbidden.ATTENTION
+
+MISTAKES = [
+    Mistake(
+        id="gqa_tiled_heads",
+        exercise="grouped_query_attention",
+        title="KV 헤드를 np.tile로 반복해 질의 헤드 h가 KV 헤드 h % Hkv를 봄",
+        hint="질의 헤드 h는 KV 헤드 h // (Hq // Hkv)를 봅니다 (연속한 g 개가 한 그룹). np.tile은 0,1,0,1,...로 "
+             "섞고, np.repeat(k, g, axis=1)은 0,0,1,1,...로 그룹을 만듭니다.",
+        source='''
+def grouped_query_attention(query, key, value, mask=None):
+    hq, hkv = query.shape[1], key.shape[1]
+    if hq % hkv != 0:
+        raise ValueError("Hq must be a multiple of Hkv")
+    g = hq // hkv
+    k = np.tile(key, (1, g, 1, 1))
+    v = np.tile(value, (1, g, 1, 1))
+    return scaled_dot_product_attention(query, k, v, mask)
+''',
+    ),
+    Mistake(
+        id="gqa_assert_instead_of_value_error",
+        exercise="grouped_query_attention",
+        title="헤드 수가 맞지 않을 때 ValueError가 아니라 assert (AssertionError)",
+        hint="계약은 ValueError입니다: if hq % hkv != 0: raise ValueError(...). assert는 python -O에서 사라지고 "
+             "예외 종류도 다릅니다.",
+        source='''
+def grouped_query_attention(query, key, value, mask=None):
+    hq, hkv = query.shape[1], key.shape[1]
+    assert hq % hkv == 0, "Hq must be a multiple of Hkv"
+    g = hq // hkv
+    k = np.repeat(key, g, axis=1)
+    v = np.repeat(value, g, axis=1)
+    return scaled_dot_product_attention(query, k, v, mask)
+''',
+    ),
+]

@@ -1,0 +1,74 @@
+"""`kv_cache_bytes` (kv_cache): the library routines it may not call and its known mistakes.
+
+Its grader, ``graders/kv_cache/test_kv_cache_bytes.py``, declares at its top the references, tolerances and
+stored GPU cases it compares with.
+
+Not expressible as a function of the contract's arguments: computing the cache with the number of *query* heads
+where a model has fewer KV heads (Qwen3-8B with 32 instead of 8) is a mistake at the call site
+(``kv_cache_bytes(36, 32, 128, ...)``), which no grader of ``kv_cache_bytes`` can see; the notebook's section 2
+shows it on purpose, and the quiz (q8, q9) and written answer 2 grade it. ``kv_bytes_query_heads`` below is its
+signature-compatible form: a student who turns the KV heads back into query heads with Llama's group size.
+"""
+from autograder.graders.mistakes import Mistake
+
+ASSIGNMENT = "kv_cache"
+
+# No library routine computes it, so nothing is forbidden (``forbidden.py``).
+FORBIDDEN = None
+
+MISTAKES = [
+    Mistake(
+        id="kv_bytes_missing_factor_2",
+        exercise="kv_cache_bytes",
+        title="K와 V 두 가지인데 2를 곱하지 않음",
+        hint="층마다 K 캐시와 V 캐시가 따로 있습니다: 2 × 층 × KV 헤드 × 헤드 차원 × 토큰 × 배치 × 바이트.",
+        source='''
+def kv_cache_bytes(num_layers, num_kv_heads, head_dim, seq_len, batch_size=1, bytes_per_element=2):
+    return num_layers * num_kv_heads * head_dim * seq_len * batch_size * bytes_per_element
+''',
+    ),
+    Mistake(
+        id="kv_bytes_bits_not_bytes",
+        exercise="kv_cache_bytes",
+        title="바이트가 아니라 비트를 셈 (8 배)",
+        hint="bytes_per_element는 이미 바이트입니다 (FP16 = 2). 8을 곱하면 비트 수가 됩니다.",
+        source='''
+def kv_cache_bytes(num_layers, num_kv_heads, head_dim, seq_len, batch_size=1, bytes_per_element=2):
+    bits = bytes_per_element * 8
+    return 2 * num_layers * num_kv_heads * head_dim * seq_len * batch_size * bits
+''',
+    ),
+    Mistake(
+        id="kv_bytes_ignores_batch",
+        exercise="kv_cache_bytes",
+        title="배치 크기를 곱하지 않음",
+        hint="요청(시퀀스)마다 자기 캐시가 있습니다: batch_size도 곱하세요.",
+        source='''
+def kv_cache_bytes(num_layers, num_kv_heads, head_dim, seq_len, batch_size=1, bytes_per_element=2):
+    return 2 * num_layers * num_kv_heads * head_dim * seq_len * bytes_per_element
+''',
+    ),
+    Mistake(
+        id="kv_bytes_query_heads",
+        exercise="kv_cache_bytes",
+        title="KV 헤드가 아니라 질의 헤드 수로 셈 (그룹 크기 4를 곱함)",
+        hint="캐시에는 K, V를 가진 헤드(num_kv_heads)만 저장됩니다. GQA에서 질의 헤드 여러 개가 K, V 한 벌을 "
+             "나눠 쓰므로 질의 헤드 수로 바꾸면 안 됩니다.",
+        source='''
+def kv_cache_bytes(num_layers, num_kv_heads, head_dim, seq_len, batch_size=1, bytes_per_element=2):
+    num_heads = num_kv_heads * 4        # Llama-3-8B: 질의 헤드 32 = KV 헤드 8 x 4
+    return 2 * num_layers * num_heads * head_dim * seq_len * batch_size * bytes_per_element
+''',
+    ),
+    Mistake(
+        id="kv_bytes_float_result",
+        exercise="kv_cache_bytes",
+        title="결과가 int가 아니라 float (나눗셈 `/` 나 실수를 곱함)",
+        hint="`/`는 값이 정수여도 float를 돌려줍니다. 바이트 수는 곱셈만으로 구하거나 `//`를 쓰세요.",
+        source='''
+def kv_cache_bytes(num_layers, num_kv_heads, head_dim, seq_len, batch_size=1, bytes_per_element=2):
+    bits = 8 * bytes_per_element
+    return 2 * num_layers * num_kv_heads * head_dim * seq_len * batch_size * bits / 8
+''',
+    ),
+]

@@ -1,0 +1,65 @@
+"""`max_cached_tokens` (kv_cache): the library routines it may not call and its known mistakes.
+
+Its grader, ``graders/kv_cache/test_max_cached_tokens.py``, declares at its top the references, tolerances and
+stored GPU cases it compares with.
+"""
+from autograder.graders.mistakes import Mistake
+
+ASSIGNMENT = "kv_cache"
+
+# No library routine computes it, so nothing is forbidden (``forbidden.py``).
+FORBIDDEN = None
+
+MISTAKES = [
+    Mistake(
+        id="max_tokens_excludes_exact_fit",
+        exercise="max_cached_tokens",
+        title="메모리를 꼭 채우는 경우를 빼서 하나 적음 (<= 가 아니라 < 로 셈)",
+        hint="캐시가 메모리와 정확히 같아도 들어갑니다: kv_cache_bytes(..., t, ...) <= memory_bytes인 가장 큰 t, "
+             "즉 memory_bytes // (토큰 하나의 바이트)입니다.",
+        source='''
+def max_cached_tokens(memory_bytes, num_layers, num_kv_heads, head_dim, batch_size=1, bytes_per_element=2):
+    per_token = kv_cache_bytes(num_layers, num_kv_heads, head_dim, 1, batch_size, bytes_per_element)
+    t = memory_bytes // per_token
+    if t * per_token >= memory_bytes:      # 꽉 차면 넘친다고 봄
+        t -= 1
+    return t
+''',
+    ),
+    Mistake(
+        id="max_tokens_ceil",
+        exercise="max_cached_tokens",
+        title="올림(ceil)을 써서 한 토큰 더 셈",
+        hint="넘치지 않는 가장 큰 토큰 수이므로 내림입니다: memory_bytes // (토큰 하나의 바이트).",
+        source='''
+import math
+
+
+def max_cached_tokens(memory_bytes, num_layers, num_kv_heads, head_dim, batch_size=1, bytes_per_element=2):
+    per_token = kv_cache_bytes(num_layers, num_kv_heads, head_dim, 1, batch_size, bytes_per_element)
+    return math.ceil(memory_bytes / per_token)
+''',
+    ),
+    Mistake(
+        id="max_tokens_float_division",
+        exercise="max_cached_tokens",
+        title="`/`로 나눠 소수 토큰 수(float)를 돌려줌",
+        hint="토큰 수는 정수입니다. 정수 나눗셈 memory_bytes // (토큰 하나의 바이트)를 쓰세요.",
+        source='''
+def max_cached_tokens(memory_bytes, num_layers, num_kv_heads, head_dim, batch_size=1, bytes_per_element=2):
+    per_token = kv_cache_bytes(num_layers, num_kv_heads, head_dim, 1, batch_size, bytes_per_element)
+    return memory_bytes / per_token
+''',
+    ),
+    Mistake(
+        id="max_tokens_int_of_float_division",
+        exercise="max_cached_tokens",
+        title="int(memory / per_token): 아주 큰 값에서 부동소수 반올림으로 한 토큰 더 나옴",
+        hint="float는 유효 숫자가 약 16자리라 큰 정수의 나눗셈이 반올림됩니다. 정수끼리 // 로 나누세요.",
+        source='''
+def max_cached_tokens(memory_bytes, num_layers, num_kv_heads, head_dim, batch_size=1, bytes_per_element=2):
+    per_token = kv_cache_bytes(num_layers, num_kv_heads, head_dim, 1, batch_size, bytes_per_element)
+    return int(memory_bytes / per_token)
+''',
+    ),
+]

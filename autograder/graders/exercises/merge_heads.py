@@ -1,0 +1,36 @@
+"""`merge_heads` (attention): the library routines it may not call and its known mistakes.
+
+Its grader, ``graders/attention/test_merge_heads.py``, declares at its top the references, tolerances and
+stored GPU cases it compares with.
+"""
+from autograder.graders.mistakes import Mistake
+
+ASSIGNMENT = "attention"
+
+# No library routine computes it, so nothing is forbidden (``forbidden.py``).
+FORBIDDEN = None
+
+MISTAKES = [
+    Mistake(
+        id="merge_heads_reshape_without_transpose",
+        exercise="merge_heads",
+        title="transpose 없이 (B, T, H*dh)로 바로 reshape",
+        hint="먼저 transpose(0, 2, 1, 3)로 (B, T, H, dh)를 만든 뒤 reshape 하세요.",
+        source='''
+def merge_heads(x):
+    B, H, T, dh = x.shape
+    return x.reshape(B, T, H * dh)
+''',
+    ),
+    Mistake(
+        id="merge_heads_wrong_axis_order",
+        exercise="merge_heads",
+        title="(B, T, dh, H) 순서로 합쳐 채널이 헤드끼리 엇갈림",
+        hint="헤드를 차례로 이어 붙이려면 transpose(0, 2, 1, 3)로 (B, T, H, dh)를 만든 뒤 reshape 하세요.",
+        source='''
+def merge_heads(x):
+    B, H, T, dh = x.shape
+    return x.transpose(0, 2, 3, 1).reshape(B, T, H * dh)
+''',
+    ),
+]

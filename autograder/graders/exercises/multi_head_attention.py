@@ -1,0 +1,67 @@
+"""`multi_head_attention` (attention): the library routines it may not call and its known mistakes.
+
+Its grader, ``graders/attention/test_multi_head_attention.py``, declares at its top the references, tolerances and
+stored GPU cases it compares with.
+"""
+from autograder.graders import forbidden
+from autograder.graders.mistakes import Mistake
+
+ASSIGNMENT = "attention"
+
+# The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
+FORBIDDEN = forbidden.ATTENTION
+
+MISTAKES = [
+    Mistake(
+        id="mha_scale_by_model_dim",
+        exercise="multi_head_attention",
+        title="헤드 차원 √(C/H) 대신 전체 차원 √C로 나눔",
+        hint="헤드마다 점수는 길이 dh = C // H인 벡터의 내적이므로 √dh로 나눕니다.",
+        source='''
+def multi_head_attention(query, key, value, num_heads, mask=None):
+    q, k, v = (split_heads(a, num_heads) for a in (query, key, value))
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(query.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    return merge_heads(softmax(scores, axis=-1) @ v)
+''',
+    ),
+    Mistake(
+        id="mha_no_head_split",
+        exercise="multi_head_attention",
+        title="헤드로 나누지 않고 전체 채널로 어텐션 한 번",
+        hint="split_heads로 (B, H, T, dh)를 만든 뒤 헤드마다 따로 어텐션하고 merge_heads로 합치세요.",
+        source='''
+def multi_head_attention(query, key, value, num_heads, mask=None):
+    return scaled_dot_product_attention(query, key, value, mask)
+''',
+    ),
+    Mistake(
+        id="mha_split_without_transpose",
+        exercise="multi_head_attention",
+        title="헤드를 나눌 때 transpose 없이 reshape",
+        hint="(B, T, C) -> (B, T, H, dh) -> transpose(0, 2, 1, 3) 순서로 나누세요.",
+        source='''
+def multi_head_attention(query, key, value, num_heads, mask=None):
+    def split(a):
+        B, T, C = a.shape
+        return a.reshape(B, num_heads, T, C // num_heads)
+    y = scaled_dot_product_attention(split(query), split(key), split(value), mask)
+    B, H, T, dh = y.shape
+    return y.transpose(0, 2, 1, 3).reshape(B, T, H * dh)
+''',
+    ),
+    Mistake(
+        id="mha_merge_without_transpose",
+        exercise="multi_head_attention",
+        title="헤드를 합칠 때 transpose 없이 reshape",
+        hint="(B, H, T, dh) -> transpose(0, 2, 1, 3) -> (B, T, H * dh) 순서로 합치세요.",
+        source='''
+def multi_head_attention(query, key, value, num_heads, mask=None):
+    q, k, v = (split_heads(a, num_heads) for a in (query, key, value))
+    y = scaled_dot_product_attention(q, k, v, mask)
+    B, H, T, dh = y.shape
+    return y.reshape(B, T, H * dh)
+''',
+    ),
+]

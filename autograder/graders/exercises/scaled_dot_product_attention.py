@@ -1,0 +1,110 @@
+"""`scaled_dot_product_attention` (attention): the library routines it may not call and its known mistakes.
+
+Its grader, ``graders/attention/test_scaled_dot_product_attention.py``, declares at its top the references, tolerances
+and stored GPU cases it compares with.
+"""
+from autograder.graders import forbidden
+from autograder.graders.mistakes import Mistake
+
+ASSIGNMENT = "attention"
+
+# The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
+FORBIDDEN = forbidden.ATTENTION
+
+MISTAKES = [
+    Mistake(
+        id="sdpa_missing_scale",
+        exercise="scaled_dot_product_attention",
+        title="점수를 √d로 나누지 않음",
+        hint="점수는 Q Kᵀ / √d입니다 (d = query.shape[-1]). 나누지 않으면 softmax가 너무 뾰족해집니다.",
+        source='''
+def scaled_dot_product_attention(query, key, value, mask=None, return_weights=False):
+    scores = query @ np.swapaxes(key, -1, -2)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    weights = softmax(scores, axis=-1)
+    out = weights @ value
+    return (out, weights) if return_weights else out
+''',
+    ),
+    Mistake(
+        id="sdpa_scale_by_d",
+        exercise="scaled_dot_product_attention",
+        title="√d가 아니라 d로 나눔",
+        hint="스케일은 1/√d입니다: np.sqrt(d) 또는 d ** 0.5로 나누세요.",
+        source='''
+def scaled_dot_product_attention(query, key, value, mask=None, return_weights=False):
+    d = query.shape[-1]
+    scores = query @ np.swapaxes(key, -1, -2) / d
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    weights = softmax(scores, axis=-1)
+    out = weights @ value
+    return (out, weights) if return_weights else out
+''',
+    ),
+    Mistake(
+        id="sdpa_mask_after_softmax",
+        exercise="scaled_dot_product_attention",
+        title="softmax 뒤에 가중치를 0으로 만들어 행 합이 1이 아님",
+        hint="마스크는 softmax 전에 점수에 -inf로 넣으세요. 뒤에서 0으로 만들면 남은 가중치의 합이 1보다 작아집니다.",
+        source='''
+def scaled_dot_product_attention(query, key, value, mask=None, return_weights=False):
+    d = query.shape[-1]
+    scores = query @ np.swapaxes(key, -1, -2) / np.sqrt(d)
+    weights = softmax(scores, axis=-1)
+    if mask is not None:
+        weights = weights * mask
+    out = weights @ value
+    return (out, weights) if return_weights else out
+''',
+    ),
+    Mistake(
+        id="sdpa_inverted_mask",
+        exercise="scaled_dot_product_attention",
+        title="마스크를 반대로 씀 (True를 가림)",
+        hint="이 과제의 규칙은 True = 볼 수 있음 입니다. np.where(mask, scores, -np.inf)처럼 False인 곳을 가리세요.",
+        source='''
+def scaled_dot_product_attention(query, key, value, mask=None, return_weights=False):
+    d = query.shape[-1]
+    scores = query @ np.swapaxes(key, -1, -2) / np.sqrt(d)
+    if mask is not None:
+        scores = np.where(mask, -np.inf, scores)
+    weights = softmax(scores, axis=-1)
+    out = weights @ value
+    return (out, weights) if return_weights else out
+''',
+    ),
+    Mistake(
+        id="sdpa_mask_with_zero",
+        exercise="scaled_dot_product_attention",
+        title="가린 점수를 -inf가 아니라 0으로 둠",
+        hint="점수 0은 exp(0) = 1이라 가린 키도 가중치를 받습니다. 가린 점수는 -inf (또는 아주 큰 음수)로 두세요.",
+        source='''
+def scaled_dot_product_attention(query, key, value, mask=None, return_weights=False):
+    d = query.shape[-1]
+    scores = query @ np.swapaxes(key, -1, -2) / np.sqrt(d)
+    if mask is not None:
+        scores = scores * mask
+    weights = softmax(scores, axis=-1)
+    out = weights @ value
+    return (out, weights) if return_weights else out
+''',
+    ),
+    Mistake(
+        id="sdpa_softmax_over_queries",
+        exercise="scaled_dot_product_attention",
+        title="softmax를 질의 축(axis=-2)으로 취함",
+        hint="점수 행렬 (..., Tq, Tk)에서 정규화는 키 축, 즉 마지막 축(axis=-1)입니다: 질의마다 키들에 대한 분포.",
+        source='''
+def scaled_dot_product_attention(query, key, value, mask=None, return_weights=False):
+    d = query.shape[-1]
+    scores = query @ np.swapaxes(key, -1, -2) / np.sqrt(d)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    weights = softmax(scores, axis=-2)
+    out = weights @ value
+    return (out, weights) if return_weights else out
+''',
+    ),
+]

@@ -1,0 +1,53 @@
+"""`self_attention` (attention): the library routines it may not call and its known mistakes.
+
+Its grader, ``graders/attention/test_self_attention.py``, declares at its top the references, tolerances and
+stored GPU cases it compares with.
+"""
+from autograder.graders import forbidden
+from autograder.graders.mistakes import Mistake
+
+ASSIGNMENT = "attention"
+
+# The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
+FORBIDDEN = forbidden.ATTENTION
+
+MISTAKES = [
+    Mistake(
+        id="self_attention_no_value_projection",
+        exercise="self_attention",
+        title="값에 w_v를 곱하지 않고 x를 그대로 씀",
+        hint="V = x @ w_v입니다. 질의·키·값 모두 각자의 가중치 행렬로 투영하세요.",
+        source='''
+def self_attention(x, w_q, w_k, w_v, causal=False):
+    q = x @ w_q
+    k = x @ w_k
+    mask = causal_mask(x.shape[-2]) if causal else None
+    return scaled_dot_product_attention(q, k, x, mask)
+''',
+    ),
+    Mistake(
+        id="self_attention_scale_by_model_dim",
+        exercise="self_attention",
+        title="√dk 대신 입력 차원 √D로 나눔",
+        hint="스케일은 질의·키의 차원 dk = w_q.shape[1]로 정합니다. 입력 x의 차원 D가 아닙니다.",
+        source='''
+def self_attention(x, w_q, w_k, w_v, causal=False):
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(x.shape[-1])
+    if causal:
+        scores = np.where(causal_mask(x.shape[-2]), scores, -np.inf)
+    return softmax(scores, axis=-1) @ v
+''',
+    ),
+    Mistake(
+        id="self_attention_ignores_causal",
+        exercise="self_attention",
+        title="causal=True일 때도 마스크를 쓰지 않음",
+        hint="causal이면 causal_mask(T)를 scaled_dot_product_attention의 mask로 넘기세요.",
+        source='''
+def self_attention(x, w_q, w_k, w_v, causal=False):
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    return scaled_dot_product_attention(q, k, v)
+''',
+    ),
+]

@@ -1,0 +1,54 @@
+"""`sliding_window_mask` (kv_cache): the library routines it may not call and its known mistakes.
+
+Its grader, ``graders/kv_cache/test_sliding_window_mask.py``, declares at its top the references, tolerances and
+stored GPU cases it compares with.
+"""
+from autograder.graders.mistakes import Mistake
+
+ASSIGNMENT = "kv_cache"
+
+# No library routine computes it, so nothing is forbidden (``forbidden.py``).
+FORBIDDEN = None
+
+MISTAKES = [
+    Mistake(
+        id="sw_window_off_by_one",
+        exercise="sliding_window_mask",
+        title="윈도를 하나 넓게 잡음 (`< window`가 아니라 `<= window`): 자기 자신과 앞 토큰 window개, 모두 window + 1개를 봄",
+        hint="토큰은 자기 자신과 앞의 window - 1개, 모두 window개를 봅니다: (i + t_k - t_q) - j < window.",
+        source='''
+def sliding_window_mask(t_q, t_k=None, window=4096):
+    t_k = t_q if t_k is None else t_k
+    i = np.arange(t_q)[:, None] + (t_k - t_q)
+    j = np.arange(t_k)[None, :]
+    return (j <= i) & (i - j <= window)
+''',
+    ),
+    Mistake(
+        id="sw_top_left",
+        exercise="sliding_window_mask",
+        title="윈도와 인과 마스크를 왼쪽 위에 맞춤 (t_k - t_q 오프셋 없음): 캐시 뒤에 이어지는 질의가 틀림",
+        hint="질의 i의 절대 위치는 i + (t_k - t_q)입니다. causal_mask처럼 오른쪽 아래에 맞춰야 t_q < t_k(캐시가 "
+             "있을 때)에서 맞습니다.",
+        source='''
+def sliding_window_mask(t_q, t_k=None, window=4096):
+    t_k = t_q if t_k is None else t_k
+    i = np.arange(t_q)[:, None]
+    j = np.arange(t_k)[None, :]
+    return (j <= i) & (i - j < window)
+''',
+    ),
+    Mistake(
+        id="sw_symmetric_band",
+        exercise="sliding_window_mask",
+        title="양쪽으로 열린 띠 |i - j| < window: 미래 토큰도 봄 (인과 조건이 빠짐)",
+        hint="슬라이딩 윈도는 인과 마스크에 더하는 조건입니다: j <= i이고 i - j < window (i는 절대 위치).",
+        source='''
+def sliding_window_mask(t_q, t_k=None, window=4096):
+    t_k = t_q if t_k is None else t_k
+    i = np.arange(t_q)[:, None] + (t_k - t_q)
+    j = np.arange(t_k)[None, :]
+    return np.abs(i - j) < window
+''',
+    ),
+]
