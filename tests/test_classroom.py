@@ -18,6 +18,10 @@ pytestmark = pytest.mark.slow
 # answer, an empty notebook, a truncated file, a cheating attempt and malformed quiz answers.
 IDS = ["2026001", "2026004", "2026006", "2026021", "2026025", "2026027", "2026028", "2026029"]
 STUDENTS = [s for s in roster.ROSTER if s.id in IDS]
+# The PostgreSQL gradebook gets half of them (the solutions, the late one, a mistake, the truncated file): two in
+# each of the two shards, enough to show the same scores and no doubled rows at half the grading time.
+PG_IDS = ["2026001", "2026004", "2026006", "2026027"]
+PG_STUDENTS = [s for s in STUDENTS if s.id in PG_IDS]
 SEED = "424242"
 
 
@@ -98,12 +102,13 @@ def postgres_db():
 @pytest.fixture(scope="module")
 def postgres_class(tmp_path_factory, postgres_db):
     demo = DemoClass(tmp_path_factory.mktemp("pg") / "course", ["attention"], db_url=postgres_db,
-                     students=STUDENTS, workers=2)
+                     students=PG_STUDENTS, workers=2)
     return demo, demo.run()
 
 
 def test_postgres_gives_the_sqlite_scores(sqlite_class, postgres_class):
-    assert scores(postgres_class[1], "attention") == scores(sqlite_class[1], "attention")
+    on_sqlite = scores(sqlite_class[1], "attention")
+    assert scores(postgres_class[1], "attention") == {i: on_sqlite[i] for i in PG_IDS}
 
 
 def test_two_shards_at_once_into_one_gradebook(postgres_class, postgres_db, root):
@@ -116,9 +121,9 @@ def test_two_shards_at_once_into_one_gradebook(postgres_class, postgres_db, root
     assert all(p.returncode == 0 for p in shards), outputs
     graded = [int(out.split("/")[0].rsplit(" ", 1)[-1]) for out in outputs
               for out in [line for line in out.splitlines() if " graded in " in line]]
-    assert sum(graded) == len(IDS) and all(graded), outputs      # every student in exactly one shard
+    assert sum(graded) == len(PG_IDS) and all(graded), outputs      # every student in exactly one shard
     from autograder.feedback import instructor
 
     after = instructor.collect_grades(postgres_db, ["attention"], demo.dir)
-    assert counts(postgres_db)[:2] == (len(IDS), len(IDS))        # no student or submission doubled
+    assert counts(postgres_db)[:2] == (len(PG_IDS), len(PG_IDS))        # no student or submission doubled
     assert scores(after, "attention") == scores(data, "attention")
