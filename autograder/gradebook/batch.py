@@ -166,8 +166,7 @@ def _warm_imports() -> None:
     torch.set_num_threads(1)  # a worker's tensors are small: threads would only fight the other lanes for cores
     import nbgrader.apps  # noqa: F401
 
-    import autograder.gradebook.execute  # noqa: F401
-    import autograder.gradebook.preprocessor  # noqa: F401
+    import autograder.gradebook.preprocessors  # noqa: F401
     from autograder.grade import import_for_graders
 
     import_for_graders()
