@@ -78,3 +78,10 @@ def test_grade_cells_get_the_report_and_the_clamped_score(tmp_path):
     assert cell.outputs[1].data["text/plain"] == f"{points / 2:g}"
     preprocessors.SaveGradeResult(results_dir=str(tmp_path)).preprocess(nb, resources)
     assert (tmp_path / "attention" / "kim" / "attention.json").exists()
+
+
+def test_the_graders_never_run_the_notebook_themselves():
+    """Without SandboxedExecute before it (nbgrader's own Execute, say), HiddenGraders stops: it does not run the
+    submission a second time, outside the process whose outputs the notebook shows."""
+    with pytest.raises(HandoffError, match="HiddenGraders found nothing from SandboxedExecute"):
+        preprocessors.HiddenGraders(seed=1).preprocess(_release(), {**NBGRADER})

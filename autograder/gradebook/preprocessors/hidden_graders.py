@@ -4,7 +4,8 @@ Placed after ``SandboxedExecute`` in ``c.Autograde.autograde_preprocessors`` (se
 the live process out of ``resources`` (:class:`~autograder.gradebook.preprocessors.handoff.RanInSandbox`), runs
 the assignment's hidden pytest graders against it and hands the result on
 (:class:`~autograder.gradebook.preprocessors.handoff.Graded`) to ``WriteGradeCells`` and ``SaveGradeResult``. It
-changes no cell itself.
+changes no cell itself, and never runs the notebook on its own: without ``SandboxedExecute`` before it, it stops
+with a configuration error.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, default
 
 from autograder.collect import exercises_of
-from autograder.grade import grade_notebook, grade_submission
+from autograder.grade import grade_submission
 from autograder.gradebook.preprocessors.handoff import Graded, RanInSandbox
 
 
@@ -35,11 +36,8 @@ class HiddenGraders(NbGraderPreprocessor):
         if not assignment or not exercises_of(assignment):
             self.log.warning("No hidden graders for assignment %r; grade cells keep nbgrader's own outputs", assignment)
             return nb, resources
-        if RanInSandbox.KEY in resources:  # SandboxedExecute ran the notebook: grade that very process
-            ran = RanInSandbox.take(resources, type(self).__name__)
-            result = grade_submission(ran.submission, self.seed, started=(ran.process, ran.errors))
-        else:
-            result = grade_notebook(nb, f"{notebook}.ipynb", assignment, self.seed)
+        ran = RanInSandbox.take(resources, type(self).__name__)   # the process SandboxedExecute ran the cells in
+        result = grade_submission(ran.submission, self.seed, started=(ran.process, ran.errors))
         self.log.info("Hidden graders: %s/%s on %s (seed %s, %.1f s)", result.score, result.max_score,
                       notebook, result.seed, result.seconds)
         Graded(result).put(resources)
