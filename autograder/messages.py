@@ -80,7 +80,7 @@ class Reason(_Catalogue):
     SOCKET = (_NOT_PLAIN, "it is a socket")
     DEVICE_FILE = (_NOT_PLAIN, "it is a device file")
     NOT_REGULAR = (_NOT_PLAIN, "it is not a regular file")
-    UNREADABLE = ("cannot read {path}: {error}", "{error}")
+    UNREADABLE = ("파일을 읽을 수 없습니다 ({error})", "{error}")
     TOO_BIG = ("파일이 너무 큽니다 ({size} MB, 한도 {limit} MB)", "{path} is {size} MB, over the limit of {limit} MB")
     GREW_TOO_BIG = ("파일이 너무 큽니다 (한도 {limit} MB)", "{path} is over the limit of {limit} MB")
     NOT_UTF8 = ("UTF-8 텍스트가 아닙니다", "{path} is not UTF-8 text")
