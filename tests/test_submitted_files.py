@@ -19,7 +19,7 @@ import pytest
 
 from autograder import course
 from autograder.collect import NotGradable, RefusedFile, collect_file, detect_assignment, read_notebook
-from autograder.gradebook import batch
+from autograder.gradebook import staging
 from autograder.messages import Notice, Reason
 
 SECRET = "TOP-SECRET-4d1f9c"   # what a root-only file holds; must never appear where a student can read it
@@ -146,10 +146,10 @@ def test_stage_copies_plain_files_only(tmp_path, root, secret):
     shutil.copy(root / "solutions" / "attention" / "attention.ipynb", tmp_path / "elsewhere.ipynb")
     os.link(tmp_path / "elsewhere.ipynb", hard / "attention.ipynb")
 
-    assert batch.stage(course_dir, "attention", "honest") == []
+    assert staging.stage(course_dir, "attention", "honest") == []
     with deadline(30):
-        notes = batch.stage(course_dir, "attention", "linker")
-    staged = course_dir / batch.STAGING / "linker" / "attention"
+        notes = staging.stage(course_dir, "attention", "linker")
+    staged = course_dir / staging.STAGING / "linker" / "attention"
     assert sorted(p.name for p in staged.iterdir()) == ["attention.ipynb", "data.txt"]
     assert all(not p.is_symlink() for p in staged.rglob("*"))
     nb = read_notebook(staged / "attention.ipynb")
@@ -160,9 +160,9 @@ def test_stage_copies_plain_files_only(tmp_path, root, secret):
     assert {n.split(":")[0] for n in notes} == {"attention.ipynb", "notes.txt", "dir", "pipe"}, notes
     assert not any(SECRET in p.read_text() for p in staged.rglob("*") if p.is_file())
 
-    notes = batch.stage(course_dir, "attention", "hard")   # a second name of a file elsewhere: the same
+    notes = staging.stage(course_dir, "attention", "hard")   # a second name of a file elsewhere: the same
     assert Reason.HARD_LINK.korean() in read_notebook(
-        course_dir / batch.STAGING / "hard" / "attention" / "attention.ipynb").cells[0].source, notes
+        course_dir / staging.STAGING / "hard" / "attention" / "attention.ipynb").cells[0].source, notes
     assert os.stat(hard / "attention.ipynb").st_nlink == 2   # no submitted file is changed
     assert (linker / "attention.ipynb").is_symlink() and stat.S_ISFIFO(os.lstat(linker / "pipe").st_mode)
 

@@ -11,9 +11,9 @@ students whose stable hash falls in shard i, so several machines can split a cla
 gradebook. A failure in one submission is reported at the end and never stops the run.
 
 Submissions are never changed: they are copied into a staging folder (``.autograder/staging``) that nbgrader
-reads. A notebook that cannot be graded at all (not JSON, truncated, not UTF-8, too big, or another
-assignment's notebook) is staged as the blank release with a Korean note at the top, so that the student gets
-a 0 with the reason in the feedback instead of no grade at all.
+reads (``autograder.gradebook.staging``). A notebook that cannot be graded at all (not JSON, truncated, not UTF-8,
+too big, or another assignment's notebook) is staged as the blank release with a Korean note at the top, so that
+the student gets a 0 with the reason in the feedback instead of no grade at all.
 
 Every submission is bounded in time, whatever it does: a worker stops grading a submission still running after
 ``startup + submission + grace`` seconds (``COURSE["timeouts"]``; an alarm in the worker) and grades it as the
@@ -28,18 +28,14 @@ import hashlib
 import json
 import multiprocessing
 import os
-import shutil
 import signal
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import nbformat
-
-from autograder.messages import Notice, Reason
-
-STAGING = Path(".autograder") / "staging"
+from autograder.gradebook.staging import STAGING, stage, stage_blank
+from autograder.messages import Reason
 
 
 @dataclass
@@ -69,53 +65,6 @@ def parse_shard(text: str | None) -> tuple[int, int]:
 
 def submitted_students(course_dir: Path, assignment: str) -> list[str]:
     return sorted(p.parent.name for p in (course_dir / "submitted").glob(f"*/{assignment}") if p.is_dir())
-
-
-def placeholder(course_dir: Path, assignment: str, notebook: str, reason: str) -> nbformat.NotebookNode:
-    """The blank release notebook with a Korean note saying why the submission could not be graded."""
-    nb = nbformat.read(str(course_dir / "release" / assignment / notebook), as_version=4)
-    note = nbformat.v4.new_markdown_cell(Notice.NOT_GRADED.korean(notebook=notebook, reason=reason))
-    nb.cells.insert(0, note)
-    return nb
-
-
-def stage(course_dir: Path, assignment: str, student: str) -> list[str]:
-    """Copy one submission into the staging folder as data only; returns notes on what was left out or replaced.
-
-    Only plain files are copied (``autograder.gradebook.files.copy_plain_tree``: no link is followed, no FIFO,
-    device or hard-linked file is read). A release notebook that was refused or cannot be graded is staged as the
-    blank release with the reason in Korean."""
-    from autograder.collect import NotGradable, detect_assignment, read_notebook, refused
-    from autograder.gradebook.files import copy_plain_tree
-
-    source = course_dir / "submitted" / student / assignment
-    target = course_dir / STAGING / student / assignment
-    if target.exists():
-        shutil.rmtree(target)
-    left_out = dict(copy_plain_tree(source, target))
-    notes = []
-    releases = sorted((course_dir / "release" / assignment).glob("*.ipynb"))
-    names = {r.name for r in releases}
-    for rel, why in left_out.items():
-        if rel not in names and rel != ".":
-            notes.append(f"{rel}: not copied: {why}")
-    for release in releases:
-        staged = target / release.name
-        why = left_out.get(release.name) or left_out.get(".")
-        try:
-            if why:
-                raise refused(release.name, why)
-            if not staged.exists():
-                continue  # a missing notebook is nbgrader's to report (it grades the others)
-            nb = read_notebook(staged)
-            if detect_assignment(nb, release.name) != assignment:
-                raise NotGradable(Reason.OTHER_ASSIGNMENT())
-        except NotGradable as exc:
-            reason = exc.message.korean
-            target.mkdir(parents=True, exist_ok=True)
-            nbformat.write(placeholder(course_dir, assignment, release.name, reason), str(staged))
-            notes.append(f"{release.name}: graded as blank: {reason}")
-    return notes
 
 
 # --------------------------------------------------------------------------------------------- workers
@@ -248,17 +197,7 @@ def _autograde_alarmed(assignment: str, student: str, limit: float) -> tuple[boo
 
 def _grade_blank(assignment: str, student: str, reason: str) -> list[str]:
     """Stage every notebook of a submission as the blank release with ``reason`` on top; returns the notes."""
-    course_dir = Path(_API.coursedir.root)
-    target = course_dir / STAGING / student / assignment
-    notes = []
-    for release in sorted((course_dir / "release" / assignment).glob("*.ipynb")):
-        target.mkdir(parents=True, exist_ok=True)
-        staged = target / release.name
-        if staged.is_symlink() or staged.exists():
-            staged.unlink()
-        nbformat.write(placeholder(course_dir, assignment, release.name, reason), str(staged))
-        notes.append(f"{release.name}: {reason}")
-    return notes
+    return stage_blank(Path(_API.coursedir.root), assignment, student, reason)
 
 
 def _grade_killed(job) -> Outcome:

@@ -77,7 +77,7 @@ class SubmittedNotebookExporter(NotebookExporter):
         return super().from_filename(filename, resources, **kw)
 
     def _placeholder(self, filename: str, refused: RefusedFile):
-        from autograder.gradebook.batch import placeholder
+        from autograder.gradebook.staging import placeholder
 
         coursedir = getattr(self.parent, "coursedir", None)
         root = Path(coursedir.root if coursedir is not None else ".")
