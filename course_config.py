@@ -91,7 +91,7 @@ if c is not None:
     c.ClearSolutions.text_stub = "여기에 답을 작성하세요."
     # A student's edits of nbgrader metadata are undone from the gradebook before nbgrader's own checks.
     c.Autograde.sanitize_preprocessors = [
-        "autograder.gradebook.repair.RestoreCellMetadata",
+        "autograder.gradebook.preprocessors.RestoreCellMetadata",
         "nbgrader.preprocessors.ClearOutput",
         "nbgrader.preprocessors.DeduplicateIds",
         "nbgrader.preprocessors.OverwriteKernelspec",
@@ -99,13 +99,16 @@ if c is not None:
         "nbgrader.preprocessors.CheckCellMetadata",
     ]
     # The submission's code runs once, in the sandbox (not in a Jupyter kernel), and the hidden graders judge
-    # every grade cell from that same process before nbgrader saves the grades.
+    # every grade cell from that same process before nbgrader saves the grades (autograder/gradebook/preprocessors:
+    # what each hands to the next is checked there).
     c.Autograde.autograde_preprocessors = [
-        "autograder.gradebook.execute.SandboxedExecute",
+        "autograder.gradebook.preprocessors.SandboxedExecute",
         "nbgrader.preprocessors.IgnorePattern",
         "nbconvert.preprocessors.ClearMetadataPreprocessor",
         "nbgrader.preprocessors.LimitOutput",
-        "autograder.gradebook.preprocessor.HiddenGraders",
+        "autograder.gradebook.preprocessors.HiddenGraders",
+        "autograder.gradebook.preprocessors.WriteGradeCells",
+        "autograder.gradebook.preprocessors.SaveGradeResult",
         "nbgrader.preprocessors.SaveAutoGrades",
         "nbgrader.preprocessors.AssignLatePenalties",
         "nbgrader.preprocessors.CheckCellMetadata",

@@ -18,13 +18,22 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.messages import Message, Reason
+
 GRADERS = Path(__file__).parent / "graders"
 RELEASE = Path(__file__).resolve().parent.parent / "release"
 MAX_NOTEBOOK_BYTES = 50 << 20
 
 
 class NotGradable(Exception):
-    """The file cannot be graded at all (not a notebook, unreadable, unknown assignment)."""
+    """The file cannot be graded at all (not a notebook, unreadable, unknown assignment).
+
+    ``message``: the reason's code and fields (its ``.korean`` for the student); ``str(exc)``: the English for the
+    instructor (``text`` where given, else the reason's English)."""
+
+    def __init__(self, message: Message, text: str = ""):
+        super().__init__(text or message.english)
+        self.message = message
 
 
 @dataclass
@@ -79,19 +88,24 @@ class RefusedFile(NotGradable):
     """A submitted file that is not plain data: a symbolic link, a device, a FIFO, a socket, a hard link."""
 
 
-def refusal(st: os.stat_result) -> str | None:
+def refusal(st: os.stat_result) -> Message | None:
     """Why a submitted file with this ``lstat`` must not be read (``None``: a plain regular file of its own)."""
     if stat.S_ISLNK(st.st_mode):
-        return "a symbolic link"
+        return Reason.SYMBOLIC_LINK()
     if stat.S_ISDIR(st.st_mode):
-        return "a directory"
+        return Reason.DIRECTORY()
     if not stat.S_ISREG(st.st_mode):
-        kind = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a device file",
-                stat.S_IFBLK: "a device file"}.get(stat.S_IFMT(st.st_mode), "not a regular file")
-        return kind
+        kind = {stat.S_IFIFO: Reason.FIFO, stat.S_IFSOCK: Reason.SOCKET, stat.S_IFCHR: Reason.DEVICE_FILE,
+                stat.S_IFBLK: Reason.DEVICE_FILE}.get(stat.S_IFMT(st.st_mode), Reason.NOT_REGULAR)
+        return kind()
     if st.st_nlink > 1:
-        return f"a hard link ({st.st_nlink} names)"
+        return Reason.HARD_LINK(names=st.st_nlink)
     return None
+
+
+def refused(path, why: Message) -> RefusedFile:
+    """The refusal of the submitted file at ``path``, ``why`` being what ``refusal`` found."""
+    return RefusedFile(why, f"refusing {path}: {why}")
 
 
 def read_submitted(path, limit: int = MAX_NOTEBOOK_BYTES) -> bytes:
@@ -103,15 +117,16 @@ def read_submitted(path, limit: int = MAX_NOTEBOOK_BYTES) -> bytes:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
         if exc.errno == errno.ELOOP and os.path.islink(path):   # O_NOFOLLOW met a link as the last part
-            raise RefusedFile(f"refusing {path}: it is a symbolic link") from None
-        raise NotGradable(f"cannot read {path}: {exc.strerror}") from None
+            raise refused(path, Reason.SYMBOLIC_LINK()) from None
+        raise NotGradable(Reason.UNREADABLE(path=path, error=exc.strerror),
+                          f"cannot read {path}: {exc.strerror}") from None
     try:
         st = os.fstat(fd)
         why = refusal(st)
         if why:
-            raise RefusedFile(f"refusing {path}: it is {why}")
+            raise refused(path, why)
         if st.st_size > limit:
-            raise NotGradable(f"{path} is {st.st_size >> 20} MB, over the limit of {limit >> 20} MB")
+            raise NotGradable(Reason.TOO_BIG(path=path, size=st.st_size >> 20, limit=limit >> 20))
         chunks, size = [], 0
         while size <= limit:
             chunk = os.read(fd, min(1 << 20, limit + 1 - size))
@@ -120,7 +135,7 @@ def read_submitted(path, limit: int = MAX_NOTEBOOK_BYTES) -> bytes:
             chunks.append(chunk)
             size += len(chunk)
         if size > limit:
-            raise NotGradable(f"{path} is over the limit of {limit >> 20} MB")
+            raise NotGradable(Reason.GREW_TOO_BIG(path=path, limit=limit >> 20))
         return b"".join(chunks)
     finally:
         os.close(fd)
@@ -132,11 +147,11 @@ def read_notebook(path) -> nbformat.NotebookNode:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise NotGradable(f"{path} is not UTF-8 text") from None
+        raise NotGradable(Reason.NOT_UTF8(path=path)) from None
     try:
         return nbformat.reads(text, as_version=4)
     except (json.JSONDecodeError, nbformat.reader.NotJSONError, Exception) as exc:  # noqa: BLE001
-        raise NotGradable(f"{path} is not a Jupyter notebook ({type(exc).__name__})") from None
+        raise NotGradable(Reason.NOT_A_NOTEBOOK(path=path, error=type(exc).__name__)) from None
 
 
 @functools.lru_cache(maxsize=None)
@@ -163,7 +178,7 @@ def detect_assignment(nb, path: str = "") -> str:
     if best is None:
         if stem in known_assignments():
             return stem
-        raise NotGradable("no known assignment's cells were found in this notebook")
+        raise NotGradable(Reason.NO_ASSIGNMENT())
     return best
 
 

@@ -18,6 +18,7 @@ from autograder import settings
 from autograder.collect import GRADERS, Submission, collect, exercises_of
 from autograder.graders import forbidden, isolation
 from autograder.graders.plugin import GradingSession, Student, TestResult
+from autograder.messages import Notice
 from autograder.sandbox import zygote
 from autograder.sandbox.runner import StudentCodeError, StudentProcess
 
@@ -81,7 +82,7 @@ class GradeResult:
         }
 
 
-UNSANDBOXED = "주의: 이 제출물은 샌드박스 없이 채점되었습니다 (교수자가 명시적으로 허용함)."
+UNSANDBOXED = Notice.UNSANDBOXED.korean()
 
 
 def new_seed() -> int:
@@ -134,7 +135,7 @@ def start_student(submission: Submission, capture: int | None = None) -> tuple[S
         report = process.start()
         errors += [_cell_error(i, s) for i, s in enumerate(report.cells) if not s.get("ok")]
     except StudentCodeError as exc:
-        errors += [f"노트북 코드를 실행하는 중 문제가 생겼습니다: {exc.message}"]
+        errors += [Notice.NOTEBOOK_FAILED.korean(message=exc.message)]
         process.crashed_for_good = exc.message
     if lane_start:
         process.timings["lane_start"] = lane_start
@@ -193,4 +194,5 @@ def grade_notebook(nb, path: str = "", assignment: str | None = None, seed: int 
 def _cell_error(index: int, status: dict) -> str:
     where = status.get("where") or []
     line = f" ({where[-1]})" if where else ""
-    return f"{index + 1}번째 코드 셀: {status.get('error')}: {status.get('message', '')[:300]}{line}"
+    return Notice.CELL_ERROR.korean(cell=index + 1, error=status.get("error"), message=status.get("message", "")[:300],
+                                    where=line)

@@ -129,7 +129,7 @@ def alone_scores(pkg: Path, ids: list[str]) -> dict:
     """Each submission graded alone, through the CLI's code path with the same seed (each exercise's score
     rounded down to 0.01 as the gradebook's cell scores are)."""
     from autograder.grade import grade_notebook
-    from autograder.gradebook.preprocessor import cell_score
+    from autograder.gradebook.preprocessors.write_grade_cells import cell_score
 
     out = {}
     for student in ids:

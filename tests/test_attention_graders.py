@@ -26,6 +26,7 @@ os.environ.setdefault("KERAS_BACKEND", "torch")
 
 from autograder.grade import GradeResult, grade_notebook  # noqa: E402
 from autograder.graders import mistakes  # noqa: E402
+from autograder.messages import Reason  # noqa: E402
 
 
 def _load_notebooks():
@@ -49,8 +50,7 @@ POINTS = {
     "scaled_dot_product_attention": 3, "causal_mask": 2, "self_attention": 3, "split_heads": 1,
     "merge_heads": 1, "multi_head_attention": 3, "multi_head_attention_layer": 4, "apply_rope": 2,
 }
-NOT_IMPLEMENTED = "아직 구현하지 않았습니다"
-FORBIDDEN = "금지된 라이브러리 루틴"
+NOT_IMPLEMENTED = Reason.NOT_IMPLEMENTED.korean()
 
 MISTAKES = mistakes.of_assignment("attention")
 SOLUTION = notebooks.solution_notebook(ASSIGNMENT)
@@ -304,7 +304,7 @@ def test_forbidden_routines_get_zero_on_their_exercise(request, replaced):
     for name in replaced:
         exercise = result.exercise(name)
         assert exercise.score == 0, failures(result, name)
-        assert all(FORBIDDEN in t.message for t in exercise.tests), [t.message for t in exercise.tests]
+        assert all(Reason.FORBIDDEN_ROUTINE.found_in(t.message) for t in exercise.tests), [t.message for t in exercise.tests]
     for exercise in result.exercises:   # those that call a replaced one are graded with its reference (isolation)
         if exercise.name not in replaced:
             assert exercise.score == exercise.max_score, failures(result, exercise.name)

@@ -33,6 +33,7 @@ from autograder.grade import GradeResult, grade_notebook  # noqa: E402
 from autograder.graders import references  # noqa: E402
 from autograder.graders.kv_cache import TrustedCache  # noqa: E402
 from autograder.graders import mistakes  # noqa: E402
+from autograder.messages import Reason  # noqa: E402
 
 
 def _load_notebooks():
@@ -53,8 +54,7 @@ BASE_SEED = int(os.environ.get("KV_CACHE_GRADER_SEED", "20240612"))
 # Points of every exercise (the notebook's grade cells carry the same numbers).
 POINTS = {"kv_cache_bytes": 2, "max_cached_tokens": 2, "grouped_query_attention": 3, "KVCache": 2,
           "attend_with_cache": 3, "sliding_window_mask": 2, "attend_with_rope_cache": 3, "flash_attention": 4}
-NOT_IMPLEMENTED = "아직 구현하지 않았습니다"
-FORBIDDEN = "금지된 라이브러리 루틴"
+NOT_IMPLEMENTED = Reason.NOT_IMPLEMENTED.korean()
 
 MISTAKES = mistakes.of_assignment("kv_cache")
 SOLUTION = notebooks.solution_notebook(ASSIGNMENT)
@@ -382,7 +382,7 @@ def test_forbidden_routines_get_zero_on_their_exercise():
     for name in replaced:
         exercise = result.exercise(name)
         assert exercise.score == 0, failures(result, name)
-        assert all(FORBIDDEN in t.message for t in exercise.tests), [t.message for t in exercise.tests]
+        assert all(Reason.FORBIDDEN_ROUTINE.found_in(t.message) for t in exercise.tests), [t.message for t in exercise.tests]
     for exercise in result.exercises:   # those that call a replaced one are graded with its reference (isolation)
         if exercise.name not in replaced:
             assert exercise.score == exercise.max_score, failures(result, exercise.name)

@@ -9,6 +9,7 @@ import pytest
 from autograder import course
 from autograder.collect import exercises_of
 from autograder.grade import grade_notebook
+from autograder.messages import Reason
 
 ASSIGNMENTS = [a for a in course.settings.course()["assignments"] if (course.ROOT / "source" / a).exists()]
 SEED = 20261129
@@ -79,7 +80,7 @@ def test_blank_release_says_not_implemented_per_exercise(autograded):
                for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("test_")}
     assert set(reports) == {f"test_{e}" for e in exercises_of("attention")}
     for grade_id, text in reports.items():
-        assert "아직 구현하지 않았습니다" in text, grade_id
+        assert Reason.NOT_IMPLEMENTED.korean() in text, grade_id
 
 
 @pytest.mark.slow

@@ -4,6 +4,7 @@ never followed as root; the assignment is found from the notebook's cells, whate
 Run as root, as grading runs: the secret below is a root-only file that a submission links to."""
 from __future__ import annotations
 
+import html as html_lib
 import json
 import os
 import shutil
@@ -18,7 +19,8 @@ import pytest
 
 from autograder import course
 from autograder.collect import NotGradable, RefusedFile, collect_file, detect_assignment, read_notebook
-from autograder.gradebook import batch
+from autograder.gradebook import staging
+from autograder.messages import Notice, Reason
 
 SECRET = "TOP-SECRET-4d1f9c"   # what a root-only file holds; must never appear where a student can read it
 ASSIGNMENTS = ["attention", "kv_cache", "quiz"]
@@ -144,21 +146,23 @@ def test_stage_copies_plain_files_only(tmp_path, root, secret):
     shutil.copy(root / "solutions" / "attention" / "attention.ipynb", tmp_path / "elsewhere.ipynb")
     os.link(tmp_path / "elsewhere.ipynb", hard / "attention.ipynb")
 
-    assert batch.stage(course_dir, "attention", "honest") == []
+    assert staging.stage(course_dir, "attention", "honest") == []
     with deadline(30):
-        notes = batch.stage(course_dir, "attention", "linker")
-    staged = course_dir / batch.STAGING / "linker" / "attention"
+        notes = staging.stage(course_dir, "attention", "linker")
+    staged = course_dir / staging.STAGING / "linker" / "attention"
     assert sorted(p.name for p in staged.iterdir()) == ["attention.ipynb", "data.txt"]
     assert all(not p.is_symlink() for p in staged.rglob("*"))
     nb = read_notebook(staged / "attention.ipynb")
-    assert "심볼릭 링크" in nb.cells[0].source   # the blank release with the Korean reason
+    # the blank release with the Korean reason
+    assert nb.cells[0].source == Notice.NOT_GRADED.korean(notebook="attention.ipynb",
+                                                          reason=Reason.SYMBOLIC_LINK.korean())
     assert nb.cells[1:] == nbformat.read(str(root / "release" / "attention" / "attention.ipynb"), 4).cells
     assert {n.split(":")[0] for n in notes} == {"attention.ipynb", "notes.txt", "dir", "pipe"}, notes
     assert not any(SECRET in p.read_text() for p in staged.rglob("*") if p.is_file())
 
-    notes = batch.stage(course_dir, "attention", "hard")   # a second name of a file elsewhere: the same
-    assert "하드 링크" in read_notebook(course_dir / batch.STAGING / "hard" / "attention" / "attention.ipynb"
-                                   ).cells[0].source, notes
+    notes = staging.stage(course_dir, "attention", "hard")   # a second name of a file elsewhere: the same
+    assert Reason.HARD_LINK.korean() in read_notebook(
+        course_dir / staging.STAGING / "hard" / "attention" / "attention.ipynb").cells[0].source, notes
     assert os.stat(hard / "attention.ipynb").st_nlink == 2   # no submitted file is changed
     assert (linker / "attention.ipynb").is_symlink() and stat.S_ISFIFO(os.lstat(linker / "pipe").st_mode)
 
@@ -204,9 +208,9 @@ def test_nbgrader_grades_a_linked_notebook_as_blank(nbgraded):
     scores = course.scores(nbgraded, "attention")
     assert scores["honest"][0] == scores["honest"][1] > 0, scores
     assert scores["linker"][0] == 0 and scores["hard"][0] == 0, scores
-    for student, word in (("linker", "심볼릭 링크"), ("hard", "하드 링크")):
+    for student, reason in (("linker", Reason.SYMBOLIC_LINK), ("hard", Reason.HARD_LINK)):
         html = (nbgraded / "feedback" / student / "attention" / "attention.html").read_text(encoding="utf-8")
-        assert word in html, student
+        assert html_lib.unescape(reason.korean()) in html_lib.unescape(html), student
 
 
 @pytest.mark.slow
@@ -248,12 +252,10 @@ def test_exchange_collect_copies_links_as_links(tmp_path, secret):
     assert not (tmp_path / "submitted" / "mallory").exists()
 
 
-@pytest.mark.parametrize("message", ["refusing /s/a.ipynb: it is a symbolic link",
-                                     "refusing /s/a.ipynb: it is a hard link (2 names)",
-                                     "refusing /s/a.ipynb: it is a FIFO", "refusing /s/a.ipynb: it is a device file",
-                                     "/s/a.ipynb is 100 MB, over the limit of 50 MB",
-                                     "/s/a.ipynb is over the limit of 50 MB"])
+@pytest.mark.parametrize("message", [Reason.SYMBOLIC_LINK(), Reason.HARD_LINK(names=2), Reason.FIFO(),
+                                     Reason.DEVICE_FILE(), Reason.TOO_BIG(path="/s/a.ipynb", size=100, limit=50),
+                                     Reason.GREW_TOO_BIG(path="/s/a.ipynb", limit=50)], ids=str)
 def test_students_read_the_reason_in_korean(message):
-    reason = batch._korean_reason(message)
+    reason = message.korean
     words = [w for w in reason.replace("(", " ").replace(")", " ").replace(",", " ").split() if w.isascii()]
     assert set(words) <= {"MB", "FIFO", "100", "50"}, reason

@@ -10,6 +10,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
+RESULTS_DIR = ".autograder/results"   # where SaveGradeResult keeps each graded notebook's result (course dir)
+
 
 def collect_grades(db_url: str, assignments, course_dir: Path) -> dict:
     """Scores per student, assignment and exercise from the gradebook, plus the graders' diagnoses."""
@@ -38,7 +40,7 @@ def collect_grades(db_url: str, assignments, course_dir: Path) -> dict:
             data["students"].append(row)
     for assignment in assignments:
         counts: Counter = Counter()
-        for path in (Path(course_dir) / ".autograder" / "results" / assignment).glob("*/*.json"):
+        for path in (Path(course_dir) / RESULTS_DIR / assignment).glob("*/*.json"):
             result = json.loads(path.read_text(encoding="utf-8"))
             for exercise in result.get("exercises", []):
                 for mistake in exercise.get("diagnosis", []):

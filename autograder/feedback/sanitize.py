@@ -26,6 +26,8 @@ import bleach
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
+from autograder.messages import Notice
+
 TAGS = frozenset({
     "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt", "em", "h1", "h2", "h3",
     "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li", "ol", "p", "pre", "s", "span", "strong", "sub",
@@ -121,7 +123,7 @@ class SanitizeStudentHTML(Preprocessor):
             md = data.pop("text/markdown")
             data.setdefault("text/html", markdown_to_safe_html(md if isinstance(md, str) else "".join(md)))
         if dropped:
-            note = f"[표시하지 않음: {', '.join(dropped)} 출력은 보안상 채점 결과에 보이지 않습니다]"
+            note = Notice.OUTPUT_HIDDEN.korean(types=", ".join(dropped))
             plain = data.get("text/plain", "")
             data["text/plain"] = (plain if isinstance(plain, str) else "".join(plain)) + ("\n" if plain else "") + note
         output.get("metadata", {}).pop("text/html", None)   # no 'isolated' iframes either

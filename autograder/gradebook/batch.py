@@ -11,9 +11,9 @@ students whose stable hash falls in shard i, so several machines can split a cla
 gradebook. A failure in one submission is reported at the end and never stops the run.
 
 Submissions are never changed: they are copied into a staging folder (``.autograder/staging``) that nbgrader
-reads. A notebook that cannot be graded at all (not JSON, truncated, not UTF-8, too big, or another
-assignment's notebook) is staged as the blank release with a Korean note at the top, so that the student gets
-a 0 with the reason in the feedback instead of no grade at all.
+reads (``autograder.gradebook.staging``). A notebook that cannot be graded at all (not JSON, truncated, not UTF-8,
+too big, or another assignment's notebook) is staged as the blank release with a Korean note at the top, so that
+the student gets a 0 with the reason in the feedback instead of no grade at all.
 
 Every submission is bounded in time, whatever it does: a worker stops grading a submission still running after
 ``startup + submission + grace`` seconds (``COURSE["timeouts"]``; an alarm in the worker) and grades it as the
@@ -28,17 +28,14 @@ import hashlib
 import json
 import multiprocessing
 import os
-import re
-import shutil
 import signal
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import nbformat
-
-STAGING = Path(".autograder") / "staging"
+from autograder.gradebook.staging import STAGING, stage, stage_blank
+from autograder.messages import Reason
 
 
 @dataclass
@@ -70,76 +67,6 @@ def submitted_students(course_dir: Path, assignment: str) -> list[str]:
     return sorted(p.parent.name for p in (course_dir / "submitted").glob(f"*/{assignment}") if p.is_dir())
 
 
-def placeholder(course_dir: Path, assignment: str, notebook: str, reason: str) -> nbformat.NotebookNode:
-    """The blank release notebook with a Korean note saying why the submission could not be graded."""
-    nb = nbformat.read(str(course_dir / "release" / assignment / notebook), as_version=4)
-    note = nbformat.v4.new_markdown_cell(
-        f"**⚠️ 제출한 노트북 `{notebook}`을(를) 채점할 수 없었습니다.** 원인: {reason}\n\n"
-        "제출한 파일은 그대로 보관되어 있으며, 이 과제는 0점으로 처리되었습니다. 파일을 Jupyter에서 다시 저장해 "
-        "제출하거나 조교에게 문의하세요.")
-    nb.cells.insert(0, note)
-    return nb
-
-
-def stage(course_dir: Path, assignment: str, student: str) -> list[str]:
-    """Copy one submission into the staging folder as data only; returns notes on what was left out or replaced.
-
-    Only plain files are copied (``autograder.gradebook.files.copy_plain_tree``: no link is followed, no FIFO,
-    device or hard-linked file is read). A release notebook that was refused or cannot be graded is staged as the
-    blank release with the reason in Korean."""
-    from autograder.collect import NotGradable, detect_assignment, read_notebook
-    from autograder.gradebook.files import copy_plain_tree
-
-    source = course_dir / "submitted" / student / assignment
-    target = course_dir / STAGING / student / assignment
-    if target.exists():
-        shutil.rmtree(target)
-    refused = dict(copy_plain_tree(source, target))
-    notes = []
-    releases = sorted((course_dir / "release" / assignment).glob("*.ipynb"))
-    names = {r.name for r in releases}
-    for rel, why in refused.items():
-        if rel not in names and rel != ".":
-            notes.append(f"{rel}: not copied: {why}")
-    for release in releases:
-        staged = target / release.name
-        why = refused.get(release.name) or refused.get(".")
-        try:
-            if why:
-                raise NotGradable(f"refusing {release.name}: {why}")
-            if not staged.exists():
-                continue  # a missing notebook is nbgrader's to report (it grades the others)
-            nb = read_notebook(staged)
-            if detect_assignment(nb, release.name) != assignment:
-                raise NotGradable("다른 과제의 노트북입니다")
-        except NotGradable as exc:
-            reason = _korean_reason(str(exc))
-            target.mkdir(parents=True, exist_ok=True)
-            nbformat.write(placeholder(course_dir, assignment, release.name, reason), str(staged))
-            notes.append(f"{release.name}: graded as blank: {reason}")
-    return notes
-
-
-def _korean_reason(text: str) -> str:
-    if "it is a symbolic link" in text:
-        return "심볼릭 링크입니다. 링크가 가리키는 파일은 읽지 않습니다 (노트북 파일 자체를 제출하세요)"
-    if "it is a hard link" in text:
-        return "하드 링크입니다. 다른 이름과 내용을 공유하는 파일은 읽지 않습니다 (노트북을 새 파일로 저장해 제출하세요)"
-    if any(f"it is {kind}" in text for kind in ("a FIFO", "a socket", "a device file", "not a regular file",
-                                                  "a directory")):
-        return "일반 파일이 아닙니다 (FIFO, 장치 파일, 소켓, 폴더는 읽지 않습니다)"
-    if "not UTF-8" in text:
-        return "UTF-8 텍스트가 아닙니다"
-    if "not a Jupyter notebook" in text:
-        return "올바른 Jupyter 노트북(JSON) 파일이 아닙니다 (잘렸거나 손상됨)"
-    if "over the limit of" in text:
-        size, limit = re.search(r"(?:is (\d+) MB, )?over the limit of (\d+) MB", text).groups()
-        return f"파일이 너무 큽니다 ({f'{size} MB, ' if size else ''}한도 {limit} MB)"
-    if "no known assignment" in text:
-        return "이 과제의 셀을 찾을 수 없습니다"
-    return text
-
-
 # --------------------------------------------------------------------------------------------- workers
 _API = None
 _LANES: list = []      # lanes started by the parent before forking the workers (one per worker)
@@ -166,8 +93,7 @@ def _warm_imports() -> None:
     torch.set_num_threads(1)  # a worker's tensors are small: threads would only fight the other lanes for cores
     import nbgrader.apps  # noqa: F401
 
-    import autograder.gradebook.execute  # noqa: F401
-    import autograder.gradebook.preprocessor  # noqa: F401
+    import autograder.gradebook.preprocessors  # noqa: F401
     from autograder.grade import import_for_graders
 
     import_for_graders()
@@ -233,8 +159,7 @@ def _grade_one(job) -> Outcome:
 
 
 def overtime_reason(limit: float) -> str:
-    return (f"채점이 제출물 하나의 제한 시간({limit:g}초)을 넘어 중단되었습니다. 끝나지 않거나 매우 느린 코드가 "
-            "있는지 확인하세요")
+    return Reason.OVERTIME.korean(limit=limit)
 
 
 def _autograde_within(assignment: str, student: str, limit: float) -> tuple[bool, str, bool]:
@@ -272,17 +197,7 @@ def _autograde_alarmed(assignment: str, student: str, limit: float) -> tuple[boo
 
 def _grade_blank(assignment: str, student: str, reason: str) -> list[str]:
     """Stage every notebook of a submission as the blank release with ``reason`` on top; returns the notes."""
-    course_dir = Path(_API.coursedir.root)
-    target = course_dir / STAGING / student / assignment
-    notes = []
-    for release in sorted((course_dir / "release" / assignment).glob("*.ipynb")):
-        target.mkdir(parents=True, exist_ok=True)
-        staged = target / release.name
-        if staged.is_symlink() or staged.exists():
-            staged.unlink()
-        nbformat.write(placeholder(course_dir, assignment, release.name, reason), str(staged))
-        notes.append(f"{release.name}: {reason}")
-    return notes
+    return stage_blank(Path(_API.coursedir.root), assignment, student, reason)
 
 
 def _grade_killed(job) -> Outcome:

@@ -25,20 +25,21 @@ from pathlib import Path
 from nbconvert.exporters import NotebookExporter
 
 from autograder.collect import MAX_NOTEBOOK_BYTES, NotGradable, RefusedFile, read_submitted, refusal
+from autograder.messages import Message, Reason
 
 MAX_FILE_BYTES = MAX_NOTEBOOK_BYTES   # an extra file of a submission bigger than this is not copied
 RELEASE_FEEDBACK_READS = frozenset({"timestamp.txt", "submission_secret.txt"})   # written by nbgrader's submit
 
 
 def copy_plain_tree(source: Path, target: Path, exclude=(), only=None,
-                    limit: int = MAX_FILE_BYTES) -> list[tuple[str, str]]:
+                    limit: int = MAX_FILE_BYTES) -> list[tuple[str, Message]]:
     """Copy the plain files under ``source`` to ``target`` without following any link; returns the files left
-    out as (relative path, reason in English). ``exclude``: globs of names not copied (and not reported);
+    out as (relative path, reason; ``str()`` of it in English). ``exclude``: globs of names not copied (and not reported);
     ``only``: if given, the names (at the top) that are copied, nothing else."""
-    skipped: list[tuple[str, str]] = []
+    skipped: list[tuple[str, Message]] = []
     why = refusal(os.lstat(source))
-    if why and why != "a directory":
-        return [(".", f"it is {why}")]
+    if why and why.code is not Reason.DIRECTORY:
+        return [(".", why)]
     target.mkdir(parents=True, exist_ok=True)
     for entry in sorted(os.scandir(source), key=lambda e: e.name):
         rel = entry.name
@@ -52,7 +53,7 @@ def copy_plain_tree(source: Path, target: Path, exclude=(), only=None,
         try:
             data = read_submitted(entry.path, limit)
         except NotGradable as exc:
-            skipped.append((rel, str(exc).split(": ", 1)[-1]))
+            skipped.append((rel, exc.message))
             continue
         fd = os.open(target / rel, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
         with os.fdopen(fd, "wb") as fh:
@@ -61,12 +62,6 @@ def copy_plain_tree(source: Path, target: Path, exclude=(), only=None,
 
 
 # ------------------------------------------------------------------------------------------- nbgrader's copies
-def _korean(reason: str) -> str:
-    from autograder.gradebook.batch import _korean_reason
-
-    return _korean_reason(reason)
-
-
 class SubmittedNotebookExporter(NotebookExporter):
     """nbgrader autograde's reader of a submitted notebook (``c.Autograde.exporter_class``): a link, FIFO,
     device or hard link is not read; the blank release notebook with a Korean note stands in for it (0 points,
@@ -76,18 +71,18 @@ class SubmittedNotebookExporter(NotebookExporter):
         try:
             read_submitted(filename)
         except RefusedFile as exc:
-            return self.from_notebook_node(self._placeholder(filename, str(exc)), resources, **kw)
+            return self.from_notebook_node(self._placeholder(filename, exc), resources, **kw)
         except NotGradable:
             pass   # unreadable, too big, not JSON: nbgrader's own reading reports it as before
         return super().from_filename(filename, resources, **kw)
 
-    def _placeholder(self, filename: str, reason: str):
-        from autograder.gradebook.batch import placeholder
+    def _placeholder(self, filename: str, refused: RefusedFile):
+        from autograder.gradebook.staging import placeholder
 
         coursedir = getattr(self.parent, "coursedir", None)
         root = Path(coursedir.root if coursedir is not None else ".")
-        self.log.warning("Not reading %s (%s); graded as the blank release", filename, reason)
-        return placeholder(root, Path(filename).parent.name, Path(filename).name, _korean(reason))
+        self.log.warning("Not reading %s (%s); graded as the blank release", filename, refused)
+        return placeholder(root, Path(filename).parent.name, Path(filename).name, refused.message.korean)
 
 
 def harden_nbgrader() -> None:

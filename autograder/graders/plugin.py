@@ -19,6 +19,7 @@ import pytest
 
 from autograder.graders import forbidden, isolation
 from autograder.graders.compare import GradingFailure
+from autograder.messages import Reason
 from autograder.sandbox.runner import Remote, StudentCodeError, StudentProcess
 
 SESSION_KEY = pytest.StashKey["GradingSession"]()
@@ -71,7 +72,7 @@ class Student:
 
     def value(self, name: str):
         if name not in self.defined:
-            raise GradingFailure(f"변수 `{name}`이(가) 노트북에 정의되어 있지 않습니다.")
+            raise GradingFailure(Reason.UNDEFINED_VARIABLE.korean(name=name))
         try:
             return self._process.request({"op": "get", "target": name})["value"]
         except StudentCodeError as exc:
@@ -90,8 +91,7 @@ class Student:
         if name not in self.defined:
             if self._process.crashed_for_good:
                 raise GradingFailure(f"`{name}`: {self._process.crashed_for_good}")
-            raise GradingFailure(
-                f"함수 `{name}`이(가) 노트북에 정의되어 있지 않습니다. 이름과 철자, 해답 셀의 실행 오류를 확인하세요.")
+            raise GradingFailure(Reason.UNDEFINED_FUNCTION.korean(name=name))
         if name not in self._static:
             self._static[name] = forbidden.static_violations(name, self._sources)
         if self._static[name]:
@@ -113,9 +113,8 @@ class Student:
         finally:
             self.asked.setdefault(name, set()).update(answers.asked)
         if memory_mb is not None and reply.get("peak_mb", 0) > memory_mb:
-            raise GradingFailure(
-                f"`{name}`: 메모리를 {reply['peak_mb']:.0f} MiB 더 사용했습니다 (허용 {memory_mb} MiB). "
-                f"전체 점수 행렬을 한 번에 만들지 말고 블록 단위로 계산하세요.")
+            raise GradingFailure(Reason.MEMORY_OVER_LIMIT.korean(name=name, peak_mb=reply["peak_mb"],
+                                                                 memory_mb=memory_mb))
         used = forbidden.runtime_violations(name, reply.get("events", []))
         if used:
             raise _forbidden_failure(name, used)
@@ -127,15 +126,14 @@ class Student:
         """This call's limit: its own, or what is left of the time budget of ``name``'s calls with small inputs
         (``exercise``; a call with big inputs has its own ``call``) or of all calls of the submission (``calls``),
         whichever is least; a spent budget fails the call at once."""
-        for key, used, whose in (("exercise", self.spent.get(name, 0.0), "이 함수의 호출이 모두 합쳐"),
-                                 ("calls", self.total, "이 제출물의 함수 호출이 모두 합쳐")):
+        for key, used, spent in (("exercise", self.spent.get(name, 0.0), Reason.EXERCISE_TIME_SPENT),
+                                 ("calls", self.total, Reason.CALLS_TIME_SPENT)):
             budget = self._timeouts.get(key)
             if budget is None or (key == "exercise" and not small):
                 continue
             left = float(budget) - used
             if left <= 0:
-                raise GradingFailure(f"`{name}`: {whose} 채점 시간 {float(budget):g}초를 다 써서 남은 검사에서는 "
-                                     f"더 호출하지 않았습니다. 더 빠르게 (예: 반복문 대신 벡터 연산으로) 계산하세요.")
+                raise GradingFailure(spent.korean(name=name, budget=float(budget)))
             limit = min(limit, left)
         return limit
 
@@ -181,9 +179,7 @@ class _MemoryLimited:
 
 def _forbidden_failure(name, routines) -> GradingFailure:
     listed = ", ".join(r.split(":")[-1] for r in routines)
-    return GradingFailure(
-        f"`{name}`이(가) 금지된 라이브러리 루틴({listed})을 사용했습니다. 이 연습은 그 계산을 직접 구현하는 "
-        f"것이므로 점수를 드릴 수 없습니다 (다른 곳에서 쓰는 것은 괜찮습니다).")
+    return GradingFailure(Reason.FORBIDDEN_ROUTINE.korean(name=name, routines=listed))
 
 
 class GradingSession:
@@ -234,7 +230,7 @@ class GradingSession:
 
     def _message(self, excinfo, item):
         if excinfo is None:
-            return "건너뛰었습니다.", []
+            return Reason.SKIPPED.korean(), []
         exc = excinfo.value
         if isinstance(exc, GradingFailure):
             return exc.message, exc.diagnosis
@@ -247,10 +243,10 @@ class GradingSession:
         if isinstance(exc, (TypeError, ValueError, IndexError, KeyError, AttributeError)):
             # The student's value had an unexpected form (a grader could not even look at it).
             self.internal_errors.append(f"{item.nodeid}: {type(exc).__name__}: {exc}")
-            return f"반환값을 검사할 수 없습니다 ({type(exc).__name__}): 반환값의 모양과 자료형을 확인하세요.", []
+            return Reason.UNCHECKABLE_VALUE.korean(error=type(exc).__name__), []
         self.internal_errors.append(f"{item.nodeid}: {type(exc).__name__}: {exc}")
         print(f"[autograder] grader error in {item.nodeid}: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return f"채점기 내부 오류가 발생했습니다 ({type(exc).__name__}). 조교에게 알려 주세요.", []
+        return Reason.GRADER_ERROR.korean(error=type(exc).__name__), []
 
     def rng_for(self, nodeid: str) -> np.random.Generator:
         test_id = nodeid.split("::", 1)[-1]

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from autograder.messages import Reason
 from autograder.sandbox.bubblewrap import Sandbox
 from autograder.sandbox.worker import FrameError, FrameTooBig, read_frame, write_frame
 
@@ -722,8 +723,7 @@ def _status(pid: int, field: str) -> int:
 
 
 def _timeout_message(seconds: float) -> str:
-    return (f"제한 시간 {seconds:.3g}초 안에 끝나지 않았습니다. 제한 시간을 넘긴 함수는 남은 검사에서 다시 "
-            f"호출하지 않습니다.")
+    return Reason.CALL_TIMEOUT.korean(seconds=seconds)
 
 
 def _crash_message(code) -> str:
@@ -733,16 +733,15 @@ def _crash_message(code) -> str:
         except ValueError:
             name = str(-code)
         if name == "SIGXCPU":
-            return "CPU 시간 제한을 넘어 학생 코드의 프로세스가 종료되었습니다."
-        return f"학생 코드의 프로세스가 신호 {name}로 비정상 종료되었습니다 (예: 메모리 초과, 세그멘테이션 오류)."
-    return f"학생 코드의 프로세스가 종료 코드 {code}로 끝났습니다 (예: sys.exit, os._exit)."
+            return Reason.CPU_TIME.korean()
+        return Reason.SIGNAL.korean(signal=name)
+    return Reason.EXIT_CODE.korean(code=code)
 
 
 def _exception_message(reply) -> str:
     error, message = reply.get("error", "Exception"), reply.get("message", "")
     if error == "NotImplementedError":
-        return "아직 구현하지 않았습니다 (NotImplementedError)."
+        return Reason.NOT_IMPLEMENTED.korean()
     if error == "MemoryError":
-        return "메모리가 부족합니다 (MemoryError): 중간 결과가 너무 큽니다."
-    text = f"{error}: {message}" if message else error
-    return f"함수를 호출하는 중 예외가 발생했습니다 — {text}"
+        return Reason.MEMORY_ERROR.korean()
+    return Reason.EXCEPTION.korean(error=f"{error}: {message}" if message else error)

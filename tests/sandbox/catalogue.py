@@ -34,6 +34,7 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_output
 
 import notebooks
+from autograder.messages import Notice, Reason
 
 ASSIGNMENT = "attention"
 TARGET = "dot_product_attention"   # the default victim exercise: no other exercise calls it
@@ -70,7 +71,8 @@ class Entry:
     spares: tuple | None = None      # exercises not checked (default: those whose solution calls an attacked one;
                                      # ("*",): none but the attacked ones, for sabotage of the shared process)
     full_marks: bool = False         # the whole notebook must keep the honest score (a slow but correct solution)
-    expect: tuple = ()               # phrases the feedback must contain (a tuple item: any one of them)
+    expect: tuple = ()               # phrases or catalogue codes (autograder.messages) the feedback must contain
+                                     # (a tuple item: any one of them)
     before: Callable | None = None   # Context -> NotebookNode graded just before, in the same lane (accomplice)
     known_bug: str = ""
     in_class: bool = False           # one of the catalogue's share of the class under load
@@ -83,8 +85,11 @@ class Entry:
 
 
 def lacking(entry: Entry, text: str) -> list:
-    """The expected phrases (or groups of alternatives) that ``text`` does not contain."""
-    return [p for p in entry.expect if not any(a in text for a in ((p,) if isinstance(p, str) else p))]
+    """The expected phrases or catalogue codes (or groups of alternatives) that ``text`` does not contain."""
+    def found(a):
+        return a.found_in(text) if isinstance(a, (Reason, Notice)) else a in text
+
+    return [p for p in entry.expect if not any(found(a) for a in (p if isinstance(p, tuple) else (p,)))]
 
 
 def spared(entry: Entry) -> set:
@@ -1660,7 +1665,7 @@ FAULTS = [
     Entry("memory_in_call", "fault", "cells", "채점 호출 안에서 거대한 중간 결과 (8 TB 배열)",
           "a huge intermediate inside the graded call (an 8 TB array)",
           (TARGET,), on_target(_dot("    big = np.ones((1 << 20, 1 << 20))\n    return big[:1]\n")),
-          expect=("메모리가 부족합니다",)),
+          expect=(Reason.MEMORY_ERROR,)),
     Entry("fork_bomb", "fault", "cells", "해답 셀에서 포크 폭탄 (프로세스 수 제한까지 fork, 모두 CPU 사용)",
           "a fork bomb in the solution cell (fork up to the process limit, every process spinning)",
           (TARGET,), on_target("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n"

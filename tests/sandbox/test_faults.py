@@ -18,6 +18,7 @@ import catalogue
 from harness import describe, entry_timeouts, grade_file, judge, wait_lane_quiet, write_submission
 from autograder import settings
 from autograder.feedback.report import exercise_report
+from autograder.messages import Reason
 
 pytestmark = pytest.mark.slow
 
@@ -182,7 +183,8 @@ def test_a_stalled_grader_never_stalls_the_class(generated_course, tmp_path_fact
     assert all(o.ok for o in outcomes.values()), {s: o.error[-500:] for s, o in outcomes.items() if not o.ok}
     assert cell_scores(course_dir, "honest") == expected_cell_scores(honest)
     for student in STALLS:
-        assert any("제한 시간" in note for note in outcomes[student].notes), outcomes[student].notes
+        overtime = Reason.OVERTIME.korean(limit=batch.submission_limit())
+        assert any(note.endswith(overtime) for note in outcomes[student].notes), outcomes[student].notes
         scores = cell_scores(course_dir, student)
         assert scores and not any(scores.values()), scores
     limit = timeouts["startup"] + timeouts["submission"] + timeouts["grace"]

@@ -3,8 +3,8 @@
 Replaces nbgrader's ``Execute`` in ``c.Autograde.autograde_preprocessors``. The submission's code cells (every
 code cell but the grade cells, whose verdict the hidden graders write) run once, in the sandboxed student process
 of the grading lane; their outputs come back as plain data and are written into the cells. The same process then
-answers the hidden graders (``HiddenGraders`` finds it in ``resources``), so the student's code is neither run
-twice nor ever run outside the sandbox.
+answers the hidden graders (handed to ``HiddenGraders`` in ``resources``: ``handoff.RanInSandbox``), so the
+student's code is neither run twice nor ever run outside the sandbox.
 
 Outputs from the sandbox are untrusted data: only text streams, plain-text results, PNG images and error texts are
 accepted (no HTML or JavaScript can reach the feedback), each capped in size.
@@ -21,9 +21,9 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from autograder import settings
 from autograder.collect import collect, exercises_of
 from autograder.grade import import_for_graders, start_student
+from autograder.gradebook.preprocessors.handoff import RanInSandbox
 from autograder.sandbox import zygote
 
-RESOURCE_KEY = "autograder_started"
 MAX_PNG = 2 << 20
 
 
@@ -73,7 +73,7 @@ class SandboxedExecute(NbGraderPreprocessor):
                 if output.output_type == "execute_result":
                     output.execution_count = count
             cell.outputs, cell.execution_count = outputs, count
-        resources[RESOURCE_KEY] = (submission, process, errors)
+        RanInSandbox(submission, process, errors).put(resources)
         self.log.info("Ran %d code cells of %s in the sandbox (%d with errors)", len(reports), info.get("notebook"),
                       sum(not r.get("ok") for r in reports))
         return nb, resources

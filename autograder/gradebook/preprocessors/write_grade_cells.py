@@ -1,0 +1,56 @@
+"""nbgrader integration: the hidden graders' verdict written into each exercise's grade cell.
+
+Placed after ``HiddenGraders`` and before ``SaveAutoGrades`` in ``c.Autograde.autograde_preprocessors`` (see
+``course_config.py``). For each autograded code cell ``test_<exercise>`` it replaces the outputs with the Korean
+per-test report (a stdout stream) and an ``execute_result`` whose ``text/plain`` is the score, clamped to
+``[0, points]``. nbgrader 0.9 reads the score from that first ``execute_result``; an error output or a stderr
+stream would give 0, and a value above the cell's points would abort the whole submission, hence the clamping and
+the plain number.
+"""
+from __future__ import annotations
+
+import math
+
+from nbformat.v4 import new_output
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+from autograder.collect import exercises_of
+from autograder.feedback.report import exercise_report
+from autograder.gradebook.preprocessors.handoff import Graded
+
+
+def cell_score(points: float, earned: float, possible: float) -> float:
+    """The cell's score: its points scaled by the share of hidden tests passed, in [0, points]."""
+    if not possible or not math.isfinite(earned):
+        return 0.0
+    score = points * earned / possible
+    return min(max(math.floor(score * 100 + 1e-9) / 100, 0.0), float(points))
+
+
+def format_score(score: float) -> str:
+    return f"{score:g}"
+
+
+class WriteGradeCells(NbGraderPreprocessor):
+    """Write each exercise's Korean report and score (from ``HiddenGraders``) into its grade cell."""
+
+    def preprocess(self, nb, resources):
+        assignment = resources.get("nbgrader", {}).get("assignment")
+        if not assignment or not exercises_of(assignment):
+            return nb, resources   # nothing graded (HiddenGraders said so): nbgrader's own outputs stay
+        result = Graded.find(resources, type(self).__name__).result
+        by_name = {e.name: e for e in result.exercises}
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type != "code" or not meta.get("grade") or meta.get("solution"):
+                continue
+            exercise = by_name.get(meta.get("grade_id", "").removeprefix("test_"))
+            if exercise is None:
+                continue
+            score = cell_score(float(meta.get("points", 0)), exercise.score, exercise.max_score)
+            cell.outputs = [
+                new_output("stream", name="stdout", text=exercise_report(exercise, result.notebook_errors) + "\n"),
+                new_output("execute_result", data={"text/plain": format_score(score)},
+                           execution_count=cell.get("execution_count")),
+            ]
+        return nb, resources

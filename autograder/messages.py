@@ -1,0 +1,131 @@
+"""The course's one catalogue of error reasons and notices: a code each, the Korean a student reads, and the
+English that an instructor's command or log shows where there is one.
+
+Code raises and carries codes, never English text to be matched later: ``Reason.TOO_BIG(path=p, size=80,
+limit=50)`` is a :class:`Message` (the code and its fields) that a caller turns into ``.korean`` for a student or
+``.english`` for an instructor; ``Reason.CALL_TIMEOUT.korean(seconds=2)`` formats the text at once. Tests build
+the texts they expect from here, so a message is written once.
+
+- :class:`Reason`: why something could not be graded or gave no value (a refused file, a call past its time, a
+  process that ended, a forbidden routine, ...).
+- :class:`Notice`: the texts around a reason (the note on a blank placeholder, a notebook's error line).
+
+Texts follow docs/glossary.md (particles attached: ``{name}`이(가)``, ``신호 {signal}로``). A grader's own "expected
+vs got" texts stay with the grader (``autograder/graders``).
+"""
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class _Catalogue(Enum):
+    """A member's value is (Korean, English); an empty English means the Korean is shown to instructors too."""
+
+    def __init__(self, korean: str, english: str = ""):
+        self._korean, self._english = korean, english
+
+    def __call__(self, **fields) -> "Message":
+        """This code with its fields, to be carried and shown later."""
+        return Message(self, fields)
+
+    def korean(self, **fields) -> str:
+        return self._korean.format(**fields)
+
+    def english(self, **fields) -> str:
+        return (self._english or self._korean).format(**fields)
+
+    def found_in(self, text: str) -> bool:
+        """Whether ``text`` holds this code's Korean, whatever its fields (for tests that cannot know them)."""
+        parts = string.Formatter().parse(self._korean)
+        pattern = "".join(re.escape(literal) + (".*?" if name is not None else "") for literal, name, _, _ in parts)
+        return re.search(pattern, text, re.S) is not None
+
+
+@dataclass
+class Message:
+    """A code of the catalogue with the values of its format fields."""
+
+    code: _Catalogue
+    fields: dict = field(default_factory=dict)
+
+    @property
+    def korean(self) -> str:
+        return self.code.korean(**self.fields)
+
+    @property
+    def english(self) -> str:
+        return self.code.english(**self.fields)
+
+    def __str__(self) -> str:
+        return self.english
+
+
+_NOT_PLAIN = "일반 파일이 아닙니다 (FIFO, 장치 파일, 소켓, 폴더는 읽지 않습니다)"
+_SLOWER = "더 빠르게 (예: 반복문 대신 벡터 연산으로) 계산하세요."
+
+
+class Reason(_Catalogue):
+    """Why a submission, a file, a cell or a call gave no grade or no value."""
+
+    # --- a submitted file (autograder/collect.py, autograder/gradebook): refused, or not a gradable notebook
+    SYMBOLIC_LINK = ("심볼릭 링크입니다. 링크가 가리키는 파일은 읽지 않습니다 (노트북 파일 자체를 제출하세요)",
+                     "it is a symbolic link")
+    HARD_LINK = ("하드 링크입니다. 다른 이름과 내용을 공유하는 파일은 읽지 않습니다 (노트북을 새 파일로 저장해 제출하세요)",
+                 "it is a hard link ({names} names)")
+    DIRECTORY = (_NOT_PLAIN, "it is a directory")
+    FIFO = (_NOT_PLAIN, "it is a FIFO")
+    SOCKET = (_NOT_PLAIN, "it is a socket")
+    DEVICE_FILE = (_NOT_PLAIN, "it is a device file")
+    NOT_REGULAR = (_NOT_PLAIN, "it is not a regular file")
+    UNREADABLE = ("파일을 읽을 수 없습니다 ({error})", "{error}")
+    TOO_BIG = ("파일이 너무 큽니다 ({size} MB, 한도 {limit} MB)", "{path} is {size} MB, over the limit of {limit} MB")
+    GREW_TOO_BIG = ("파일이 너무 큽니다 (한도 {limit} MB)", "{path} is over the limit of {limit} MB")
+    NOT_UTF8 = ("UTF-8 텍스트가 아닙니다", "{path} is not UTF-8 text")
+    NOT_A_NOTEBOOK = ("올바른 Jupyter 노트북(JSON) 파일이 아닙니다 (잘렸거나 손상됨)",
+                      "{path} is not a Jupyter notebook ({error})")
+    NO_ASSIGNMENT = ("이 과제의 셀을 찾을 수 없습니다", "no known assignment's cells were found in this notebook")
+    OTHER_ASSIGNMENT = ("다른 과제의 노트북입니다",)
+    # --- a submission of a class run past its time (autograder/gradebook/batch.py)
+    OVERTIME = ("채점이 제출물 하나의 제한 시간({limit:g}초)을 넘어 중단되었습니다. 끝나지 않거나 매우 느린 코드가 "
+                "있는지 확인하세요",)
+
+    # --- the student's process (autograder/sandbox/runner.py)
+    CALL_TIMEOUT = ("제한 시간 {seconds:.3g}초 안에 끝나지 않았습니다. 제한 시간을 넘긴 함수는 남은 검사에서 다시 "
+                    "호출하지 않습니다.",)
+    CPU_TIME = ("CPU 시간 제한을 넘어 학생 코드의 프로세스가 종료되었습니다.",)
+    SIGNAL = ("학생 코드의 프로세스가 신호 {signal}로 비정상 종료되었습니다 (예: 메모리 초과, 세그멘테이션 오류).",)
+    EXIT_CODE = ("학생 코드의 프로세스가 종료 코드 {code}로 끝났습니다 (예: sys.exit, os._exit).",)
+    NOT_IMPLEMENTED = ("아직 구현하지 않았습니다 (NotImplementedError).",)
+    MEMORY_ERROR = ("메모리가 부족합니다 (MemoryError): 중간 결과가 너무 큽니다.",)
+    EXCEPTION = ("함수를 호출하는 중 예외가 발생했습니다 — {error}",)
+
+    # --- a grader's call of the student's code (autograder/graders/plugin.py)
+    UNDEFINED_VARIABLE = ("변수 `{name}`이(가) 노트북에 정의되어 있지 않습니다.",)
+    UNDEFINED_FUNCTION = ("함수 `{name}`이(가) 노트북에 정의되어 있지 않습니다. 이름과 철자, 해답 셀의 실행 오류를 "
+                          "확인하세요.",)
+    MEMORY_OVER_LIMIT = ("`{name}`: 메모리를 {peak_mb:.0f} MiB 더 사용했습니다 (허용 {memory_mb} MiB). "
+                         "전체 점수 행렬을 한 번에 만들지 말고 블록 단위로 계산하세요.",)
+    EXERCISE_TIME_SPENT = ("`{name}`: 이 함수의 호출이 모두 합쳐 채점 시간 {budget:g}초를 다 써서 남은 검사에서는 "
+                           "더 호출하지 않았습니다. " + _SLOWER,)
+    CALLS_TIME_SPENT = ("`{name}`: 이 제출물의 함수 호출이 모두 합쳐 채점 시간 {budget:g}초를 다 써서 남은 검사에서는 "
+                        "더 호출하지 않았습니다. " + _SLOWER,)
+    FORBIDDEN_ROUTINE = ("`{name}`이(가) 금지된 라이브러리 루틴({routines})을 사용했습니다. 이 연습은 그 계산을 직접 "
+                         "구현하는 것이므로 점수를 드릴 수 없습니다 (다른 곳에서 쓰는 것은 괜찮습니다).",)
+    SKIPPED = ("건너뛰었습니다.",)
+    UNCHECKABLE_VALUE = ("반환값을 검사할 수 없습니다 ({error}): 반환값의 모양과 자료형을 확인하세요.",)
+    GRADER_ERROR = ("채점기 내부 오류가 발생했습니다 ({error}). 조교에게 알려 주세요.",)
+
+
+class Notice(_Catalogue):
+    """Texts a student reads around a reason."""
+
+    NOT_GRADED = ("**⚠️ 제출한 노트북 `{notebook}`을(를) 채점할 수 없었습니다.** 원인: {reason}\n\n"
+                  "제출한 파일은 그대로 보관되어 있으며, 이 과제는 0점으로 처리되었습니다. 파일을 Jupyter에서 다시 "
+                  "저장해 제출하거나 조교에게 문의하세요.",)
+    UNSANDBOXED = ("주의: 이 제출물은 샌드박스 없이 채점되었습니다 (교수자가 명시적으로 허용함).",)
+    NOTEBOOK_FAILED = ("노트북 코드를 실행하는 중 문제가 생겼습니다: {message}",)
+    CELL_ERROR = ("{cell}번째 코드 셀: {error}: {message}{where}",)
+    OUTPUT_HIDDEN = ("[표시하지 않음: {types} 출력은 보안상 채점 결과에 보이지 않습니다]",)

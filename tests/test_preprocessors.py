@@ -1,0 +1,87 @@
+"""The course's nbgrader preprocessors: one job each, configured in order, and what they hand on is checked."""
+import re
+
+import nbformat
+import pytest
+from traitlets.config.loader import PyFileConfigLoader
+
+from autograder.gradebook import preprocessors
+from autograder.gradebook.preprocessors.handoff import Graded, HandoffError, RanInSandbox
+from autograder.grade import ExerciseResult, GradeResult
+from autograder.graders import plugin
+
+NBGRADER = {"nbgrader": {"assignment": "attention", "notebook": "attention", "student": "kim"}}
+
+
+def snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+@pytest.mark.parametrize("name", preprocessors.__all__)
+def test_each_preprocessor_lives_in_a_module_named_after_it_and_explains_its_options(name):
+    cls = getattr(preprocessors, name)
+    assert cls.__module__ == f"autograder.gradebook.preprocessors.{snake(name)}"
+    assert cls.__doc__
+    for trait_name, trait in cls.class_traits(config=True).items():
+        assert trait.help, f"{name}.{trait_name} has no help text"
+
+
+def test_course_config_runs_each_giver_before_its_takers(root):
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    steps = [s.rsplit(".", 1)[-1] for s in config.Autograde.autograde_preprocessors]
+    assert steps.index("SandboxedExecute") < steps.index("HiddenGraders") < steps.index("WriteGradeCells") \
+        < steps.index("SaveAutoGrades")
+    assert steps.index("HiddenGraders") < steps.index("SaveGradeResult")
+    assert "autograder.gradebook.preprocessors.RestoreCellMetadata" in config.Autograde.sanitize_preprocessors
+
+
+def test_a_missing_handoff_names_the_preprocessor_and_the_setting():
+    with pytest.raises(HandoffError, match=r"HiddenGraders found nothing from SandboxedExecute .*"
+                                           r"SandboxedExecute must come before HiddenGraders in "
+                                           r"c\.Autograde\.autograde_preprocessors"):
+        RanInSandbox.take({**NBGRADER}, "HiddenGraders")
+
+
+def test_something_else_in_the_handoff_is_refused():
+    resources = {**NBGRADER, RanInSandbox.KEY: ("submission", "process", [])}   # the unchecked tuple of before
+    with pytest.raises(HandoffError, match="expected a RanInSandbox from SandboxedExecute .* found a tuple"):
+        RanInSandbox.take(resources, "HiddenGraders")
+    with pytest.raises(HandoffError, match="expected a Graded from HiddenGraders .* found a RanInSandbox"):
+        Graded.find({Graded.KEY: RanInSandbox(None, None, [])}, "WriteGradeCells")
+
+
+def _release():
+    from autograder.collect import RELEASE
+
+    return nbformat.read(str(RELEASE / "attention" / "attention.ipynb"), as_version=4)
+
+
+def test_grade_cells_are_not_written_without_the_graders_result():
+    """A grade cell left as it is would count as passed by nbgrader: no result is an error, never full marks."""
+    with pytest.raises(HandoffError, match="WriteGradeCells found nothing from HiddenGraders"):
+        preprocessors.WriteGradeCells().preprocess(_release(), {**NBGRADER})
+    with pytest.raises(HandoffError, match="SaveGradeResult found nothing from HiddenGraders"):
+        preprocessors.SaveGradeResult().preprocess(_release(), {**NBGRADER})
+
+
+def test_grade_cells_get_the_report_and_the_clamped_score(tmp_path):
+    tests = [plugin.TestResult("softmax", "rows", "행의 합", 1.0, passed=True),
+             plugin.TestResult("softmax", "shape", "모양", 1.0, passed=False, message="모양이 다릅니다")]
+    result = GradeResult("attention", "attention.ipynb", 7, [ExerciseResult("softmax", 1.0, 2.0, tests)])
+    resources = {**NBGRADER}
+    Graded(result).put(resources)
+    nb, _ = preprocessors.WriteGradeCells().preprocess(_release(), resources)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_softmax")
+    points = float(cell.metadata.nbgrader["points"])
+    assert [o.output_type for o in cell.outputs] == ["stream", "execute_result"]
+    assert "[softmax] 1 / 2점" in cell.outputs[0].text and "모양이 다릅니다" in cell.outputs[0].text
+    assert cell.outputs[1].data["text/plain"] == f"{points / 2:g}"
+    preprocessors.SaveGradeResult(results_dir=str(tmp_path)).preprocess(nb, resources)
+    assert (tmp_path / "attention" / "kim" / "attention.json").exists()
+
+
+def test_the_graders_never_run_the_notebook_themselves():
+    """Without SandboxedExecute before it (nbgrader's own Execute, say), HiddenGraders stops: it does not run the
+    submission a second time, outside the process whose outputs the notebook shows."""
+    with pytest.raises(HandoffError, match="HiddenGraders found nothing from SandboxedExecute"):
+        preprocessors.HiddenGraders(seed=1).preprocess(_release(), {**NBGRADER})
