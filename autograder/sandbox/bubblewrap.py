@@ -21,10 +21,32 @@ import sys
 from functools import cache
 from pathlib import Path
 
+INSIDE = Path(__file__).with_name("inside")   # the package that runs inside the sandbox, copied there whole
 NOBODY = 65534
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/alternatives",
                "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/fonts",
                "/etc/ssl/certs", "/etc/matplotlibrc")
+
+
+def copy_inside(folder: Path) -> Path:
+    """Copy the ``inside`` package into ``folder`` (its sources only); returns the copy, which ``python -I COPY``
+    starts. Whatever an earlier process left under that name (a link, a file, a folder) is removed first, without
+    following links, and every file is created anew (``O_EXCL | O_NOFOLLOW``)."""
+    target = Path(folder) / INSIDE.name
+    if target.is_symlink() or target.is_file():
+        target.unlink()
+    elif target.exists():
+        shutil.rmtree(target)
+    os.mkdir(target, 0o755)
+    where = os.open(target, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        for source in sorted(INSIDE.glob("*.py")):
+            fd = os.open(source.name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=where)
+            with open(fd, "wb") as fh:
+                fh.write(source.read_bytes())
+    finally:
+        os.close(where)
+    return target
 
 
 class SandboxUnavailable(RuntimeError):

@@ -27,17 +27,15 @@ from pathlib import Path
 
 import numpy as np
 
-from autograder.sandbox.bubblewrap import Sandbox
-from autograder.sandbox.worker import FrameError, FrameTooBig, read_frame, write_frame
-
-WORKER = Path(__file__).with_name("worker.py")
+from autograder.sandbox.bubblewrap import Sandbox, copy_inside
+from autograder.sandbox.inside.wire import FrameError, FrameTooBig, read_frame, write_frame
 
 
 class EventLog:
     """The trusted end of the student process's event pipe: which watched library routines ran, in order.
 
     The student's process writes one line per use of a routine the forbidden-routine rule watches, at the moment
-    it runs (``worker._guard``), and keeps no record of its own. A thread here drains the pipe as lines arrive (so
+    it runs (``inside.monitor.guard``), and keeps no record of its own. A thread here drains the pipe as lines arrive (so
     a notebook that calls softmax a million times never blocks on a full pipe); ``since(mark)`` first reads what is
     left, so a reply's events are all in once the reply has arrived (they were written before it). The pipe
     closed while the process still answers, or a line that is not a routine's name, is tampering (``tampered``).
@@ -341,15 +339,9 @@ class StudentProcess:
 
     def _spawn(self, request_r: int, response_w: int, event_w: int) -> None:
         """A fresh interpreter for this submission alone (no warm lane)."""
-        worker = self.scratch / "worker.py"
-        try:
-            worker.unlink()   # whatever the student's earlier process left under that name (a link, say)
-        except FileNotFoundError:
-            pass
-        fd = os.open(worker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        with open(fd, "wb") as fh:
-            fh.write(WORKER.read_bytes())
-        command = [self.python, "-I", "worker.py", str(request_r), str(response_w), str(event_w)]
+        inside = copy_inside(self.scratch)   # anew: whatever the student's earlier process left there is removed
+        command = [self.python, "-I", f"/scratch/{inside.name}" if self.sandboxed else str(inside),
+                   str(request_r), str(response_w), str(event_w)]
         env = self._env()
         if self.sandboxed:
             sandbox = Sandbox(self.scratch, self.python)
@@ -476,7 +468,7 @@ class StudentProcess:
         that ran while it was in flight).
 
         While the student's code runs, it may ask for reference results (``callback`` frames from the proxies of
-        ``worker._Isolated``): ``answer(header, arrays) -> (header, arrays)`` gives them (without ``answer`` every
+        ``inside.proxies.Isolated``): ``answer(header, arrays) -> (header, arrays)`` gives them (without ``answer`` every
         such question is refused). A call past ``timeout`` is stopped by the worker's own alarm (the process lives
         on) or else killed ``INTERRUPT_GRACE`` later.
 
@@ -575,7 +567,7 @@ class StudentProcess:
         The student's process lowers its own soft address-space limit for the call (an allocation past it raises
         ``MemoryError``), and the peak resident memory is measured from this side (``/proc/PID/clear_refs`` and
         ``VmHWM``), so a process that raises its soft limit again is still caught. The student's code cannot fork,
-        spawn or exec (``worker._guard``'s audit hook), so this process's peak is its whole tree's: no child can
+        spawn or exec (``inside.monitor.guard``'s audit hook), so this process's peak is its whole tree's: no child can
         hold the memory instead. The reply carries ``peak_mb``.
         """
         return self._call_with_memory(memory_mb, target, args, kwargs)

@@ -1,7 +1,7 @@
 """Warm, sandboxed processes that fork one student process per submission (the trusted side's handles).
 
 Importing keras costs seconds of CPU; paying it once per grading run instead of once per submission (or once per
-lane) is what makes a class grade fast. The **nursery** runs ``worker.py --nursery`` inside bubblewrap (as root
+lane) is what makes a class grade fast. The **nursery** runs ``inside --nursery`` inside bubblewrap (as root
 there with only the capabilities to switch user, kill, chown and make namespaces; nothing of the repository, the
 gradebook or other submissions is mounted) and imports numpy/torch/keras once. Each grading **lane** is a fork of
 it, its **zygote**: it enters new mount, pid, network, IPC and UTS namespaces, sees only its own folder at
@@ -33,9 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder.sandbox.bubblewrap import Sandbox
-
-WORKER = Path(__file__).with_name("worker.py")
+from autograder.sandbox.bubblewrap import Sandbox, copy_inside
 LANE_UIDS = range(61000, 62000)  # each running lane on this machine has one of these to itself (grading as root)
 LOCKS = Path(tempfile.gettempdir()) / "autograder-lane-uids"
 
@@ -174,7 +172,7 @@ class Zygote:
         return path, inside
 
     def fork(self, request_r: int, response_w: int, event_w: int, limits, log_fd: int) -> "Child":
-        """Start a submission's process, serving the worker protocol on the pipe ends (events: ``worker._guard``), its
+        """Start a submission's process, serving the worker protocol on the pipe ends (events: ``inside.monitor.guard``), its
         output to ``log_fd`` (a file the caller opened and reads by that descriptor; nothing in scratch is read by path)."""
         path, inside = self.new_scratch()
         header = {"op": "fork", "scratch": inside, "uid": self.uid,
@@ -265,12 +263,11 @@ def _descendant(root_pid: int, match) -> int | None:
 
 
 def _launch(root: Path, mode: str, sandboxed: bool, python: str, extra_caps=()):
-    """Start ``worker.py --<mode>`` (``zygote`` or ``nursery``) in bubblewrap around ``root``: (process, socket)."""
-    shutil.copyfile(WORKER, root / "worker.py")
+    """Start ``inside --<mode>`` (``zygote`` or ``nursery``) in bubblewrap around ``root``: (process, socket)."""
+    inside = copy_inside(root)
     parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     env = _lane_env(sandboxed, root)
-    worker = "/scratch/worker.py" if sandboxed else str(root / "worker.py")
-    command = [python, "-I", worker, f"--{mode}", str(child.fileno())]
+    command = [python, "-I", f"/scratch/{inside.name}" if sandboxed else str(inside), f"--{mode}", str(child.fileno())]
     if sandboxed:
         command.append("--contained")
         command = Sandbox(root, python).wrap(command, env, keep_root=True, extra_caps=extra_caps)
