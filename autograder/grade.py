@@ -18,7 +18,7 @@ from autograder import settings
 from autograder.collect import GRADERS, Submission, collect, exercises_of
 from autograder.graders import forbidden, isolation
 from autograder.graders.plugin import GradingSession, Student, TestResult
-from autograder.sandbox import zygote
+from autograder.sandbox import lanes
 from autograder.sandbox.runner import StudentCodeError, StudentProcess
 
 
@@ -120,7 +120,7 @@ def start_student(submission: Submission, capture: int | None = None) -> tuple[S
     """Run the submission's code cells in its sandboxed process; returns the process and the notebook's errors."""
     timeouts = settings.course()["timeouts"]
     sandboxed = settings.sandboxed()
-    lane, lane_start = zygote.shared(sandboxed), 0.0
+    lane, lane_start = lanes.shared(sandboxed), 0.0
     if lane is not None and not lane.alive:
         # the lane's start (the nursery's imports: seconds, more on a loaded machine) is not the student's time:
         # the cells' own limits ("cell", "startup") start after it
@@ -128,7 +128,7 @@ def start_student(submission: Submission, capture: int | None = None) -> tuple[S
         lane.start()
         lane_start = time.perf_counter() - started
     process = StudentProcess(submission.code_cells, settings.limits(), timeouts["startup"], timeouts["call"],
-                             sandboxed=sandboxed, zygote=lane, capture=capture, cell_timeout=timeouts["cell"])
+                             sandboxed=sandboxed, lane=lane, capture=capture, cell_timeout=timeouts["cell"])
     errors: list[str] = [] if sandboxed else [UNSANDBOXED]
     try:
         report = process.start()

@@ -16,7 +16,7 @@ os.environ.setdefault("KERAS_BACKEND", "torch")
 
 from autograder import settings  # noqa: E402
 from autograder.graders import isolation  # noqa: E402
-from autograder.sandbox import zygote  # noqa: E402
+from autograder.sandbox import lanes  # noqa: E402
 from autograder.sandbox.runner import StudentCodeError, StudentProcess  # noqa: E402
 
 CELLS = [
@@ -42,7 +42,7 @@ CELLS = [
 @pytest.fixture(scope="module")
 def proc():
     sandboxed = settings.sandboxed()
-    with StudentProcess(CELLS, call_timeout=1, sandboxed=sandboxed, zygote=zygote.shared(sandboxed)) as p:
+    with StudentProcess(CELLS, call_timeout=1, sandboxed=sandboxed, lane=lanes.shared(sandboxed)) as p:
         p.start()
         yield p
 

@@ -116,7 +116,7 @@ class Sandbox:
     def wrap(self, command: list[str], env: dict, keep_root: bool = False, extra_caps=()) -> list[str]:
         """``command`` as it runs inside the sandbox with exactly ``env`` as its environment.
 
-        When the grader is root the command runs as the unprivileged ``uid``; with ``keep_root`` (the zygote,
+        When the grader is root the command runs as the unprivileged ``uid``; with ``keep_root`` (a lane's fork server,
         which drops to a lane uid itself in each child before student code runs) it stays root inside, keeping
         only the capabilities to switch user, kill and chown, plus ``extra_caps`` (the nursery's
         ``CAP_SYS_ADMIN``, which each lane gives up once it has made its namespaces).

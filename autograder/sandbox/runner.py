@@ -173,7 +173,7 @@ class StudentProcess:
         call_timeout: seconds allowed for one call.
         python: the interpreter of the student's environment.
         sandboxed: run in bubblewrap (False only where unsandboxed grading is allowed explicitly).
-        zygote: the grading lane's warm process to fork from (None: a fresh interpreter).
+        lane: the grading lane whose warm process forks this one (None: a fresh interpreter).
         capture: collect each cell's outputs, at most this many characters per stream (None: do not).
         cell_timeout: seconds allowed for one cell.
 
@@ -185,9 +185,9 @@ class StudentProcess:
 
     def __init__(self, cells, limits: Limits | None = None, startup_timeout: float = 120,
                  call_timeout: float = 20, python: str = sys.executable, sandboxed: bool = True,
-                 zygote=None, capture: int | None = None, cell_timeout: float = 30):
+                 lane=None, capture: int | None = None, cell_timeout: float = 30):
         self.sandboxed = sandboxed
-        self.zygote = zygote
+        self.lane = lane
         self.capture = capture
         self.cells = list(cells)
         self.limits = limits or Limits()
@@ -195,7 +195,7 @@ class StudentProcess:
         self.call_timeout = call_timeout
         self.cell_timeout = cell_timeout
         self.good_cells: list[int] = []
-        self.timings: dict[str, float] = {}  # seconds: lane_start (a zygote started for this one), notebook
+        self.timings: dict[str, float] = {}  # seconds: lane_start (a lane started for this one), notebook
         self.python = python
         self.proc: subprocess.Popen | None = None
         self.report: StartReport | None = None
@@ -206,7 +206,7 @@ class StudentProcess:
         self.deadline: float | None = None  # monotonic time after which no more calls are made (whole submission)
         self.timeouts = 0                 # calls that ran past their limit
         self.interrupted = 0              # of those, the ones the worker's alarm stopped (the process lived on)
-        self.scratch = None if zygote else Path(tempfile.mkdtemp(prefix="autograder-"))
+        self.scratch = None if lane else Path(tempfile.mkdtemp(prefix="autograder-"))
         self._log: int | None = None       # the output of the current process: a file only this side can name
         self._w = self._r = None
         self._sequence = 0                 # number of the last request (its reply must carry it)
@@ -232,7 +232,7 @@ class StudentProcess:
         return env
 
     def _launch(self) -> None:
-        """A process for this submission: forked from the lane's warm zygote, or a fresh interpreter.
+        """A process for this submission: forked from the lane's warm process, or a fresh interpreter.
 
         Its output goes to a new unlinked file opened here (append only); the request pipe's end here is
         non-blocking, so that a process that stops reading cannot block a write past its deadline."""
@@ -246,12 +246,12 @@ class StudentProcess:
         response_r, response_w = os.pipe()
         event_r, event_w = os.pipe()
         try:
-            if self.zygote is not None:
-                if not self.zygote.alive:
+            if self.lane is not None:
+                if not self.lane.alive:
                     started = time.perf_counter()
-                    self.zygote.start()
+                    self.lane.start()
                     self.timings["lane_start"] = time.perf_counter() - started
-                self.proc = self.zygote.fork(request_r, response_w, event_w, self.limits, self._log)
+                self.proc = self.lane.fork(request_r, response_w, event_w, self.limits, self._log)
             else:
                 self._spawn(request_r, response_w, event_w)
         except BaseException:
@@ -381,8 +381,8 @@ class StudentProcess:
         if self._log is not None:
             os.close(self._log)
             self._log = None
-        if self.zygote is not None and self.zygote.alive:
-            self.zygote.reap()  # processes the submission detached from its session end with it
+        if self.lane is not None and self.lane.alive:
+            self.lane.reap()  # processes the submission detached from its session end with it
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
 

@@ -1,4 +1,4 @@
-"""Start the inside of the sandbox: ``python -I FOLDER --nursery FD`` | ``--zygote FD`` (``--contained``: in
+"""Start the inside of the sandbox: ``python -I FOLDER --nursery FD`` | ``--lane FD`` (``--contained``: in
 bubblewrap) | ``REQUEST_FD RESPONSE_FD EVENT_FD`` (one submission's process, started on its own).
 
 ``python -I`` puts FOLDER alone on ``sys.path``; the package is imported from the folder above it, which is taken off
@@ -17,8 +17,8 @@ sys.dont_write_bytecode = _bytecode
 for _name in [n for n in sys.modules if n == _package.__name__ or n.startswith(_package.__name__ + ".")]:
     del sys.modules[_name]
 
-if sys.argv[1] == "--zygote":
-    _package.lane.zygote(int(sys.argv[2]), contained="--contained" in sys.argv)
+if sys.argv[1] == "--lane":
+    _package.lane.serve_lane_alone(int(sys.argv[2]), contained="--contained" in sys.argv)
 elif sys.argv[1] == "--nursery":
     _package.nursery.nursery(int(sys.argv[2]), contained="--contained" in sys.argv)
 else:

@@ -1,7 +1,7 @@
-"""A lane's warm process (the zygote): forks one child per submission and makes it the submission's process.
+"""A lane's warm process (its fork server): forks one child per submission and makes it the submission's process.
 
 The child gets its own session, mount and IPC namespaces, a scratch tmpfs, a session keyring, the resource limits and
-the lane's uid before it serves; before every fork the zygote kills and reaps everything else of its lane.
+the lane's uid before it serves; before every fork the fork server kills and reaps everything else of its lane.
 """
 import json
 import os
@@ -30,7 +30,7 @@ def _reap(children, block=False):
 
 
 def _kill_all(children, contained):
-    """Kill every process of this sandbox but the zygote (and pid 1), then reap, then empty what the lane's uid holds.
+    """Kill every process of this sandbox but the fork server (and pid 1), then reap, then empty what the lane's uid holds.
 
     Only inside the sandbox's own pid namespace (``contained``, and this process has a small pid there) is that
     ``kill(-1)``; outside it would reach the whole machine, so there only the children's process groups are killed.
@@ -62,7 +62,7 @@ def _kill_all(children, contained):
         os.waitpid(pid, 0)
 
 
-_LANE_UID: list = []  # the uid the zygote's children run as (set at the first fork)
+_LANE_UID: list = []  # the uid the fork server's children run as (set at the first fork)
 
 
 def _remove_sysv_ipc():
@@ -139,7 +139,7 @@ def _child(header, request_fd, response_fd, event_fd, log_fd):
         os.setgid(uid)
         os.setuid(uid)
     os.chdir(header["scratch"])   # after the switch: the scratch tmpfs is the lane uid's alone (0700)
-    keyctl(KEYCTL_JOIN_SESSION_KEYRING, None)  # a session keyring of its own, not the zygote's (shared) one
+    keyctl(KEYCTL_JOIN_SESSION_KEYRING, None)  # a session keyring of its own, not the fork server's (shared) one
     libc_call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # nothing this process executes gains privileges
     null = os.open("/dev/null", os.O_RDONLY)
     os.dup2(null, 0)
@@ -178,7 +178,7 @@ def warm_and_ready(control_fd):
     return sock
 
 
-def zygote(control_fd, contained=False):
+def serve_lane_alone(control_fd, contained=False):
     """A lane's warm process started on its own (one bubblewrap per lane): import, say ready, serve the lane."""
     serve_lane(warm_and_ready(control_fd), contained)
 
@@ -190,7 +190,7 @@ def serve_lane(sock, contained=False):
     attached (SCM_RIGHTS): ``fork`` (reply: the child's pid), ``status`` (a child's exit code once it ended),
     ``reap`` (kill every process but this one). Children never run while another submission's child is alive:
     ``fork`` kills and
-    reaps everything first. The zygote is not dumpable, so a child cannot read or trace it.
+    reaps everything first. The fork server is not dumpable, so a child cannot read or trace it.
     """
     import socket
 

@@ -7,7 +7,7 @@ from .linux import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID, CLONE
                     MS_NOEXEC, MS_NOSUID, MS_PRIVATE, MS_REC, PR_SET_NO_NEW_PRIVS, libc_call, set_admin)
 
 # One warm process for all the lanes of a grading run: numpy, torch and keras are imported once, and each lane's
-# zygote is a fork of it that enters namespaces of its own (mount, pid, network, IPC, UTS) before it serves, so
+# fork server is a fork of it that enters namespaces of its own (mount, pid, network, IPC, UTS) before it serves, so
 # lanes stay as separate as when each had its own bubblewrap.
 
 
@@ -41,7 +41,7 @@ def _drop_admin():
 
 
 def _start_lane(header, lane_fd, report_fd, contained):
-    """In a child of the nursery: new namespaces, then fork the lane's zygote (pid 1 there) and report its pid."""
+    """In a child of the nursery: new namespaces, then fork the lane's fork server (pid 1 there) and report its pid."""
     import socket
 
     if contained:
@@ -69,7 +69,7 @@ def _start_lane(header, lane_fd, report_fd, contained):
 
 
 def nursery(control_fd, contained=False):
-    """Import once, then fork a lane's zygote per ``lane`` request (the lane's control socket attached)."""
+    """Import once, then fork a lane's fork server per ``lane`` request (the lane's control socket attached)."""
     import socket
 
     sock = warm_and_ready(control_fd)
