@@ -4,8 +4,9 @@ The student's process sees a minimal read-only file system: the system's librari
 the course's virtual environment, nothing else. The repository (``autograder/``, the hidden graders and the
 stored references), the gradebook, the exchange and every other submission are simply not there. It gets a
 private writable scratch directory, a private ``/tmp``, no network (its own empty network namespace), its own pid,
-IPC and UTS namespaces, and runs as an unprivileged user when the grader runs as root. Resource limits
-(``Limits``) are set by the runner before ``exec``.
+IPC and UTS namespaces, and runs as an unprivileged user when the grader runs as root. What it gets is declared in
+``policy.py`` (``SANDBOX_NAMESPACES``, ``SYSTEM_DIRS``, the capabilities a fork server keeps); resource limits
+(``policy.Limits``) are set by the runner before ``exec``.
 
 Where bubblewrap cannot run (not installed, no user namespaces), ``Sandbox.check()`` raises
 ``SandboxUnavailable`` with a clear message; grading proceeds unsandboxed only when the instructor allows it
@@ -21,11 +22,9 @@ import sys
 from functools import cache
 from pathlib import Path
 
+from autograder.sandbox.policy import FORK_SERVER_CAPABILITIES, HOSTNAME, NOBODY, SANDBOX_NAMESPACES, SYSTEM_DIRS
+
 INSIDE = Path(__file__).with_name("inside")   # the package that runs inside the sandbox, copied there whole
-NOBODY = 65534
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/alternatives",
-               "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/fonts",
-               "/etc/ssl/certs", "/etc/matplotlibrc")
 
 
 def copy_inside(folder: Path) -> Path:
@@ -121,9 +120,8 @@ class Sandbox:
         only the capabilities to switch user, kill and chown, plus ``extra_caps`` (the nursery's
         ``CAP_SYS_ADMIN``, which each lane gives up once it has made its namespaces).
         """
-        args = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
-                "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox", "--clearenv",
-                "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+        args = ["bwrap", "--die-with-parent", "--new-session", *[f"--unshare-{n}" for n in SANDBOX_NAMESPACES],
+                "--hostname", HOSTNAME, "--clearenv", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
         made: set = set()
         for path in SYSTEM_DIRS:
             if os.path.exists(path):
@@ -136,7 +134,7 @@ class Sandbox:
         for key, value in env.items():
             args += ["--setenv", key, value]
         if os.geteuid() == 0 and keep_root:
-            caps = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", *extra_caps)
+            caps = (*FORK_SERVER_CAPABILITIES, *extra_caps)
             args += ["--cap-drop", "ALL"] + [a for cap in caps for a in ("--cap-add", cap)]
         elif os.geteuid() == 0:
             args += ["/usr/bin/setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",

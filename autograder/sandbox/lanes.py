@@ -33,8 +33,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from autograder.sandbox import policy
 from autograder.sandbox.bubblewrap import Sandbox, copy_inside
-LANE_UIDS = range(61000, 62000)  # each running lane on this machine has one of these to itself (grading as root)
+from autograder.sandbox.policy import LANE_UIDS
+
 LOCKS = Path(tempfile.gettempdir()) / "autograder-lane-uids"
 
 
@@ -104,7 +106,7 @@ class Lane:
     def _start_alone(self) -> None:
         self.root = Path(tempfile.mkdtemp(prefix=f"autograder-lane{self.index}-"))
         os.chmod(self.root, 0o711)  # children may enter their own scratch below, not list the others
-        self.proc, self.sock = _launch(self.root, "lane", self.sandboxed, self.python, ("CAP_SYS_ADMIN",))
+        self.proc, self.sock = _launch(self.root, "lane", self.sandboxed, self.python, policy.NAMESPACE_CAPABILITIES)
         self.sock.settimeout(self.startup_timeout)
         try:
             ready = json.loads(self.sock.recv(1 << 16) or b"{}")
@@ -175,10 +177,9 @@ class Lane:
         """Start a submission's process, serving the worker protocol on the pipe ends (events: ``inside.monitor.guard``), its
         output to ``log_fd`` (a file the caller opened and reads by that descriptor; nothing in scratch is read by path)."""
         path, inside = self.new_scratch()
-        header = {"op": "fork", "scratch": inside, "uid": self.uid,
-                  "limits": {"memory_mb": limits.memory_mb, "cpu_seconds": limits.cpu_seconds,
-                             "file_size_mb": limits.file_size_mb, "max_processes": limits.max_processes,
-                             "scratch_mb": limits.scratch_mb, "scratch_files": limits.scratch_files}}
+        header = {"op": "fork", "scratch": inside, "uid": self.uid, "rlimits": limits.rlimits(),
+                  "environment": policy.child_environment(inside), "namespaces": list(policy.CHILD_NAMESPACES),
+                  "mounts": policy.child_mounts(inside, limits, self.uid)}
         reply = self._ask(header, (request_r, response_w, event_w, log_fd))
         if "pid" not in reply:
             raise LaneError(f"the grading lane could not start a submission's process: {reply.get('error')}")
@@ -266,7 +267,8 @@ def _launch(root: Path, mode: str, sandboxed: bool, python: str, extra_caps=()):
     """Start ``inside --<mode>`` (``lane`` or ``nursery``) in bubblewrap around ``root``: (process, socket)."""
     inside = copy_inside(root)
     parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    env = _lane_env(sandboxed, root)
+    home = "/scratch" if sandboxed else str(root)
+    env = policy.environment("lane", home=home, tmp="/tmp" if sandboxed else home)
     command = [python, "-I", f"/scratch/{inside.name}" if sandboxed else str(inside), f"--{mode}", str(child.fileno())]
     if sandboxed:
         command.append("--contained")
@@ -318,7 +320,7 @@ class Nursery:
     def launch(self) -> "Nursery":
         if self.proc is not None or self.failed:
             return self
-        self.proc, self.sock = _launch(self.root, "nursery", self.sandboxed, self.python, ("CAP_SYS_ADMIN",))
+        self.proc, self.sock = _launch(self.root, "nursery", self.sandboxed, self.python, policy.NAMESPACE_CAPABILITIES)
         return self
 
     @property
@@ -355,7 +357,9 @@ class Nursery:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         inside = f"/scratch/{root.name}" if self.sandboxed else str(root)
         try:
-            socket.send_fds(self.sock, [json.dumps({"op": "lane", "root": inside}).encode()], [theirs.fileno()])
+            request = {"op": "lane", "root": inside, "namespaces": list(policy.LANE_NAMESPACES),
+                       "mounts": policy.lane_mounts(inside)}
+            socket.send_fds(self.sock, [json.dumps(request).encode()], [theirs.fileno()])
             reply = json.loads(self.sock.recv(1 << 16) or b"{}")
         except (OSError, json.JSONDecodeError) as exc:
             ours.close()
@@ -395,16 +399,6 @@ class Nursery:
     def close(self) -> None:
         self._stop()
         shutil.rmtree(self.root, ignore_errors=True)
-
-
-def _lane_env(sandboxed: bool, root: Path) -> dict:
-    env = {"PATH": "/usr/bin:/bin", "KERAS_BACKEND": "torch", "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1",
-           "MKL_NUM_THREADS": "1", "LANG": "C.UTF-8", "HOME": "/scratch" if sandboxed else str(root),
-           "TMPDIR": "/tmp" if sandboxed else str(root), "PYTHONDONTWRITEBYTECODE": "1"}
-    for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
-        if key in os.environ:
-            env[key] = os.environ[key]
-    return env
 
 
 _SHARED: dict = {}

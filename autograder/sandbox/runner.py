@@ -14,7 +14,6 @@ from __future__ import annotations
 import fcntl
 import math
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -27,8 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
+from autograder.sandbox import policy
 from autograder.sandbox.bubblewrap import Sandbox, copy_inside
 from autograder.sandbox.inside.wire import FrameError, FrameTooBig, read_frame, write_frame
+from autograder.sandbox.policy import Limits
 
 
 class EventLog:
@@ -121,41 +122,6 @@ class StudentCodeError(Exception):
 
 
 @dataclass
-class Limits:
-    """Resource limits of the student's process (from ``course_config.COURSE["sandbox"]``)."""
-
-    memory_mb: int = 4096
-    cpu_seconds: int = 300
-    max_processes: int = 64
-    file_size_mb: int = 64
-    output_kb: int = 256
-    max_restarts: int = 3
-    total_restarts: int = 20
-    scratch_mb: int = 256
-    scratch_files: int = 4096
-    reply_mb: int = 64
-
-    @property
-    def reply_bytes(self) -> int:
-        """The longest frame accepted from the student's process (its arrays plus 1 MiB of header)."""
-        return (self.reply_mb + 1) << 20
-
-    @property
-    def reply_elements(self) -> int:
-        """Array elements accepted in one reply: ``reply_mb`` MiB once converted to float64."""
-        return (self.reply_mb << 20) // 8
-
-    def apply(self) -> None:
-        """Runs in the child between fork and exec."""
-        mb = 1 << 20
-        resource.setrlimit(resource.RLIMIT_AS, (self.memory_mb * mb, self.memory_mb * mb))
-        resource.setrlimit(resource.RLIMIT_CPU, (self.cpu_seconds, self.cpu_seconds))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (self.file_size_mb * mb, self.file_size_mb * mb))
-        resource.setrlimit(resource.RLIMIT_NPROC, (self.max_processes, self.max_processes))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-
-@dataclass
 class StartReport:
     """What happened when the submission's cells ran: one status per cell and the names they defined."""
 
@@ -168,7 +134,7 @@ class StudentProcess:
 
     Args:
         cells: the code cells to run, in order (sources as strings).
-        limits: resource limits.
+        limits: resource limits (default: ``course_config.py``'s, ``policy.Limits.from_course``).
         startup_timeout: seconds allowed for running all cells.
         call_timeout: seconds allowed for one call.
         python: the interpreter of the student's environment.
@@ -190,7 +156,7 @@ class StudentProcess:
         self.lane = lane
         self.capture = capture
         self.cells = list(cells)
-        self.limits = limits or Limits()
+        self.limits = limits or Limits.from_course()
         self.startup_timeout = startup_timeout
         self.call_timeout = call_timeout
         self.cell_timeout = cell_timeout
@@ -213,24 +179,6 @@ class StudentProcess:
         self.events: EventLog | None = None  # what the guarded kernels report, on a pipe only this side reads
 
     # ------------------------------------------------------------------ life cycle
-    def _env(self) -> dict:
-        home = "/scratch" if self.sandboxed else str(self.scratch)
-        env = {
-            "PATH": "/usr/bin:/bin",
-            "HOME": home,
-            "TMPDIR": "/tmp" if self.sandboxed else home,
-            "KERAS_BACKEND": "torch",
-            "MPLBACKEND": "Agg",
-            "OMP_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1",
-            "PYTHONHASHSEED": "0",
-            "LANG": "C.UTF-8",
-        }
-        for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
-            if key in os.environ:
-                env[key] = os.environ[key]
-        return env
-
     def _launch(self) -> None:
         """A process for this submission: forked from the lane's warm process, or a fresh interpreter.
 
@@ -342,7 +290,8 @@ class StudentProcess:
         inside = copy_inside(self.scratch)   # anew: whatever the student's earlier process left there is removed
         command = [self.python, "-I", f"/scratch/{inside.name}" if self.sandboxed else str(inside),
                    str(request_r), str(response_w), str(event_w)]
-        env = self._env()
+        home = "/scratch" if self.sandboxed else str(self.scratch)
+        env = policy.environment("fresh", home=home, tmp="/tmp" if self.sandboxed else home)
         if self.sandboxed:
             sandbox = Sandbox(self.scratch, self.python)
             sandbox.prepare_scratch()

@@ -10,10 +10,9 @@ import traceback
 
 import numpy as np
 
-from .linux import (CLONE_NEWIPC, CLONE_NEWNS, KEY_SPEC_PROCESS_KEYRING, KEY_SPEC_USER_KEYRING,
-                    KEY_SPEC_USER_SESSION_KEYRING, KEYCTL_CLEAR, KEYCTL_GET_PERSISTENT, KEYCTL_JOIN_SESSION_KEYRING,
-                    MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_PRIVATE, MS_RDONLY, MS_REC, PR_SET_DUMPABLE,
-                    PR_SET_NO_NEW_PRIVS, keyctl, libc_call, set_admin)
+from .linux import (KEY_SPEC_PROCESS_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING, KEYCTL_CLEAR,
+                    KEYCTL_GET_PERSISTENT, KEYCTL_JOIN_SESSION_KEYRING, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, keyctl,
+                    libc_call, mount_all, set_admin, unshare)
 from .serve import serve
 
 
@@ -98,22 +97,13 @@ def _clear_keyrings():
         keyctl(KEYCTL_CLEAR, ring)
 
 
-
 def _isolate(header):
-    """As root in the fresh child, before student code: own mount and IPC namespaces (System V IPC and POSIX
-    message queues of this submission end with it), and a scratch folder that is a tmpfs of its own, with a total
-    size and a number of files (inodes), owned by the lane's uid; /dev/shm is a small empty tmpfs nobody can write.
-    """
-    uid, scratch, limits = header["uid"], header["scratch"], header["limits"]
+    """As root in the fresh child, before student code: the policy's namespaces and mounts for one submission
+    (``policy.CHILD_NAMESPACES``, ``policy.child_mounts``: own mount and IPC namespaces, a scratch tmpfs of the
+    lane's uid, an empty read-only /dev/shm), with CAP_SYS_ADMIN raised for them."""
     set_admin(True)
-    libc_call("unshare", CLONE_NEWNS | CLONE_NEWIPC)
-    libc_call("mount", None, b"/", None, MS_REC | MS_PRIVATE, None)
-    options = (f"size={int(limits['scratch_mb'])}m,nr_inodes={int(limits['scratch_files'])},mode=0700,"
-               f"uid={uid},gid={uid}")
-    libc_call("mount", b"tmpfs", scratch.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options.encode())
-    if os.path.isdir("/dev/shm"):
-        libc_call("mount", b"tmpfs", b"/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
-                   b"mode=0755,size=4k,nr_inodes=2")
+    unshare(header["namespaces"])
+    mount_all(header["mounts"])
 
 
 def _child(header, request_fd, response_fd, event_fd, log_fd):
@@ -127,12 +117,8 @@ def _child(header, request_fd, response_fd, event_fd, log_fd):
     uid = header.get("uid")
     if uid is not None and os.getuid() == 0:
         _isolate(header)
-    os.environ.update(HOME=header["scratch"], TMPDIR=header["scratch"])
-    mb = 1 << 20
-    limits = header["limits"]
-    for name, value in (("RLIMIT_AS", limits["memory_mb"] * mb), ("RLIMIT_CPU", limits["cpu_seconds"]),
-                        ("RLIMIT_FSIZE", limits["file_size_mb"] * mb), ("RLIMIT_NPROC", limits["max_processes"]),
-                        ("RLIMIT_CORE", 0)):
+    os.environ.update(header["environment"])
+    for name, value in header["rlimits"].items():   # the policy's limits (``policy.Limits.rlimits``)
         resource.setrlimit(getattr(resource, name), (value, value))
     if uid is not None and os.getuid() == 0:
         os.setgroups([])

@@ -16,6 +16,11 @@ KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR, KEYCTL_GET_PERSISTENT = 1, 7, 22
 KEY_SPEC_PROCESS_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -2, -4, -5
 
 
+NAMESPACES = {"mount": CLONE_NEWNS, "pid": CLONE_NEWPID, "net": CLONE_NEWNET, "ipc": CLONE_NEWIPC,
+              "uts": CLONE_NEWUTS}
+MOUNT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "rdonly": MS_RDONLY, "rec": MS_REC}
+
+
 def libc_call(name, *args):
     import ctypes
 
@@ -24,6 +29,31 @@ def libc_call(name, *args):
         errno = ctypes.get_errno()
         raise OSError(errno, f"{name}{tuple(a.decode() if isinstance(a, bytes) else a for a in args)}: "
                              f"{os.strerror(errno)}")
+
+
+def unshare(namespaces):
+    """Enter new namespaces, named as in the grader's policy (``autograder/sandbox/policy.py``)."""
+    flags = 0
+    for name in namespaces:
+        flags |= NAMESPACES[name]
+    libc_call("unshare", flags)
+
+
+def mount_all(mounts):
+    """Make this mount namespace's mounts private, then mount the policy's mounts in order: each a dict of
+    ``type`` (``bind``, ``tmpfs``, ``proc``), ``source`` (a bind's), ``target``, ``flags``, ``options`` and
+    ``if_exists`` (skipped where the target is not a folder)."""
+    libc_call("mount", None, b"/", None, MS_REC | MS_PRIVATE, None)
+    for mount in mounts:
+        if mount.get("if_exists") and not os.path.isdir(mount["target"]):
+            continue
+        bind = mount["type"] == "bind"
+        flags = MS_BIND if bind else 0
+        for flag in mount.get("flags", ()):
+            flags |= MOUNT_FLAGS[flag]
+        options = mount.get("options")
+        libc_call("mount", (mount["source"] if bind else mount["type"]).encode(), mount["target"].encode(),
+                  None if bind else mount["type"].encode(), flags, options.encode() if options else None)
 
 
 def keyctl(*args):

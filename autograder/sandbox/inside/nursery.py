@@ -3,30 +3,12 @@ import json
 import os
 
 from .lane import serve_lane, warm_and_ready
-from .linux import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWUTS, MS_BIND, MS_NODEV,
-                    MS_NOEXEC, MS_NOSUID, MS_PRIVATE, MS_REC, PR_SET_NO_NEW_PRIVS, libc_call, set_admin)
+from .linux import PR_SET_NO_NEW_PRIVS, libc_call, mount_all, set_admin, unshare
 
 # One warm process for all the lanes of a grading run: numpy, torch and keras are imported once, and each lane's
 # fork server is a fork of it that enters namespaces of its own (mount, pid, network, IPC, UTS) before it serves, so
 # lanes stay as separate as when each had its own bubblewrap.
 
-
-def _lane_namespaces():
-    """Own mount, pid, network, IPC and UTS namespaces (the next child becomes pid 1 of the new pid namespace)."""
-    libc_call("unshare", CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
-
-
-def _lane_mounts(root):
-    """As pid 1 of the lane: only the lane's folder at /scratch, its own /dev/shm and a /proc of its processes.
-
-    /tmp stays bubblewrap's (root's, 0755: no student process can write there), because the course's virtual
-    environment may be mounted below it (a checkout under /tmp) and a new /tmp would hide it."""
-    libc_call("mount", None, b"/", None, MS_REC | MS_PRIVATE, None)
-    libc_call("mount", root.encode(), b"/scratch", None, MS_BIND | MS_REC, None)
-    if os.path.isdir("/dev/shm"):
-        libc_call("mount", b"tmpfs", b"/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755,size=64m")
-    libc_call("mount", b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
-    os.chdir("/scratch")
 
 
 
@@ -45,7 +27,7 @@ def _start_lane(header, lane_fd, report_fd, contained):
     import socket
 
     if contained:
-        _lane_namespaces()
+        unshare(header["namespaces"])   # the policy's LANE_NAMESPACES: the next child is pid 1 of the new pid one
     pid = os.fork()
     if pid:
         os.write(report_fd, json.dumps({"pid": pid}).encode())
@@ -53,8 +35,9 @@ def _start_lane(header, lane_fd, report_fd, contained):
     os.close(report_fd)
     sock = socket.socket(fileno=lane_fd)
     try:
-        if contained:
-            _lane_mounts(header["root"])
+        if contained:   # as pid 1 of the lane: the policy's lane_mounts (its folder at /scratch, /dev/shm, /proc)
+            mount_all(header["mounts"])
+            os.chdir("/scratch")
             _drop_admin()
         else:
             os.chdir(header["root"])
