@@ -120,24 +120,15 @@ def start_student(submission: Submission, capture: int | None = None) -> tuple[S
     """Run the submission's code cells in its sandboxed process; returns the process and the notebook's errors."""
     timeouts = settings.course()["timeouts"]
     sandboxed = settings.sandboxed()
-    lane, lane_start = lanes.shared(sandboxed), 0.0
-    if lane is not None and not lane.alive:
-        # the lane's start (the nursery's imports: seconds, more on a loaded machine) is not the student's time:
-        # the cells' own limits ("cell", "startup") start after it
-        started = time.perf_counter()
-        lane.start()
-        lane_start = time.perf_counter() - started
     process = StudentProcess(submission.code_cells, settings.limits(), timeouts["startup"], timeouts["call"],
-                             sandboxed=sandboxed, lane=lane, capture=capture, cell_timeout=timeouts["cell"])
+                             sandboxed=sandboxed, lane=lanes.shared(sandboxed), capture=capture,
+                             cell_timeout=timeouts["cell"])
     errors: list[str] = [] if sandboxed else [UNSANDBOXED]
     try:
         report = process.start()
         errors += [_cell_error(i, s) for i, s in enumerate(report.cells) if not s.get("ok")]
-    except StudentCodeError as exc:
+    except StudentCodeError as exc:   # the process recorded it: every later call fails with this reason
         errors += [f"노트북 코드를 실행하는 중 문제가 생겼습니다: {exc.message}"]
-        process.crashed_for_good = exc.message
-    if lane_start:
-        process.timings["lane_start"] = lane_start
     return process, errors
 
 
@@ -147,13 +138,13 @@ def grade_submission(submission: Submission, seed: int | None = None, started=No
     seed = new_seed() if seed is None else int(seed)
     start = time.perf_counter()
     process, errors = started or start_student(submission)
-    process.deadline = time.monotonic() + settings.course()["timeouts"]["submission"]
+    process.grade_within(settings.course()["timeouts"]["submission"])
     try:
         student = Student(process, submission.code_cells, settings.course()["timeouts"])
         graders_start = time.perf_counter()
         session = run_graders(submission.assignment, student, seed)
         timings = {**process.timings, "graders": time.perf_counter() - graders_start}
-        costs = {"restarts": process.restarts, "timeouts": process.timeouts, "interrupted": process.interrupted}
+        costs = process.costs
     finally:
         process.cleanup()
     exercises = []

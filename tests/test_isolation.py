@@ -49,7 +49,7 @@ def proc():
 
 def isolated_call(proc, name, *args):
     answers = isolation.Answers(["softmax"])
-    reply = proc._call(name, args, {}, isolate=["softmax"], answer=answers)
+    reply = proc.graded_call(name, args, {}, isolate=["softmax"], answer=answers)
     return reply, answers
 
 
@@ -75,7 +75,7 @@ def test_a_kept_proxy_is_refused_outside_its_call(proc):
         proc.call("later", np.ones(3))
     # and a proxy of the call in flight whose name the grader did not allow for it
     with pytest.raises(StudentCodeError, match="RuntimeError"):
-        proc._call("own", (np.ones(3),), {}, isolate=["softmax"], answer=isolation.Answers([]))
+        proc.graded_call("own", (np.ones(3),), {}, isolate=["softmax"], answer=isolation.Answers([]))
 
 
 def test_arguments_that_are_not_data_run_the_students_own_function(proc):
@@ -87,10 +87,10 @@ def test_arguments_that_are_not_data_run_the_students_own_function(proc):
 def test_questions_too_big_to_answer_run_the_students_own_function(proc):
     """A proxy cannot make the grader compute without bound (a 10^5 x 10^5 mask): the student's own runs."""
     answers = isolation.Answers(["causal_mask"])
-    assert proc._call("mask_rows", (4,), {}, isolate=["causal_mask"], answer=answers)["value"] == 4.0
+    assert proc.graded_call("mask_rows", (4,), {}, isolate=["causal_mask"], answer=answers)["value"] == 4.0
     assert answers.asked == {"causal_mask"}
     answers = isolation.Answers(["causal_mask"])
-    assert proc._call("mask_rows", (100_000,), {}, isolate=["causal_mask"], answer=answers)["value"] == 1.0
+    assert proc.graded_call("mask_rows", (100_000,), {}, isolate=["causal_mask"], answer=answers)["value"] == 1.0
     assert answers.asked == set()
 
 

@@ -164,12 +164,12 @@ class StudentProcess:
         self.timings: dict[str, float] = {}  # seconds: lane_start (a lane started for this one), notebook
         self.python = python
         self.proc: subprocess.Popen | None = None
-        self.report: StartReport | None = None
+        self._report: StartReport | None = None   # the notebook's run: each cell's status, the names defined
         self.restarts = 0
-        self.crashed_for_good = None      # the submission's cells could not run at all
+        self._fatal = None                # why no process is left for this submission (Korean), if none is
         self.failures: dict = {}          # function -> how often its calls hung or ended the process
         self.broken: dict = {}            # function -> why it is not called again (its first hang or crash)
-        self.deadline: float | None = None  # monotonic time after which no more calls are made (whole submission)
+        self._deadline: float | None = None  # monotonic time after which no more calls start (``grade_within``)
         self.timeouts = 0                 # calls that ran past their limit
         self.interrupted = 0              # of those, the ones the worker's alarm stopped (the process lived on)
         self.scratch = None if lane else Path(tempfile.mkdtemp(prefix="autograder-"))
@@ -225,12 +225,24 @@ class StudentProcess:
         A cell that runs past its limit or kills the process (``os._exit``, a segfault) is recorded as failed, a
         fresh process replays the cells that had run well (within the same time limit: a replay that runs out of
         it ends the notebook's run there), and the next cells go on: one bad cell costs the student that cell, not
-        the notebook. At most ``total_restarts`` fresh processes are started for one submission.
+        the notebook. At most ``total_restarts`` fresh processes are started for one submission. A lane that is not
+        running yet is started first: its start (the nursery's imports, seconds on a loaded machine) is not the
+        student's time. A ``StudentCodeError`` that leaves no process is recorded (``fatal``) and raised.
         """
         started = time.perf_counter()
+        if self.lane is not None and not self.lane.alive:
+            self.lane.start()
+            self.timings["lane_start"] = time.perf_counter() - started
+        try:
+            return self._run_notebook(started)
+        except StudentCodeError as exc:
+            self._fatal = exc.message   # every later call fails at once with the same reason
+            raise
+
+    def _run_notebook(self, started: float) -> StartReport:
         deadline = time.monotonic() + self.startup_timeout
-        if self.deadline is not None:
-            deadline = min(deadline, self.deadline)
+        if self._deadline is not None:
+            deadline = min(deadline, self._deadline)
         self._launch()
         statuses, self.good_cells = [], []
         stopped, budget = None, self.limits.output_kb * 1024 * 16   # outputs kept for the whole notebook
@@ -248,7 +260,7 @@ class StudentProcess:
                 try:
                     self._restart(deadline)
                 except StudentCodeError as why:
-                    stopped = self.crashed_for_good = why.message   # no process left: later calls fail at once
+                    stopped = self._fatal = why.message   # no process left: later calls fail at once
             status = _kept(status)
             budget -= _output_size(status)
             if budget < 0 and status.get("outputs"):
@@ -257,19 +269,19 @@ class StudentProcess:
             statuses.append(status)
             if status.get("ok"):
                 self.good_cells.append(index)
-        names = [] if self.crashed_for_good else self._exchange({"op": "names"}, [], 30, "names")[0].get("names", [])
-        self.report = StartReport(cells=statuses, names=[n for n in names if isinstance(n, str)])
+        names = [] if self._fatal else self._exchange({"op": "names"}, [], 30, "names")[0].get("names", [])
+        self._report = StartReport(cells=statuses, names=[n for n in names if isinstance(n, str)])
         self.timings["notebook"] = time.perf_counter() - started - self.timings.get("lane_start", 0.0)
-        return self.report
+        return self._report
 
     def _restart(self, deadline: float) -> None:
         """A fresh process that replays the cells that had run well, all before ``deadline`` (raises
         ``StudentCodeError`` when the submission's restarts are used up or the replay does not fit)."""
         if self.restarts >= self.limits.total_restarts:
             self.close()
-            self.crashed_for_good = (f"학생 코드의 프로세스가 {self.restarts}번 다시 시작되어 제출물 하나의 재시작 "
+            self._fatal = (f"학생 코드의 프로세스가 {self.restarts}번 다시 시작되어 제출물 하나의 재시작 "
                                      "한도에 이르렀습니다. 나머지 검사는 하지 않았습니다.")
-            raise StudentCodeError("crashed", self.crashed_for_good)
+            raise StudentCodeError("crashed", self._fatal)
         self.restarts += 1
         self._launch()
         self._replay(deadline)
@@ -355,20 +367,20 @@ class StudentProcess:
     def _ensure_running(self) -> None:
         if self.proc is not None and self.proc.poll() is None and not _stopped(self.proc.pid):
             return
-        if self.crashed_for_good:
-            raise StudentCodeError("crashed", self.crashed_for_good)
-        if self.report is None:
+        if self._fatal:
+            raise StudentCodeError("crashed", self._fatal)
+        if self._report is None:
             self.start()
             return
         # it ran before and ended: a fresh process replays the cells that had run well, within the deadline
         deadline = time.monotonic() + self.startup_timeout
-        if self.deadline is not None:
-            deadline = min(deadline, self.deadline)
+        if self._deadline is not None:
+            deadline = min(deadline, self._deadline)
         try:
             self._restart(deadline)
         except StudentCodeError as exc:
             if time.monotonic() >= deadline:
-                self.crashed_for_good = exc.message   # every later call fails at once with the same reason
+                self._fatal = exc.message   # every later call fails at once with the same reason
             raise
 
     # ------------------------------------------------------------------ requests
@@ -378,8 +390,8 @@ class StudentProcess:
         ``answering``: the frame sent answers a proxy's ``callback`` question (``_answer_callbacks``); it belongs to
         the request in flight, whose number it keeps. A ``callback`` frame read back is a question, not a reply, so
         it carries no request number."""
-        if self.deadline is not None:
-            left = self.deadline - time.monotonic()
+        if self._deadline is not None:
+            left = self._deadline - time.monotonic()
             if left <= 0:
                 raise StudentCodeError("timeout", "제출물 전체의 채점 시간 제한을 넘어 나머지 검사는 하지 않았습니다.")
             timeout = min(timeout, left)
@@ -429,8 +441,8 @@ class StudentProcess:
         if key in self.broken:
             raise StudentCodeError("broken", self.broken[key])
         timeout = timeout or self.call_timeout
-        if self.deadline is not None:
-            left = self.deadline - time.monotonic()
+        if self._deadline is not None:
+            left = self._deadline - time.monotonic()
             if left <= 0:
                 raise StudentCodeError("timeout", "제출물 전체의 채점 시간 제한을 넘어 나머지 검사는 하지 않았습니다.")
             timeout = min(timeout, left)
@@ -494,6 +506,47 @@ class StudentProcess:
         if isinstance(value, (tuple, list)):
             return type(value)(self._bind(v) for v in value)
         return value
+
+    # ------------------------------------------------------------------ what the graders read
+    @property
+    def names(self) -> list[str]:
+        """The names the notebook's cells defined (empty before ``start`` or when it could not finish)."""
+        return list(self._report.names) if self._report else []
+
+    @property
+    def cell_results(self) -> list[dict]:
+        """One status per code cell (``ok``, ``error``, ``message``, ``where``, ``outputs``), empty before ``start``."""
+        return list(self._report.cells) if self._report else []
+
+    @property
+    def fatal(self) -> str | None:
+        """Why no process is left for this submission (Korean), or None: every later call fails with it."""
+        return self._fatal
+
+    @property
+    def deadline(self) -> float | None:
+        """The monotonic time after which no call starts (``grade_within``), or None."""
+        return self._deadline
+
+    def grade_within(self, seconds: float) -> None:
+        """From now on, no call starts later than ``seconds`` from now (the submission's time for its graders)."""
+        self._deadline = time.monotonic() + seconds
+
+    @property
+    def costs(self) -> dict:
+        """Fresh processes started again, calls past their limit, and of those the ones stopped in the process."""
+        return {"restarts": self.restarts, "timeouts": self.timeouts, "interrupted": self.interrupted}
+
+    def graded_call(self, target, args, kwargs, *, timeout: float | None = None, isolate=(), answer=None,
+                    memory_mb: int | None = None) -> dict:
+        """A grader's call, its whole reply returned (``value``, ``events``, ``seconds``, ``asked``; ``peak_mb`` with
+        ``memory_mb``). ``timeout``: its limit (default ``call_timeout``); ``isolate``: the student's functions that
+        are proxies during the call, answered by ``answer`` (see ``request``); ``memory_mb``: see
+        ``call_with_memory``."""
+        options = {"timeout": timeout, "isolate": isolate, "answer": answer}
+        if memory_mb is None:
+            return self._call(target, args, kwargs, **options)
+        return self._call_with_memory(memory_mb, target, args, kwargs, **options)
 
     def call(self, target, *args, method: str | None = None, **kwargs):
         """Call a student's function (by name) or a method of a remote object; returns plain values."""
