@@ -12,8 +12,8 @@ namespaces (its System V IPC and POSIX message queues end with it), a scratch fo
 its own, the resource limits, and an unprivileged uid of its lane before any student code runs (it raises the
 lane's one kept capability, ``CAP_SYS_ADMIN``, for the namespaces and loses every capability with the uid). The
 uid's keyrings (user, user session, persistent), which outlive its processes, are emptied before every fork. Before every
-fork the lane's fork server (pid 1 of its lane) kills every other process of the lane, so no two submissions ever run side by
-side in one lane, and nothing a submission leaves behind survives into the next. Lanes cannot see each other:
+fork the lane's fork server (pid 1 of its lane) kills every other process of the lane, so no two submissions ever run
+side by side in one lane, and nothing a submission leaves behind survives into the next. Lanes cannot see each other:
 own namespaces, own uid, own folder.
 
 Where the nursery cannot make namespaces (a machine where grading does not run as root and nested namespaces are
@@ -174,8 +174,9 @@ class Lane:
         return path, inside
 
     def fork(self, request_r: int, response_w: int, event_w: int, limits, log_fd: int) -> "Child":
-        """Start a submission's process, serving the worker protocol on the pipe ends (events: ``inside.monitor.guard``), its
-        output to ``log_fd`` (a file the caller opened and reads by that descriptor; nothing in scratch is read by path)."""
+        """Start a submission's process, serving the wire protocol on the pipe ends (events: ``inside.monitor.guard``),
+        its output to ``log_fd`` (a file the caller opened and reads by that descriptor; nothing in scratch is read by
+        path)."""
         path, inside = self.new_scratch()
         header = {"op": "fork", "scratch": inside, "uid": self.uid, "rlimits": limits.rlimits(),
                   "environment": policy.child_environment(inside), "namespaces": list(policy.CHILD_NAMESPACES),

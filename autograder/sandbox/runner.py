@@ -11,7 +11,6 @@ nothing in the student's scratch folder is opened by path.
 """
 from __future__ import annotations
 
-import fcntl
 import math
 import os
 import shutil
@@ -19,7 +18,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,86 +27,8 @@ import numpy as np
 from autograder.sandbox import policy
 from autograder.sandbox.bubblewrap import Sandbox, copy_inside
 from autograder.sandbox.inside.wire import FrameError, FrameTooBig, read_frame, write_frame
+from autograder.sandbox.logs import EventLog, OutputLog
 from autograder.sandbox.policy import Limits
-
-
-class EventLog:
-    """The trusted end of the student process's event pipe: which watched library routines ran, in order.
-
-    The student's process writes one line per use of a routine the forbidden-routine rule watches, at the moment
-    it runs (``inside.monitor.guard``), and keeps no record of its own. A thread here drains the pipe as lines arrive (so
-    a notebook that calls softmax a million times never blocks on a full pipe); ``since(mark)`` first reads what is
-    left, so a reply's events are all in once the reply has arrived (they were written before it). The pipe
-    closed while the process still answers, or a line that is not a routine's name, is tampering (``tampered``).
-    """
-
-    MAX_LINE = 200
-
-    def __init__(self, fd: int):
-        self.fd, self.lines, self.tampered = fd, [], ""
-        self._partial, self._eof, self._lock = b"", False, threading.Lock()
-        os.set_blocking(fd, False)
-        self._wake_r, self._wake_w = os.pipe()
-        self._thread = threading.Thread(target=self._drain_forever, name="autograder-events", daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        """Read what is there now (the lock held)."""
-        while not self._eof:
-            try:
-                chunk = os.read(self.fd, 1 << 16)
-            except BlockingIOError:
-                return
-            except OSError:
-                chunk = b""
-            if not chunk:
-                self._eof = True
-                return
-            *lines, self._partial = (self._partial + chunk).split(b"\n")
-            self._partial = self._partial[-self.MAX_LINE:]
-            for line in lines:
-                text = line.decode("ascii", "replace")
-                if not _ROUTINE.fullmatch(text) and not self.tampered:
-                    self.tampered = "기록 통로에 알 수 없는 내용이 쓰였습니다"
-                self.lines.append(text)
-
-    def _drain_forever(self) -> None:
-        import select
-
-        while not self._eof:
-            try:
-                ready, _, _ = select.select([self.fd, self._wake_r], [], [])
-            except (OSError, ValueError):
-                return
-            if self._wake_r in ready:
-                return
-            with self._lock:
-                self._read()
-
-    def mark(self) -> int:
-        with self._lock:
-            self._read()
-            return len(self.lines)
-
-    def since(self, mark: int) -> list[str]:
-        """The routines reported after ``mark``; sets ``tampered`` when the pipe was closed by the student."""
-        with self._lock:
-            self._read()
-            if self._eof and not self.tampered:
-                self.tampered = "학생 코드가 채점 기록 통로를 닫았습니다"
-            return self.lines[mark:]
-
-    def close(self) -> None:
-        os.write(self._wake_w, b"x")
-        self._thread.join(timeout=5)
-        for fd in (self.fd, self._wake_r, self._wake_w):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
-
-_ROUTINE = __import__("re").compile(r"[a-z]+:[A-Za-z_.]+")
 
 
 class StudentCodeError(Exception):
@@ -173,7 +93,7 @@ class StudentProcess:
         self.timeouts = 0                 # calls that ran past their limit
         self.interrupted = 0              # of those, the ones the worker's alarm stopped (the process lived on)
         self.scratch = None if lane else Path(tempfile.mkdtemp(prefix="autograder-"))
-        self._log: int | None = None       # the output of the current process: a file only this side can name
+        self._output: OutputLog | None = None   # what the current process prints
         self._w = self._r = None
         self._sequence = 0                 # number of the last request (its reply must carry it)
         self.events: EventLog | None = None  # what the guarded kernels report, on a pipe only this side reads
@@ -185,11 +105,9 @@ class StudentProcess:
         Its output goes to a new unlinked file opened here (append only); the request pipe's end here is
         non-blocking, so that a process that stops reading cannot block a write past its deadline."""
         self.close()
-        if self._log is not None:
-            os.close(self._log)
-        with tempfile.TemporaryFile(prefix="autograder-output-") as log:
-            self._log = os.dup(log.fileno())
-        fcntl.fcntl(self._log, fcntl.F_SETFL, fcntl.fcntl(self._log, fcntl.F_GETFL) | os.O_APPEND)
+        if self._output is not None:
+            self._output.close()
+        self._output = OutputLog()
         request_r, request_w = os.pipe()
         response_r, response_w = os.pipe()
         event_r, event_w = os.pipe()
@@ -199,7 +117,7 @@ class StudentProcess:
                     started = time.perf_counter()
                     self.lane.start()
                     self.timings["lane_start"] = time.perf_counter() - started
-                self.proc = self.lane.fork(request_r, response_w, event_w, self.limits, self._log)
+                self.proc = self.lane.fork(request_r, response_w, event_w, self.limits, self._output.fd)
             else:
                 self._spawn(request_r, response_w, event_w)
         except BaseException:
@@ -309,7 +227,7 @@ class StudentProcess:
             sandbox.prepare_scratch()
             command, env = sandbox.wrap(command, env), {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         self.proc = subprocess.Popen(
-            command, pass_fds=(request_r, response_w, event_w), stdin=subprocess.DEVNULL, stdout=self._log,
+            command, pass_fds=(request_r, response_w, event_w), stdin=subprocess.DEVNULL, stdout=self._output.fd,
             stderr=subprocess.STDOUT, cwd=self.scratch, env=env, start_new_session=True,
             preexec_fn=self.limits.apply)
 
@@ -339,9 +257,9 @@ class StudentProcess:
 
     def cleanup(self) -> None:
         self.close()
-        if self._log is not None:
-            os.close(self._log)
-            self._log = None
+        if self._output is not None:
+            self._output.close()
+            self._output = None
         if self.lane is not None and self.lane.alive:
             self.lane.reap()  # processes the submission detached from its session end with it
         if self.scratch is not None:
@@ -355,14 +273,7 @@ class StudentProcess:
 
     def output_tail(self, limit: int = 2000) -> str:
         """The last ``limit`` bytes the process printed, read from this side's descriptor (never by path)."""
-        if self._log is None:
-            return ""
-        try:
-            size = os.fstat(self._log).st_size
-            data = os.pread(self._log, limit, max(0, size - limit))
-        except OSError:
-            return ""
-        return data.decode("utf-8", "replace")
+        return self._output.tail(limit) if self._output is not None else ""
 
     def _ensure_running(self) -> None:
         if self.proc is not None and self.proc.poll() is None and not _stopped(self.proc.pid):
@@ -429,8 +340,8 @@ class StudentProcess:
         that ran while it was in flight).
 
         While the student's code runs, it may ask for reference results (``callback`` frames from the proxies of
-        ``inside.proxies.Isolated``): ``answer(header, arrays) -> (header, arrays)`` gives them (without ``answer`` every
-        such question is refused). A call past ``timeout`` is stopped by the worker's own alarm (the process lives
+        ``inside.proxies.Isolated``): ``answer(header, arrays) -> (header, arrays)`` gives them (without it, every
+        such question is refused). A call past ``timeout`` is stopped by the process's own alarm (it lives
         on) or else killed ``INTERRUPT_GRACE`` later.
 
         A function whose call ran past its time limit or ended the process is recognised once: it is not called

@@ -116,7 +116,7 @@ def test_two_lanes_at_once_cannot_see_each_other(two_lanes):
         assert ask(first, "look", "LANE-MARK-B") == []
         assert ask(second, "look", "LANE-MARK-A") == []
         assert ask(first, "look", "LANE-MARK-A") != []            # control: a lane finds its own things
-        assert ask(first, "pids") == [1, first.proc.ns_pid]     # the lane's fork server and this submission, nothing else
+        assert ask(first, "pids") == [1, first.proc.ns_pid]   # the lane's fork server and this submission only
         assert ask(first, "caps") == ["0000000000000000", "0000000000000000"]
     finally:
         first.cleanup()

@@ -29,7 +29,8 @@ def _reap(children, block=False):
 
 
 def _kill_all(children, contained):
-    """Kill every process of this sandbox but the fork server (and pid 1), then reap, then empty what the lane's uid holds.
+    """Kill every process of this sandbox but the fork server (and pid 1), then reap, then empty what the lane's uid
+    holds.
 
     Only inside the sandbox's own pid namespace (``contained``, and this process has a small pid there) is that
     ``kill(-1)``; outside it would reach the whole machine, so there only the children's process groups are killed.
