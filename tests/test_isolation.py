@@ -1,4 +1,4 @@
-"""Each exercise on its own logic (autograder/graders/isolation.py, worker._Isolated) and a hung call's cost.
+"""Each exercise on its own logic (autograder/graders/isolation.py, inside.proxies.Isolated) and a hung call's cost.
 
 A student process whose ``softmax`` is wrong: while ``attention`` is called with ``softmax`` isolated, the proxy
 answers with the float64 reference in the caller's kind (numpy of the input's dtype, torch of the input's dtype),

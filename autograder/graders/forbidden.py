@@ -2,9 +2,9 @@
 
 Two independent checks, both judged here on the trusted side:
 
-* at run time, the routines that ran while a graded call was in flight (``sandbox/worker._guard``: the forbidden
-  kernels at torch's dispatcher, Keras's and torch's Python-level attention routines seen from the kernels they
-  reach, scipy's softmax; written to a pipe as they run, ``sandbox/runner.EventLog``) count against that call's
+* at run time, the routines that ran while a graded call was in flight (``sandbox/inside/monitor.guard``: the
+  forbidden kernels at torch's dispatcher, Keras's and torch's Python-level attention routines seen from the kernels
+  they reach, scipy's softmax; written to a pipe as they run, ``sandbox/logs.EventLog``) count against that call's
   exercise. The call alone decides, never the name of a function the student wrote;
 * statically, the exercise's ``def`` in the submitted source is searched for the routine's name as an
   attribute, an imported name or a string (``getattr(F, "scaled_dot_product_attention")``).
@@ -23,16 +23,14 @@ SWITCHES = {"DisableTorchFunction", "DisableTorchFunctionSubclass", "_set_torch_
             "_pop_torch_function_stack", "_push_on_torch_function_stack"}
 
 SOFTMAX = {
-    "runtime": {"torch:softmax", "torch:log_softmax", "torch:_softmax", "torch:_log_softmax", "torch:softmin",
-                "keras:ops.softmax", "keras:ops.log_softmax", "keras:activations.softmax",
-                "scipy:special.softmax", "scipy:special.log_softmax"},
+    # torch.softmin and Keras's softmax routines reach torch's softmax kernel: reported as torch:softmax
+    "runtime": {"torch:softmax", "torch:log_softmax", "scipy:special.softmax", "scipy:special.log_softmax"},
     "names": {"softmax", "log_softmax", "softmin", "_softmax"} | SWITCHES,
 }
 ATTENTION = {
     "runtime": {"torch:scaled_dot_product_attention", "torch:multi_head_attention_forward",
                 "keras:layers.Attention", "keras:layers.AdditiveAttention", "keras:layers.MultiHeadAttention",
-                "keras:layers.GroupQueryAttention", "keras:layers.GroupedQueryAttention",
-                "keras:ops.dot_product_attention"},
+                "keras:layers.GroupQueryAttention", "keras:ops.dot_product_attention"},
     "names": {"scaled_dot_product_attention", "dot_product_attention", "multi_head_attention_forward",
               "Attention", "AdditiveAttention", "MultiHeadAttention", "MultiheadAttention",
               "GroupQueryAttention", "GroupedQueryAttention", "_scaled_dot_product_attention_math",

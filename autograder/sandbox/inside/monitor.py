@@ -41,6 +41,17 @@ _REFUSED = {   # audit events refused to the student's code once its first cell 
     "sys._current_frames", "sys._current_exceptions", "os.add_dll_directory",
 }
 _FRAME_ATTRS = {"tb_frame", "gi_frame", "cr_frame", "ag_frame"}
+_LAYERS = {   # Keras attention layers: module -> (class, label)
+    "keras.src.layers.attention.attention": ("Attention", "keras:layers.Attention"),
+    "keras.src.layers.attention.additive_attention": ("AdditiveAttention", "keras:layers.AdditiveAttention"),
+    "keras.src.layers.attention.multi_head_attention": ("MultiHeadAttention", "keras:layers.MultiHeadAttention"),
+    "keras.src.layers.attention.grouped_query_attention": ("GroupedQueryAttention", "keras:layers.GroupQueryAttention"),
+}
+_SCIPY = ("softmax", "log_softmax")   # scipy.special's routines, wrapped (``watch_scipy``)
+# Every label this monitor can report; a grader's rule naming another could never see it (tests/sandbox/test_policy.py).
+LABELS = frozenset({*_KERNEL_OPS.values(), *(label for _, label in _LAYERS.values()), "keras:ops.dot_product_attention",
+                    "torch:multi_head_attention_forward", "torch:log_softmax", "torch:softmax",
+                    "torch:scaled_dot_product_attention", *(f"scipy:special.{name}" for name in _SCIPY)})
 
 
 def _routine_codes():
@@ -62,13 +73,7 @@ def _routine_codes():
     def module(name):
         return sys.modules.get(name)
 
-    layers = {"keras.src.layers.attention.attention": ("Attention", "keras:layers.Attention"),
-              "keras.src.layers.attention.additive_attention": ("AdditiveAttention", "keras:layers.AdditiveAttention"),
-              "keras.src.layers.attention.multi_head_attention": ("MultiHeadAttention",
-                                                                   "keras:layers.MultiHeadAttention"),
-              "keras.src.layers.attention.grouped_query_attention": ("GroupedQueryAttention",
-                                                                      "keras:layers.GroupQueryAttention")}
-    for name, (cls, label) in layers.items():
+    for name, (cls, label) in _LAYERS.items():
         if module(name) is not None and hasattr(module(name), cls):
             add(getattr(module(name), cls), label)
     for name in ("keras.src.ops.nn", "keras.src.backend.torch.nn"):
@@ -237,7 +242,7 @@ def watch_scipy(emit, done):
     special = sys.modules.get("scipy.special")
     if special is None or done:
         return
-    for name in ("softmax", "log_softmax"):
+    for name in _SCIPY:
         original, token = getattr(special, name, None), f"scipy:special.{name}\n".encode()
         if original is None:
             continue

@@ -1,0 +1,28 @@
+"""The student's process's policy is declared once (autograder/sandbox/policy.py) and the rules the graders apply
+name only what the sandbox can report.
+
+Fast checks, no student code: the forbidden-routine labels of every grader rule are labels the monitor in the
+student's process can write (a label it can never write would be a rule that never fires), and both launchers build
+the student's environment and limits from the same declarations.
+"""
+from __future__ import annotations
+
+from autograder.graders import forbidden
+from autograder.sandbox import policy
+from autograder.sandbox.inside import monitor
+
+
+def test_every_forbidden_label_is_one_the_monitor_can_report():
+    for exercise, rule in forbidden.RULES.items():
+        unreportable = sorted(set(rule["runtime"]) - monitor.LABELS)
+        assert not unreportable, f"{exercise}: the monitor never reports {unreportable}"
+
+
+def test_both_launchers_take_one_environment_and_one_set_of_limits():
+    fresh, lane = policy.environment("fresh", "/h", "/t"), policy.environment("lane", "/h", "/t")
+    for env, launcher in ((fresh, "fresh"), (lane, "lane")):
+        assert env == {**policy.ENVIRONMENT, "HOME": "/h", "TMPDIR": "/t", **policy.LAUNCHER_ENVIRONMENT[launcher],
+                       **{k: v for k, v in env.items() if k in policy.PASSED_THROUGH}}
+    limits = policy.Limits.from_course()
+    assert limits.rlimits()["RLIMIT_AS"] == limits.memory_mb << 20
+    assert set(limits.rlimits()) == {"RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NPROC", "RLIMIT_CORE"}
