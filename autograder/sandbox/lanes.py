@@ -269,7 +269,7 @@ def _launch(root: Path, mode: str, sandboxed: bool, python: str, extra_caps=()):
     inside = copy_inside(root)
     parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     home = "/scratch" if sandboxed else str(root)
-    env = policy.environment("lane", home=home, tmp="/tmp" if sandboxed else home)
+    env = policy.environment(home=home, tmp="/tmp" if sandboxed else home)
     command = [python, "-I", f"/scratch/{inside.name}" if sandboxed else str(inside), f"--{mode}", str(child.fileno())]
     if sandboxed:
         command.append("--contained")

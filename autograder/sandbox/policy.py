@@ -34,13 +34,12 @@ ENVIRONMENT = {   # the whole environment of the student's process: nothing else
     "LANG": "C.UTF-8",
 }
 PASSED_THROUGH = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")   # the machine's OpenBLAS tuning, where it is set
-# What each launcher adds today. Both are inert: ``python -I`` ignores every PYTHON* variable.
-LAUNCHER_ENVIRONMENT = {"fresh": {"PYTHONHASHSEED": "0"}, "lane": {"PYTHONDONTWRITEBYTECODE": "1"}}
+# No PYTHON* variable: the interpreter runs as ``python -I``, which ignores them all.
 
 
-def environment(launcher: str, home: str, tmp: str) -> dict:
-    """The environment a launcher starts the process with (``launcher``: ``fresh`` or ``lane``)."""
-    env = {**ENVIRONMENT, "HOME": home, "TMPDIR": tmp, **LAUNCHER_ENVIRONMENT[launcher]}
+def environment(home: str, tmp: str) -> dict:
+    """The environment every launcher starts the process with (``home``, ``tmp``: where HOME and TMPDIR point)."""
+    env = {**ENVIRONMENT, "HOME": home, "TMPDIR": tmp}
     env.update({key: os.environ[key] for key in PASSED_THROUGH if key in os.environ})
     return env
 

@@ -221,7 +221,7 @@ class StudentProcess:
         command = [self.python, "-I", f"/scratch/{inside.name}" if self.sandboxed else str(inside),
                    str(request_r), str(response_w), str(event_w)]
         home = "/scratch" if self.sandboxed else str(self.scratch)
-        env = policy.environment("fresh", home=home, tmp="/tmp" if self.sandboxed else home)
+        env = policy.environment(home=home, tmp="/tmp" if self.sandboxed else home)
         if self.sandboxed:
             sandbox = Sandbox(self.scratch, self.python)
             sandbox.prepare_scratch()
