@@ -26,3 +26,22 @@ def test_one_environment_and_one_set_of_limits():
     limits = policy.Limits.from_course()
     assert limits.rlimits()["RLIMIT_AS"] == limits.memory_mb << 20
     assert set(limits.rlimits()) == {"RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NPROC", "RLIMIT_CORE"}
+
+
+def test_the_inside_package_is_copied_anew_over_what_a_student_left(tmp_path):
+    """A fresh interpreter starts from a copy of ``autograder/sandbox/inside`` in the student's scratch folder: a link
+    or a planted module left there under that name by the student's earlier process is removed, never followed."""
+    from autograder.sandbox.bubblewrap import INSIDE, copy_inside
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("grader's")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (scratch / INSIDE.name).symlink_to(elsewhere)
+    copy = copy_inside(scratch)
+    assert not copy.is_symlink() and (elsewhere / "keep.txt").read_text() == "grader's"
+    assert sorted(p.name for p in copy.iterdir()) == sorted(p.name for p in INSIDE.glob("*.py"))
+    (copy / "planted.py").write_text("x = 1")
+    copy = copy_inside(scratch)
+    assert not (copy / "planted.py").exists()
