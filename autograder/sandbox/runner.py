@@ -91,7 +91,7 @@ class StudentProcess:
         self.broken: dict = {}            # function -> why it is not called again (its first hang or crash)
         self._deadline: float | None = None  # monotonic time after which no more calls start (``grade_within``)
         self.timeouts = 0                 # calls that ran past their limit
-        self.interrupted = 0              # of those, the ones the worker's alarm stopped (the process lived on)
+        self.interrupted = 0              # of those, the ones its own alarm stopped (the process lived on)
         self.scratch = None if lane else Path(tempfile.mkdtemp(prefix="autograder-"))
         self._output: OutputLog | None = None   # what the current process prints
         self._w = self._r = None
@@ -362,7 +362,7 @@ class StudentProcess:
         what = header.get("op", "")
         limited = header.get("op") == "call"
         if limited:
-            header = {**header, "limit": timeout}   # the worker stops the call itself at its limit (SIGALRM)
+            header = {**header, "limit": timeout}   # the student's process stops the call itself at its limit (SIGALRM)
         deadline = time.monotonic() + timeout + (INTERRUPT_GRACE if limited else 0)
         try:
             reply, out = self._exchange(header, list(arrays), deadline - time.monotonic(), what)
@@ -497,7 +497,7 @@ class StudentProcess:
         return reply
 
 
-INTERRUPT_GRACE = 1.0  # seconds a call has to stop after its limit (the worker's alarm) before its process is killed
+INTERRUPT_GRACE = 1.0  # seconds a call has to stop after its limit (its process's alarm) before the process is killed
 
 
 class Remote:

@@ -2,7 +2,7 @@
 bubblewrap) | ``REQUEST_FD RESPONSE_FD EVENT_FD`` (one submission's process, started on its own).
 
 ``python -I`` puts FOLDER alone on ``sys.path``; the package is imported from the folder above it, which is taken off
-``sys.path`` again (as with the one-file worker before, nothing of the sandbox's folder is importable), and the
+``sys.path`` again (as with the one-file worker.py before, nothing of the sandbox's folder is importable), and the
 package leaves ``sys.modules``, so the student's code finds none of its modules there.
 """
 import os

@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-MAX_FRAME = 1 << 30        # the worker's own bound on what the grader sends it (trusted inputs)
+MAX_FRAME = 1 << 30        # the student process's own bound on what the grader sends it (trusted inputs)
 MAX_DEPTH = 32             # nesting of a header's JSON values (lists in lists ...)
 MAX_ARRAYS = 256           # arrays in one frame
 MAX_NDIM = 8               # axes of one array
