@@ -71,7 +71,7 @@ def main(argv=None) -> int:
 
 def grade(args) -> int:
     from autograder import settings
-    from autograder.sandbox import zygote
+    from autograder.sandbox import lanes
     from autograder.sandbox.bubblewrap import SandboxUnavailable
 
     try:
@@ -80,7 +80,7 @@ def grade(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        zygote.nursery(settings.sandboxed())  # the sandbox's imports run while this process does its own
+        lanes.nursery(settings.sandboxed())  # the sandbox's imports run while this process does its own
         from autograder.feedback.report import table
         from autograder.grade import grade_submission, import_for_graders
 

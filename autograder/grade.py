@@ -19,7 +19,7 @@ from autograder.collect import GRADERS, Submission, collect, exercises_of
 from autograder.graders import forbidden, isolation
 from autograder.graders.plugin import GradingSession, Student, TestResult
 from autograder.messages import Notice
-from autograder.sandbox import zygote
+from autograder.sandbox import lanes
 from autograder.sandbox.runner import StudentCodeError, StudentProcess
 
 
@@ -121,24 +121,15 @@ def start_student(submission: Submission, capture: int | None = None) -> tuple[S
     """Run the submission's code cells in its sandboxed process; returns the process and the notebook's errors."""
     timeouts = settings.course()["timeouts"]
     sandboxed = settings.sandboxed()
-    lane, lane_start = zygote.shared(sandboxed), 0.0
-    if lane is not None and not lane.alive:
-        # the lane's start (the nursery's imports: seconds, more on a loaded machine) is not the student's time:
-        # the cells' own limits ("cell", "startup") start after it
-        started = time.perf_counter()
-        lane.start()
-        lane_start = time.perf_counter() - started
     process = StudentProcess(submission.code_cells, settings.limits(), timeouts["startup"], timeouts["call"],
-                             sandboxed=sandboxed, zygote=lane, capture=capture, cell_timeout=timeouts["cell"])
+                             sandboxed=sandboxed, lane=lanes.shared(sandboxed), capture=capture,
+                             cell_timeout=timeouts["cell"])
     errors: list[str] = [] if sandboxed else [UNSANDBOXED]
     try:
         report = process.start()
         errors += [_cell_error(i, s) for i, s in enumerate(report.cells) if not s.get("ok")]
-    except StudentCodeError as exc:
+    except StudentCodeError as exc:   # the process recorded it: every later call fails with this reason
         errors += [Notice.NOTEBOOK_FAILED.korean(message=exc.message)]
-        process.crashed_for_good = exc.message
-    if lane_start:
-        process.timings["lane_start"] = lane_start
     return process, errors
 
 
@@ -148,13 +139,13 @@ def grade_submission(submission: Submission, seed: int | None = None, started=No
     seed = new_seed() if seed is None else int(seed)
     start = time.perf_counter()
     process, errors = started or start_student(submission)
-    process.deadline = time.monotonic() + settings.course()["timeouts"]["submission"]
+    process.grade_within(settings.course()["timeouts"]["submission"])
     try:
         student = Student(process, submission.code_cells, settings.course()["timeouts"])
         graders_start = time.perf_counter()
         session = run_graders(submission.assignment, student, seed)
         timings = {**process.timings, "graders": time.perf_counter() - graders_start}
-        costs = {"restarts": process.restarts, "timeouts": process.timeouts, "interrupted": process.interrupted}
+        costs = process.costs
     finally:
         process.cleanup()
     exercises = []

@@ -17,10 +17,10 @@ def course() -> dict:
 
 
 def limits():
-    from autograder.sandbox.runner import Limits
+    """The student's process's resource limits (``COURSE["sandbox"]``, see ``autograder/sandbox/policy.py``)."""
+    from autograder.sandbox.policy import Limits
 
-    fields = Limits.__dataclass_fields__
-    return Limits(**{k: v for k, v in course()["sandbox"].items() if k in fields})
+    return Limits.from_course()
 
 
 def sandboxed() -> bool:

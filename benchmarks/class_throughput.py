@@ -6,7 +6,7 @@
 * stock: a course with nbgrader's default configuration; the course's notebooks with their visible checks as plain
   in-kernel asserts, no hidden graders, no sandbox; `nbgrader autograde attention` (one process, one kernel per
   submission).
-* package: the full pipeline (bubblewrap sandbox, one warm nursery and a zygote per lane, hidden pytest graders,
+* package: the full pipeline (bubblewrap sandbox, one warm nursery and a fork server per lane, hidden pytest graders,
   stored GPU references, feedback reports), `python -m autograder autograde attention --workers 1` and `--workers 2`.
 
 It checks that the package's scores equal grading each submission alone (same seed), and prints both wall

@@ -1,6 +1,6 @@
 """What the worst submissions cost: the grading time of the costly faults of ``tests/sandbox/catalogue.COSTS``
 (prints numbers), with the course's own timeouts, each graded in this process as ``python -m autograder grade``
-does (the lane's warm zygote).
+does (the lane's warm fork server).
 
     .venv/bin/python benchmarks/worst_case.py [--only ID,...] [--honest] [--out FILE]
 

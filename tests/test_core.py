@@ -64,7 +64,7 @@ def test_cell_errors_do_not_stop_later_cells():
 
 # ------------------------------------------------------------------------------------------- the event pipe
 # The forbidden-routine rule's run-time half (issue 13): the student's process reports each watched library routine
-# on a pipe as it runs (worker._guard); the trusted side gives each request the routines that ran while it was in
+# on a pipe as it runs (inside.monitor.guard); the trusted side gives each request the routines that ran while it was in
 # flight. These use the process alone, without graders.
 EVENT_CELLS = [
     "import os, stat, threading\nimport numpy as np\nimport torch",

@@ -1,4 +1,4 @@
-"""Each exercise on its own logic (autograder/graders/isolation.py, worker._Isolated) and a hung call's cost.
+"""Each exercise on its own logic (autograder/graders/isolation.py, inside.proxies.Isolated) and a hung call's cost.
 
 A student process whose ``softmax`` is wrong: while ``attention`` is called with ``softmax`` isolated, the proxy
 answers with the float64 reference in the caller's kind (numpy of the input's dtype, torch of the input's dtype),
@@ -16,7 +16,7 @@ os.environ.setdefault("KERAS_BACKEND", "torch")
 
 from autograder import settings  # noqa: E402
 from autograder.graders import isolation  # noqa: E402
-from autograder.sandbox import zygote  # noqa: E402
+from autograder.sandbox import lanes  # noqa: E402
 from autograder.sandbox.runner import StudentCodeError, StudentProcess  # noqa: E402
 
 CELLS = [
@@ -42,14 +42,14 @@ CELLS = [
 @pytest.fixture(scope="module")
 def proc():
     sandboxed = settings.sandboxed()
-    with StudentProcess(CELLS, call_timeout=1, sandboxed=sandboxed, zygote=zygote.shared(sandboxed)) as p:
+    with StudentProcess(CELLS, call_timeout=1, sandboxed=sandboxed, lane=lanes.shared(sandboxed)) as p:
         p.start()
         yield p
 
 
 def isolated_call(proc, name, *args):
     answers = isolation.Answers(["softmax"])
-    reply = proc._call(name, args, {}, isolate=["softmax"], answer=answers)
+    reply = proc.graded_call(name, args, {}, isolate=["softmax"], answer=answers)
     return reply, answers
 
 
@@ -75,7 +75,7 @@ def test_a_kept_proxy_is_refused_outside_its_call(proc):
         proc.call("later", np.ones(3))
     # and a proxy of the call in flight whose name the grader did not allow for it
     with pytest.raises(StudentCodeError, match="RuntimeError"):
-        proc._call("own", (np.ones(3),), {}, isolate=["softmax"], answer=isolation.Answers([]))
+        proc.graded_call("own", (np.ones(3),), {}, isolate=["softmax"], answer=isolation.Answers([]))
 
 
 def test_arguments_that_are_not_data_run_the_students_own_function(proc):
@@ -87,10 +87,10 @@ def test_arguments_that_are_not_data_run_the_students_own_function(proc):
 def test_questions_too_big_to_answer_run_the_students_own_function(proc):
     """A proxy cannot make the grader compute without bound (a 10^5 x 10^5 mask): the student's own runs."""
     answers = isolation.Answers(["causal_mask"])
-    assert proc._call("mask_rows", (4,), {}, isolate=["causal_mask"], answer=answers)["value"] == 4.0
+    assert proc.graded_call("mask_rows", (4,), {}, isolate=["causal_mask"], answer=answers)["value"] == 4.0
     assert answers.asked == {"causal_mask"}
     answers = isolation.Answers(["causal_mask"])
-    assert proc._call("mask_rows", (100_000,), {}, isolate=["causal_mask"], answer=answers)["value"] == 1.0
+    assert proc.graded_call("mask_rows", (100_000,), {}, isolate=["causal_mask"], answer=answers)["value"] == 1.0
     assert answers.asked == set()
 
 

@@ -2,8 +2,8 @@
 
 Keras is imported twice per grading run, never per submission or per worker: once by this process (then
 forked into the workers, which run the hidden graders) and once, at the same time on the other core, by the
-sandbox's nursery (then forked into each lane's zygote, which forks each submission's process; see
-``autograder.sandbox.zygote``). Each worker is one warm grading lane: it runs nbgrader's own ``Autograde``
+sandbox's nursery (then forked into each lane's fork server, which forks each submission's process; see
+``autograder.sandbox.lanes``). Each worker is one warm grading lane: it runs nbgrader's own ``Autograde``
 converter in-process (the course's preprocessors: the sandboxed execution and the hidden graders) for one student
 after another. Workers and student processes run one thread each, so N workers use N cores without
 oversubscribing them. ``--shard i/n`` grades the
@@ -102,24 +102,24 @@ def _warm_imports() -> None:
 
 
 def _init_worker(course_dir: str, counter, db_url: str | None, started=None) -> None:
-    """Once per worker: its own lane (zygote and uid), nbgrader's API on the course's config."""
+    """Once per worker: its own lane (fork server and uid), nbgrader's API on the course's config."""
     global _API, _STARTED
     _STARTED = started
     import warnings
 
     warnings.filterwarnings("ignore", module="nbgrader")  # SQLAlchemy's autoflush notes inside nbgrader's api
     with counter.get_lock():
-        lane, counter.value = counter.value, counter.value + 1
-    from autograder.sandbox import zygote
+        index, counter.value = counter.value, counter.value + 1
+    from autograder.sandbox import lanes
 
     for other in _LANES:   # this worker's copies of the other lanes' sockets: closed, theirs is not our business
-        if other.lane != lane and other.sock is not None:
+        if other.index != index and other.sock is not None:
             other.sock.close()
             other.sock = None
-    if lane < len(_LANES):
-        zygote.adopt(_LANES[lane])
+    if index < len(_LANES):
+        lanes.adopt(_LANES[index])
     else:   # a worker started again after one died: a lane of its own
-        os.environ["AUTOGRADER_LANE"] = str(lane)
+        os.environ["AUTOGRADER_LANE"] = str(index)
     from autograder.course import venv_on_path
 
     venv_on_path()  # nbgrader's gradebook runs alembic from the venv
@@ -134,9 +134,9 @@ def _init_worker(course_dir: str, counter, db_url: str | None, started=None) -> 
     if db_url:
         config.CourseDirectory.db_url = db_url
     _API = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
-    lane_process = zygote.shared(_sandbox_ok())
-    if not lane_process.alive:
-        lane_process.start()
+    lane = lanes.shared(_sandbox_ok())
+    if not lane.alive:
+        lane.start()
 
 
 def _sandbox_ok() -> bool:
@@ -222,7 +222,7 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
     from autograder import settings
 
     sandboxed = settings.sandboxed()  # refuse before starting anything when the sandbox cannot run
-    from autograder.sandbox import zygote
+    from autograder.sandbox import lanes
 
     if not mine:
         print(f"{assignment}: no submissions to grade" + (f" in shard {index}/{total}" if total > 1 else ""),
@@ -230,14 +230,14 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
         return []
     start, began = time.perf_counter(), time.time()
     phases = {}
-    nursery = zygote.nursery(sandboxed)   # its keras import runs while this process does its own
+    nursery = lanes.nursery(sandboxed)   # its keras import runs while this process does its own
     jobs = [(assignment, s, stage(course_dir, assignment, s)) for s in mine]
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
     outcomes: list[Outcome] = []
     phases["stage"] = time.perf_counter() - start
     _warm_imports()
     phases["imports"] = time.perf_counter() - start - phases["stage"]
-    _LANES[:] = [zygote.Zygote(sandboxed, lane, nursery=nursery) for lane in range(workers)]
+    _LANES[:] = [lanes.Lane(sandboxed, index, nursery=nursery) for index in range(workers)]
     for lane in _LANES:
         lane.start(alone=False)   # where the nursery cannot make it, the worker starts its lane on its own
     phases["lanes"] = time.perf_counter() - start - phases["stage"] - phases["imports"]

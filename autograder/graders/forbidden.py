@@ -2,9 +2,9 @@
 
 Two independent checks, both judged here on the trusted side:
 
-* at run time, the routines that ran while a graded call was in flight (``sandbox/worker._guard``: the forbidden
-  kernels at torch's dispatcher, Keras's and torch's Python-level attention routines seen from the kernels they
-  reach, scipy's softmax; written to a pipe as they run, ``sandbox/runner.EventLog``) count against that call's
+* at run time, the routines that ran while a graded call was in flight (``sandbox/inside/monitor.guard``: the
+  forbidden kernels at torch's dispatcher, Keras's and torch's Python-level attention routines seen from the kernels
+  they reach, scipy's softmax; written to a pipe as they run, ``sandbox/logs.EventLog``) count against that call's
   exercise. The call alone decides, never the name of a function the student wrote;
 * statically, the exercise's ``def`` in the submitted source is searched for the routine's name as an
   attribute, an imported name or a string (``getattr(F, "scaled_dot_product_attention")``).
@@ -22,8 +22,8 @@ import functools
 SWITCHES = {"DisableTorchFunction", "DisableTorchFunctionSubclass", "_set_torch_function_mode",
             "_pop_torch_function_stack", "_push_on_torch_function_stack"}
 
-# Run-time labels are the ones the monitor writes (sandbox/worker.py: its kernel table, ``_routine_codes`` and its
-# scipy wrappers; tests/test_attention_graders.py checks it). The other softmaxes (``torch.softmin``,
+# Run-time labels are the ones the monitor can write (``sandbox/inside/monitor.py``: ``LABELS``;
+# tests/sandbox/test_policy.py checks it). The other softmaxes (``torch.softmin``,
 # ``keras.ops.softmax``, ``keras.activations.softmax``) end at a softmax kernel, reported as ``torch:softmax``;
 # Keras's ``GroupedQueryAttention`` class is reported as ``keras:layers.GroupQueryAttention``.
 SOFTMAX = {

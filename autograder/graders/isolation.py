@@ -1,7 +1,7 @@
 """A mistake costs its own points, once, fast: each exercise is graded on its own logic, in its own time.
 
 * **Isolation.** While exercise X is called, the other contract functions X may build on (``CALLEES``) are, in
-  the student's process, proxies that ask this side for the reference result (``worker._Isolated``); ``Answers``
+  the student's process, proxies that ask this side for the reference result (``inside.proxies.Isolated``); ``Answers``
   answers them here with the float64 references of ``references.py`` (the answer key never enters the sandbox:
   only the answer for the arguments asked). A wrong, hanging or crashing ``softmax`` therefore costs
   ``softmax``'s points and not those of every exercise that calls it. The relation is a ladder (no exercise may

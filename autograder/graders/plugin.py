@@ -68,7 +68,7 @@ class Student:
 
     @property
     def defined(self) -> set[str]:
-        return set(self._process.report.names if self._process.report else [])
+        return set(self._process.names)
 
     def value(self, name: str):
         if name not in self.defined:
@@ -89,8 +89,8 @@ class Student:
 
     def _call(self, name, args, kwargs, memory_mb: int | None = None):
         if name not in self.defined:
-            if self._process.crashed_for_good:
-                raise GradingFailure(f"`{name}`: {self._process.crashed_for_good}")
+            if self._process.fatal:
+                raise GradingFailure(f"`{name}`: {self._process.fatal}")
             raise GradingFailure(Reason.UNDEFINED_FUNCTION.korean(name=name))
         if name not in self._static:
             self._static[name] = forbidden.static_violations(name, self._sources)
@@ -100,14 +100,10 @@ class Student:
         answers = isolation.Answers(isolation.callees(name, self.defined))
         limit = isolation.call_limit(args, kwargs, self._timeouts)
         small = limit < float(self._timeouts["call"])
-        options = {"timeout": self._limit(name, limit, small), "isolate": answers.allowed, "answer": answers}
+        options = {"timeout": self._limit(name, limit, small), "isolate": answers.allowed, "answer": answers,
+                   "memory_mb": memory_mb}
         try:
-            if memory_mb is None:
-                reply = self._timed(name if small else None, self._process._call, name, args, kwargs,
-                                    **options)
-            else:
-                reply = self._timed(name if small else None, self._process._call_with_memory, memory_mb,
-                                    name, args, kwargs, **options)
+            reply = self._timed(name if small else None, self._process.graded_call, name, args, kwargs, **options)
         except StudentCodeError as exc:
             raise GradingFailure(f"`{name}`: {exc.message}") from None
         finally:

@@ -4,8 +4,9 @@ The student's process sees a minimal read-only file system: the system's librari
 the course's virtual environment, nothing else. The repository (``autograder/``, the hidden graders and the
 stored references), the gradebook, the exchange and every other submission are simply not there. It gets a
 private writable scratch directory, a private ``/tmp``, no network (its own empty network namespace), its own pid,
-IPC and UTS namespaces, and runs as an unprivileged user when the grader runs as root. Resource limits
-(``Limits``) are set by the runner before ``exec``.
+IPC and UTS namespaces, and runs as an unprivileged user when the grader runs as root. What it gets is declared in
+``policy.py`` (``SANDBOX_NAMESPACES``, ``SYSTEM_DIRS``, the capabilities a fork server keeps); resource limits
+(``policy.Limits``) are set by the runner before ``exec``.
 
 Where bubblewrap cannot run (not installed, no user namespaces), ``Sandbox.check()`` raises
 ``SandboxUnavailable`` with a clear message; grading proceeds unsandboxed only when the instructor allows it
@@ -21,10 +22,30 @@ import sys
 from functools import cache
 from pathlib import Path
 
-NOBODY = 65534
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/alternatives",
-               "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/fonts",
-               "/etc/ssl/certs", "/etc/matplotlibrc")
+from autograder.sandbox.policy import FORK_SERVER_CAPABILITIES, HOSTNAME, NOBODY, SANDBOX_NAMESPACES, SYSTEM_DIRS
+
+INSIDE = Path(__file__).with_name("inside")   # the package that runs inside the sandbox, copied there whole
+
+
+def copy_inside(folder: Path) -> Path:
+    """Copy the ``inside`` package into ``folder`` (its sources only); returns the copy, which ``python -I COPY``
+    starts. Whatever an earlier process left under that name (a link, a file, a folder) is removed first, without
+    following links, and every file is created anew (``O_EXCL | O_NOFOLLOW``)."""
+    target = Path(folder) / INSIDE.name
+    if target.is_symlink() or target.is_file():
+        target.unlink()
+    elif target.exists():
+        shutil.rmtree(target)
+    os.mkdir(target, 0o755)
+    where = os.open(target, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        for source in sorted(INSIDE.glob("*.py")):
+            fd = os.open(source.name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=where)
+            with open(fd, "wb") as fh:
+                fh.write(source.read_bytes())
+    finally:
+        os.close(where)
+    return target
 
 
 class SandboxUnavailable(RuntimeError):
@@ -94,14 +115,13 @@ class Sandbox:
     def wrap(self, command: list[str], env: dict, keep_root: bool = False, extra_caps=()) -> list[str]:
         """``command`` as it runs inside the sandbox with exactly ``env`` as its environment.
 
-        When the grader is root the command runs as the unprivileged ``uid``; with ``keep_root`` (the zygote,
+        When the grader is root the command runs as the unprivileged ``uid``; with ``keep_root`` (a lane's fork server,
         which drops to a lane uid itself in each child before student code runs) it stays root inside, keeping
         only the capabilities to switch user, kill and chown, plus ``extra_caps`` (the nursery's
         ``CAP_SYS_ADMIN``, which each lane gives up once it has made its namespaces).
         """
-        args = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
-                "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox", "--clearenv",
-                "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+        args = ["bwrap", "--die-with-parent", "--new-session", *[f"--unshare-{n}" for n in SANDBOX_NAMESPACES],
+                "--hostname", HOSTNAME, "--clearenv", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
         made: set = set()
         for path in SYSTEM_DIRS:
             if os.path.exists(path):
@@ -114,7 +134,7 @@ class Sandbox:
         for key, value in env.items():
             args += ["--setenv", key, value]
         if os.geteuid() == 0 and keep_root:
-            caps = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", *extra_caps)
+            caps = (*FORK_SERVER_CAPABILITIES, *extra_caps)
             args += ["--cap-drop", "ALL"] + [a for cap in caps for a in ("--cap-add", cap)]
         elif os.geteuid() == 0:
             args += ["/usr/bin/setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",

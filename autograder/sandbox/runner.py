@@ -11,16 +11,13 @@ nothing in the student's scratch folder is opened by path.
 """
 from __future__ import annotations
 
-import fcntl
 import math
 import os
-import resource
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,89 +25,11 @@ from pathlib import Path
 import numpy as np
 
 from autograder.messages import Reason
-from autograder.sandbox.bubblewrap import Sandbox
-from autograder.sandbox.worker import FrameError, FrameTooBig, read_frame, write_frame
-
-WORKER = Path(__file__).with_name("worker.py")
-
-
-class EventLog:
-    """The trusted end of the student process's event pipe: which watched library routines ran, in order.
-
-    The student's process writes one line per use of a routine the forbidden-routine rule watches, at the moment
-    it runs (``worker._guard``), and keeps no record of its own. A thread here drains the pipe as lines arrive (so
-    a notebook that calls softmax a million times never blocks on a full pipe); ``since(mark)`` first reads what is
-    left, so a reply's events are all in once the reply has arrived (they were written before it). The pipe
-    closed while the process still answers, or a line that is not a routine's name, is tampering (``tampered``).
-    """
-
-    MAX_LINE = 200
-
-    def __init__(self, fd: int):
-        self.fd, self.lines, self.tampered = fd, [], ""
-        self._partial, self._eof, self._lock = b"", False, threading.Lock()
-        os.set_blocking(fd, False)
-        self._wake_r, self._wake_w = os.pipe()
-        self._thread = threading.Thread(target=self._drain_forever, name="autograder-events", daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        """Read what is there now (the lock held)."""
-        while not self._eof:
-            try:
-                chunk = os.read(self.fd, 1 << 16)
-            except BlockingIOError:
-                return
-            except OSError:
-                chunk = b""
-            if not chunk:
-                self._eof = True
-                return
-            *lines, self._partial = (self._partial + chunk).split(b"\n")
-            self._partial = self._partial[-self.MAX_LINE:]
-            for line in lines:
-                text = line.decode("ascii", "replace")
-                if not _ROUTINE.fullmatch(text) and not self.tampered:
-                    self.tampered = "기록 통로에 알 수 없는 내용이 쓰였습니다"
-                self.lines.append(text)
-
-    def _drain_forever(self) -> None:
-        import select
-
-        while not self._eof:
-            try:
-                ready, _, _ = select.select([self.fd, self._wake_r], [], [])
-            except (OSError, ValueError):
-                return
-            if self._wake_r in ready:
-                return
-            with self._lock:
-                self._read()
-
-    def mark(self) -> int:
-        with self._lock:
-            self._read()
-            return len(self.lines)
-
-    def since(self, mark: int) -> list[str]:
-        """The routines reported after ``mark``; sets ``tampered`` when the pipe was closed by the student."""
-        with self._lock:
-            self._read()
-            if self._eof and not self.tampered:
-                self.tampered = "학생 코드가 채점 기록 통로를 닫았습니다"
-            return self.lines[mark:]
-
-    def close(self) -> None:
-        os.write(self._wake_w, b"x")
-        self._thread.join(timeout=5)
-        for fd in (self.fd, self._wake_r, self._wake_w):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
-
-_ROUTINE = __import__("re").compile(r"[a-z]+:[A-Za-z_.]+")
+from autograder.sandbox import policy
+from autograder.sandbox.bubblewrap import Sandbox, copy_inside
+from autograder.sandbox.inside.wire import FrameError, FrameTooBig, read_frame, write_frame
+from autograder.sandbox.logs import EventLog, OutputLog
+from autograder.sandbox.policy import Limits
 
 
 class StudentCodeError(Exception):
@@ -121,41 +40,6 @@ class StudentCodeError(Exception):
         self.kind = kind
         self.message = message
         self.detail = detail
-
-
-@dataclass
-class Limits:
-    """Resource limits of the student's process (from ``course_config.COURSE["sandbox"]``)."""
-
-    memory_mb: int = 4096
-    cpu_seconds: int = 300
-    max_processes: int = 64
-    file_size_mb: int = 64
-    output_kb: int = 256
-    max_restarts: int = 3
-    total_restarts: int = 20
-    scratch_mb: int = 256
-    scratch_files: int = 4096
-    reply_mb: int = 64
-
-    @property
-    def reply_bytes(self) -> int:
-        """The longest frame accepted from the student's process (its arrays plus 1 MiB of header)."""
-        return (self.reply_mb + 1) << 20
-
-    @property
-    def reply_elements(self) -> int:
-        """Array elements accepted in one reply: ``reply_mb`` MiB once converted to float64."""
-        return (self.reply_mb << 20) // 8
-
-    def apply(self) -> None:
-        """Runs in the child between fork and exec."""
-        mb = 1 << 20
-        resource.setrlimit(resource.RLIMIT_AS, (self.memory_mb * mb, self.memory_mb * mb))
-        resource.setrlimit(resource.RLIMIT_CPU, (self.cpu_seconds, self.cpu_seconds))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (self.file_size_mb * mb, self.file_size_mb * mb))
-        resource.setrlimit(resource.RLIMIT_NPROC, (self.max_processes, self.max_processes))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
 @dataclass
@@ -171,12 +55,12 @@ class StudentProcess:
 
     Args:
         cells: the code cells to run, in order (sources as strings).
-        limits: resource limits.
+        limits: resource limits (default: ``course_config.py``'s, ``policy.Limits.from_course``).
         startup_timeout: seconds allowed for running all cells.
         call_timeout: seconds allowed for one call.
         python: the interpreter of the student's environment.
         sandboxed: run in bubblewrap (False only where unsandboxed grading is allowed explicitly).
-        zygote: the grading lane's warm process to fork from (None: a fresh interpreter).
+        lane: the grading lane whose warm process forks this one (None: a fresh interpreter).
         capture: collect each cell's outputs, at most this many characters per stream (None: do not).
         cell_timeout: seconds allowed for one cell.
 
@@ -188,73 +72,53 @@ class StudentProcess:
 
     def __init__(self, cells, limits: Limits | None = None, startup_timeout: float = 120,
                  call_timeout: float = 20, python: str = sys.executable, sandboxed: bool = True,
-                 zygote=None, capture: int | None = None, cell_timeout: float = 30):
+                 lane=None, capture: int | None = None, cell_timeout: float = 30):
         self.sandboxed = sandboxed
-        self.zygote = zygote
+        self.lane = lane
         self.capture = capture
         self.cells = list(cells)
-        self.limits = limits or Limits()
+        self.limits = limits or Limits.from_course()
         self.startup_timeout = startup_timeout
         self.call_timeout = call_timeout
         self.cell_timeout = cell_timeout
         self.good_cells: list[int] = []
-        self.timings: dict[str, float] = {}  # seconds: lane_start (a zygote started for this one), notebook
+        self.timings: dict[str, float] = {}  # seconds: lane_start (a lane started for this one), notebook
         self.python = python
         self.proc: subprocess.Popen | None = None
-        self.report: StartReport | None = None
+        self._report: StartReport | None = None   # the notebook's run: each cell's status, the names defined
         self.restarts = 0
-        self.crashed_for_good = None      # the submission's cells could not run at all
+        self._fatal = None                # why no process is left for this submission (Korean), if none is
         self.failures: dict = {}          # function -> how often its calls hung or ended the process
         self.broken: dict = {}            # function -> why it is not called again (its first hang or crash)
-        self.deadline: float | None = None  # monotonic time after which no more calls are made (whole submission)
+        self._deadline: float | None = None  # monotonic time after which no more calls start (``grade_within``)
         self.timeouts = 0                 # calls that ran past their limit
-        self.interrupted = 0              # of those, the ones the worker's alarm stopped (the process lived on)
-        self.scratch = None if zygote else Path(tempfile.mkdtemp(prefix="autograder-"))
-        self._log: int | None = None       # the output of the current process: a file only this side can name
+        self.interrupted = 0              # of those, the ones its own alarm stopped (the process lived on)
+        self.scratch = None if lane else Path(tempfile.mkdtemp(prefix="autograder-"))
+        self._output: OutputLog | None = None   # what the current process prints
         self._w = self._r = None
         self._sequence = 0                 # number of the last request (its reply must carry it)
         self.events: EventLog | None = None  # what the guarded kernels report, on a pipe only this side reads
 
     # ------------------------------------------------------------------ life cycle
-    def _env(self) -> dict:
-        home = "/scratch" if self.sandboxed else str(self.scratch)
-        env = {
-            "PATH": "/usr/bin:/bin",
-            "HOME": home,
-            "TMPDIR": "/tmp" if self.sandboxed else home,
-            "KERAS_BACKEND": "torch",
-            "MPLBACKEND": "Agg",
-            "OMP_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1",
-            "PYTHONHASHSEED": "0",
-            "LANG": "C.UTF-8",
-        }
-        for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
-            if key in os.environ:
-                env[key] = os.environ[key]
-        return env
-
     def _launch(self) -> None:
-        """A process for this submission: forked from the lane's warm zygote, or a fresh interpreter.
+        """A process for this submission: forked from the lane's warm process, or a fresh interpreter.
 
         Its output goes to a new unlinked file opened here (append only); the request pipe's end here is
         non-blocking, so that a process that stops reading cannot block a write past its deadline."""
         self.close()
-        if self._log is not None:
-            os.close(self._log)
-        with tempfile.TemporaryFile(prefix="autograder-output-") as log:
-            self._log = os.dup(log.fileno())
-        fcntl.fcntl(self._log, fcntl.F_SETFL, fcntl.fcntl(self._log, fcntl.F_GETFL) | os.O_APPEND)
+        if self._output is not None:
+            self._output.close()
+        self._output = OutputLog()
         request_r, request_w = os.pipe()
         response_r, response_w = os.pipe()
         event_r, event_w = os.pipe()
         try:
-            if self.zygote is not None:
-                if not self.zygote.alive:
+            if self.lane is not None:
+                if not self.lane.alive:
                     started = time.perf_counter()
-                    self.zygote.start()
+                    self.lane.start()
                     self.timings["lane_start"] = time.perf_counter() - started
-                self.proc = self.zygote.fork(request_r, response_w, event_w, self.limits, self._log)
+                self.proc = self.lane.fork(request_r, response_w, event_w, self.limits, self._output.fd)
             else:
                 self._spawn(request_r, response_w, event_w)
         except BaseException:
@@ -280,12 +144,24 @@ class StudentProcess:
         A cell that runs past its limit or kills the process (``os._exit``, a segfault) is recorded as failed, a
         fresh process replays the cells that had run well (within the same time limit: a replay that runs out of
         it ends the notebook's run there), and the next cells go on: one bad cell costs the student that cell, not
-        the notebook. At most ``total_restarts`` fresh processes are started for one submission.
+        the notebook. At most ``total_restarts`` fresh processes are started for one submission. A lane that is not
+        running yet is started first: its start (the nursery's imports, seconds on a loaded machine) is not the
+        student's time. A ``StudentCodeError`` that leaves no process is recorded (``fatal``) and raised.
         """
         started = time.perf_counter()
+        if self.lane is not None and not self.lane.alive:
+            self.lane.start()
+            self.timings["lane_start"] = time.perf_counter() - started
+        try:
+            return self._run_notebook(started)
+        except StudentCodeError as exc:
+            self._fatal = exc.message   # every later call fails at once with the same reason
+            raise
+
+    def _run_notebook(self, started: float) -> StartReport:
         deadline = time.monotonic() + self.startup_timeout
-        if self.deadline is not None:
-            deadline = min(deadline, self.deadline)
+        if self._deadline is not None:
+            deadline = min(deadline, self._deadline)
         self._launch()
         statuses, self.good_cells = [], []
         stopped, budget = None, self.limits.output_kb * 1024 * 16   # outputs kept for the whole notebook
@@ -303,7 +179,7 @@ class StudentProcess:
                 try:
                     self._restart(deadline)
                 except StudentCodeError as why:
-                    stopped = self.crashed_for_good = why.message   # no process left: later calls fail at once
+                    stopped = self._fatal = why.message   # no process left: later calls fail at once
             status = _kept(status)
             budget -= _output_size(status)
             if budget < 0 and status.get("outputs"):
@@ -312,19 +188,19 @@ class StudentProcess:
             statuses.append(status)
             if status.get("ok"):
                 self.good_cells.append(index)
-        names = [] if self.crashed_for_good else self._exchange({"op": "names"}, [], 30, "names")[0].get("names", [])
-        self.report = StartReport(cells=statuses, names=[n for n in names if isinstance(n, str)])
+        names = [] if self._fatal else self._exchange({"op": "names"}, [], 30, "names")[0].get("names", [])
+        self._report = StartReport(cells=statuses, names=[n for n in names if isinstance(n, str)])
         self.timings["notebook"] = time.perf_counter() - started - self.timings.get("lane_start", 0.0)
-        return self.report
+        return self._report
 
     def _restart(self, deadline: float) -> None:
         """A fresh process that replays the cells that had run well, all before ``deadline`` (raises
         ``StudentCodeError`` when the submission's restarts are used up or the replay does not fit)."""
         if self.restarts >= self.limits.total_restarts:
             self.close()
-            self.crashed_for_good = (f"학생 코드의 프로세스가 {self.restarts}번 다시 시작되어 제출물 하나의 재시작 "
+            self._fatal = (f"학생 코드의 프로세스가 {self.restarts}번 다시 시작되어 제출물 하나의 재시작 "
                                      "한도에 이르렀습니다. 나머지 검사는 하지 않았습니다.")
-            raise StudentCodeError("crashed", self.crashed_for_good)
+            raise StudentCodeError("crashed", self._fatal)
         self.restarts += 1
         self._launch()
         self._replay(deadline)
@@ -342,22 +218,17 @@ class StudentProcess:
 
     def _spawn(self, request_r: int, response_w: int, event_w: int) -> None:
         """A fresh interpreter for this submission alone (no warm lane)."""
-        worker = self.scratch / "worker.py"
-        try:
-            worker.unlink()   # whatever the student's earlier process left under that name (a link, say)
-        except FileNotFoundError:
-            pass
-        fd = os.open(worker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        with open(fd, "wb") as fh:
-            fh.write(WORKER.read_bytes())
-        command = [self.python, "-I", "worker.py", str(request_r), str(response_w), str(event_w)]
-        env = self._env()
+        inside = copy_inside(self.scratch)   # anew: whatever the student's earlier process left there is removed
+        command = [self.python, "-I", f"/scratch/{inside.name}" if self.sandboxed else str(inside),
+                   str(request_r), str(response_w), str(event_w)]
+        home = "/scratch" if self.sandboxed else str(self.scratch)
+        env = policy.environment(home=home, tmp="/tmp" if self.sandboxed else home)
         if self.sandboxed:
             sandbox = Sandbox(self.scratch, self.python)
             sandbox.prepare_scratch()
             command, env = sandbox.wrap(command, env), {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         self.proc = subprocess.Popen(
-            command, pass_fds=(request_r, response_w, event_w), stdin=subprocess.DEVNULL, stdout=self._log,
+            command, pass_fds=(request_r, response_w, event_w), stdin=subprocess.DEVNULL, stdout=self._output.fd,
             stderr=subprocess.STDOUT, cwd=self.scratch, env=env, start_new_session=True,
             preexec_fn=self.limits.apply)
 
@@ -387,11 +258,11 @@ class StudentProcess:
 
     def cleanup(self) -> None:
         self.close()
-        if self._log is not None:
-            os.close(self._log)
-            self._log = None
-        if self.zygote is not None and self.zygote.alive:
-            self.zygote.reap()  # processes the submission detached from its session end with it
+        if self._output is not None:
+            self._output.close()
+            self._output = None
+        if self.lane is not None and self.lane.alive:
+            self.lane.reap()  # processes the submission detached from its session end with it
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
 
@@ -403,32 +274,25 @@ class StudentProcess:
 
     def output_tail(self, limit: int = 2000) -> str:
         """The last ``limit`` bytes the process printed, read from this side's descriptor (never by path)."""
-        if self._log is None:
-            return ""
-        try:
-            size = os.fstat(self._log).st_size
-            data = os.pread(self._log, limit, max(0, size - limit))
-        except OSError:
-            return ""
-        return data.decode("utf-8", "replace")
+        return self._output.tail(limit) if self._output is not None else ""
 
     def _ensure_running(self) -> None:
         if self.proc is not None and self.proc.poll() is None and not _stopped(self.proc.pid):
             return
-        if self.crashed_for_good:
-            raise StudentCodeError("crashed", self.crashed_for_good)
-        if self.report is None:
+        if self._fatal:
+            raise StudentCodeError("crashed", self._fatal)
+        if self._report is None:
             self.start()
             return
         # it ran before and ended: a fresh process replays the cells that had run well, within the deadline
         deadline = time.monotonic() + self.startup_timeout
-        if self.deadline is not None:
-            deadline = min(deadline, self.deadline)
+        if self._deadline is not None:
+            deadline = min(deadline, self._deadline)
         try:
             self._restart(deadline)
         except StudentCodeError as exc:
             if time.monotonic() >= deadline:
-                self.crashed_for_good = exc.message   # every later call fails at once with the same reason
+                self._fatal = exc.message   # every later call fails at once with the same reason
             raise
 
     # ------------------------------------------------------------------ requests
@@ -438,8 +302,8 @@ class StudentProcess:
         ``answering``: the frame sent answers a proxy's ``callback`` question (``_answer_callbacks``); it belongs to
         the request in flight, whose number it keeps. A ``callback`` frame read back is a question, not a reply, so
         it carries no request number."""
-        if self.deadline is not None:
-            left = self.deadline - time.monotonic()
+        if self._deadline is not None:
+            left = self._deadline - time.monotonic()
             if left <= 0:
                 raise StudentCodeError("timeout", "제출물 전체의 채점 시간 제한을 넘어 나머지 검사는 하지 않았습니다.")
             timeout = min(timeout, left)
@@ -477,8 +341,8 @@ class StudentProcess:
         that ran while it was in flight).
 
         While the student's code runs, it may ask for reference results (``callback`` frames from the proxies of
-        ``worker._Isolated``): ``answer(header, arrays) -> (header, arrays)`` gives them (without ``answer`` every
-        such question is refused). A call past ``timeout`` is stopped by the worker's own alarm (the process lives
+        ``inside.proxies.Isolated``): ``answer(header, arrays) -> (header, arrays)`` gives them (without it, every
+        such question is refused). A call past ``timeout`` is stopped by the process's own alarm (it lives
         on) or else killed ``INTERRUPT_GRACE`` later.
 
         A function whose call ran past its time limit or ended the process is recognised once: it is not called
@@ -489,8 +353,8 @@ class StudentProcess:
         if key in self.broken:
             raise StudentCodeError("broken", self.broken[key])
         timeout = timeout or self.call_timeout
-        if self.deadline is not None:
-            left = self.deadline - time.monotonic()
+        if self._deadline is not None:
+            left = self._deadline - time.monotonic()
             if left <= 0:
                 raise StudentCodeError("timeout", "제출물 전체의 채점 시간 제한을 넘어 나머지 검사는 하지 않았습니다.")
             timeout = min(timeout, left)
@@ -499,7 +363,7 @@ class StudentProcess:
         what = header.get("op", "")
         limited = header.get("op") == "call"
         if limited:
-            header = {**header, "limit": timeout}   # the worker stops the call itself at its limit (SIGALRM)
+            header = {**header, "limit": timeout}   # the student's process stops the call itself at its limit (SIGALRM)
         deadline = time.monotonic() + timeout + (INTERRUPT_GRACE if limited else 0)
         try:
             reply, out = self._exchange(header, list(arrays), deadline - time.monotonic(), what)
@@ -555,6 +419,47 @@ class StudentProcess:
             return type(value)(self._bind(v) for v in value)
         return value
 
+    # ------------------------------------------------------------------ what the graders read
+    @property
+    def names(self) -> list[str]:
+        """The names the notebook's cells defined (empty before ``start`` or when it could not finish)."""
+        return list(self._report.names) if self._report else []
+
+    @property
+    def cell_results(self) -> list[dict]:
+        """One status per code cell (``ok``, ``error``, ``message``, ``where``, ``outputs``), empty before ``start``."""
+        return list(self._report.cells) if self._report else []
+
+    @property
+    def fatal(self) -> str | None:
+        """Why no process is left for this submission (Korean), or None: every later call fails with it."""
+        return self._fatal
+
+    @property
+    def deadline(self) -> float | None:
+        """The monotonic time after which no call starts (``grade_within``), or None."""
+        return self._deadline
+
+    def grade_within(self, seconds: float) -> None:
+        """From now on, no call starts later than ``seconds`` from now (the submission's time for its graders)."""
+        self._deadline = time.monotonic() + seconds
+
+    @property
+    def costs(self) -> dict:
+        """Fresh processes started again, calls past their limit, and of those the ones stopped in the process."""
+        return {"restarts": self.restarts, "timeouts": self.timeouts, "interrupted": self.interrupted}
+
+    def graded_call(self, target, args, kwargs, *, timeout: float | None = None, isolate=(), answer=None,
+                    memory_mb: int | None = None) -> dict:
+        """A grader's call, its whole reply returned (``value``, ``events``, ``seconds``, ``asked``; ``peak_mb`` with
+        ``memory_mb``). ``timeout``: its limit (default ``call_timeout``); ``isolate``: the student's functions that
+        are proxies during the call, answered by ``answer`` (see ``request``); ``memory_mb``: see
+        ``call_with_memory``."""
+        options = {"timeout": timeout, "isolate": isolate, "answer": answer}
+        if memory_mb is None:
+            return self._call(target, args, kwargs, **options)
+        return self._call_with_memory(memory_mb, target, args, kwargs, **options)
+
     def call(self, target, *args, method: str | None = None, **kwargs):
         """Call a student's function (by name) or a method of a remote object; returns plain values."""
         return self._call(target, args, kwargs, method)
@@ -576,7 +481,7 @@ class StudentProcess:
         The student's process lowers its own soft address-space limit for the call (an allocation past it raises
         ``MemoryError``), and the peak resident memory is measured from this side (``/proc/PID/clear_refs`` and
         ``VmHWM``), so a process that raises its soft limit again is still caught. The student's code cannot fork,
-        spawn or exec (``worker._guard``'s audit hook), so this process's peak is its whole tree's: no child can
+        spawn or exec (``inside.monitor.guard``'s audit hook), so this process's peak is its whole tree's: no child can
         hold the memory instead. The reply carries ``peak_mb``.
         """
         return self._call_with_memory(memory_mb, target, args, kwargs)
@@ -593,7 +498,7 @@ class StudentProcess:
         return reply
 
 
-INTERRUPT_GRACE = 1.0  # seconds a call has to stop after its limit (the worker's alarm) before its process is killed
+INTERRUPT_GRACE = 1.0  # seconds a call has to stop after its limit (its process's alarm) before the process is killed
 
 
 class Remote:

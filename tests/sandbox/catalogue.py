@@ -8,7 +8,7 @@ gets, except ``spares``: exercises whose solution calls an attacked one), how th
 grades it:
 
 * ``cells``: graded in this process from the submitted file, as ``python -m autograder grade`` does
-  (``collect_file`` + ``grade_submission``: the lane's warm zygote, no gradebook; about 2-3 s a notebook);
+  (``collect_file`` + ``grade_submission``: the lane's warm fork server, no gradebook; about 2-3 s a notebook);
 * ``notebook``/``file``: the real nbgrader path (``autograder.gradebook.batch.autograde_class`` on a scratch course),
   for edits of the notebook's structure and files that are not notebooks at all.
 
@@ -514,7 +514,7 @@ for _top, _dirs, _files in os.walk("/", onerror=lambda e: None):
                         _found.append(_path)
             except OSError:
                 pass
-# other processes' views of the file system (the zygote, bubblewrap's init)
+# other processes' views of the file system (the lane's fork server, bubblewrap's init)
 for _pid in os.listdir("/proc"):
     if _pid.isdigit() and int(_pid) != os.getpid():
         for _link in ("root", "cwd"):

@@ -4,7 +4,7 @@ Each must score 0 on the exercises it attacks, leave the honest exercises of the
 instructor's solution gets, and leave the graders, the stored references, the gradebook and the other
 submissions byte for byte as they were (sha256 before and after). Cell-level attacks are graded in this process
 from the submitted file as ``python -m autograder grade`` does (``collect_file`` + ``grade_submission``: the
-lane's warm zygote, no gradebook), with shortened timeouts; edits of the notebook's structure go through the real
+lane's warm fork server, no gradebook), with shortened timeouts; edits of the notebook's structure go through the real
 nbgrader path (``autograde_class`` on a scratch course, fixture ``nb_class``).
 """
 from __future__ import annotations

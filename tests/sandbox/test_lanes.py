@@ -2,7 +2,7 @@
 
 Two lanes of one nursery run a submission each at the same time; each submission looks for the other (its
 processes, its files in /tmp and in its scratch folder, an abstract unix socket, System V IPC) and must find
-nothing. The zygote of each lane is pid 1 of a pid namespace of its own, below the nursery's, with its own network
+nothing. The fork server of each lane is pid 1 of a pid namespace of its own, below the nursery's, with its own network
 namespace and no capabilities left; and a lane whose nursery cannot make it starts on its own and grades the same.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 from autograder import settings
 from autograder.sandbox import bubblewrap
-from autograder.sandbox import zygote
+from autograder.sandbox import lanes
 from autograder.sandbox.runner import StudentProcess
 
 PLANT = '''
@@ -74,12 +74,12 @@ def nspid(pid: int) -> list[int]:
 @pytest.fixture(scope="module")
 def two_lanes():
     assert settings.sandboxed() is True
-    nursery = zygote.Nursery(True).launch()
-    lanes = [zygote.Zygote(True, lane, nursery=nursery) for lane in (101, 102)]
-    for lane in lanes:
+    nursery = lanes.Nursery(True).launch()
+    pair = [lanes.Lane(True, index, nursery=nursery) for index in (101, 102)]
+    for lane in pair:
         lane.start(alone=False)
-    yield nursery, lanes
-    for lane in lanes:
+    yield nursery, pair
+    for lane in pair:
         lane.close()
     nursery.close()
 
@@ -87,7 +87,7 @@ def two_lanes():
 def student(lane, mark: str) -> StudentProcess:
     timeouts = settings.course()["timeouts"]
     process = StudentProcess([PLANT.format(mark=mark), LOOK], settings.limits(), timeouts["startup"],
-                             timeouts["call"], sandboxed=True, zygote=lane)
+                             timeouts["call"], sandboxed=True, lane=lane)
     report = process.start()
     assert all(cell.get("ok") for cell in report.cells), report.cells
     return process
@@ -116,7 +116,7 @@ def test_two_lanes_at_once_cannot_see_each_other(two_lanes):
         assert ask(first, "look", "LANE-MARK-B") == []
         assert ask(second, "look", "LANE-MARK-A") == []
         assert ask(first, "look", "LANE-MARK-A") != []            # control: a lane finds its own things
-        assert ask(first, "pids") == [1, first.proc.ns_pid]     # the lane's zygote and this submission, nothing else
+        assert ask(first, "pids") == [1, first.proc.ns_pid]   # the lane's fork server and this submission only
         assert ask(first, "caps") == ["0000000000000000", "0000000000000000"]
     finally:
         first.cleanup()
@@ -125,11 +125,11 @@ def test_two_lanes_at_once_cannot_see_each_other(two_lanes):
 
 def test_a_lane_the_nursery_cannot_make_starts_on_its_own(monkeypatch):
     def refuse(*args, **kwargs):
-        raise zygote.ZygoteError("no namespaces here")
+        raise lanes.LaneError("no namespaces here")
 
-    nursery = zygote.Nursery(True)
+    nursery = lanes.Nursery(True)
     monkeypatch.setattr(nursery, "new_lane", refuse)
-    lane = zygote.Zygote(True, 103, nursery=nursery)
+    lane = lanes.Lane(True, 103, nursery=nursery)
     try:
         lane.start()
         assert lane.fallback == "no namespaces here" and lane.proc is not None   # its own bubblewrap
@@ -152,15 +152,15 @@ def test_what_is_mounted_below_tmp_stays_visible_in_a_lane(monkeypatch):
     (tmp_path / "lane_probe_module.py").write_text("VALUE = 42\n")
     roots = bubblewrap.python_roots
     monkeypatch.setattr(bubblewrap, "python_roots", lambda python: [*roots(python), tmp_path])
-    nursery = zygote.Nursery(True).launch()
-    lane = zygote.Zygote(True, 104, nursery=nursery)
+    nursery = lanes.Nursery(True).launch()
+    lane = lanes.Lane(True, 104, nursery=nursery)
     try:
         lane.start(alone=False)
         assert lane.proc is None and not lane.fallback
         timeouts = settings.course()["timeouts"]
         process = StudentProcess([f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\nimport lane_probe_module\n"
                                   "V = lane_probe_module.VALUE\n"], settings.limits(), timeouts["startup"],
-                                 timeouts["call"], sandboxed=True, zygote=lane)
+                                 timeouts["call"], sandboxed=True, lane=lane)
         try:
             report = process.start()
             assert report.cells[0].get("ok"), report.cells

@@ -22,7 +22,7 @@ from autograder import settings
 from autograder.collect import collect, exercises_of
 from autograder.grade import import_for_graders, start_student
 from autograder.gradebook.preprocessors.handoff import RanInSandbox
-from autograder.sandbox import zygote
+from autograder.sandbox import lanes
 
 MAX_PNG = 2 << 20
 
@@ -60,12 +60,12 @@ class SandboxedExecute(NbGraderPreprocessor):
         limit = settings.course()["sandbox"]["output_kb"] * 1024
         submission = collect(nb, f"{info.get('notebook', assignment)}.ipynb", assignment)
         sandboxed = settings.sandboxed()
-        if not zygote.has_lane(sandboxed):   # the first submission of a plain `nbgrader autograde`
-            zygote.nursery(sandboxed)        # the sandbox imports keras while this process imports the graders'
+        if not lanes.has_lane(sandboxed):   # the first submission of a plain `nbgrader autograde`
+            lanes.nursery(sandboxed)        # the sandbox imports keras while this process imports the graders'
             import_for_graders()
             gc.freeze()                      # and keeps them out of every later collection
         process, errors = start_student(submission, capture=limit)
-        reports = process.report.cells if process.report else []
+        reports = process.cell_results
         for count, (index, report) in enumerate(zip(submission.code_indices, reports), start=1):
             cell = nb.cells[index]
             outputs = [o for o in (to_nbformat(raw, limit) for raw in report.get("outputs", [])) if o]

@@ -45,7 +45,7 @@ def number(value, what: str):
 
 def one_number(value) -> bool:
     """A numpy number as it arrives from the student's process: an array of one element, shape () or (1,) (the
-    sandbox's wire format sends 0-d arrays as 1-d today: ``np.ascontiguousarray`` in ``worker.write_frame``)."""
+    sandbox's wire format sends 0-d arrays as 1-d today: ``np.ascontiguousarray`` in ``inside.wire.write_frame``)."""
     return isinstance(value, np.ndarray) and value.ndim <= 1 and value.size == 1
 
 

@@ -1,10 +1,10 @@
 """Warm, sandboxed processes that fork one student process per submission (the trusted side's handles).
 
 Importing keras costs seconds of CPU; paying it once per grading run instead of once per submission (or once per
-lane) is what makes a class grade fast. The **nursery** runs ``worker.py --nursery`` inside bubblewrap (as root
+lane) is what makes a class grade fast. The **nursery** runs ``inside --nursery`` inside bubblewrap (as root
 there with only the capabilities to switch user, kill, chown and make namespaces; nothing of the repository, the
 gradebook or other submissions is mounted) and imports numpy/torch/keras once. Each grading **lane** is a fork of
-it, its **zygote**: it enters new mount, pid, network, IPC and UTS namespaces, sees only its own folder at
+it, its **fork server**: it enters new mount, pid, network, IPC and UTS namespaces, sees only its own folder at
 ``/scratch``, its own ``/dev/shm`` and a ``/proc`` of its own processes, takes ``CAP_SYS_ADMIN`` out of its
 effective set and sets no-new-privileges, and then forks a child per submission. Each child gets its own session, its own mount and IPC
 namespaces (its System V IPC and POSIX message queues end with it), a scratch folder that is a tmpfs of its own
@@ -12,8 +12,8 @@ namespaces (its System V IPC and POSIX message queues end with it), a scratch fo
 its own, the resource limits, and an unprivileged uid of its lane before any student code runs (it raises the
 lane's one kept capability, ``CAP_SYS_ADMIN``, for the namespaces and loses every capability with the uid). The
 uid's keyrings (user, user session, persistent), which outlive its processes, are emptied before every fork. Before every
-fork the zygote (pid 1 of its lane) kills every other process of the lane, so no two submissions ever run side by
-side in one lane, and nothing a submission leaves behind survives into the next. Lanes cannot see each other:
+fork the lane's fork server (pid 1 of its lane) kills every other process of the lane, so no two submissions ever run
+side by side in one lane, and nothing a submission leaves behind survives into the next. Lanes cannot see each other:
 own namespaces, own uid, own folder.
 
 Where the nursery cannot make namespaces (a machine where grading does not run as root and nested namespaces are
@@ -33,10 +33,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder.sandbox.bubblewrap import Sandbox
+from autograder.sandbox import policy
+from autograder.sandbox.bubblewrap import Sandbox, copy_inside
+from autograder.sandbox.policy import LANE_UIDS
 
-WORKER = Path(__file__).with_name("worker.py")
-LANE_UIDS = range(61000, 62000)  # each running lane on this machine has one of these to itself (grading as root)
 LOCKS = Path(tempfile.gettempdir()) / "autograder-lane-uids"
 
 
@@ -53,26 +53,26 @@ def claim_uid() -> tuple[int, object]:
             handle.close()
             continue
         return uid, handle
-    raise ZygoteError("no free lane uid: too many grading lanes on this machine")
+    raise LaneError("no free lane uid: too many grading lanes on this machine")
 
 
-class ZygoteError(RuntimeError):
+class LaneError(RuntimeError):
     pass
 
 
-class Zygote:
-    """One grading lane's warm process.
+class Lane:
+    """One grading lane: its warm process (the fork server), its folder and its uid, seen from the grader.
 
     Args:
         sandboxed: run inside bubblewrap (False only in the explicitly allowed unsandboxed mode).
-        lane: the lane number (names its folder; the uid of its student processes is claimed per machine).
+        index: the lane's number (names its folder; the uid of its student processes is claimed per machine).
         python: the interpreter.
     """
 
-    def __init__(self, sandboxed: bool = True, lane: int = 0, python: str = sys.executable,
+    def __init__(self, sandboxed: bool = True, index: int = 0, python: str = sys.executable,
                  startup_timeout: float = 180, nursery: "Nursery | None" = None):
         self.sandboxed = sandboxed
-        self.lane = lane
+        self.index = index
         self.uid, self._uid_lock = claim_uid() if os.geteuid() == 0 else (None, None)
         self.python = python
         self.startup_timeout = startup_timeout
@@ -89,14 +89,14 @@ class Zygote:
     def start(self, alone: bool = True) -> None:
         """Start the lane: forked from the nursery when there is one this process may use, else on its own
         (unless ``alone`` is False: then it stays unstarted)."""
-        self._release()   # what is left of an earlier start (a lane whose zygote died)
+        self._release()   # what is left of an earlier start (a lane whose fork server died)
         if self.nursery is not None and self.nursery.usable:
             try:
-                self.sock, self.root, self.root_pid = self.nursery.new_lane(self.lane)
+                self.sock, self.root, self.root_pid = self.nursery.new_lane(self.index)
                 self.load_seconds = self.nursery.load_seconds
                 self.sock.settimeout(30)
                 return
-            except ZygoteError as exc:
+            except LaneError as exc:
                 self.fallback = str(exc)
         elif self.nursery is None:
             self.fallback = "no nursery ($AUTOGRADER_NURSERY=0)"
@@ -104,18 +104,18 @@ class Zygote:
             self._start_alone()
 
     def _start_alone(self) -> None:
-        self.root = Path(tempfile.mkdtemp(prefix=f"autograder-lane{self.lane}-"))
+        self.root = Path(tempfile.mkdtemp(prefix=f"autograder-lane{self.index}-"))
         os.chmod(self.root, 0o711)  # children may enter their own scratch below, not list the others
-        self.proc, self.sock = _launch(self.root, "zygote", self.sandboxed, self.python, ("CAP_SYS_ADMIN",))
+        self.proc, self.sock = _launch(self.root, "lane", self.sandboxed, self.python, policy.NAMESPACE_CAPABILITIES)
         self.sock.settimeout(self.startup_timeout)
         try:
             ready = json.loads(self.sock.recv(1 << 16) or b"{}")
         except (TimeoutError, json.JSONDecodeError):
             ready = {}
         if not ready.get("ready"):
-            log = (self.root / "zygote.log").read_text(errors="replace")[-2000:]
+            log = (self.root / "lane.log").read_text(errors="replace")[-2000:]
             self.close()
-            raise ZygoteError(f"the grading lane's warm process did not start:\n{log}")
+            raise LaneError(f"the grading lane's warm process did not start:\n{log}")
         self.load_seconds = ready.get("seconds", 0.0)
         self.root_pid = self.proc.pid
         self.sock.settimeout(30)
@@ -150,14 +150,14 @@ class Zygote:
     # ------------------------------------------------------------------ requests
     def _ask(self, header: dict, fds=()) -> dict:
         if not self.alive:
-            raise ZygoteError("the grading lane's warm process is not running")
+            raise LaneError("the grading lane's warm process is not running")
         try:
             socket.send_fds(self.sock, [json.dumps(header).encode()], list(fds))
             reply = self.sock.recv(1 << 16)
         except OSError as exc:
-            raise ZygoteError(f"the grading lane's warm process stopped answering: {exc}") from None
+            raise LaneError(f"the grading lane's warm process stopped answering: {exc}") from None
         if not reply:
-            raise ZygoteError("the grading lane's warm process ended")
+            raise LaneError("the grading lane's warm process ended")
         return json.loads(reply)
 
     def new_scratch(self) -> tuple[Path, str]:
@@ -174,16 +174,16 @@ class Zygote:
         return path, inside
 
     def fork(self, request_r: int, response_w: int, event_w: int, limits, log_fd: int) -> "Child":
-        """Start a submission's process, serving the worker protocol on the pipe ends (events: ``worker._guard``), its
-        output to ``log_fd`` (a file the caller opened and reads by that descriptor; nothing in scratch is read by path)."""
+        """Start a submission's process, serving the wire protocol on the pipe ends (events: ``inside.monitor.guard``),
+        its output to ``log_fd`` (a file the caller opened and reads by that descriptor; nothing in scratch is read by
+        path)."""
         path, inside = self.new_scratch()
-        header = {"op": "fork", "scratch": inside, "uid": self.uid,
-                  "limits": {"memory_mb": limits.memory_mb, "cpu_seconds": limits.cpu_seconds,
-                             "file_size_mb": limits.file_size_mb, "max_processes": limits.max_processes,
-                             "scratch_mb": limits.scratch_mb, "scratch_files": limits.scratch_files}}
+        header = {"op": "fork", "scratch": inside, "uid": self.uid, "rlimits": limits.rlimits(),
+                  "environment": policy.child_environment(inside), "namespaces": list(policy.CHILD_NAMESPACES),
+                  "mounts": policy.child_mounts(inside, limits, self.uid)}
         reply = self._ask(header, (request_r, response_w, event_w, log_fd))
         if "pid" not in reply:
-            raise ZygoteError(f"the grading lane could not start a submission's process: {reply.get('error')}")
+            raise LaneError(f"the grading lane could not start a submission's process: {reply.get('error')}")
         return Child(self, reply["pid"], path)
 
     def status(self, pid: int):
@@ -197,9 +197,9 @@ class Zygote:
 class Child:
     """A forked student process, with just the part of ``subprocess.Popen`` the runner uses."""
 
-    def __init__(self, zygote: Zygote, ns_pid: int, scratch: Path):
-        self.zygote, self.ns_pid, self.scratch = zygote, ns_pid, scratch
-        self.pid = _host_pid(zygote.root_pid, ns_pid) if zygote.sandboxed else ns_pid
+    def __init__(self, lane: Lane, ns_pid: int, scratch: Path):
+        self.lane, self.ns_pid, self.scratch = lane, ns_pid, scratch
+        self.pid = _host_pid(lane.root_pid, ns_pid) if lane.sandboxed else ns_pid
         self.returncode = None
 
     def poll(self):
@@ -207,8 +207,8 @@ class Child:
             return None
         if self.returncode is None:
             try:
-                self.returncode = self.zygote.status(self.ns_pid)
-            except ZygoteError:
+                self.returncode = self.lane.status(self.ns_pid)
+            except LaneError:
                 self.returncode = -signal.SIGKILL
         return self.returncode
 
@@ -265,12 +265,12 @@ def _descendant(root_pid: int, match) -> int | None:
 
 
 def _launch(root: Path, mode: str, sandboxed: bool, python: str, extra_caps=()):
-    """Start ``worker.py --<mode>`` (``zygote`` or ``nursery``) in bubblewrap around ``root``: (process, socket)."""
-    shutil.copyfile(WORKER, root / "worker.py")
+    """Start ``inside --<mode>`` (``lane`` or ``nursery``) in bubblewrap around ``root``: (process, socket)."""
+    inside = copy_inside(root)
     parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    env = _lane_env(sandboxed, root)
-    worker = "/scratch/worker.py" if sandboxed else str(root / "worker.py")
-    command = [python, "-I", worker, f"--{mode}", str(child.fileno())]
+    home = "/scratch" if sandboxed else str(root)
+    env = policy.environment(home=home, tmp="/tmp" if sandboxed else home)
+    command = [python, "-I", f"/scratch/{inside.name}" if sandboxed else str(inside), f"--{mode}", str(child.fileno())]
     if sandboxed:
         command.append("--contained")
         command = Sandbox(root, python).wrap(command, env, keep_root=True, extra_caps=extra_caps)
@@ -295,7 +295,7 @@ def _end(proc: subprocess.Popen | None, sock: socket.socket | None) -> None:
 
 
 class Nursery:
-    """The warm sandboxed process every lane's zygote is forked from: keras is imported once per grading run.
+    """The warm sandboxed process every lane's fork server is forked from: keras is imported once per grading run.
 
     ``launch()`` returns at once (the import runs while the caller does its own); ``new_lane()`` waits for it.
     Only the process that launched it asks it for lanes (a forked worker that needs a new lane starts one alone).
@@ -316,12 +316,12 @@ class Nursery:
         self.ready = False
         self.failed = ""
         self.load_seconds = 0.0
-        self.lanes = 0
+        self.lanes_made = 0
 
     def launch(self) -> "Nursery":
         if self.proc is not None or self.failed:
             return self
-        self.proc, self.sock = _launch(self.root, "nursery", self.sandboxed, self.python, ("CAP_SYS_ADMIN",))
+        self.proc, self.sock = _launch(self.root, "nursery", self.sandboxed, self.python, policy.NAMESPACE_CAPABILITIES)
         return self
 
     @property
@@ -348,17 +348,19 @@ class Nursery:
         except OSError:
             return ""
 
-    def new_lane(self, lane: int) -> tuple[socket.socket, Path, int]:
-        """Fork a lane's zygote: (its control socket, its folder here, this side's pid of it)."""
+    def new_lane(self, index: int) -> tuple[socket.socket, Path, int]:
+        """Fork lane ``index``'s fork server: (its control socket, its folder here, this side's pid of it)."""
         self._wait_ready()
-        self.lanes += 1
-        root = self.root / f"lane{lane}-{self.lanes}"
+        self.lanes_made += 1
+        root = self.root / f"lane{index}-{self.lanes_made}"
         root.mkdir(mode=0o711)
         os.chmod(root, 0o711)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         inside = f"/scratch/{root.name}" if self.sandboxed else str(root)
         try:
-            socket.send_fds(self.sock, [json.dumps({"op": "lane", "root": inside}).encode()], [theirs.fileno()])
+            request = {"op": "lane", "root": inside, "namespaces": list(policy.LANE_NAMESPACES),
+                       "mounts": policy.lane_mounts(inside)}
+            socket.send_fds(self.sock, [json.dumps(request).encode()], [theirs.fileno()])
             reply = json.loads(self.sock.recv(1 << 16) or b"{}")
         except (OSError, json.JSONDecodeError) as exc:
             ours.close()
@@ -376,19 +378,19 @@ class Nursery:
         if not ready.get("ready"):
             ours.close()
             raise self._fail(f"a lane could not set itself up: {ready.get('error') or self._log()}")
-        # the lane's zygote is pid 1 of its own namespace; here it is the process whose pid in the nursery's
+        # the lane's fork server is pid 1 of its own namespace; here it is the process whose pid in the nursery's
         # namespace (one level below this one) is the pid the nursery reported
         host = _descendant_with(self.proc.pid, 1, reply["pid"]) if self.sandboxed else reply["pid"]
         if host is None:
             ours.close()
-            raise ZygoteError("the lane's zygote could not be found")
+            raise LaneError("the lane's fork server could not be found")
         return ours, root, host
 
-    def _fail(self, why: str) -> ZygoteError:
+    def _fail(self, why: str) -> LaneError:
         """Remember why the nursery is unusable (every later lane starts alone), end it, and return the error."""
         self.failed = why
         self._stop()
-        return ZygoteError(why)
+        return LaneError(why)
 
     def _stop(self) -> None:
         """End the nursery's process (its lanes end with it); lanes already handed out are closed by their owners."""
@@ -398,16 +400,6 @@ class Nursery:
     def close(self) -> None:
         self._stop()
         shutil.rmtree(self.root, ignore_errors=True)
-
-
-def _lane_env(sandboxed: bool, root: Path) -> dict:
-    env = {"PATH": "/usr/bin:/bin", "KERAS_BACKEND": "torch", "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1",
-           "MKL_NUM_THREADS": "1", "LANG": "C.UTF-8", "HOME": "/scratch" if sandboxed else str(root),
-           "TMPDIR": "/tmp" if sandboxed else str(root), "PYTHONDONTWRITEBYTECODE": "1"}
-    for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
-        if key in os.environ:
-            env[key] = os.environ[key]
-    return env
 
 
 _SHARED: dict = {}
@@ -427,15 +419,15 @@ def nursery(sandboxed: bool = True) -> Nursery | None:
     return current
 
 
-def adopt(lane: Zygote) -> None:
+def adopt(lane: Lane) -> None:
     """Make ``lane`` (started by the parent of this forked worker) this process's shared lane."""
-    os.environ["AUTOGRADER_LANE"] = str(lane.lane)
-    _SHARED[(lane.sandboxed, lane.lane)] = lane
+    os.environ["AUTOGRADER_LANE"] = str(lane.index)
+    _SHARED[(lane.sandboxed, lane.index)] = lane
 
 
-def _lane_key(sandboxed: bool, lane: int | None = None) -> tuple[bool, int]:
-    """The key of this process's lane in ``_SHARED``: ``lane``, else ``$AUTOGRADER_LANE`` (0 when unset)."""
-    return sandboxed, int(os.environ.get("AUTOGRADER_LANE", "0")) if lane is None else lane
+def _lane_key(sandboxed: bool, index: int | None = None) -> tuple[bool, int]:
+    """The key of this process's lane in ``_SHARED``: ``index``, else ``$AUTOGRADER_LANE`` (0 when unset)."""
+    return sandboxed, int(os.environ.get("AUTOGRADER_LANE", "0")) if index is None else index
 
 
 def has_lane(sandboxed: bool = True) -> bool:
@@ -444,15 +436,15 @@ def has_lane(sandboxed: bool = True) -> bool:
     return lane is not None and lane.alive
 
 
-def shared(sandboxed: bool = True, lane: int | None = None) -> Zygote:
+def shared(sandboxed: bool = True, index: int | None = None) -> Lane:
     """This process's warm lane (started on first use; closed when the process exits).
 
-    The lane number comes from ``lane`` or ``$AUTOGRADER_LANE`` (parallel graders give each worker its own).
+    The lane's number comes from ``index`` or ``$AUTOGRADER_LANE`` (parallel graders give each worker its own).
     """
-    key = _lane_key(sandboxed, lane)
+    key = _lane_key(sandboxed, index)
     if key not in _SHARED:
         import atexit
 
-        _SHARED[key] = Zygote(sandboxed=sandboxed, lane=key[1], nursery=nursery(sandboxed))
+        _SHARED[key] = Lane(sandboxed=sandboxed, index=key[1], nursery=nursery(sandboxed))
         atexit.register(_SHARED[key].close)
     return _SHARED[key]

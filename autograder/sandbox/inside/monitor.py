@@ -1,0 +1,257 @@
+"""The forbidden-routine watch in the student's process: guarded torch kernels, the audit hook, scipy's softmax.
+
+Each use of a watched library routine is written at once, as one line, to the event pipe that only the grader
+reads (``guard``); the grader attributes what arrives to the call in flight.
+"""
+import builtins as _builtins_module
+
+# This module's own copy of the builtins, taken before any student code runs: a cell that patches ``builtins.any``,
+# ``abs``, ``__import__``... changes the student's code, not the guard, the proxies or the wire format (a function
+# looks its builtins up in its module's ``__builtins__``).
+__builtins__ = dict(vars(_builtins_module))
+
+import os  # noqa: E402
+import sys
+
+# The forbidden-routine rule, enforced where the student's code cannot switch it off (see ``guard``).
+_KERNEL_OPS = {   # aten operator -> what the trusted side calls it (every registered CPU-side kernel is replaced)
+    "_softmax": "torch:softmax", "_softmax.out": "torch:softmax", "_safe_softmax": "torch:softmax",
+    "_masked_softmax": "torch:softmax", "_sparse_softmax": "torch:softmax",
+    "_nested_tensor_softmax_with_shape": "torch:softmax",
+    "_log_softmax": "torch:log_softmax", "_log_softmax.out": "torch:log_softmax",
+    "_sparse_log_softmax": "torch:log_softmax",
+    "scaled_dot_product_attention": "torch:scaled_dot_product_attention",
+    "_scaled_dot_product_attention_math": "torch:scaled_dot_product_attention",
+    "_scaled_dot_product_flash_attention_for_cpu": "torch:scaled_dot_product_attention",
+    "_native_multi_head_attention": "torch:multi_head_attention_forward",
+    "_transformer_encoder_layer_fwd": "torch:multi_head_attention_forward",
+}
+# Kernels that every Python-level library routine of the rule reaches (matrix products, tanh, exp): they report the
+# routine when one of its functions is on the calling thread's stack.
+_PROBE_OPS = ("mm", "bmm", "baddbmm", "addmm", "mv", "dot", "tanh", "exp")
+_KEYS = ("CPU", "SparseCPU", "NestedTensorCPU", "MkldnnCPU", "QuantizedCPU", "CompositeImplicitAutograd",
+         "CompositeExplicitAutograd", "FuncTorchBatchedDecomposition", "FuncTorchVmapMode")
+_RUNTIME_KEY = {"CompositeImplicitAutograd": "CPU", "CompositeExplicitAutograd": "CPU",
+                "FuncTorchBatchedDecomposition": "FuncTorchBatched"}  # alias key -> the key its kernel is read at
+_REFUSED = {   # audit events refused to the student's code once its first cell runs
+    "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.system", "os.exec", "subprocess.Popen", "pty.spawn",
+    "ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.cdata", "ctypes.cdata/buffer",
+    "ctypes.call_function", "ctypes.string_at", "ctypes.wstring_at", "ctypes.addressof", "ctypes.PyObj_FromPtr",
+    "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace", "sys.setprofile",
+    "sys._current_frames", "sys._current_exceptions", "os.add_dll_directory",
+}
+_FRAME_ATTRS = {"tb_frame", "gi_frame", "cr_frame", "ag_frame"}
+_LAYERS = {   # Keras attention layers: module -> (class, label)
+    "keras.src.layers.attention.attention": ("Attention", "keras:layers.Attention"),
+    "keras.src.layers.attention.additive_attention": ("AdditiveAttention", "keras:layers.AdditiveAttention"),
+    "keras.src.layers.attention.multi_head_attention": ("MultiHeadAttention", "keras:layers.MultiHeadAttention"),
+    "keras.src.layers.attention.grouped_query_attention": ("GroupedQueryAttention", "keras:layers.GroupQueryAttention"),
+}
+_SCIPY = ("softmax", "log_softmax")   # scipy.special's routines, wrapped (``watch_scipy``)
+# Every label this monitor can report; a grader's rule naming another could never see it (tests/sandbox/test_policy.py).
+LABELS = frozenset({*_KERNEL_OPS.values(), *(label for _, label in _LAYERS.values()), "keras:ops.dot_product_attention",
+                    "torch:multi_head_attention_forward", "torch:log_softmax", "torch:softmax",
+                    "torch:scaled_dot_product_attention", *(f"scipy:special.{name}" for name in _SCIPY)})
+
+
+def _routine_codes():
+    """``{code object: routine}`` of the Python-level library routines of the rule (Keras attention layers and
+    their internals, ``keras.ops.dot_product_attention``, torch's ``multi_head_attention_forward`` and the
+    softmax/attention decompositions of ``torch._refs``/``torch._decomp``)."""
+    import inspect
+
+    found = {}
+
+    def add(obj, label):
+        for fn in ([obj] if inspect.isfunction(obj) else
+                   [getattr(v, "__func__", v) for v in vars(obj).values()] if inspect.isclass(obj) else []):
+            fn = inspect.unwrap(fn) if inspect.isfunction(fn) else fn
+            code = getattr(fn, "__code__", None)
+            if code is not None:
+                found[code] = label
+
+    def module(name):
+        return sys.modules.get(name)
+
+    for name, (cls, label) in _LAYERS.items():
+        if module(name) is not None and hasattr(module(name), cls):
+            add(getattr(module(name), cls), label)
+    for name in ("keras.src.ops.nn", "keras.src.backend.torch.nn"):
+        for attr, value in vars(module(name) or object).items() if module(name) else ():
+            if "attention" in attr.lower():
+                add(value, "keras:ops.dot_product_attention")
+    functional = module("torch.nn.functional")
+    if functional is not None:
+        add(functional.multi_head_attention_forward, "torch:multi_head_attention_forward")
+        add(sys.modules["torch.nn"].MultiheadAttention, "torch:multi_head_attention_forward")
+    for name in ("torch._refs", "torch._refs.nn.functional", "torch._refs.special", "torch._decomp.decompositions",
+                 "torch._decomp.decompositions_for_jvp"):
+        for attr, value in vars(module(name) or object).items() if module(name) else ():
+            low = attr.lower()
+            label = ("torch:log_softmax" if "log_softmax" in low else "torch:softmax" if "softmax" in low else
+                     "torch:scaled_dot_product_attention" if "scaled_dot_product" in low else None)
+            if label:
+                add(value, label)
+    return found
+
+
+def guard(event_fd):
+    """Install the forbidden-routine watch and the audit hook in this (the student's) process; returns ``emit``.
+
+    The hook is armed by ``sys.audit("autograder.arm")`` before the first cell (arming early only restricts more).
+
+    Design (what the student's code can and cannot do about it):
+
+    * **Seen at torch's dispatcher.** Every kernel of the forbidden operators (softmax, log-softmax, SDPA and its
+      flash/math kernels, native multi-head attention) on every CPU-side dispatch key is replaced by one that first
+      reports and then runs the original kernel (``torch.library.get_kernel``). Python, ``torch.ops``,
+      ``torch._C``, threads, ``torch.jit``, ``vmap``, ``redispatch`` to the CPU key: every road ends at a leaf
+      kernel, so every road is seen. Python-level routines (Keras attention layers and their internals,
+      ``multi_head_attention_forward``, torch's decompositions) reach a matrix product, ``tanh`` or ``exp``
+      kernel: those report the routine when one of its functions (by code object) is on the calling thread's stack.
+    * **Nothing to undo.** Each use is written at once, as one line, to ``event_fd``, a pipe whose read end only
+      the grader holds: a byte sent cannot be taken back. Nothing is recorded in this process. The kernels and the
+      pipe's identity live in closures that no student object refers to; a closed or replaced pipe makes the
+      kernels refuse to compute, and the grader counts a closed pipe as tampering.
+    * **Attribution on the trusted side**: what arrives while a graded call is in flight (its conversion to arrays
+      included, so a lazy object that computes when converted is seen) counts against that call. No function name
+      chosen by the student is consulted.
+    * **An audit hook** (it cannot be removed), armed before the first cell: no fork/exec/spawn (so no child that
+      escapes the watch or the memory rule), no ``ctypes``, no ``gc.get_objects``/``get_referrers``/
+      ``get_referents``, no ``sys.settrace``/``setprofile``/``_current_frames``, and no frame (``sys._getframe``,
+      ``tb_frame``, ``gi_frame``, ...) from which one of the guard's frames can be reached.
+
+    What it cannot see is listed in the README (trust boundary): a signal handler's frame argument, library source
+    copied into the notebook, numpy-only library routines (scipy's softmax is wrapped, and flagged statically).
+    """
+    import threading
+
+    import torch
+    from torch.library import Library, get_kernel
+
+    # torch.compile runs eagerly here (so through the kernels below); tracing with fake tensors would run torch's
+    # own Python code beneath a guard kernel, where the audit hook refuses frames, and fail without saying why.
+    os.environ["TORCHDYNAMO_DISABLE"] = "1"
+    if "torch._dynamo.config" in sys.modules:
+        sys.modules["torch._dynamo.config"].disable = True
+    write, fstat, getframe = os.write, os.fstat, sys._getframe
+    stat = fstat(event_fd)
+    identity = (stat.st_dev, stat.st_ino)
+    local = threading.local()
+    codes = {code: (label + "\n").encode() for code, label in _routine_codes().items()}
+    guard_codes = set()
+
+    def emit(token):
+        now = fstat(event_fd)
+        if (now.st_dev, now.st_ino) != identity:
+            raise PermissionError("채점 기록 통로가 바뀌어 이 연산을 실행하지 않습니다")
+        write(event_fd, token)
+
+    def probe():
+        local.inside = True
+        try:
+            frame = getframe(2)   # the kernel's caller (0: probe, 1: the kernel)
+        except ValueError:        # called from a thread without Python frames: no library routine above it
+            frame = None
+        finally:
+            local.inside = False
+        while frame is not None:
+            label = codes.get(frame.f_code)
+            if label is not None:
+                emit(label)
+                return
+            frame = frame.f_back
+
+    def make(original, token):
+        if original is None:
+            def kernel(keyset, *args, **kwargs):
+                raise PermissionError("채점 중에는 이 텐서 형식으로 이 연산을 쓸 수 없습니다")
+        elif token is None:
+            def kernel(keyset, *args, **kwargs):
+                probe()
+                return original.call_boxed(keyset, *args, **kwargs)
+        else:
+            def kernel(keyset, *args, **kwargs):
+                emit(token)
+                probe()
+                return original.call_boxed(keyset, *args, **kwargs)
+        guard_codes.add(kernel.__code__)
+        return kernel
+
+    import warnings
+
+    library = Library("aten", "IMPL")
+    for op, label in list(_KERNEL_OPS.items()) + [(op, None) for op in _PROBE_OPS]:
+        try:
+            registrations = torch._C._dispatch_dump(f"aten::{op}").splitlines()
+        except RuntimeError:
+            continue
+        token = None if label is None else (label + "\n").encode()
+        keys = {line.split(":")[0].replace("[alias]", "") for line in registrations
+                if ": registered at" in line and "(inactive)" not in line and "fallthrough" not in line}
+        originals = {}
+        for key in sorted(keys & set(_KEYS)):  # every original first: an alias key's is computed from the others
+            try:
+                originals[key] = get_kernel(f"aten::{op}", _RUNTIME_KEY.get(key, key))
+            except (ValueError, RuntimeError):  # a key torch cannot hand out (MkldnnCPU): its tensors are refused
+                originals[key] = None
+        for key, original in originals.items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
+                library.impl(op, make(original, token), key, with_keyset=True)
+    guard_codes |= {emit.__code__, probe.__code__}
+
+    def reaches_guard(frame):
+        while frame is not None:
+            if frame.f_code in guard_codes:
+                return True
+            frame = frame.f_back
+        return False
+
+    armed = []
+
+    def hook(event, args):
+        if event == "autograder.arm":
+            armed.append(keep)
+            return
+        if not armed or getattr(local, "inside", False):
+            return
+        if event in _REFUSED:
+            raise PermissionError(f"채점 중에는 `{event}`은(는) 쓸 수 없습니다")
+        if event == "sys._getframe":
+            if reaches_guard(args[0]):
+                raise PermissionError("채점기의 프레임에는 접근할 수 없습니다")
+        elif event == "object.__getattr__" and len(args) > 1 and args[1] in _FRAME_ATTRS:
+            local.inside = True
+            try:
+                frame = getattr(args[0], args[1], None)
+            finally:
+                local.inside = False
+            if reaches_guard(frame):
+                raise PermissionError("채점기의 프레임에는 접근할 수 없습니다")
+
+    keep = library  # the registrations live as long as the hook, which the interpreter alone holds
+    guard_codes.add(hook.__code__)
+    guard_codes.add(reaches_guard.__code__)
+    sys.addaudithook(hook)
+    return emit
+
+
+def watch_scipy(emit, done):
+    """scipy's softmax is numpy code that no torch kernel sees: wrapped (once imported) to report its use."""
+    special = sys.modules.get("scipy.special")
+    if special is None or done:
+        return
+    for name in _SCIPY:
+        original, token = getattr(special, name, None), f"scipy:special.{name}\n".encode()
+        if original is None:
+            continue
+
+        def wrapper(*args, _original=original, _token=token, **kwargs):
+            emit(_token)
+            return _original(*args, **kwargs)
+
+        wrapper.__name__, wrapper.__doc__ = name, original.__doc__
+        setattr(special, name, wrapper)
+    done.append(True)
+

@@ -1,0 +1,248 @@
+"""The untrusted side's service: runs a submission's code cells and answers the grader's calls with plain values.
+
+It runs inside the sandbox (``python -I FOLDER/inside ...``, see ``__main__``) and imports nothing from
+``autograder`` (the hidden graders are not even visible there). Whatever this process sends back is treated as the
+student's answer and nothing more: no object, no code and no verdict crosses the boundary.
+"""
+import builtins as _builtins_module
+
+# This module's own copy of the builtins, taken before any student code runs: a cell that patches ``builtins.any``,
+# ``abs``, ``__import__``... changes the student's code, not the guard, the proxies or the wire format (a function
+# looks its builtins up in its module's ``__builtins__``).
+__builtins__ = dict(vars(_builtins_module))
+
+import io  # noqa: E402
+import linecache
+import signal
+import sys
+import time
+import traceback
+
+import numpy as np
+
+from .monitor import guard, watch_scipy
+from .proxies import Isolated
+from .values import Handles, decode, encode, to_numpy
+from .wire import read_frame, write_frame
+
+
+class _memory_allowance:
+    """Lower this process's soft address-space limit to what it holds now plus ``mb`` MiB for one call.
+
+    The grader also measures the call's peak resident memory from outside, so raising the soft limit again from
+    the student's code gains nothing.
+    """
+
+    def __init__(self, mb):
+        self.mb, self.saved = mb, None
+
+    def __enter__(self):
+        if self.mb:
+            import resource
+
+            with open("/proc/self/status") as fh:
+                held = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmSize:"))
+            self.saved = resource.getrlimit(resource.RLIMIT_AS)
+            hard = self.saved[1]
+            soft = held + int(self.mb) * (1 << 20)
+            resource.setrlimit(resource.RLIMIT_AS, (soft if hard < 0 else min(soft, hard), hard))
+
+    def __exit__(self, *exc):
+        if self.saved is not None:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_AS, self.saved)
+
+
+class TimeLimit(BaseException):
+    """Raised inside a graded call that ran past its limit (a BaseException: ``except Exception`` lets it pass)."""
+
+
+def _on_alarm(signum, frame):
+    raise TimeLimit("time limit")
+
+
+class _time_limit:
+    """``limit`` seconds of wall time for one call (SIGALRM), or nothing when the grader gives no limit."""
+
+    def __init__(self, limit):
+        self.limit = limit
+
+    def __enter__(self):
+        if self.limit:
+            signal.signal(signal.SIGALRM, _on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, float(self.limit))
+
+    def __exit__(self, *exc):
+        if self.limit:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, signal.SIG_IGN)
+
+
+def _error(exc):
+    try:
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith("<cell")]
+    except PermissionError:  # the traceback passes through the guard's frames, which the audit hook keeps closed
+        frames = []
+    where = [f"{f.filename} {f.lineno}번째 줄: {f.line}" for f in frames[-3:]]
+    return {"ok": False, "error": type(exc).__name__, "message": str(exc)[:2000], "where": where}
+
+
+class _Stream(io.TextIOBase):
+    """A capped text buffer standing in for stdout/stderr while a cell runs."""
+
+    def __init__(self, limit):
+        self.parts, self.size, self.limit, self.dropped = [], 0, limit, 0
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        text = str(text)
+        room = self.limit - self.size
+        if room > 0:
+            self.parts.append(text[:room])
+            self.size += min(len(text), room)
+        self.dropped += max(0, len(text) - max(room, 0))
+        return len(text)
+
+    def value(self):
+        text = "".join(self.parts)
+        return text + (f"\n... ({self.dropped}자 생략)\n" if self.dropped else "")
+
+
+def _figures():
+    """PNG images of the open matplotlib figures (then closed), for the executed notebook."""
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is None:
+        return []
+    images = []
+    for number in plt.get_fignums():
+        buf = io.BytesIO()
+        try:
+            plt.figure(number).savefig(buf, format="png", dpi=72, bbox_inches="tight")
+            import base64
+
+            images.append(base64.b64encode(buf.getvalue()).decode("ascii"))
+        except Exception:  # noqa: BLE001 - a broken figure is not a reason to stop
+            pass
+    plt.close("all")
+    return images
+
+
+def run_cell(index, source, namespace, capture=None):
+    """Run one cell; with ``capture`` (a byte limit) also return its outputs in nbformat's shape."""
+    name = f"<cell {index}>"
+    linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+    status, outputs, value = {"ok": True}, [], None
+    out = err = None
+    saved = sys.stdout, sys.stderr
+    if capture:
+        out, err = _Stream(capture), _Stream(capture)
+        sys.stdout, sys.stderr = out, err
+    try:
+        import ast
+
+        tree = ast.parse(source, name)
+        last = tree.body.pop() if capture and tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        exec(compile(tree, name, "exec"), namespace)
+        if last is not None:
+            value = eval(compile(ast.Expression(last.value), name, "eval"), namespace)
+    except BaseException as exc:  # noqa: BLE001 - a cell may raise anything, SystemExit included
+        status = _error(exc)
+    finally:
+        sys.stdout, sys.stderr = saved
+    if capture:
+        for stream, buf in (("stdout", out), ("stderr", err)):
+            if buf.value():
+                outputs.append({"output_type": "stream", "name": stream, "text": buf.value()})
+        if value is not None and status["ok"]:
+            try:
+                text = repr(value)[:capture]
+            except BaseException:  # noqa: BLE001
+                text = f"<{type(value).__name__}>"
+            outputs.append({"output_type": "execute_result", "text": text})
+        outputs += [{"output_type": "display_data", "png": png} for png in _figures()]
+        if not status["ok"]:
+            outputs.append({"output_type": "error", "ename": status["error"], "evalue": status["message"],
+                            "traceback": status.get("where", [])})
+        status["outputs"] = outputs
+    return status
+
+
+def serve(request_fd, response_fd, event_fd):
+    """Answer requests until the grader closes the pipe: ``run`` a cell, ``names`` defined, ``call``, ``get``...
+
+    Library routines that the forbidden-routine rule watches are reported on ``event_fd`` as they run (``guard``);
+    the grader counts what arrives while a call is in flight against that call."""
+    import types
+
+    main = types.ModuleType("__main__")  # the notebook's own __main__: this module stays out of its reach
+    namespace = main.__dict__
+    namespace["__builtins__"] = __builtins__
+    sys.modules["__main__"] = main
+    emit, scipy_watched = guard(event_fd), []
+    sys.audit("autograder.arm")  # from here on the audit hook refuses fork, ctypes, gc walks, tracing, frames
+    handles = Handles()
+    while True:
+        try:
+            header, arrays = read_frame(request_fd)
+        except EOFError:
+            return
+        out_arrays, isolated = [], None
+        try:
+            op = header["op"]
+            if op == "run":
+                watch_scipy(emit, scipy_watched)  # what earlier cells imported, before later cells keep references
+                status = run_cell(header["index"], header["source"], namespace, header.get("capture"))
+                write_frame(response_fd, {**status, "id": header.get("id")})
+                continue
+            if op == "names":
+                write_frame(response_fd, {"ok": True, "names": sorted(k for k in namespace if not k.startswith("_")),
+                                          "id": header.get("id")})
+                continue
+            target = header.get("target")
+            obj = handles.objects[target["h"]] if isinstance(target, dict) else namespace.get(target, _MISSING)
+            if obj is _MISSING:
+                reply = {"ok": False, "error": "Missing", "message": target}
+            elif op == "get":
+                reply = {"ok": True, "value": encode(obj, out_arrays, handles)}
+            elif op == "getattr":
+                value = getattr(obj, header["attr"])
+                if callable(value) and not isinstance(value, np.ndarray) and to_numpy(value) is None:
+                    reply = {"ok": True, "value": None, "callable": True}
+                else:
+                    reply = {"ok": True, "value": encode(value, out_arrays, handles)}
+            elif op == "len":
+                reply = {"ok": True, "value": encode(len(obj), out_arrays, handles)}
+            elif op == "call":
+                fn = getattr(obj, header["method"]) if header.get("method") else obj
+                args = decode(header.get("args", {"l": []}), arrays, handles)
+                kwargs = decode(header.get("kwargs", {"d": {}}), arrays, handles)
+                start = time.perf_counter()
+                isolated = Isolated(namespace, header.get("isolate") or (), request_fd, response_fd)
+                # A call past its limit is interrupted here (SIGALRM: TimeLimit), so a hung function costs its
+                # time and not the process; one that stops the alarm is killed by the grader a moment later.
+                with _memory_allowance(header.get("memory_mb")), isolated, _time_limit(header.get("limit")):
+                    value = fn(*args, **kwargs)
+                seconds = time.perf_counter() - start
+                # converted here, before the reply: a value that calls a library routine when converted does so
+                # while the call is still in flight for the grader
+                reply = {"ok": True, "value": encode(value, out_arrays, handles), "seconds": seconds,
+                         "asked": sorted(isolated.asked)}
+            else:
+                reply = {"ok": False, "error": "Protocol", "message": f"unknown op {op!r}"}
+        except BaseException as exc:  # noqa: BLE001
+            out_arrays = []
+            reply = _error(exc)
+            if isolated is not None:
+                reply["asked"] = sorted(isolated.asked)
+        reply["id"] = header.get("id")   # the grader matches each reply to its request by this number
+        try:
+            write_frame(response_fd, reply, out_arrays)
+        except (TypeError, ValueError) as exc:
+            write_frame(response_fd, {"ok": False, "error": type(exc).__name__, "message": str(exc),
+                                      "id": header.get("id")})
+
+
+_MISSING = object()

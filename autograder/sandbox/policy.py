@@ -1,0 +1,141 @@
+"""The student's process, declared once: who it runs as, what it sees, what it may use.
+
+Read like nsjail's config: the environment, the resource limits, the namespaces and the mounts of the process
+that runs a submission's code are data here, and each launcher applies them as they are:
+
+* a fresh interpreter in bubblewrap (``runner.StudentProcess``, no warm lane): ``bubblewrap.Sandbox.wrap``
+  makes ``SANDBOX_NAMESPACES`` and mounts ``SYSTEM_DIRS`` read-only, the process gets ``environment()``, and
+  ``Limits.apply`` sets ``Limits.rlimits()`` between fork and exec;
+* a child of a lane's fork server (``lanes.Lane.fork``): the lane itself was made with ``LANE_NAMESPACES`` and
+  ``lane_mounts()`` inside the nursery's bubblewrap (same ``environment()``, ``FORK_SERVER_CAPABILITIES``); each
+  child gets ``CHILD_NAMESPACES``, ``child_mounts()``, ``child_environment()`` and the same ``Limits.rlimits()``,
+  sent with the fork request and applied by ``inside.lane`` before any student code runs.
+
+The numbers (memory, CPU seconds, processes, file sizes, scratch size, reply size) are ``course_config.py``'s
+``COURSE["sandbox"]``, the one place they are set (``Limits.from_course``).
+"""
+from __future__ import annotations
+
+import os
+import resource
+from dataclasses import dataclass, fields
+
+# ----------------------------------------------------------------------------------------------- users
+NOBODY = 65534                      # a fresh interpreter's uid when the grader runs as root
+LANE_UIDS = range(61000, 62000)     # a lane's children's uid: each running lane on this machine has one to itself
+
+# ----------------------------------------------------------------------------------------------- environment
+ENVIRONMENT = {   # the whole environment of the student's process: nothing else of the grader's is passed
+    "PATH": "/usr/bin:/bin",
+    "KERAS_BACKEND": "torch",
+    "MPLBACKEND": "Agg",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "LANG": "C.UTF-8",
+}
+PASSED_THROUGH = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")   # the machine's OpenBLAS tuning, where it is set
+# No PYTHON* variable: the interpreter runs as ``python -I``, which ignores them all.
+
+
+def environment(home: str, tmp: str) -> dict:
+    """The environment every launcher starts the process with (``home``, ``tmp``: where HOME and TMPDIR point)."""
+    env = {**ENVIRONMENT, "HOME": home, "TMPDIR": tmp}
+    env.update({key: os.environ[key] for key in PASSED_THROUGH if key in os.environ})
+    return env
+
+
+def child_environment(scratch: str) -> dict:
+    """What a lane's child changes in the lane's environment: its own scratch folder is its home and its TMPDIR."""
+    return {"HOME": scratch, "TMPDIR": scratch}
+
+
+# ----------------------------------------------------------------------------------------------- resource limits
+@dataclass
+class Limits:
+    """Resource limits of the student's process (``course_config.COURSE["sandbox"]``, see ``from_course``)."""
+
+    memory_mb: int
+    cpu_seconds: int
+    max_processes: int
+    file_size_mb: int
+    output_kb: int
+    max_restarts: int
+    total_restarts: int
+    scratch_mb: int
+    scratch_files: int
+    reply_mb: int
+
+    @classmethod
+    def from_course(cls) -> "Limits":
+        from autograder import settings
+
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in settings.course()["sandbox"].items() if k in names})
+
+    @property
+    def reply_bytes(self) -> int:
+        """The longest frame accepted from the student's process (its arrays plus 1 MiB of header)."""
+        return (self.reply_mb + 1) << 20
+
+    @property
+    def reply_elements(self) -> int:
+        """Array elements accepted in one reply: ``reply_mb`` MiB once converted to float64."""
+        return (self.reply_mb << 20) // 8
+
+    def rlimits(self) -> dict:
+        """``setrlimit`` names and values (soft = hard) of the student's process."""
+        mb = 1 << 20
+        return {"RLIMIT_AS": self.memory_mb * mb, "RLIMIT_CPU": self.cpu_seconds,
+                "RLIMIT_FSIZE": self.file_size_mb * mb, "RLIMIT_NPROC": self.max_processes, "RLIMIT_CORE": 0}
+
+    def apply(self) -> None:
+        """Set ``rlimits()`` in this process (a fresh interpreter's, between fork and exec)."""
+        for name, value in self.rlimits().items():
+            resource.setrlimit(getattr(resource, name), (value, value))
+
+
+# ----------------------------------------------------------------------------------------------- namespaces, mounts
+# bubblewrap, around a fresh interpreter and around the nursery (every lane lives inside it): new pid, network, IPC,
+# UTS (and cgroup where the kernel allows) namespaces; a /proc and /dev of its own, a private /tmp; read-only, only
+# the system's libraries and the Python installation and virtual environment (``bubblewrap.python_roots``).
+SANDBOX_NAMESPACES = ("pid", "net", "ipc", "uts", "cgroup-try")
+HOSTNAME = "sandbox"
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/alternatives",
+               "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/fonts",
+               "/etc/ssl/certs", "/etc/matplotlibrc")
+# The nursery and a lane on its own stay root inside (grading as root) with these capabilities only: to switch each
+# child to the lane's uid, kill, chown; and CAP_SYS_ADMIN, which a lane keeps in its permitted set only (each child
+# raises it for its own namespaces, then loses every capability with the uid).
+FORK_SERVER_CAPABILITIES = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN")
+NAMESPACE_CAPABILITIES = ("CAP_SYS_ADMIN",)
+
+# A lane forked from the nursery: namespaces of its own (its fork server is pid 1 of the new pid namespace), only
+# its folder at /scratch, its own /dev/shm and a /proc of its own processes. /tmp stays bubblewrap's (root's, 0755:
+# no student process can write there), because the course's virtual environment may be mounted below it (a checkout
+# under /tmp) and a new /tmp would hide it.
+LANE_NAMESPACES = ("mount", "pid", "net", "ipc", "uts")
+
+
+def lane_mounts(root: str) -> list[dict]:
+    return [
+        {"type": "bind", "source": root, "target": "/scratch", "flags": ["rec"]},
+        {"type": "tmpfs", "target": "/dev/shm", "flags": ["nosuid", "nodev"], "options": "mode=0755,size=64m",
+         "if_exists": True},
+        {"type": "proc", "target": "/proc", "flags": ["nosuid", "nodev", "noexec"]},
+    ]
+
+
+# Each child of a lane (one submission's process): own mount and IPC namespaces (its System V IPC and POSIX message
+# queues end with it), a scratch folder that is a tmpfs of its own with a total size and a number of files (inodes),
+# owned by the lane's uid, and a /dev/shm that is a small empty tmpfs nobody can write.
+CHILD_NAMESPACES = ("mount", "ipc")
+
+
+def child_mounts(scratch: str, limits: Limits, uid: int | None) -> list[dict]:
+    return [
+        {"type": "tmpfs", "target": scratch, "flags": ["nosuid", "nodev"],
+         "options": f"size={int(limits.scratch_mb)}m,nr_inodes={int(limits.scratch_files)},mode=0700,"
+                    f"uid={uid},gid={uid}"},
+        {"type": "tmpfs", "target": "/dev/shm", "flags": ["nosuid", "nodev", "noexec", "rdonly"],
+         "options": "mode=0755,size=4k,nr_inodes=2", "if_exists": True},
+    ]

@@ -1,0 +1,91 @@
+"""The student's process's policy is declared once (autograder/sandbox/policy.py) and the rules the graders apply
+name only what the sandbox can report.
+
+Fast checks, no student code: the forbidden-routine labels of every grader rule are labels the monitor in the
+student's process can write (a label it can never write would be a rule that never fires), and both launchers build
+the student's environment and limits from the same declarations.
+"""
+from __future__ import annotations
+
+from autograder.graders import forbidden
+from autograder.sandbox import policy
+from autograder.sandbox.inside import monitor
+
+
+def reportable_labels() -> set[str]:
+    """What the monitor's own tables and wrappers can write: its kernel table, the code objects of
+    ``_routine_codes`` and the labels its scipy wrappers emit (run on a stand-in ``scipy.special``)."""
+    import importlib
+    import sys
+
+    import keras  # noqa: F401 - its attention layers and ops are what _routine_codes looks for
+
+    for name in ("torch._refs", "torch._refs.nn.functional", "torch._refs.special", "torch._decomp.decompositions",
+                 "torch._decomp.decompositions_for_jvp"):
+        importlib.import_module(name)
+    labels = set(monitor._KERNEL_OPS.values()) | set(monitor._routine_codes().values())
+
+    class AnySpecial:
+        def __getattr__(self, name):
+            return lambda *args, **kwargs: None
+
+    special, emitted = AnySpecial(), []
+    saved = sys.modules.get("scipy.special")
+    sys.modules["scipy.special"] = special
+    try:
+        monitor.watch_scipy(emitted.append, [])
+    finally:
+        if saved is None:
+            del sys.modules["scipy.special"]
+        else:
+            sys.modules["scipy.special"] = saved
+    for wrapped in vars(special).values():
+        wrapped()
+    return labels | {token.decode().strip() for token in emitted}
+
+
+def test_the_declared_labels_are_what_the_monitor_writes():
+    """``monitor.LABELS`` is derived from the same tables the monitor reports from, not a list kept by hand."""
+    assert reportable_labels() == set(monitor.LABELS)
+
+
+def test_every_forbidden_label_is_one_the_monitor_can_report():
+    """A run-time label that the monitor never writes (``torch:_softmax``: the monitor reports the kernel
+    ``_softmax`` as ``torch:softmax``) would forbid nothing."""
+    from autograder.graders import exercises
+
+    assert {"torch:softmax", "torch:scaled_dot_product_attention", "scipy:special.softmax"} <= monitor.LABELS
+    for assignment in exercises.ASSIGNMENTS:
+        for module in exercises.of_assignment(assignment):
+            rule = forbidden.rule(module.__name__.rsplit(".", 1)[-1])
+            unreportable = sorted(set(rule["runtime"]) - monitor.LABELS) if rule else []
+            assert not unreportable, f"{module.__name__}: the monitor never reports {unreportable}"
+
+
+def test_one_environment_and_one_set_of_limits():
+    env = policy.environment("/h", "/t")
+    assert env == {**policy.ENVIRONMENT, "HOME": "/h", "TMPDIR": "/t",
+                   **{k: v for k, v in env.items() if k in policy.PASSED_THROUGH}}
+    assert not any(k.startswith("PYTHON") for k in env)   # python -I would ignore them
+    limits = policy.Limits.from_course()
+    assert limits.rlimits()["RLIMIT_AS"] == limits.memory_mb << 20
+    assert set(limits.rlimits()) == {"RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NPROC", "RLIMIT_CORE"}
+
+
+def test_the_inside_package_is_copied_anew_over_what_a_student_left(tmp_path):
+    """A fresh interpreter starts from a copy of ``autograder/sandbox/inside`` in the student's scratch folder: a link
+    or a planted module left there under that name by the student's earlier process is removed, never followed."""
+    from autograder.sandbox.bubblewrap import INSIDE, copy_inside
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("grader's")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (scratch / INSIDE.name).symlink_to(elsewhere)
+    copy = copy_inside(scratch)
+    assert not copy.is_symlink() and (elsewhere / "keep.txt").read_text() == "grader's"
+    assert sorted(p.name for p in copy.iterdir()) == sorted(p.name for p in INSIDE.glob("*.py"))
+    (copy / "planted.py").write_text("x = 1")
+    copy = copy_inside(scratch)
+    assert not (copy / "planted.py").exists()
