@@ -1359,7 +1359,11 @@ ATTACKS = [
           "stop its own process (SIGSTOP) right after answering the first call, so that the grader writing the next "
           "request blocks forever",
           ("scaled_dot_product_attention",), on("scaled_dot_product_attention", STUCK_REQUEST_PIPE),
-          expect=(("제한 시간", "재시작 한도"),), max_seconds=150,
+          # Each stop costs a call its time limit; which limit the feedback names first depends on where the stops
+          # land (timing): the call's limit, the restart limit, or the submission's budget for all its calls
+          # (CALLS_TIME_SPENT, seen in a lone run on a loaded machine). All three are the grading ending in bounded
+          # time, which is what is checked.
+          expect=(("제한 시간", "재시작 한도", Reason.CALLS_TIME_SPENT),), max_seconds=150,
           # the other exercises' own solutions call it too, and a stop that lands in the next call costs that
           # call (one process serves every exercise): what is checked is that the grading ends, in bounded time
           spares=("*",)),
