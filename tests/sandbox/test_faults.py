@@ -163,7 +163,7 @@ def test_a_stalled_grader_never_stalls_the_class(generated_course, tmp_path_fact
 
     monkeypatch.setattr(runner, "read_frame", stuck)
     timeouts = settings.course()["timeouts"]
-    for key, value in {"cell": 5, "call": 2.5, "startup": 30, "submission": 30, "grace": 30}.items():
+    for key, value in {"cell": 5, "call": 2.5, "startup": 20, "submission": 20, "grace": 10}.items():
         monkeypatch.setitem(timeouts, key, value)
     monkeypatch.setattr(batch, "HARD_KILL_AFTER", 10, raising=False)
     course_dir = new_course(generated_course, tmp_path_factory.mktemp("stalls") / "course")
