@@ -1,0 +1,115 @@
+"""docs/authoring.md's "Adding an exercise" cannot go stale: this test follows its steps for the toy exercise.
+
+It copies the repository, writes the files and notebook cells exactly as the guide's marked blocks give them
+(``<!-- guide: file PATH -->`` and ``<!-- guide: cell GRADE_ID [points=P] -->``), makes the two registrations the guide
+asks for in words (the assignment in ``course_config.py``, the exercise in ``exercises.ASSIGNMENTS``), builds the
+assignment with the real nbgrader (``python -m autograder build toy``) and grades it both ways with
+``python -m autograder grade``: the solution gets full marks; the guide's mistake in the solution cell loses the
+exercise's points and the feedback names the mistake.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+pytestmark = pytest.mark.slow
+
+BLOCK = re.compile(r"<!-- guide: (file|cell) (\S+)(?: points=(\d+))? -->\n```\w*\n(.*?)```", re.S)
+
+
+def guide_blocks(root):
+    text = (root / "docs" / "authoring.md").read_text(encoding="utf-8")
+    blocks = BLOCK.findall(text)
+    assert blocks, "docs/authoring.md has no marked blocks for the toy exercise"
+    return blocks
+
+
+def repository_copy(root, where):
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True).stdout
+    for name in filter(None, files.decode().split("\0")):
+        source = root / name
+        if source.is_file() and not name.startswith(("release/", "solutions/", "tests/", "benchmarks/")):
+            (where / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, where / name)
+    for assignment in ("attention", "kv_cache", "quiz"):   # assignment detection reads every release
+        shutil.copytree(root / "release" / assignment, where / "release" / assignment)
+    return where
+
+
+def replace_once(path, old, new):
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{path}: the guide's registration point {old!r} is gone"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def follow_the_guide(root, repo):
+    cells = [nbformat.v4.new_markdown_cell("# 토이 과제: L2 정규화"), nbformat.v4.new_code_cell("import numpy as np")]
+    for kind, name, points, body in guide_blocks(root):
+        if kind == "file":
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            (repo / name).write_text(body, encoding="utf-8")
+            continue
+        grade = name.startswith("test_")
+        meta = {"grade": grade, "grade_id": name, "locked": grade, "schema_version": 3, "solution": not grade}
+        if grade:
+            meta["points"] = int(points)
+        cells.append(nbformat.v4.new_code_cell(body.rstrip("\n"), metadata={"nbgrader": meta}))
+    (repo / "source" / "toy").mkdir(parents=True)
+    nb = nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                                       "language": "python"}})
+    nbformat.write(nb, str(repo / "source" / "toy" / "toy.ipynb"))
+    # Step 1 and the end of step 4: the registrations the guide names in words.
+    replace_once(repo / "course_config.py", '"assignments": ["attention", "kv_cache", "quiz"],',
+                 '"assignments": ["attention", "kv_cache", "quiz", "toy"],')
+    replace_once(repo / "course_config.py", '"due_dates": {', '"due_dates": {\n        "toy": "2026-12-21 23:59:00 +0900",')
+    replace_once(repo / "autograder" / "graders" / "exercises" / "__init__.py", "ASSIGNMENTS = {",
+                 'ASSIGNMENTS = {\n    "toy": ("l2_normalize",),')
+
+
+def autograder(repo, *args):
+    env = {**os.environ, "PYTHONPATH": str(repo), "KERAS_BACKEND": "torch"}
+    return subprocess.run([sys.executable, "-m", "autograder", *args], cwd=repo, env=env, capture_output=True,
+                          text=True, timeout=600)
+
+
+def graded(repo, notebook):
+    proc = autograder(repo, "grade", str(notebook), "--json", "-", "--seed", "7")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout[proc.stdout.index("{"):])
+
+
+def test_the_guide_adds_an_exercise_that_is_graded_both_ways(root, tmp_path):
+    repo = repository_copy(root, tmp_path / "repo")
+    follow_the_guide(root, repo)
+
+    built = autograder(repo, "build", "toy")
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-3000:]
+    release = nbformat.read(str(repo / "release" / "toy" / "toy.ipynb"), as_version=4)
+    stub = next(c.source for c in release.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "solution_l2_normalize")
+    assert "raise NotImplementedError" in stub and "np.sqrt" not in stub    # nbgrader cleared the solution
+
+    solution = repo / "solutions" / "toy" / "toy.ipynb"
+    right = graded(repo, solution)
+    assert right["assignment"] == "toy"
+    assert (right["score"], right["max_score"]) == (1.0, 1.0), right
+
+    sys.path.insert(0, str(repo))
+    try:
+        mistake_source = re.search(r"source='''\n(.*?)'''", (repo / "autograder/graders/exercises/l2_normalize.py")
+                                   .read_text(encoding="utf-8"), re.S).group(1)
+    finally:
+        sys.path.remove(str(repo))
+    nb = nbformat.read(str(solution), as_version=4)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "solution_l2_normalize")
+    cell.source = mistake_source
+    wrong_path = tmp_path / "wrong.ipynb"
+    nbformat.write(nb, str(wrong_path))
+    wrong = graded(repo, wrong_path)
+    exercise = next(e for e in wrong["exercises"] if e["name"] == "l2_normalize")
+    assert wrong["score"] < 1.0 and exercise["score"] < exercise["max_score"], wrong
+    assert "제곱합의 제곱근을 구하지 않고" in json.dumps(wrong, ensure_ascii=False), wrong
