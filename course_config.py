@@ -73,7 +73,7 @@ COURSE = {
 
 # nbgrader's own settings; ``c`` exists only when nbgrader loads this file.
 try:
-    c  # noqa: F821 (provided by traitlets' load_subconfig)
+    c  # noqa: F821, B018 (provided by traitlets' load_subconfig)
 except NameError:
     c = None
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import secrets
 import time
 from dataclasses import dataclass, field

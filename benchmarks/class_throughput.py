@@ -117,7 +117,7 @@ def side_by_side(work: Path, n: int, env: dict) -> tuple[float, float]:
     courses = [package_course(work / f"side{i}", n, env) for i in range(2)]
     procs = [subprocess.Popen(autograde_command(1), cwd=pkg, env=e, stdout=subprocess.DEVNULL,
                               stderr=(pkg / "autograde.log").open("w")) for pkg, e in courses]
-    for proc, (pkg, _) in zip(procs, courses):
+    for proc, (pkg, _) in zip(procs, courses, strict=True):
         if proc.wait() != 0:
             raise RuntimeError(f"side-by-side run failed:\n{(pkg / 'autograde.log').read_text()[-3000:]}")
     alone = json.loads((alone_pkg / ".autograder" / "runs" / "attention.json").read_text())

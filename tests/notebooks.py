@@ -218,7 +218,7 @@ def minimal_notebook(assignment: str, points: dict | None = None) -> nbformat.No
     preamble, defs = [], []
     starts = [(n.decorator_list[0].lineno if getattr(n, "decorator_list", None) else n.lineno) - 1
               for n in tree.body] + [len(lines)]
-    for node, start, end in zip(tree.body, starts, starts[1:]):
+    for node, start, end in zip(tree.body, starts, starts[1:], strict=False):
         # up to the next top-level statement, so that trailing comments (### END SOLUTION) stay with their def
         text = "\n".join(lines[start:end]).rstrip()
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in names:

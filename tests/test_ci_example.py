@@ -84,7 +84,7 @@ def test_no_answer_key_and_no_secret_where_student_code_runs(workflow):
 
 
 def test_results_stay_with_the_instructors(workflow):
-    for name, job, step in steps(workflow):
+    for _name, _job, step in steps(workflow):
         uses = step.get("uses", "")
         assert not uses.startswith(("peter-evans/", "stefanzweifel/", "EndBug/")), "nothing is pushed anywhere"
         assert "git push" not in step.get("run", "")

@@ -105,7 +105,7 @@ def _histograms(data: dict, assignment: str) -> str:
     cols = 4
     rows = max(1, -(-len(names) // cols))
     fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.4 * rows), squeeze=False)
-    for ax, name in zip(axes.flat, names):
+    for ax, name in zip(axes.flat, names, strict=False):
         scores = [r["assignments"][assignment]["exercises"].get(name) for r in data["students"]
                   if assignment in r["assignments"]]
         scores = [s for s in scores if s is not None]

@@ -96,7 +96,7 @@ def of_replay(exercise: str, replay, observed: list, expected: list) -> list:
             theirs = replay(mistake.function())[: len(observed)]
         except Exception:  # noqa: BLE001
             continue
-        if len(theirs) == len(observed) and all(same(a, b) for a, b in zip(theirs, observed)) \
-                and not all(same(a, b) for a, b in zip(theirs, expected)):
+        if len(theirs) == len(observed) and all(same(a, b) for a, b in zip(theirs, observed, strict=True)) \
+                and not all(same(a, b) for a, b in zip(theirs, expected, strict=False)):
             found.append(mistake)
     return found

@@ -318,19 +318,19 @@ class StudentProcess:
                                     max_elements=self.limits.reply_elements)
         except TimeoutError:
             self.close()
-            raise StudentCodeError("timeout", f"제한 시간 {timeout:g}초 안에 끝나지 않았습니다 ({what}).")
+            raise StudentCodeError("timeout", f"제한 시간 {timeout:g}초 안에 끝나지 않았습니다 ({what}).") from None
         except FrameTooBig as exc:
             self.close()
             raise StudentCodeError("protocol", f"학생 프로세스가 보낸 값이 너무 큽니다 ({exc.size / (1 << 20):.0f} MB, "
-                                               f"한도 {self.limits.reply_mb} MB): 받지 않았습니다.")
+                                               f"한도 {self.limits.reply_mb} MB): 받지 않았습니다.") from exc
         except FrameError as exc:
             self.close()
             raise StudentCodeError("protocol", "학생 프로세스가 채점기와 주고받는 형식에 맞지 않는 값을 보냈습니다 "
-                                               f"(숫자 배열과 기본 값만 받습니다): {exc}")
-        except (EOFError, OSError):
+                                               f"(숫자 배열과 기본 값만 받습니다): {exc}") from exc
+        except (EOFError, OSError) as exc:
             code = self.proc.wait() if self.proc else None
             self.close()
-            raise StudentCodeError("crashed", _crash_message(code), self.output_tail())
+            raise StudentCodeError("crashed", _crash_message(code), self.output_tail()) from exc
         if reply.get("op") != "callback" and reply.get("id") != self._sequence:
             self.close()
             raise StudentCodeError("protocol", "학생 프로세스가 요청하지 않은 답을 보냈습니다 (응답 순서가 맞지 않음).")

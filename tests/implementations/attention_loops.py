@@ -33,7 +33,7 @@ def _attention_loops(score, query, key, value, mask):
             top = max(scores)
             exps = [math.exp(s - top) for s in scores]
             total = sum(exps)
-            for j, e in zip(visible, exps):
+            for j, e in zip(visible, exps, strict=True):
                 out[index][i] += (e / total) * v[index][j]
     return out
 
@@ -55,7 +55,10 @@ def dot_product_attention(query, key, value, mask=None):
 
 def scaled_dot_product_attention(query, key, value, mask=None, return_weights=False):
     d = np.shape(query)[-1]
-    score = lambda q, k: float(np.dot(q, k)) / math.sqrt(d)
+
+    def score(q, k):
+        return float(np.dot(q, k)) / math.sqrt(d)
+
     out = _attention_loops(score, query, key, value, mask)
     if not return_weights:
         return out

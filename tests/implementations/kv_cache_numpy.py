@@ -89,7 +89,7 @@ def flash_attention(query, key, value, block_size=64, causal=False, query_block=
         qb = q[..., r0:r1, :] / np.sqrt(q.shape[-1])
         limit = np.arange(r0, r1)[:, None] + (tk - tq)                     # last key each row may see
         m = np.full(qb.shape[:-1] + (1,), -np.inf, out.dtype)
-        l = np.zeros(qb.shape[:-1] + (1,), out.dtype)
+        total = np.zeros(qb.shape[:-1] + (1,), out.dtype)
         acc = np.zeros(qb.shape[:-1] + v.shape[-1:], out.dtype)
         for c0 in range(0, tk, block_size):
             c1 = min(c0 + block_size, tk)
@@ -100,10 +100,10 @@ def flash_attention(query, key, value, block_size=64, causal=False, query_block=
             shift = np.where(m_new == -np.inf, 0, m_new)
             p = np.exp(s - shift)
             scale = np.exp(m - shift)
-            l = scale * l + p.sum(axis=-1, keepdims=True)
+            total = scale * total + p.sum(axis=-1, keepdims=True)
             acc = scale * acc + p @ v[..., c0:c1, :]
             m = m_new
-        out[..., r0:r1, :] = acc / l
+        out[..., r0:r1, :] = acc / total
     return out
 
 

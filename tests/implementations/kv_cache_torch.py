@@ -90,7 +90,7 @@ def flash_attention(query, key, value, block_size=64, causal=False):
     tq, tk = q.shape[-2], k.shape[-2]
     scale = 1.0 / math.sqrt(q.shape[-1])
     m = torch.full(q.shape[:-1] + (1,), float("-inf"), dtype=q.dtype)     # running max
-    l = torch.zeros(q.shape[:-1] + (1,), dtype=q.dtype)                    # running sum
+    total = torch.zeros(q.shape[:-1] + (1,), dtype=q.dtype)                # running sum
     acc = torch.zeros(q.shape[:-1] + v.shape[-1:], dtype=q.dtype)          # running weighted sum
     last = torch.arange(tq)[:, None] + (tk - tq)                           # last key each query may see
     for start in range(0, tk, block_size):
@@ -102,10 +102,10 @@ def flash_attention(query, key, value, block_size=64, causal=False):
         base = torch.where(torch.isinf(m_new), torch.zeros_like(m_new), m_new)
         p = torch.exp(s - base)
         alpha = torch.exp(m - base)
-        l = alpha * l + p.sum(dim=-1, keepdim=True)
+        total = alpha * total + p.sum(dim=-1, keepdim=True)
         acc = alpha * acc + p @ vb
         m = m_new
-    return acc / l
+    return acc / total
 
 
 def sliding_window_mask(t_q, t_k=None, window=4096):

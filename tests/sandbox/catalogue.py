@@ -340,7 +340,7 @@ def {TARGET}(query, key, value, mask=None):
     return Impostor()
 '''
 
-IPYTHON_TRANSFORMERS = f'''
+IPYTHON_TRANSFORMERS = '''
 import ast
 import builtins
 import numpy as np

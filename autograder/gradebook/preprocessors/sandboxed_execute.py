@@ -66,7 +66,7 @@ class SandboxedExecute(NbGraderPreprocessor):
             gc.freeze()                      # and keeps them out of every later collection
         process, errors = start_student(submission, capture=limit)
         reports = process.cell_results
-        for count, (index, report) in enumerate(zip(submission.code_indices, reports), start=1):
+        for count, (index, report) in enumerate(zip(submission.code_indices, reports, strict=False), start=1):
             cell = nb.cells[index]
             outputs = [o for o in (to_nbformat(raw, limit) for raw in report.get("outputs", [])) if o]
             for output in outputs:

@@ -58,7 +58,7 @@ def check_scenario(student, chunks) -> list:
     cache = student.KVCache()
     got = observe(cache, chunks)
     expected = expected_observations(chunks)
-    for i, (what, g, e) in enumerate(zip(labels(chunks), got, expected)):
+    for i, (what, g, e) in enumerate(zip(labels(chunks), got, expected, strict=False)):
         try:
             if isinstance(e, int):
                 value = number(g, what)

@@ -27,7 +27,7 @@ def draw(rng, b, h, t, d, dtype=np.float32):
 def steps_of(sizes):
     """Token ranges [a, b) of consecutive steps."""
     bounds = np.cumsum((0,) + tuple(sizes))
-    return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+    return list(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))
 
 
 def run_steps(attend, cache, q, k, v, steps) -> list:

@@ -15,7 +15,7 @@ import pytest
 
 from autograder.graders import references
 from autograder.graders.attention.inputs import normal
-from autograder.graders.compare import GradingFailure, as_array, expect_close, expect_true
+from autograder.graders.compare import GradingFailure, expect_close, expect_true
 from autograder.graders.diagnosis import of_replay, with_causes
 from autograder.graders.kv_cache import TrustedCache, number
 
@@ -32,7 +32,7 @@ def draw(rng, b, h, t, d, dtype=np.float32):
 def steps_of(sizes):
     """Token ranges [a, b) of consecutive steps."""
     bounds = np.cumsum((0,) + tuple(sizes))
-    return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+    return list(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))
 
 
 def call(attend, q, k, v, a, b, cache, base):
