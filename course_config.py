@@ -59,7 +59,6 @@ COURSE = {
         "max_processes": 64,
         "file_size_mb": 64,
         "output_kb": 256,
-        "max_restarts": 3,    # calls of one function that may hang or end the process before it is not called again
         "total_restarts": 20, # fresh processes for one submission in all (each replays the cells that ran well)
         # The scratch folder (home, TMPDIR, working directory) of each student process is a tmpfs of its own: at
         # most this many MiB in all (memory of the grading machine) and this many files and folders (inodes).

@@ -59,7 +59,6 @@ class Limits:
     max_processes: int
     file_size_mb: int
     output_kb: int
-    max_restarts: int
     total_restarts: int
     scratch_mb: int
     scratch_files: int

@@ -56,13 +56,13 @@ class StudentProcess:
     Args:
         cells: the code cells to run, in order (sources as strings).
         limits: resource limits (default: ``course_config.py``'s, ``policy.Limits.from_course``).
-        startup_timeout: seconds allowed for running all cells.
-        call_timeout: seconds allowed for one call.
+        startup_timeout: seconds allowed for running all cells (default: ``COURSE["timeouts"]["startup"]``).
+        call_timeout: seconds allowed for one call (default: ``COURSE["timeouts"]["call"]``).
         python: the interpreter of the student's environment.
         sandboxed: run in bubblewrap (False only where unsandboxed grading is allowed explicitly).
         lane: the grading lane whose warm process forks this one (None: a fresh interpreter).
         capture: collect each cell's outputs, at most this many characters per stream (None: do not).
-        cell_timeout: seconds allowed for one cell.
+        cell_timeout: seconds allowed for one cell (default: ``COURSE["timeouts"]["cell"]``).
 
     Example:
         >>> proc = StudentProcess(["def f(x):\\n    return x + 1"])
@@ -70,17 +70,20 @@ class StudentProcess:
         array([1., 1., 1.])
     """
 
-    def __init__(self, cells, limits: Limits | None = None, startup_timeout: float = 120,
-                 call_timeout: float = 20, python: str = sys.executable, sandboxed: bool = True,
-                 lane=None, capture: int | None = None, cell_timeout: float = 30):
+    def __init__(self, cells, limits: Limits | None = None, startup_timeout: float | None = None,
+                 call_timeout: float | None = None, python: str = sys.executable, sandboxed: bool = True,
+                 lane=None, capture: int | None = None, cell_timeout: float | None = None):
+        from autograder import settings
+
+        timeouts = settings.course()["timeouts"]
         self.sandboxed = sandboxed
         self.lane = lane
         self.capture = capture
         self.cells = list(cells)
         self.limits = limits or Limits.from_course()
-        self.startup_timeout = startup_timeout
-        self.call_timeout = call_timeout
-        self.cell_timeout = cell_timeout
+        self.startup_timeout = timeouts["startup"] if startup_timeout is None else startup_timeout
+        self.call_timeout = timeouts["call"] if call_timeout is None else call_timeout
+        self.cell_timeout = timeouts["cell"] if cell_timeout is None else cell_timeout
         self.good_cells: list[int] = []
         self.timings: dict[str, float] = {}  # seconds: lane_start (a lane started for this one), notebook
         self.python = python
@@ -88,7 +91,6 @@ class StudentProcess:
         self._report: StartReport | None = None   # the notebook's run: each cell's status, the names defined
         self.restarts = 0
         self._fatal = None                # why no process is left for this submission (Korean), if none is
-        self.failures: dict = {}          # function -> how often its calls hung or ended the process
         self.broken: dict = {}            # function -> why it is not called again (its first hang or crash)
         self._deadline: float | None = None  # monotonic time after which no more calls start (``grade_within``)
         self.timeouts = 0                 # calls that ran past their limit
@@ -376,7 +378,6 @@ class StudentProcess:
                 if exc.kind == "timeout":
                     self.timeouts += 1
                     exc = StudentCodeError("timeout", _timeout_message(timeout), exc.detail)
-                self.failures[key] = self.failures.get(key, 0) + 1
                 self.broken[key] = exc.message
                 raise exc from None
             raise
