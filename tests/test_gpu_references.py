@@ -79,6 +79,18 @@ def test_every_stored_file_matches_its_sha256():
             assert store.sha256(case_dir / entry["file"]) == entry["sha256"], f"{case_dir.name}/{entry['file']}"
 
 
+def test_every_stored_case_is_compared_by_a_grader(cases):
+    """Every kind of stored case is named by a grader's ``GPU_CASES`` and every named kind is stored: none is kept
+    that no student's output is compared with, and no grader asks for one that is not there."""
+    from autograder.graders import gpu_checks
+
+    used = gpu_checks.graders_of_kinds()
+    stored = {case.kind for case in cases}
+    assert stored == set(used), f"stored, no grader: {sorted(stored - set(used))}; named, not stored: " \
+                                f"{sorted(set(used) - stored)}"
+    assert used["flash_long"] == "flash_attention" and used["gqa"] == "grouped_query_attention"
+
+
 def test_every_backend_and_dtype_is_stored_or_skipped_with_a_reason():
     for case_dir, manifest in manifests():
         stored = [(e["backend"], e["dtype"]) for e in manifest["outputs"] if e["dtype"] != "float64"]

@@ -6,7 +6,9 @@ failure names what it was compared with: device, backend, dtype, max error, tole
 """
 from __future__ import annotations
 
+import ast
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +17,20 @@ from autograder.graders import diagnosis
 from autograder.graders.compare import GradingFailure, as_array, expect_shape, max_error
 from autograder.graders.gpu_refs import store
 from autograder.graders.tolerances import GPU, STUDENT
+
+
+@cache
+def graders_of_kinds() -> dict[str, str]:
+    """``{stored case kind: exercise}`` as each grader declares it (``GPU_CASES`` at the top of
+    ``graders/<assignment>/test_<exercise>.py``), read from the source without importing the graders."""
+    found = {}
+    for path in sorted(Path(__file__).parent.glob("*/test_*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "GPU_CASES" for t in node.targets):
+                kinds = ast.literal_eval(node.value)
+                for kind in (kinds,) if isinstance(kinds, str) else kinds:
+                    found[kind] = path.stem[len("test_"):]
+    return found
 
 
 @cache

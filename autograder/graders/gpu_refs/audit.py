@@ -10,13 +10,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autograder.graders import references
+from autograder.graders import gpu_checks, references
 from autograder.graders.gpu_refs import store
 from autograder.graders.tolerances import STUDENT
 
-EXERCISE = {"sdpa": "scaled_dot_product_attention", "sdpa_large_logits": "scaled_dot_product_attention",
-            "causal": "causal_mask", "self_attention": "self_attention", "mha": "multi_head_attention_layer",
-            "gqa": "grouped_query_attention", "flash_long": "flash_attention"}
+# stored case kind -> the exercise whose grader compares with it (its GPU_CASES)
+EXERCISE = gpu_checks.graders_of_kinds()
 
 
 @dataclass
