@@ -14,11 +14,8 @@ The seeds are fixed for reproducibility; ``ATTENTION_GRADER_SEED=<int>`` shifts 
 """
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -29,15 +26,7 @@ from autograder.graders import mistakes  # noqa: E402
 from autograder.messages import Reason  # noqa: E402
 
 
-def _load_notebooks():
-    spec = importlib.util.spec_from_file_location("attention_test_notebooks", Path(__file__).with_name("notebooks.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-notebooks = _load_notebooks()
+import notebooks  # noqa: E402 - tests/ is on sys.path (tests/conftest.py)
 
 pytestmark = pytest.mark.slow
 

@@ -18,11 +18,8 @@ The seeds are fixed for reproducibility; ``KV_CACHE_GRADER_SEED=<int>`` shifts t
 """
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -36,15 +33,7 @@ from autograder.graders import mistakes  # noqa: E402
 from autograder.messages import Reason  # noqa: E402
 
 
-def _load_notebooks():
-    spec = importlib.util.spec_from_file_location("kv_cache_test_notebooks", Path(__file__).with_name("notebooks.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-notebooks = _load_notebooks()
+import notebooks  # noqa: E402 - tests/ is on sys.path (tests/conftest.py)
 
 pytestmark = pytest.mark.slow
 

@@ -15,12 +15,9 @@ The quiz notebook imports no keras, so a grading costs about a second.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -30,15 +27,7 @@ from autograder.graders.compare import GradingFailure
 from autograder.graders.quiz.answer_key import ANSWERS, WRITTEN
 
 
-def _load_notebooks():
-    spec = importlib.util.spec_from_file_location("quiz_test_notebooks", Path(__file__).with_name("notebooks.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-notebooks = _load_notebooks()
+import notebooks  # noqa: E402 - tests/ is on sys.path (tests/conftest.py)
 
 pytestmark = pytest.mark.slow
 
