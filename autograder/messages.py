@@ -73,7 +73,8 @@ class Reason(_Catalogue):
     # --- a submitted file (autograder/collect.py, autograder/gradebook): refused, or not a gradable notebook
     SYMBOLIC_LINK = ("심볼릭 링크입니다. 링크가 가리키는 파일은 읽지 않습니다 (노트북 파일 자체를 제출하세요)",
                      "it is a symbolic link")
-    HARD_LINK = ("하드 링크입니다. 다른 이름과 내용을 공유하는 파일은 읽지 않습니다 (노트북을 새 파일로 저장해 제출하세요)",
+    HARD_LINK = ("하드 링크입니다. 다른 이름과 내용을 공유하는 파일은 읽지 않습니다 "
+                 "(노트북을 새 파일로 저장해 제출하세요)",
                  "it is a hard link ({names} names)")
     DIRECTORY = (_NOT_PLAIN, "it is a directory")
     FIFO = (_NOT_PLAIN, "it is a FIFO")

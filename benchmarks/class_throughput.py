@@ -217,7 +217,8 @@ def main() -> None:
         f"speed-up 1 -> 2 workers: {one_seconds / two_seconds:.2f}x   (target >= 1.8); after the start-up "
         f"(first job to last): {work1 / steady(pkg2):.2f}x",
         f"two 1-worker runs side by side (own course, nursery, lanes and gradebook each; {n // 2} submissions "
-        f"each): per-submission median {alone_median:.2f} s alone -> {side_median:.2f} s (+{slowdown * 100 - 100:.0f} %)",
+        f"each): per-submission median {alone_median:.2f} s alone -> {side_median:.2f} s "
+        f"(+{slowdown * 100 - 100:.0f} %)",
         f"  => the most 2 workers can gain here: {bound:.2f}x on this class with its {start1:.1f} s of start-up, "
         f"{2 / slowdown:.2f}x with no start-up at all",
         *([f"speed-up 1 -> 2 workers on a class of {args.scaling_students} (package only): {scaling[0]:.1f} s -> "

@@ -105,7 +105,8 @@ def main() -> None:
     variants = args.variant or ["blank", "solved"]
     med = statistics.median
 
-    print(f"machine: {platform.node()} {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(f"machine: {platform.node()} {platform.machine()}, {os.cpu_count()} cores, "
+          f"Python {platform.python_version()}")
     print(f"kernel: {kernel_manager()[1]}; {args.runs} run(s) per notebook, medians, seconds")
     summary = []
     for (a, variant), path in notebooks(assignments, variants).items():

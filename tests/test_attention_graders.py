@@ -293,7 +293,8 @@ def test_forbidden_routines_get_zero_on_their_exercise(request, replaced):
     for name in replaced:
         exercise = result.exercise(name)
         assert exercise.score == 0, failures(result, name)
-        assert all(Reason.FORBIDDEN_ROUTINE.found_in(t.message) for t in exercise.tests), [t.message for t in exercise.tests]
+        assert all(Reason.FORBIDDEN_ROUTINE.found_in(t.message) for t in exercise.tests), \
+            [t.message for t in exercise.tests]
     for exercise in result.exercises:   # those that call a replaced one are graded with its reference (isolation)
         if exercise.name not in replaced:
             assert exercise.score == exercise.max_score, failures(result, exercise.name)

@@ -66,7 +66,8 @@ def follow_the_guide(root, repo):
     # Step 1 and the end of step 4: the registrations the guide names in words.
     replace_once(repo / "course_config.py", '"assignments": ["attention", "kv_cache", "quiz"],',
                  '"assignments": ["attention", "kv_cache", "quiz", "toy"],')
-    replace_once(repo / "course_config.py", '"due_dates": {', '"due_dates": {\n        "toy": "2026-12-21 23:59:00 +0900",')
+    replace_once(repo / "course_config.py", '"due_dates": {',
+                 '"due_dates": {\n        "toy": "2026-12-21 23:59:00 +0900",')
     replace_once(repo / "autograder" / "graders" / "exercises" / "__init__.py", "ASSIGNMENTS = {",
                  'ASSIGNMENTS = {\n    "toy": ("l2_normalize",),')
 
@@ -90,7 +91,8 @@ def test_the_guide_adds_an_exercise_that_is_graded_both_ways(root, tmp_path):
     built = autograder(repo, "build", "toy")
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-3000:]
     release = nbformat.read(str(repo / "release" / "toy" / "toy.ipynb"), as_version=4)
-    stub = next(c.source for c in release.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "solution_l2_normalize")
+    stub = next(c.source for c in release.cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") == "solution_l2_normalize")
     assert "raise NotImplementedError" in stub and "np.sqrt" not in stub    # nbgrader cleared the solution
 
     solution = repo / "solutions" / "toy" / "toy.ipynb"

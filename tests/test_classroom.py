@@ -68,7 +68,8 @@ def test_class_is_graded_with_penalties_and_exports(sqlite_class):
     assert 0 < attention["2026021"][0] < 27 and 0 < attention["2026006"][0] < 27
     assert quiz["2026001"][0] == 15 and quiz["2026029"][0] < 15    # written answers still to be graded by hand
     rows = list(csv.reader(open(demo.dir / "reports" / "grades.csv", encoding="utf-8")))
-    assert rows[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"] and rows[1][0] == "Points Possible"
+    assert rows[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"] \
+        and rows[1][0] == "Points Possible"
     assert len(rows) == 2 + len(IDS)
     report = (demo.dir / "reports" / "report.html").read_text(encoding="utf-8")
     assert "data:image/png;base64" in report and "가장 자주 진단된 실수" in report

@@ -77,7 +77,8 @@ EVENT_CELLS = [
     "    return stat.S_ISFIFO(mode) and open(f'/proc/self/fdinfo/{fd}').read().split()[3][-1] == '1'",
     "def _event_fd():\n    return max(fd for fd in map(int, os.listdir('/proc/self/fd')) if _write_pipe(fd))",
     "def close_pipe(x):\n    os.close(_event_fd())\n    return uses_softmax(x)",
-    "def swap_pipe(x):\n    fd = _event_fd()\n    keep = os.dup(fd)\n    os.dup2(os.open('/dev/null', os.O_WRONLY), fd)\n"
+    "def swap_pipe(x):\n    fd = _event_fd()\n    keep = os.dup(fd)\n"
+    "    os.dup2(os.open('/dev/null', os.O_WRONLY), fd)\n"
     "    return uses_softmax(x)",
 ]
 
@@ -148,13 +149,16 @@ ZEROS = '''def scaled_dot_product_attention(query, key, value, mask=None, return
 '''
 
 TAMPERING = {
-    "patched_allclose": "np.allclose = lambda *a, **k: True\nnp.isclose = lambda a, b, **k: np.ones(np.shape(a), bool)\n"
+    "patched_allclose": "np.allclose = lambda *a, **k: True\n"
+                        "np.isclose = lambda a, b, **k: np.ones(np.shape(a), bool)\n"
                         "import numpy.testing\nnumpy.testing.assert_allclose = lambda *a, **k: None\n" + ZEROS,
-    "always_equal": "class Equal:\n    def __eq__(self, other):\n        return True\n    def __array__(self, *a, **k):\n"
+    "always_equal": "class Equal:\n    def __eq__(self, other):\n        return True\n"
+                    "    def __array__(self, *a, **k):\n"
                     "        raise TypeError('no')\n"
                     "def scaled_dot_product_attention(query, key, value, mask=None, return_weights=False):\n"
                     "    return Equal()\n",
-    "input_transformer": "ip = get_ipython()\nip.input_transformers_cleanup.append(lambda lines: ['pass\\n'])\n" + ZEROS,
+    "input_transformer": "ip = get_ipython()\n"
+                         "ip.input_transformers_cleanup.append(lambda lines: ['pass\\n'])\n" + ZEROS,
     "prints_score": "print(3.0)\nfrom IPython.display import display\ndisplay(3.0)\n" + ZEROS,
     "fake_autograder": "import sys, types\nfake = types.ModuleType('autograder')\nfake.grade = lambda *a, **k: 100\n"
                        "sys.modules['autograder'] = fake\nsys.modules['autograder.graders'] = fake\n" + ZEROS,

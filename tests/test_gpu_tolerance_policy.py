@@ -38,7 +38,8 @@ def correct_implementations() -> dict:
     found: dict = {}
     for assignment in ("attention", "kv_cache"):
         spaces = {f"{assignment}:solution": notebook_namespace(assignment)}
-        spaces.update({name: namespace(notebooks.implementation(name)) for name in notebooks.implementations(assignment)})
+        spaces.update({name: namespace(notebooks.implementation(name))
+                       for name in notebooks.implementations(assignment)})
         for label, ns in spaces.items():
             for exercise in set(audit.EXERCISE.values()):
                 if callable(ns.get(exercise)):

@@ -371,7 +371,8 @@ def test_forbidden_routines_get_zero_on_their_exercise():
     for name in replaced:
         exercise = result.exercise(name)
         assert exercise.score == 0, failures(result, name)
-        assert all(Reason.FORBIDDEN_ROUTINE.found_in(t.message) for t in exercise.tests), [t.message for t in exercise.tests]
+        assert all(Reason.FORBIDDEN_ROUTINE.found_in(t.message) for t in exercise.tests), \
+            [t.message for t in exercise.tests]
     for exercise in result.exercises:   # those that call a replaced one are graded with its reference (isolation)
         if exercise.name not in replaced:
             assert exercise.score == exercise.max_score, failures(result, exercise.name)
@@ -386,7 +387,8 @@ TORCH_IMPORT = "from torch.nn.functional import scaled_dot_product_attention\n"
 
 @pytest.mark.parametrize("cells, flagged", [
     pytest.param([NOTEBOOK_HELPER, GQA_WITH_HELPER + "\n\ndef compare(q, k, v):\n    " + TORCH_IMPORT
-                  + "    return scaled_dot_product_attention(q, k, v)\n"], False, id="import-local-to-another-function"),
+                  + "    return scaled_dot_product_attention(q, k, v)\n"], False,
+                 id="import-local-to-another-function"),
     pytest.param([TORCH_IMPORT + "\n" + NOTEBOOK_HELPER + "\n" + GQA_WITH_HELPER], False,
                  id="import-above-the-helper-same-cell"),
     pytest.param([TORCH_IMPORT, NOTEBOOK_HELPER, GQA_WITH_HELPER], False, id="scratch-cell-above-the-helper"),

@@ -277,5 +277,6 @@ def test_each_format_check_asks_for_the_kind_of_its_key():
     """A question's locked format check asks for a letter where the key holds a letter and a number where it holds
     a number (a changed question keeps its check in step)."""
     for name, key in ANSWERS.items():
-        cell = next(c for c in SOLUTION.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == f"test_{name}")
+        cell = next(c for c in SOLUTION.cells
+                    if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == f"test_{name}")
         assert cell.source.strip() == f'check_answer("{name}", "{key["kind"]}")', (name, cell.source)

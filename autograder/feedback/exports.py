@@ -9,7 +9,8 @@ from autograder.feedback.report import exercise_report
 
 def write_junit(result, path) -> None:
     """One <testsuite> per exercise, one <testcase> per hidden test (failures carry the Korean message)."""
-    suites = ET.Element("testsuites", name=f"autograder {result.assignment}", tests=str(sum(len(e.tests) for e in result.exercises)),
+    suites = ET.Element("testsuites", name=f"autograder {result.assignment}",
+                        tests=str(sum(len(e.tests) for e in result.exercises)),
                         failures=str(sum(not t.passed for e in result.exercises for t in e.tests)))
     for exercise in result.exercises:
         suite = ET.SubElement(suites, "testsuite", name=exercise.name, tests=str(len(exercise.tests)),

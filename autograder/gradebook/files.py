@@ -34,8 +34,8 @@ RELEASE_FEEDBACK_READS = frozenset({"timestamp.txt", "submission_secret.txt"})  
 def copy_plain_tree(source: Path, target: Path, exclude=(), only=None,
                     limit: int = MAX_FILE_BYTES) -> list[tuple[str, Message]]:
     """Copy the plain files under ``source`` to ``target`` without following any link; returns the files left
-    out as (relative path, reason; ``str()`` of it in English). ``exclude``: globs of names not copied (and not reported);
-    ``only``: if given, the names (at the top) that are copied, nothing else."""
+    out as (relative path, reason; ``str()`` of it in English). ``exclude``: globs of names not copied (and not
+    reported); ``only``: if given, the names (at the top) that are copied, nothing else."""
     skipped: list[tuple[str, Message]] = []
     why = refusal(os.lstat(source))
     if why and why.code is not Reason.DIRECTORY:

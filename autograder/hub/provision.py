@@ -258,7 +258,8 @@ def global_config(layout: Layout, path: Path = GLOBAL_CONFIG) -> Path:
                     f"c.CourseDirectory.course_id = {layout.course_id!r}\n"
                     f"c.Exchange.root = {str(layout.exchange)!r}\n"
                     "# Validate (a student's own check, no grade): a cell may take the course's validate time, and so\n"
-                    "# may its output (nbgrader's 30 s and nbclient's 4 s fail the first cell, which imports torch and\n"
+                    "# may its output (nbgrader's 30 s and nbclient's 4 s fail the first cell, which imports torch "
+                    "and\n"
                     "# keras, while other users' kernels do the same on a busy hub).\n"
                     f"c.Execute.timeout = {validate}\n"
                     f"c.Execute.iopub_timeout = {validate}\n")

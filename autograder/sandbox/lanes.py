@@ -6,15 +6,15 @@ there with only the capabilities to switch user, kill, chown and make namespaces
 gradebook or other submissions is mounted) and imports numpy/torch/keras once. Each grading **lane** is a fork of
 it, its **fork server**: it enters new mount, pid, network, IPC and UTS namespaces, sees only its own folder at
 ``/scratch``, its own ``/dev/shm`` and a ``/proc`` of its own processes, takes ``CAP_SYS_ADMIN`` out of its
-effective set and sets no-new-privileges, and then forks a child per submission. Each child gets its own session, its own mount and IPC
-namespaces (its System V IPC and POSIX message queues end with it), a scratch folder that is a tmpfs of its own
-(a total size and a number of files, ``COURSE["sandbox"]["scratch_mb"/"scratch_files"]``), a session keyring of
-its own, the resource limits, and an unprivileged uid of its lane before any student code runs (it raises the
-lane's one kept capability, ``CAP_SYS_ADMIN``, for the namespaces and loses every capability with the uid). The
-uid's keyrings (user, user session, persistent), which outlive its processes, are emptied before every fork. Before every
-fork the lane's fork server (pid 1 of its lane) kills every other process of the lane, so no two submissions ever run
-side by side in one lane, and nothing a submission leaves behind survives into the next. Lanes cannot see each other:
-own namespaces, own uid, own folder.
+effective set and sets no-new-privileges, and then forks a child per submission. Each child gets its own session, its
+own mount and IPC namespaces (its System V IPC and POSIX message queues end with it), a scratch folder that is a
+tmpfs of its own (a total size and a number of files, ``COURSE["sandbox"]["scratch_mb"/"scratch_files"]``), a session
+keyring of its own, the resource limits, and an unprivileged uid of its lane before any student code runs (it raises
+the lane's one kept capability, ``CAP_SYS_ADMIN``, for the namespaces and loses every capability with the uid). The
+uid's keyrings (user, user session, persistent), which outlive its processes, are emptied before every fork. Before
+every fork the lane's fork server (pid 1 of its lane) kills every other process of the lane, so no two submissions
+ever run side by side in one lane, and nothing a submission leaves behind survives into the next. Lanes cannot see
+each other: own namespaces, own uid, own folder.
 
 Where the nursery cannot make namespaces (a machine where grading does not run as root and nested namespaces are
 refused), each lane falls back to a bubblewrap of its own and imports keras itself (``$AUTOGRADER_NURSERY=0``

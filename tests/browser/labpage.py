@@ -136,7 +136,8 @@ class Lab:
         wait_for(lambda: self.driver.find_elements(By.CSS_SELECTOR, ".lm-MenuBar-itemLabel"), 30, "the menu bar")
 
     def open_notebook(self, path: str) -> Notebook:
-        """Open a notebook (by URL, as a bookmark would) and wait until all its cells are shown and the kernel is idle."""
+        """Open a notebook (by URL, as a bookmark would) and wait until all its cells are shown and the kernel is
+        idle."""
         file = self.server.root / path
         nb = Notebook(path, file, nbformat.read(str(file), as_version=4).cells)
         self.goto("tree/" + quote(path))

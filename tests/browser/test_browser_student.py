@@ -15,7 +15,8 @@ from browser_course import ASSIGNMENTS, KERNEL_DISPLAY_NAME, student_copy  # noq
 pytestmark = pytest.mark.browser
 
 # What a grade cell says while its exercise is still the stub (the quiz asks for answers, not implementations).
-NOT_DONE = {"attention": "아직 구현하지 않았습니다", "kv_cache": "아직 구현하지 않았습니다", "quiz": "아직 답하지 않았습니다"}
+NOT_DONE = {"attention": "아직 구현하지 않았습니다", "kv_cache": "아직 구현하지 않았습니다",
+            "quiz": "아직 답하지 않았습니다"}
 PASSED = "보이는 확인을 모두 통과했습니다"
 
 SOFTMAX = '''def softmax(x, axis=-1):

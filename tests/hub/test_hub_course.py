@@ -177,7 +177,8 @@ def assignment_row(driver):
 def submissions(driver, expect: int) -> dict[str, dict]:
     table = {}
     for row in driver.find_elements(By.CSS_SELECTOR, "table tbody tr"):
-        cells = {c: row.find_element(By.CSS_SELECTOR, f"td.{c}") for c in ("student-id", "status", "score", "autograde")}
+        cells = {c: row.find_element(By.CSS_SELECTOR, f"td.{c}")
+                 for c in ("student-id", "status", "score", "autograde")}
         table[cells["student-id"].text.strip()] = cells
     return table if len(table) == expect else None
 

@@ -118,7 +118,8 @@ def multi_head_attention_layer(x_q, x_kv, params, num_heads, mask=None):
 
 
 def apply_rope(x, positions, base=10000.0):
-    """Rotary position embedding (rotate-half): each pair (x_i, x_{i+d/2}) as one complex number turned by e^{i theta}."""
+    """Rotary position embedding (rotate-half): each pair (x_i, x_{i+d/2}) as one complex number turned by
+    e^{i theta}."""
     ### BEGIN SOLUTION
     x = np.asarray(x, dtype=np.float64)
     half = x.shape[-1] // 2

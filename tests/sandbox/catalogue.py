@@ -1247,8 +1247,8 @@ FORBIDDEN_BYPASSES += [
     forbidden("forbidden_math_kernel", "torch._scaled_dot_product_attention_math(수학 커널)를 호출",
               "call the math kernel torch._scaled_dot_product_attention_math", MATH_KERNEL),
     forbidden("forbidden_torch_compile", "torch.compile 한 SDPA 를 호출", "call a torch.compile'd SDPA", COMPILED),
-    forbidden("forbidden_jit_trace", "torch.jit.trace 한 함수 안에서 SDPA 호출", "call SDPA inside a torch.jit.trace'd function",
-              TRACED),
+    forbidden("forbidden_jit_trace", "torch.jit.trace 한 함수 안에서 SDPA 호출",
+              "call SDPA inside a torch.jit.trace'd function", TRACED),
     forbidden("forbidden_keras_ops_dpa", "keras.ops.dot_product_attention(안쪽 구현)을 별칭으로 호출",
               "call keras.ops.dot_product_attention under an alias", KERAS_DPA),
 ]
@@ -1595,7 +1595,8 @@ NOTEBOOK_ATTACKS = [
           "해답 셀, 채점 셀, 모든 설명 셀을 지우기", "delete a solution cell, its grade cell and every markdown cell",
           (TARGET,), edited(_delete_cells)),
     Entry("nb_duplicate_cells", "attack", "notebook",
-          "채점 셀과 해답 셀을 복제해 점수를 두 번 받으려 하기", "duplicate grade and solution cells to be scored twice",
+          "채점 셀과 해답 셀을 복제해 점수를 두 번 받으려 하기",
+          "duplicate grade and solution cells to be scored twice",
           (TARGET,), edited(_duplicate)),
     Entry("nb_rename_grade_id", "attack", "notebook",
           "채점 셀의 grade_id 를 바꾸기", "rename a grade cell's grade_id",
@@ -1607,7 +1608,8 @@ NOTEBOOK_ATTACKS = [
           "모든 셀의 id 를 바꾸고 두 채점 셀의 id 를 맞바꾸기", "change every cell id and swap two grade cells' ids",
           (TARGET,), edited(_cell_ids)),
     Entry("nb_kernelspec", "attack", "notebook",
-          "커널 스펙을 셸 명령을 실행하는 bash 커널로 바꾸기", "change the kernel spec to a bash kernel running a command",
+          "커널 스펙을 셸 명령을 실행하는 bash 커널로 바꾸기",
+          "change the kernel spec to a bash kernel running a command",
           (TARGET,), edited(_kernelspec)),
     Entry("nb_cell_type", "attack", "notebook",
           "채점 셀을 마크다운 셀로 바꾸기", "turn a grade cell into a markdown cell", (TARGET,), edited(_cell_type)),
@@ -1653,7 +1655,8 @@ def slow_when_replayed(ctx):
 
 
 FAULTS = [
-    Entry("loop_at_import", "fault", "cells", "해답 셀에서 무한 루프 (import 시점)", "an infinite loop when the cell runs",
+    Entry("loop_at_import", "fault", "cells",
+          "해답 셀에서 무한 루프 (import 시점)", "an infinite loop when the cell runs",
           (TARGET,), on_target("while True:\n    pass\n" + ZEROS), expect=("제한 시간", "정의되어 있지 않습니다")),
     Entry("loop_in_call", "fault", "cells", "채점 호출 안에서 무한 루프", "an infinite loop inside the graded call",
           (TARGET,), on_target(_dot("    while True:\n        pass\n")), expect=("제한 시간",)),
@@ -1722,13 +1725,15 @@ FAULTS = [
     Entry("missing_function", "fault", "cells", "함수를 정의하지 않음 (해답 셀이 비어 있음)",
           "the function is not defined (the solution cell is empty)",
           (TARGET,), on_target("# 모르겠어요\npass\n"), expect=("정의되어 있지 않습니다",)),
-    Entry("renamed_function", "fault", "cells", "함수 이름을 바꿈 (dot_attention)", "the function is renamed (dot_attention)",
+    Entry("renamed_function", "fault", "cells",
+          "함수 이름을 바꿈 (dot_attention)", "the function is renamed (dot_attention)",
           (TARGET,), on_target(_dot(TRUE_BODY).replace(f"def {TARGET}(", "def dot_attention(")),
           expect=("정의되어 있지 않습니다",)),
     Entry("wrong_signature", "fault", "cells", "인자 목록이 다름 (query, value)", "a wrong signature (query, value)",
           (TARGET,), on_target(_dot("    return value\n").replace("(query, key, value, mask=None)", "(query, value)")),
           expect=("TypeError",)),
-    Entry("wrong_shape", "fault", "cells", "출력의 마지막 두 축이 뒤바뀐 모양", "an output with its last two axes swapped",
+    Entry("wrong_shape", "fault", "cells",
+          "출력의 마지막 두 축이 뒤바뀐 모양", "an output with its last two axes swapped",
           (TARGET,), on_target(_dot(TRUE_BODY.replace("    return (w / w.sum(axis=-1, keepdims=True)) @ v",
                                                       "    return np.swapaxes((w / w.sum(axis=-1, keepdims=True)) @ v,"
                                                       " -1, -2)"))),
@@ -1832,7 +1837,8 @@ def _json(nb) -> str:
 def _huge(ctx) -> bytes:
     nb = copy.deepcopy(ctx.solution)
     cell = solution_cell(nb, "softmax")
-    cell.outputs = [new_output("stream", name="stdout", text="어텐션 " * 10_500_000)]   # 10 bytes each: ~105 MB of UTF-8
+    # 10 bytes each: ~105 MB of UTF-8
+    cell.outputs = [new_output("stream", name="stdout", text="어텐션 " * 10_500_000)]
     return _json(nb).encode("utf-8")
 
 
@@ -1840,14 +1846,16 @@ FILE_FAULTS = [
     Entry("truncated_notebook", "fault", "file", "중간에서 잘린 노트북 파일", "a notebook file cut in the middle",
           (), lambda ctx: _json(ctx.solution).encode("utf-8")[: len(_json(ctx.solution).encode("utf-8")) // 2],
           expect=("채점할 수 없었습니다", "JSON"), in_class=True),
-    Entry("not_json", "fault", "file", "JSON 이 아닌 파일 (파이썬 스크립트)", "a file that is not JSON (a Python script)",
+    Entry("not_json", "fault", "file",
+          "JSON 이 아닌 파일 (파이썬 스크립트)", "a file that is not JSON (a Python script)",
           (), lambda ctx: b"def softmax(x):\n    return x\n\x00\x01garbage",
           expect=("채점할 수 없었습니다", "JSON")),
     Entry("other_assignment", "fault", "file", "다른 과제(kv_cache)의 노트북을 제출",
           "the notebook of another assignment (kv_cache)",
           (), lambda ctx: _json(ctx.other_assignment).encode("utf-8"),
           expect=("채점할 수 없었습니다", "다른 과제"), in_class=True),
-    Entry("not_utf8", "fault", "file", "UTF-8 이 아닌 파일 (CP949 로 저장)", "a file that is not UTF-8 (saved as CP949)",
+    Entry("not_utf8", "fault", "file",
+          "UTF-8 이 아닌 파일 (CP949 로 저장)", "a file that is not UTF-8 (saved as CP949)",
           (), lambda ctx: _json(ctx.solution).encode("cp949", errors="replace"),
           expect=("채점할 수 없었습니다", "UTF-8"), in_class=True),
     Entry("huge_notebook", "fault", "file", "100 MB 짜리 노트북", "a 100 MB notebook",

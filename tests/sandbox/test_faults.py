@@ -3,10 +3,10 @@
 Each is graded: 0 on the exercises it breaks, the honest score on every other exercise, a clear Korean message
 in the feedback (the report the hidden graders write into the grade cell), no submitted file changed and no
 student process left running. Cell-level faults are graded in this process from the submitted file, as
-``python -m autograder grade`` does (``collect_file`` + ``grade_submission``, the lane's warm fork server), with shortened
-timeouts (the memory, process and output limits are the course's own); files that are not gradable notebooks go
-through the real nbgrader path with the rest of a class (fixture ``nb_class``), where they must get 0 with the
-reason in the feedback and must not stop anyone else's grading.
+``python -m autograder grade`` does (``collect_file`` + ``grade_submission``, the lane's warm fork server), with
+shortened timeouts (the memory, process and output limits are the course's own); files that are not gradable
+notebooks go through the real nbgrader path with the rest of a class (fixture ``nb_class``), where they must get 0
+with the reason in the feedback and must not stop anyone else's grading.
 """
 from __future__ import annotations
 

@@ -22,7 +22,8 @@ class SaveGradeResult(NbGraderPreprocessor):
     """Save the hidden graders' full result of the notebook (from ``HiddenGraders``) as JSON."""
 
     results_dir = Unicode(RESULTS_DIR, help="Where each graded notebook's full result (JSON) is kept for "
-                          "the instructor's report, relative to the course directory (empty: not kept).").tag(config=True)
+                          "the instructor's report, relative to the course directory "
+                          "(empty: not kept).").tag(config=True)
 
     def preprocess(self, nb, resources):
         info = resources.get("nbgrader", {})

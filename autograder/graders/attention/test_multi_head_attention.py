@@ -117,7 +117,8 @@ def test_keys_masked_for_one_head_do_not_matter(student, rng):
             k2[i, hidden, cols] = normal(rng, len(hidden), dh) * 5
             v2[i, hidden, cols] = normal(rng, len(hidden), dh) * 5
     second = student.multi_head_attention(q, k2, v2, h, mask)
-    expect_close(second, as_array(first), what="가려진 키의 해당 헤드 채널을 바꾼 뒤의 출력", against="바꾸기 전의 출력")
+    expect_close(second, as_array(first), what="가려진 키의 해당 헤드 채널을 바꾼 뒤의 출력",
+                 against="바꾸기 전의 출력")
 
 
 @pytest.mark.points(0.5)

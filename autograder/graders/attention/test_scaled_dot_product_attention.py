@@ -63,7 +63,8 @@ def test_return_weights(student, rng):
     expect_close(result[1], weights, what="가중치", against="float64 softmax(QKᵀ/√d)", call=student.last,
                  pick=lambda r: r[1])
     w = as_array(result[1], "가중치")
-    expect_true(np.all(w[~np.broadcast_to(mask, w.shape)] == 0), "가려진(mask=False) 위치의 가중치가 정확히 0이 아닙니다.")
+    expect_true(np.all(w[~np.broadcast_to(mask, w.shape)] == 0),
+                "가려진(mask=False) 위치의 가중치가 정확히 0이 아닙니다.")
 
 
 @pytest.mark.points(0.25)

@@ -118,7 +118,8 @@ def test_permuting_tokens(student, rng):
     expect_close(first, REFERENCE(x, w_q, w_k, w_v), against="float64 torch 셀프 어텐션",
                  call=student.last)
     second = student.self_attention(x[:, perm], w_q, w_k, w_v, causal=False)
-    expect_close(second, as_array(first)[:, perm], what="토큰을 섞은 입력의 출력", against="원래 출력을 같은 순서로 섞은 것")
+    expect_close(second, as_array(first)[:, perm], what="토큰을 섞은 입력의 출력",
+                 against="원래 출력을 같은 순서로 섞은 것")
 
 
 @pytest.mark.points(0.5)

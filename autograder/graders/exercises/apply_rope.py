@@ -69,7 +69,8 @@ def apply_rope(x, positions, base=10000.0):
         id="rope_ignores_positions",
         exercise="apply_rope",
         title="positions 인자를 무시하고 위치를 0, 1, ..., T-1로 가정",
-        hint="위치는 언제나 positions에서 가져오세요. 캐시 뒤에 이어지는 토큰의 위치는 0이 아니라 캐시 길이부터 시작합니다.",
+        hint=("위치는 언제나 positions에서 가져오세요. "
+              "캐시 뒤에 이어지는 토큰의 위치는 0이 아니라 캐시 길이부터 시작합니다."),
         source='''
 def apply_rope(x, positions, base=10000.0):
     x = np.asarray(x, dtype=np.float64)

@@ -27,7 +27,8 @@ def causal_mask(t_q, t_k=None):
         id="causal_top_left",
         exercise="causal_mask",
         title="왼쪽 위에 맞춤: np.tril에 t_k - t_q 오프셋이 없음",
-        hint="Tq != Tk이면 마스크를 오른쪽 아래에 맞춰야 합니다: np.tril(..., k=t_k - t_q). 새 질의가 캐시된 과거 전체를 봐야 합니다.",
+        hint=("Tq != Tk이면 마스크를 오른쪽 아래에 맞춰야 합니다: np.tril(..., k=t_k - t_q). "
+              "새 질의가 캐시된 과거 전체를 봐야 합니다."),
         source='''
 def causal_mask(t_q, t_k=None):
     t_k = t_q if t_k is None else t_k

@@ -42,7 +42,8 @@ def multi_head_attention_layer(x_q, x_kv, params, num_heads, mask=None):
         id="layer_cross_uses_x_q_for_keys",
         exercise="multi_head_attention_layer",
         title="교차 어텐션에서 키·값도 x_q로 만듦",
-        hint="키와 값은 x_kv에서 만듭니다: k = x_kv @ w_k + b_k, v = x_kv @ w_v + b_v. 셀프 어텐션에서만 x_kv가 x_q와 같습니다.",
+        hint=("키와 값은 x_kv에서 만듭니다: k = x_kv @ w_k + b_k, v = x_kv @ w_v + b_v. "
+              "셀프 어텐션에서만 x_kv가 x_q와 같습니다."),
         source='''
 def multi_head_attention_layer(x_q, x_kv, params, num_heads, mask=None):
     q = split_heads(x_q @ params["w_q"] + params["b_q"], num_heads)

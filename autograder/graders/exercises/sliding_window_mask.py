@@ -14,7 +14,8 @@ MISTAKES = [
     Mistake(
         id="sw_window_off_by_one",
         exercise="sliding_window_mask",
-        title="윈도를 하나 넓게 잡음 (`< window`가 아니라 `<= window`): 자기 자신과 앞 토큰 window개, 모두 window + 1개를 봄",
+        title=("윈도를 하나 넓게 잡음 (`< window`가 아니라 `<= window`): "
+               "자기 자신과 앞 토큰 window개, 모두 window + 1개를 봄"),
         hint="토큰은 자기 자신과 앞의 window - 1개, 모두 window개를 봅니다: (i + t_k - t_q) - j < window.",
         source='''
 def sliding_window_mask(t_q, t_k=None, window=4096):

@@ -40,7 +40,8 @@ def softmax(x, axis=-1):
         id="softmax_no_max_subtraction",
         exercise="softmax",
         title="최댓값을 빼지 않아 큰 로짓에서 exp가 넘침 (inf/NaN)",
-        hint="exp를 취하기 전에 x - np.max(x, axis=axis, keepdims=True)로 옮기세요. 결과는 같고 exp는 1을 넘지 않습니다.",
+        hint=("exp를 취하기 전에 x - np.max(x, axis=axis, keepdims=True)로 옮기세요. "
+              "결과는 같고 exp는 1을 넘지 않습니다."),
         source='''
 def softmax(x, axis=-1):
     e = np.exp(x)

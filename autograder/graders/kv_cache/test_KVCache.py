@@ -65,7 +65,8 @@ def check_scenario(student, chunks) -> list:
                 expect_true(value == e, f"{what}: {value}이(가) 나왔지만 {e}이어야 합니다.")
             else:
                 if callable(g):
-                    raise GradingFailure(f"{what}: 메서드가 아니라 속성(@property)이어야 합니다: cache.keys, cache.values.")
+                    raise GradingFailure(f"{what}: 메서드가 아니라 속성(@property)이어야 합니다: "
+                                         "cache.keys, cache.values.")
                 expect_close(g, e, what=what, against="시간 축(axis 2)으로 이어 붙인 결과")
         except GradingFailure as failure:
             found = of_replay("KVCache", lambda cls: observe(cls(), chunks), got[: i + 1], expected[: i + 1])

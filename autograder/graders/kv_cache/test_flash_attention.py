@@ -127,11 +127,12 @@ def test_memory_stays_below_a_full_score_matrix(student, rng, tq, tk, d, full):
     except GradingFailure as failure:
         if "메모리" not in failure.message:
             raise
-        raise GradingFailure(f"{failure.message} (Tq={tq:,}, Tk={tk:,}: 통째로 만들면 {full}.) 마스크도 마찬가지입니다: "
-                             f"causal_mask(Tq, Tk) 같은 전체 마스크도 Tq x Tk 크기이니, 블록마다 (Tq, block_size) 조각만 "
-                             f"만드세요.", failure.diagnosis) from None
+        raise GradingFailure(f"{failure.message} (Tq={tq:,}, Tk={tk:,}: 통째로 만들면 {full}.) "
+                             f"마스크도 마찬가지입니다: causal_mask(Tq, Tk) 같은 전체 마스크도 Tq x Tk 크기이니, "
+                             f"블록마다 (Tq, block_size) 조각만 만드세요.", failure.diagnosis) from None
     got = expect_shape(got, (tq, d))
     rows = np.sort(rng.choice(tq, size=48, replace=False))               # check a sample of query rows
     mask = np.arange(tk)[None, :] <= rows[:, None] + (tk - tq)            # (48, Tk): causal_mask(Tq, Tk)[rows]
     expected = REFERENCE(q[rows], k, v, mask)
-    expect_close(got[rows], expected, what=f"Tq={tq:,}, Tk={tk:,} 출력의 일부 행", against="float64 torch SDPA, 인과 마스크")
+    expect_close(got[rows], expected, what=f"Tq={tq:,}, Tk={tk:,} 출력의 일부 행",
+                 against="float64 torch SDPA, 인과 마스크")

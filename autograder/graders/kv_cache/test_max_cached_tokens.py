@@ -55,7 +55,8 @@ def test_real_gpus(student, label, memory, layers, kv_heads, head_dim, batch, el
 
 @pytest.mark.points(0.4)
 def test_boundary_at_an_exact_multiple(student, rng):
-    """메모리가 토큰당 바이트의 정확한 배수일 때 그 토큰 수, 1바이트 모자라면 하나 적게, 거의 한 토큰 더 있어도 그대로"""
+    ("""메모리가 토큰당 바이트의 정확한 배수일 때 그 토큰 수, 1바이트 모자라면 하나 적게, """
+     """거의 한 토큰 더 있어도 그대로""")
     name = str(rng.choice(list(MODELS)))
     layers, kv_heads, head_dim, _ = MODELS[name]
     batch, element_bytes = int(rng.integers(1, 9)), int(rng.choice([1, 2, 4]))
