@@ -67,7 +67,8 @@ def run_notebook(path: Path) -> dict:
             t0 = time.perf_counter()
             reply = kc.execute_interactive(
                 cell.source, stop_on_error=False, timeout=300,
-                output_hook=lambda msg, errors=errors: errors.append(msg["content"]["evalue"]) if msg["msg_type"] == "error" else None)
+                output_hook=lambda msg, errors=errors: (errors.append(msg["content"]["evalue"])
+                                                        if msg["msg_type"] == "error" else None))
             seconds = time.perf_counter() - t0
             first = seconds if first is None else first
             meta = cell.metadata.get("nbgrader", {})

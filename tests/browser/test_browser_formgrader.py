@@ -79,8 +79,9 @@ def test_formgrader_shows_autograded_scores_and_a_manual_grade_updates_the_total
     notebook.click()
     boxes = {}
     for grade_id in WRITTEN_ANSWERS:
-        boxes[grade_id] = wait_for(lambda grade_id=grade_id: lab.driver.find_elements(By.CSS_SELECTOR, f"input.score#{grade_id}"), 30,
-                                   f"the manual-grade box of {grade_id}")[0]
+        boxes[grade_id] = wait_for(
+            lambda grade_id=grade_id: lab.driver.find_elements(By.CSS_SELECTOR, f"input.score#{grade_id}"), 30,
+            f"the manual-grade box of {grade_id}")[0]
         box = boxes[grade_id]                  # marked once the page has loaded the grades from the gradebook
         wait_for(lambda box=box: "needs_manual_grade" in box.get_attribute("class"), 30, f"{grade_id} marked ungraded")
         answer = boxes[grade_id].find_element(By.XPATH, "ancestor::div[contains(@class,'nbgrader_cell')]").text
@@ -94,7 +95,8 @@ def test_formgrader_shows_autograded_scores_and_a_manual_grade_updates_the_total
         box = boxes[grade_id]
         box.click()
         box.send_keys(points, Keys.TAB)
-        wait_for(lambda box=box: "needs_manual_grade" not in box.get_attribute("class"), 30, f"{grade_id}'s grade saved")
+        wait_for(lambda box=box: "needs_manual_grade" not in box.get_attribute("class"), 30,
+                 f"{grade_id}'s grade saved")
         assert box.get_attribute("value") == points
     lab.driver.switch_to.default_content()
     lab.screenshot("formgrade-written-answers-graded")
