@@ -102,6 +102,26 @@ class Reason(_Catalogue):
     NOT_IMPLEMENTED = ("아직 구현하지 않았습니다 (NotImplementedError).",)
     MEMORY_ERROR = ("메모리가 부족합니다 (MemoryError): 중간 결과가 너무 큽니다.",)
     EXCEPTION = ("함수를 호출하는 중 예외가 발생했습니다 — {error}",)
+    WAIT_TIMEOUT = ("제한 시간 {seconds:g}초 안에 끝나지 않았습니다 ({what}).",)
+    NOTEBOOK_TIMEOUT = ("노트북 전체 실행 시간 제한({seconds:g}초)을 넘어 실행하지 못했습니다.",)
+    OUTPUT_ELIDED = ("(노트북 전체의 출력이 너무 많아 이 셀의 출력은 생략했습니다)",)
+    RESTART_LIMIT = ("학생 코드의 프로세스가 {restarts}번 다시 시작되어 제출물 하나의 재시작 한도에 이르렀습니다. "
+                     "나머지 검사는 하지 않았습니다.",)
+    REPLAY_TIMEOUT = ("프로세스를 다시 시작하며 앞의 셀들을 다시 실행하는 중에 제출물의 채점 시간 제한을 넘었습니다. "
+                      "나머지 검사는 하지 않았습니다.",)
+    SUBMISSION_TIMEOUT = ("제출물 전체의 채점 시간 제한을 넘어 나머지 검사는 하지 않았습니다.",)
+    NOT_RUNNING = ("학생 코드의 프로세스가 실행 중이 아닙니다.",)
+    REPLY_TOO_BIG = ("학생 프로세스가 보낸 값이 너무 큽니다 ({size_mb:.0f} MB, 한도 {limit_mb} MB): 받지 않았습니다.",)
+    MALFORMED_REPLY = ("학생 프로세스가 채점기와 주고받는 형식에 맞지 않는 값을 보냈습니다 (숫자 배열과 기본 값만 "
+                       "받습니다): {error}",)
+    UNASKED_REPLY = ("학생 프로세스가 요청하지 않은 답을 보냈습니다 (응답 순서가 맞지 않음).",)
+    EVENTS_TAMPERED = ("{what}: 라이브러리 사용 기록을 조작하려는 시도로 보고 이 검사는 0점입니다.",)
+    EVENTS_GARBLED = ("기록 통로에 알 수 없는 내용이 쓰였습니다",)
+    EVENTS_CLOSED = ("학생 코드가 채점 기록 통로를 닫았습니다",)
+    UNDEFINED_NAME = ("`{name}`이(가) 노트북에 정의되어 있지 않습니다.",)
+    NO_REFERENCE_NOW = ("지금은 참조 결과를 물을 수 없습니다.",)
+    NOT_NUMERIC = ("숫자 배열이 아닌 값이 돌아왔습니다 (dtype={dtype}).",)
+    UNKNOWN_VALUE = ("알 수 없는 값이 돌아왔습니다.",)
 
     # --- a grader's call of the student's code (autograder/graders/plugin.py)
     UNDEFINED_VARIABLE = ("변수 `{name}`이(가) 노트북에 정의되어 있지 않습니다.",)

@@ -8,6 +8,8 @@ import re
 import tempfile
 import threading
 
+from autograder.messages import Reason
+
 
 class EventLog:
     """The trusted end of the student process's event pipe: which watched library routines ran, in order.
@@ -46,7 +48,7 @@ class EventLog:
             for line in lines:
                 text = line.decode("ascii", "replace")
                 if not _ROUTINE.fullmatch(text) and not self.tampered:
-                    self.tampered = "기록 통로에 알 수 없는 내용이 쓰였습니다"
+                    self.tampered = Reason.EVENTS_GARBLED.korean()
                 self.lines.append(text)
 
     def _drain_forever(self) -> None:
@@ -72,7 +74,7 @@ class EventLog:
         with self._lock:
             self._read()
             if self._eof and not self.tampered:
-                self.tampered = "학생 코드가 채점 기록 통로를 닫았습니다"
+                self.tampered = Reason.EVENTS_CLOSED.korean()
             return self.lines[mark:]
 
     def close(self) -> None:

@@ -170,7 +170,7 @@ class StudentProcess:
         for index in range(len(self.cells)):
             left = deadline - time.monotonic()
             if stopped is None and left <= 0:
-                stopped = f"노트북 전체 실행 시간 제한({self.startup_timeout:g}초)을 넘어 실행하지 못했습니다."
+                stopped = Reason.NOTEBOOK_TIMEOUT.korean(seconds=self.startup_timeout)
             if stopped:
                 statuses.append({"ok": False, "error": "Timeout", "message": stopped})
                 continue
@@ -186,7 +186,7 @@ class StudentProcess:
             budget -= _output_size(status)
             if budget < 0 and status.get("outputs"):
                 status["outputs"] = [{"output_type": "stream", "name": "stderr",
-                                      "text": "(노트북 전체의 출력이 너무 많아 이 셀의 출력은 생략했습니다)\n"}]
+                                      "text": Reason.OUTPUT_ELIDED.korean() + "\n"}]
             statuses.append(status)
             if status.get("ok"):
                 self.good_cells.append(index)
@@ -200,8 +200,7 @@ class StudentProcess:
         ``StudentCodeError`` when the submission's restarts are used up or the replay does not fit)."""
         if self.restarts >= self.limits.total_restarts:
             self.close()
-            self._fatal = (f"학생 코드의 프로세스가 {self.restarts}번 다시 시작되어 제출물 하나의 재시작 "
-                                     "한도에 이르렀습니다. 나머지 검사는 하지 않았습니다.")
+            self._fatal = Reason.RESTART_LIMIT.korean(restarts=self.restarts)
             raise StudentCodeError("crashed", self._fatal)
         self.restarts += 1
         self._launch()
@@ -214,8 +213,7 @@ class StudentProcess:
             left = deadline - time.monotonic()
             if left <= 0:
                 self.close()
-                raise StudentCodeError("timeout", "프로세스를 다시 시작하며 앞의 셀들을 다시 실행하는 중에 제출물의 "
-                                                  "채점 시간 제한을 넘었습니다. 나머지 검사는 하지 않았습니다.")
+                raise StudentCodeError("timeout", Reason.REPLAY_TIMEOUT.korean())
             self._run_cell(index, min(self.cell_timeout, left))
 
     def _spawn(self, request_r: int, response_w: int, event_w: int) -> None:
@@ -307,10 +305,10 @@ class StudentProcess:
         if self._deadline is not None:
             left = self._deadline - time.monotonic()
             if left <= 0:
-                raise StudentCodeError("timeout", "제출물 전체의 채점 시간 제한을 넘어 나머지 검사는 하지 않았습니다.")
+                raise StudentCodeError("timeout", Reason.SUBMISSION_TIMEOUT.korean())
             timeout = min(timeout, left)
         if self.proc is None or self._w is None:
-            raise StudentCodeError("crashed", "학생 코드의 프로세스가 실행 중이 아닙니다.")
+            raise StudentCodeError("crashed", Reason.NOT_RUNNING.korean())
         if not answering:
             self._sequence += 1
         deadline = time.monotonic() + timeout
@@ -320,22 +318,21 @@ class StudentProcess:
                                     max_elements=self.limits.reply_elements)
         except TimeoutError:
             self.close()
-            raise StudentCodeError("timeout", f"제한 시간 {timeout:g}초 안에 끝나지 않았습니다 ({what}).") from None
+            raise StudentCodeError("timeout", Reason.WAIT_TIMEOUT.korean(seconds=timeout, what=what)) from None
         except FrameTooBig as exc:
             self.close()
-            raise StudentCodeError("protocol", f"학생 프로세스가 보낸 값이 너무 큽니다 ({exc.size / (1 << 20):.0f} MB, "
-                                               f"한도 {self.limits.reply_mb} MB): 받지 않았습니다.") from exc
+            raise StudentCodeError("protocol", Reason.REPLY_TOO_BIG.korean(
+                size_mb=exc.size / (1 << 20), limit_mb=self.limits.reply_mb)) from exc
         except FrameError as exc:
             self.close()
-            raise StudentCodeError("protocol", "학생 프로세스가 채점기와 주고받는 형식에 맞지 않는 값을 보냈습니다 "
-                                               f"(숫자 배열과 기본 값만 받습니다): {exc}") from exc
+            raise StudentCodeError("protocol", Reason.MALFORMED_REPLY.korean(error=exc)) from exc
         except (EOFError, OSError) as exc:
             code = self.proc.wait() if self.proc else None
             self.close()
             raise StudentCodeError("crashed", _crash_message(code), self.output_tail()) from exc
         if reply.get("op") != "callback" and reply.get("id") != self._sequence:
             self.close()
-            raise StudentCodeError("protocol", "학생 프로세스가 요청하지 않은 답을 보냈습니다 (응답 순서가 맞지 않음).")
+            raise StudentCodeError("protocol", Reason.UNASKED_REPLY.korean())
         return reply, out
 
     def request(self, header: dict, arrays=(), timeout: float | None = None, answer=None) -> dict:
@@ -358,7 +355,7 @@ class StudentProcess:
         if self._deadline is not None:
             left = self._deadline - time.monotonic()
             if left <= 0:
-                raise StudentCodeError("timeout", "제출물 전체의 채점 시간 제한을 넘어 나머지 검사는 하지 않았습니다.")
+                raise StudentCodeError("timeout", Reason.SUBMISSION_TIMEOUT.korean())
             timeout = min(timeout, left)
         self._ensure_running()
         mark = self.events.mark()
@@ -385,11 +382,10 @@ class StudentProcess:
         # conversion to arrays included) belongs to it, whichever of the student's functions called it.
         reply["events"] = sorted(set(self.events.since(mark)))
         if self.events.tampered:
-            raise StudentCodeError("tampered", f"{self.events.tampered}: 라이브러리 사용 기록을 조작하려는 시도로 보고 "
-                                                "이 검사는 0점입니다.")
+            raise StudentCodeError("tampered", Reason.EVENTS_TAMPERED.korean(what=self.events.tampered))
         if not reply.get("ok"):
             if reply.get("error") == "Missing":
-                raise StudentCodeError("missing", f"`{reply.get('message')}`이(가) 노트북에 정의되어 있지 않습니다.")
+                raise StudentCodeError("missing", Reason.UNDEFINED_NAME.korean(name=reply.get("message")))
             raise StudentCodeError(
                 "not_implemented" if reply.get("error") == "NotImplementedError" else "exception",
                 _exception_message(reply), "\n".join(reply.get("where", [])))
@@ -402,7 +398,7 @@ class StudentProcess:
         while reply.get("op") == "callback":
             if answer is None:
                 response, arrays = {"ok": False, "error": "RuntimeError",
-                                    "message": "지금은 참조 결과를 물을 수 없습니다."}, []
+                                    "message": Reason.NO_REFERENCE_NOW.korean()}, []
             else:
                 response, arrays = answer(reply, out)
             left = deadline - time.monotonic()
@@ -574,7 +570,7 @@ def decode_value(value, arrays):
         if "a" in value:
             array = arrays[int(value["a"])]
             if array.dtype.kind not in "biuf":
-                raise StudentCodeError("type", f"숫자 배열이 아닌 값이 돌아왔습니다 (dtype={array.dtype}).")
+                raise StudentCodeError("type", Reason.NOT_NUMERIC.korean(dtype=array.dtype))
             return array
         if "t" in value:
             return tuple(decode_value(v, arrays) for v in value["t"])
@@ -586,10 +582,10 @@ def decode_value(value, arrays):
             return float(value["f"])
         if "h" in value:
             return RemoteRef(int(value["h"]), str(value.get("type", "object")))
-        raise StudentCodeError("protocol", "알 수 없는 값이 돌아왔습니다.")
+        raise StudentCodeError("protocol", Reason.UNKNOWN_VALUE.korean())
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    raise StudentCodeError("protocol", "알 수 없는 값이 돌아왔습니다.")
+    raise StudentCodeError("protocol", Reason.UNKNOWN_VALUE.korean())
 
 
 def _output_size(status: dict) -> int:

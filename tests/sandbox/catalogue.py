@@ -1345,15 +1345,15 @@ ATTACKS = [
     Entry("malformed_frame_at_import", "attack", "cells",
           "셀 실행 중에 응답 파이프에 2바이트짜리 깨진 프레임을 직접 써서 채점기를 죽이기",
           "write a broken 2-byte frame straight to the response pipe while a cell runs, to crash the grader",
-          (TARGET,), on_target(MALFORMED_AT_IMPORT), expect=("형식에 맞지 않는",)),
+          (TARGET,), on_target(MALFORMED_AT_IMPORT), expect=(Reason.MALFORMED_REPLY,)),
     Entry("forged_reply_frame", "attack", "cells",
           "채점 호출 안에서 가짜 응답 프레임을 먼저 보내 이후의 응답이 한 칸씩 밀리게 하기",
           "send a forged reply frame inside the graded call, so that every later reply answers the call before it",
-          (TARGET,), on_target(FORGED_REPLY), expect=("요청하지 않은 답",)),
+          (TARGET,), on_target(FORGED_REPLY), expect=(Reason.UNASKED_REPLY,)),
     Entry("oversized_reply", "attack", "cells",
           "256 MiB 짜리 응답을 응답 파이프에 흘려 보내 채점기의 메모리를 채우기",
           "stream a 256 MiB reply down the response pipe to fill the grader's memory",
-          (TARGET,), on_target(OVERSIZED_REPLY), expect=("너무 큽니다",), grader_mb=128),
+          (TARGET,), on_target(OVERSIZED_REPLY), expect=(Reason.REPLY_TOO_BIG,), grader_mb=128),
     Entry("stuck_request_pipe", "attack", "cells",
           "첫 호출에 답한 직후 자기 프로세스를 SIGSTOP 으로 멈춰, 다음 요청을 쓰는 채점기를 영원히 막기",
           "stop its own process (SIGSTOP) right after answering the first call, so that the grader writing the next "
@@ -1363,7 +1363,7 @@ ATTACKS = [
           # land (timing): the call's limit, the restart limit, or the submission's budget for all its calls
           # (CALLS_TIME_SPENT, seen in a lone run on a loaded machine). All three are the grading ending in bounded
           # time, which is what is checked.
-          expect=(("제한 시간", "재시작 한도", Reason.CALLS_TIME_SPENT),), max_seconds=150,
+          expect=(("제한 시간", Reason.RESTART_LIMIT, Reason.CALLS_TIME_SPENT),), max_seconds=150,
           # the other exercises' own solutions call it too, and a stop that lands in the next call costs that
           # call (one process serves every exercise): what is checked is that the grading ends, in bounded time
           spares=("*",)),
