@@ -744,6 +744,7 @@ def {TARGET}(query, key, value, mask=None):
 STUCK_REQUEST_PIPE = PIPE_ENDS + '''
 import signal
 import threading
+import time
 import numpy as np
 _STOPPED = []
 
@@ -753,6 +754,10 @@ def scaled_dot_product_attention(query, key, value, mask=None, return_weights=Fa
         _STOPPED.append(True)
         fcntl.fcntl(_pipe_ends()["r"], 1031, 4096)   # F_SETPIPE_SZ
         threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGSTOP)).start()
+    # Each call takes 0.1 s, so that the stop lands while this function's checks are still being run (between two
+    # of its calls or in one): a warm lane answers all of its calls within the timer's 0.05 s otherwise, and the
+    # stop then fell on another exercise or after the grading.
+    time.sleep(0.1)
     out = np.zeros(np.shape(query)[:-1] + np.shape(value)[-1:])
     if return_weights:
         return out, np.zeros(np.shape(query)[:-1] + np.shape(key)[-2:-1])
