@@ -159,9 +159,16 @@ def modal(driver, timeout: float) -> tuple[str, str]:
     found = wait_for(lambda: [m for m in driver.find_elements(By.CSS_SELECTOR, "#success-modal, #error-modal")
                               if m.is_displayed()], timeout, "formgrader's result dialog")[0]
     kind, text = found.get_attribute("id").split("-")[0], found.text
-    found.find_element(By.CSS_SELECTOR, ".modal-footer button").click()
-    wait_for(lambda: not [m for m in driver.find_elements(By.CSS_SELECTOR, ".modal") if m.is_displayed()], 30,
-             "the dialog to close")
+
+    def closed():
+        """Click its button until it is gone, as a person would: Bootstrap ignores a click that lands while the
+        dialog is still fading in (one CI run waited 30 s for a dialog whose only click came too early)."""
+        shown = [m for m in driver.find_elements(By.CSS_SELECTOR, ".modal") if m.is_displayed()]
+        if shown:
+            found.find_element(By.CSS_SELECTOR, ".modal-footer button").click()
+        return not shown
+
+    wait_for(closed, 30, "the dialog to close", interval=1.0)
     return kind, text
 
 
