@@ -296,17 +296,22 @@ class StudentProcess:
             raise
 
     # ------------------------------------------------------------------ requests
+    def _within_deadline(self, timeout: float) -> float:
+        """``timeout``, cut to what is left of the submission's deadline; past it, no request starts."""
+        if self._deadline is None:
+            return timeout
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise StudentCodeError("timeout", Reason.SUBMISSION_TIMEOUT.korean())
+        return min(timeout, left)
+
     def _exchange(self, header, arrays, timeout, what, answering=False):
         """Send one request and read its reply, both within ``timeout`` (and the submission's deadline).
 
         ``answering``: the frame sent answers a proxy's ``callback`` question (``_answer_callbacks``); it belongs to
         the request in flight, whose number it keeps. A ``callback`` frame read back is a question, not a reply, so
         it carries no request number."""
-        if self._deadline is not None:
-            left = self._deadline - time.monotonic()
-            if left <= 0:
-                raise StudentCodeError("timeout", Reason.SUBMISSION_TIMEOUT.korean())
-            timeout = min(timeout, left)
+        timeout = self._within_deadline(timeout)
         if self.proc is None or self._w is None:
             raise StudentCodeError("crashed", Reason.NOT_RUNNING.korean())
         if not answering:
@@ -352,11 +357,7 @@ class StudentProcess:
         if key in self.broken:
             raise StudentCodeError("broken", self.broken[key])
         timeout = timeout or self.call_timeout
-        if self._deadline is not None:
-            left = self._deadline - time.monotonic()
-            if left <= 0:
-                raise StudentCodeError("timeout", Reason.SUBMISSION_TIMEOUT.korean())
-            timeout = min(timeout, left)
+        timeout = self._within_deadline(timeout)
         self._ensure_running()
         mark = self.events.mark()
         what = header.get("op", "")
