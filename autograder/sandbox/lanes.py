@@ -27,6 +27,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -37,16 +38,20 @@ from autograder.sandbox import policy
 from autograder.sandbox.bubblewrap import Sandbox, copy_inside
 from autograder.sandbox.policy import LANE_UIDS
 
-LOCKS = Path(tempfile.gettempdir()) / "autograder-lane-uids"
+# Root's lane-uid locks: a folder of root's under /run (root-owned, 0755 on every Linux), never /tmp, where any user
+# could make the fixed name a folder of links first (issue 20, R1).
+LOCKS = Path("/run/autograder/lane-uids")
 
 
 def claim_uid() -> tuple[int, object]:
     """A lane uid no other running lane on this machine holds (a lock file per uid, held while the lane lives)."""
     import fcntl
 
-    LOCKS.mkdir(mode=0o700, exist_ok=True)
+    folder = _private_folder(LOCKS)
     for uid in LANE_UIDS:
-        handle = open(LOCKS / str(uid), "w")
+        # Never through a link, never truncating: a lock file is only flocked.
+        fd = os.open(folder / str(uid), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        handle = os.fdopen(fd, "r+")
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -54,6 +59,21 @@ def claim_uid() -> tuple[int, object]:
             continue
         return uid, handle
     raise LaneError("no free lane uid: too many grading lanes on this machine")
+
+
+def _private_folder(folder: Path) -> Path:
+    """``folder`` (and its parent) made if missing, and checked: a real folder of this user that nobody else may
+    write. A link, another owner or a group/other-writable folder is refused (``LaneError``), never used."""
+    for path in (folder.parent, folder):
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+        info = os.lstat(path)
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+            raise LaneError(f"{path} is not a private folder of uid {os.geteuid()} (a link, another owner, or "
+                            "writable by others): refusing to keep the lane locks there")
+    return folder
 
 
 class LaneError(RuntimeError):
