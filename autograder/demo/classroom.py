@@ -129,14 +129,7 @@ class DemoClass:
         notebook = home / assignment / f"{assignment}.ipynb"
         release_nb = nbformat.read(str(notebook), as_version=4)
         source_nb = nbformat.read(str(self.dir / "source" / assignment / f"{assignment}.ipynb"), as_version=4)
-        plan = student.plans[assignment]
-        answers = None
-        if plan.startswith("answers:"):
-            from autograder.graders.quiz.answer_key import ANSWERS
-
-            answers = submissions.quiz_answers(ANSWERS, roster.QUIZ_ANSWERS[plan.split(":", 1)[1]])
-        written = roster.WRITTEN["short" if plan.endswith(("half", "none")) else "good"]
-        built = submissions.build(plan, release_nb, source_nb, answers, written)
+        built = submissions.notebook_for(student, assignment, release_nb, source_nb)
         if isinstance(built, bytes):
             notebook.write_bytes(built)
         else:

@@ -88,6 +88,20 @@ def build(plan: str, release_nb, source_nb, answers: dict | None = None, written
     raise ValueError(f"unknown plan {plan!r}")
 
 
+def notebook_for(student, assignment: str, release_nb, source_nb) -> object:
+    """The notebook ``student`` (``roster.Student``) hands in for ``assignment`` (``bytes`` for a broken file)."""
+    from autograder.demo import roster
+
+    plan = student.plans[assignment]
+    answers = None
+    if plan.startswith("answers:"):
+        from autograder.graders.quiz.answer_key import ANSWERS
+
+        answers = quiz_answers(ANSWERS, roster.QUIZ_ANSWERS[plan.split(":", 1)[1]])
+    written = roster.WRITTEN["short" if plan.endswith(("half", "none")) else "good"]
+    return build(plan, release_nb, source_nb, answers, written)
+
+
 def _answer_line(question: str, value) -> str:
     if value is None:
         return "# 여기에 코드를 작성하세요\nraise NotImplementedError()"
