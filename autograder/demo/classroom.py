@@ -175,14 +175,18 @@ class DemoClass:
             self.run_assignment(assignment)
         with self.timed("export"):
             self.nbgrader("export", "--to=grades_nbgrader.csv")
-        from autograder.feedback import instructor
+        from autograder.feedback import instructor, similarity
 
         data = instructor.collect_grades(self.env["COURSE_DB_URL"], self.assignments, self.dir)
+        with self.timed("similarity"):
+            data["similarity"] = similarity.for_course(self.dir, self.assignments)
         outputs = instructor.write_all(data, self.dir)
         self.timings["total"] = time.perf_counter() - start
         print(instructor.table(data))
         for label, path in outputs.items():
             print(f"{label}: {path}")
+        for assignment, report in data["similarity"].items():
+            print(f"similarity {assignment}: " + similarity.summary(report))
         print("timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in self.timings.items()))
         return data
 
