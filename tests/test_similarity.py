@@ -200,3 +200,12 @@ def test_pairs_compare_each_exercise_once():
                                       exercises.ASSIGNMENTS["attention"], options=similarity.Options(0.8, 0.8, 50))
     assert [(m.left.owner, m.right.owner) for m in report.pairs] == list(combinations("abc", 2))
     assert {m.exercise for m in report.pairs} == {"softmax"}
+
+
+def test_a_huge_cell_is_compared_on_its_beginning():
+    """A cell of pasted data does not make the report slow: it is cut, and the report says so."""
+    huge = "data = [" + ", ".join(str(i) for i in range(40_000)) + "]\n"
+    report = similarity.compare_class("attention", {"a": [huge], "b": [huge]}, [], exercises.ASSIGNMENTS["attention"])
+    assert [(s, ex) for s, ex, _ in report.cut] == [("a", similarity.OTHER), ("b", similarity.OTHER)]
+    assert report.seconds < 30
+    assert "앞의 20,000자만 비교한 코드" in similarity_html(report, {})

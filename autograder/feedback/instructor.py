@@ -221,6 +221,12 @@ def similarity_html(report, names: dict) -> str:
         parts.append("</table>")
     else:
         parts.append("<p>없음.</p>")
+    if report.cut:
+        from autograder.feedback.similarity import MAX_UNIT
+
+        listed = ", ".join(f"{_who(student, names)} {html.escape(exercise(ex))} ({length:,}자)"
+                           for student, ex, length in report.cut)
+        parts.append(f"<p>너무 길어서 앞의 {MAX_UNIT:,}자만 비교한 코드: {listed}.</p>")
     if report.explained:
         parts.append(f"<p>두 학생 모두 과목의 자료(해답, 채점기의 실수 목록)와 같아서 쌍으로 싣지 않은 경우: "
                      f"{report.explained}쌍.</p>")
@@ -240,3 +246,4 @@ def write_all(data: dict, course_dir: Path) -> dict:
     return {"grades CSV (Canvas)": write_grades_csv(data, out / "grades.csv"),
             "instructor report": write_report(data, out / "report.html"),
             "feedback HTML": Path(course_dir) / "feedback"}
+

@@ -47,6 +47,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 OTHER = "(other code)"
+# A unit longer than this is compared on its first MAX_UNIT characters (a cell of pasted data could otherwise take
+# minutes to tokenise; the longest unit of the demo class, a student's helpers, has under 3,000).
+MAX_UNIT = 20_000
 NOISE = 25          # k: the shortest run of filtered characters that counts as a match (copydetect's noise_t)
 GUARANTEE = 30      # every common run this long is found (copydetect's guarantee_t; window = 30 - 25 + 1)
 
@@ -514,6 +517,7 @@ class Report:
     seconds: float
     options: Options
     detector: str
+    cut: list = field(default_factory=list)   # (student, exercise, length) of units compared on MAX_UNIT characters
 
 
 def compare_class(assignment: str, submissions: dict, template_cells, exercises, answer_key=(), catalogue=(),
@@ -547,8 +551,14 @@ def compare_class(assignment: str, submissions: dict, template_cells, exercises,
     for name, code in catalogue:
         for p in known(name, [code]):
             mistakes.setdefault(p.exercise, []).append(p)
-    pieces = {student: {ex: piece(student, ex, code) for ex, code in units_of(cells, exercises, template).items()}
-              for student, cells in sorted(submissions.items())}
+    pieces, cut = {}, []
+    for student, cells in sorted(submissions.items()):
+        pieces[student] = {}
+        for ex, code in units_of(cells, exercises, template).items():
+            if len(code) > MAX_UNIT:
+                cut.append((student, ex, len(code)))
+                code = code[:MAX_UNIT]
+            pieces[student][ex] = piece(student, ex, code)
 
     def match(left, right, kind, threshold):
         return compare(left, right, kind, left.exercise, threshold, options.min_match)
@@ -581,7 +591,7 @@ def compare_class(assignment: str, submissions: dict, template_cells, exercises,
     return Report(assignment, len(submissions), sorted(pairs, key=order), sorted(library_matches, key=order),
                   sorted(key_matches, key=order), explained, lib.sources, lib.missing,
                   time.perf_counter() - start, options,
-                  f"copydetect {_version('copydetect')} (k = {NOISE}, guarantee {GUARANTEE})")
+                  f"copydetect {_version('copydetect')} (k = {NOISE}, guarantee {GUARANTEE})", cut)
 
 
 def _code_cells(nb) -> list[str]:
