@@ -85,6 +85,20 @@ def test_class_is_graded_with_penalties_and_exports(sqlite_class):
         assert list((demo.dir / "home" / student / "attention" / "feedback").rglob("attention.html")), student
 
 
+def test_report_command_writes_the_reports_of_a_graded_course(sqlite_class, capsys):
+    """``python -m autograder report`` (an instructor's course, not the demo): the same reports from the gradebook
+    and the autograded notebooks, without grading again."""
+    from autograder import cli
+
+    demo, data = sqlite_class
+    report = demo.dir / "reports" / "report.html"
+    report.unlink()
+    assert cli.main(["report", "--course-dir", str(demo.dir), "attention", "quiz"]) == 0
+    out = capsys.readouterr().out
+    assert "similarity attention: 1 student pair(s) [2026004-2026029], 0 library match(es)" in out, out
+    assert "2026004 최하은</b> ↔ <b>2026029 유승우</b>" in report.read_text(encoding="utf-8")
+
+
 def test_rerun_is_idempotent(sqlite_class):
     demo, data = sqlite_class
     before = counts(demo.env["COURSE_DB_URL"])

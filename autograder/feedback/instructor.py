@@ -247,3 +247,24 @@ def write_all(data: dict, course_dir: Path) -> dict:
             "instructor report": write_report(data, out / "report.html"),
             "feedback HTML": Path(course_dir) / "feedback"}
 
+
+def main(course_dir=".", assignments=None, db_url: str | None = None) -> int:
+    """``python -m autograder report``: the per-student table, the grades CSV and report.html (with the code
+    similarity of ``autograder.feedback.similarity``) of a graded course directory, written to its ``reports/``."""
+    import os
+
+    from autograder import settings
+    from autograder.feedback import similarity
+
+    course_dir = Path(course_dir).resolve()
+    assignments = assignments or settings.course()["assignments"]
+    db_url = db_url or os.environ.get("COURSE_DB_URL") or f"sqlite:///{course_dir / 'gradebook.db'}"
+    data = collect_grades(db_url, assignments, course_dir)
+    data["similarity"] = similarity.for_course(course_dir, assignments)
+    outputs = write_all(data, course_dir)
+    print(table(data))
+    for label, path in outputs.items():
+        print(f"{label}: {path}")
+    for assignment, report in data["similarity"].items():
+        print(f"similarity {assignment}: " + similarity.summary(report))
+    return 0 if data["students"] else 1
