@@ -132,7 +132,7 @@ def write_report(data: dict, path: Path) -> Path:
              "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
              "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eee}"
              ".sbs{display:flex;gap:1em}.sbs>div{flex:1;min-width:0}.sbs pre{overflow-x:auto;font-size:12px;"
-             "background:#f7f7f7;padding:4px}mark{background:#ffd54f}td.l{text-align:left}"
+             "background:#f7f7f7;padding:4px}mark{background:#ffd54f}td.l,th.l{text-align:left}"
              "</style></head><body>",
              "<h1>어텐션 과목 — 채점 보고서</h1>"]
     for assignment in data["assignments"]:
@@ -214,11 +214,13 @@ def similarity_html(report, names: dict) -> str:
         on_key.setdefault(m.left.owner, []).append(m)
     parts.append(f"<h4>해답(source/)과 같은 코드 ({len(on_key)}명)</h4>")
     if on_key:
-        parts.append("<table><tr><th>학생</th><th>해답과 같은 연습</th></tr>")
+        parts.append("<details><summary>학생과 연습 보기</summary><table><tr><th class='l'>학생</th>"
+                     "<th class='l'>해답과 같은 연습</th></tr>")
         for student, matches in sorted(on_key.items()):
             listed = ", ".join(f"{html.escape(exercise(m.exercise))} {_percent(m.similarity)}" for m in matches)
-            parts.append(f"<tr><td class='l'>{_who(student, names)}</td><td class='l'>{listed}</td></tr>")
-        parts.append("</table>")
+            parts.append(f"<tr><td class='l' style='white-space:nowrap'>{_who(student, names)}</td>"
+                         f"<td class='l'>{listed}</td></tr>")
+        parts.append("</table></details>")
     else:
         parts.append("<p>없음.</p>")
     if report.cut:
