@@ -137,12 +137,18 @@ def test_classes_are_only_those_rendering_makes():
                                  r"$\style{position:fixed}{x}$", r"$\data{grade=2}{x}$",
                                  r"$\mmlToken{mi}[id=test_softmax]{x}$", r"$\require{html}$",
                                  r"<span>\(&bsol;cssId{test_softmax}{x}\)</span>",
-                                 r"<span>&bsol;(&bsol;cssId{test_softmax}{x}&bsol;)</span>"])
-def test_mathjax_gets_no_macro_that_sets_attributes(tex):
-    """MathJax (which the feedback and formgrader pages load) makes ids, classes, styles and links from TeX."""
+                                 r"<span>&bsol;(&bsol;cssId{test_softmax}{x}&bsol;)</span>",
+                                 r"$\htmlId{test_softmax}{x}$", r"$\htmlClass{alert}{x}$",
+                                 r"$\url{javascript:alert(1)}$", r"$\includegraphics{x.png}$"])
+def test_math_renderers_get_no_macro_that_sets_attributes(tex):
+    """MathJax (which the feedback and formgrader pages load) and KaTeX make ids, classes, styles and links from
+    TeX."""
     html = page_html("식: " + tex)
-    decoded = unescape(html)   # what MathJax reads: the page's text, character references decoded
-    assert not re.search(r"\\(cssId|class|style|data|mmlToken|require|href)(?![A-Za-z])", decoded), decoded
+    decoded = unescape(html)   # what the renderer reads: the page's text, character references decoded
+    active_tex = (r"\\(cssId|class|style|data|mmlToken|require|href|url|htmlId|htmlClass|htmlStyle|htmlData|"
+                  r"includegraphics)(?![A-Za-z])")
+    assert not re.search(active_tex, decoded), decoded
+    assert "\\mathrm{" in decoded, decoded   # shown as text
 
 
 def test_html_outputs_get_the_same_treatment():

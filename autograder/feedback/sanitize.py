@@ -19,10 +19,10 @@ itself is changed, not the templates' options):
   (``$("#" + grade_id).parents(".nbgrader_cell")``), and the feedback's links to grade cells find the real cell;
 - classes only from an allow-list of what the renderers make (``CLASSES``: code highlighting, heading anchors,
   task lists): no Bootstrap alert, button or panel, no formgrader ``score`` or ``nbgrader_cell``;
-- TeX that MathJax (loaded by the feedback and formgrader pages) turns into links, ids, classes, styles or loaded
-  extensions (``\\href``, ``\\cssId``, ``\\class``, ``\\style``, ``\\data``, ``\\mmlToken``, ``\\require``) is
-  made plain text, also when its backslash is written as a character reference; other TeX is left for the page's
-  math rendering;
+- TeX that a math renderer (MathJax, loaded by the feedback and formgrader pages; KaTeX) turns into links, ids,
+  classes, styles, pictures or loaded extensions (``\\href``, ``\\cssId``, ``\\class``, ``\\htmlId``, ``\\require``,
+  ... : ``TEX_ACTIVE``) is made plain text, also when its backslash is written as a character reference; other TeX
+  is left for the page's math rendering;
 - a raw cell becomes escaped text;
 - outputs: ``text/html`` is cleaned the same way, ``text/markdown`` rendered then cleaned, ``image/svg+xml`` and
   ``application/javascript`` (and any other type a browser would run) removed with a note in ``text/plain``;
@@ -126,12 +126,13 @@ def one_block(html: str) -> str:
     return "<div class=\"student-markdown\">" + html.replace("\r", "").replace("\n", "&#10;") + "</div>"
 
 
-# MathJax's TeX macros that make links (``\\href``: ``javascript:`` ones too), set an element's id, class, style or
-# data attributes (``\\cssId``, ``\\class``, ``\\style``, ``\\data``, ``\\mmlToken`` with attributes) or load an
-# extension (``\\require``). A backslash may be written as a character reference in HTML (the browser decodes it
-# before MathJax reads the text).
-TEX_ACTIVE = re.compile(r"(?:\\|&#0*92;|&#[xX]0*5[cC];|&bsol;)(href|cssId|class|style|data|mmlToken|require)"
-                        r"(?![A-Za-z])")
+# The TeX macros that make links (``\\href``, ``\\url``: ``javascript:`` ones too), set an element's id, class,
+# style or data attributes (MathJax's ``\\cssId``, ``\\class``, ``\\style``, ``\\data``, ``\\mmlToken`` with
+# attributes; KaTeX's ``\\htmlId``, ``\\htmlClass``, ``\\htmlStyle``, ``\\htmlData``), load a picture
+# (``\\includegraphics``) or an extension (``\\require``), for whichever math renderer a page uses. A backslash may
+# be written as a character reference in HTML (the browser decodes it before the renderer reads the text).
+TEX_ACTIVE = re.compile(r"(?:\\|&#0*92;|&#[xX]0*5[cC];|&bsol;)(href|url|cssId|class|style|data|mmlToken|require|"
+                        r"htmlId|htmlClass|htmlStyle|htmlData|includegraphics)(?![A-Za-z])")
 
 
 def inert_tex(text: str) -> str:
