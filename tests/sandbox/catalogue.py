@@ -78,7 +78,9 @@ class Entry:
     in_class: bool = False           # one of the catalogue's share of the class under load
     timeouts: tuple = ()             # (key, seconds) pairs of COURSE["timeouts"] for this entry (over the short ones)
     max_seconds: float | None = None  # the grading of this submission must end within this many seconds
+                                     # (default and most: harness.MAX_SECONDS)
     grader_mb: float | None = None   # the grader's own peak memory may grow at most this much while grading it
+                                     # (default and most: harness.GRADER_CEILING_MB)
 
     def __str__(self):
         return self.id
@@ -1883,10 +1885,14 @@ class Report:
     outcomes: dict = field(default_factory=dict)      # id -> (kind, text, changed?, lost?, known bug, gained?)
     class_run: dict = field(default_factory=dict)     # numbers of the class under load
     timings: dict = field(default_factory=dict)       # what took how long
+    costs: dict = field(default_factory=dict)         # id -> (seconds, grader MiB) of grading the entry
 
-    def record(self, entry: Entry, outcome: str, changed: bool = False, lost: bool = False, gained: bool = False):
-        """``changed``: some score is not what it must be; ``gained``: points on an attacked exercise."""
+    def record(self, entry: Entry, outcome: str, changed: bool = False, lost: bool = False, gained: bool = False,
+               seconds: float | None = None, grader_mb: float | None = None):
+        """``changed``: some score is not what it must be; ``gained``: points on an attacked exercise;
+        ``seconds``, ``grader_mb``: what grading it cost (time, growth of the grader's peak memory)."""
         self.outcomes[entry.id] = (entry.kind, outcome, changed, lost, entry.known_bug, gained)
+        self.costs[entry.id] = (seconds, grader_mb)
 
 
 REPORT = Report()

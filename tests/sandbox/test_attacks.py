@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 import catalogue
-from harness import (SEED, GraderPeak, describe, entry_timeouts, grade_file, judge, own_connection_works,
+from harness import (SEED, GraderPeak, bounds, describe, entry_timeouts, grade_file, judge, own_connection_works,
                      wait_lane_quiet, write_submission)
 from autograder import settings
 from autograder.feedback.report import exercise_report
@@ -127,8 +127,9 @@ def test_attack(entry, ctx, honest, fingerprint, servers, short_timeouts, tmp_pa
         raise
     scores = {e.name: e.score for e in result.exercises}
     wrong = judge(entry, scores, honest_scores)
-    too_big = entry.grader_mb is not None and peak.mb > entry.grader_mb
-    slow = entry.max_seconds is not None and result.seconds > entry.max_seconds
+    max_seconds, max_mb = bounds(entry)
+    too_big = peak.mb > max_mb
+    slow = result.seconds > max_seconds
     after = fingerprint(path)
     changed_files = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
     reached = servers.connections - connections
@@ -141,11 +142,12 @@ def test_attack(entry, ctx, honest, fingerprint, servers, short_timeouts, tmp_pa
     if stray:
         outcome += f"; {len(stray)} student process(es) still running after grading"
     if too_big:
-        outcome += f"; the grader's memory grew by {peak.mb:.0f} MiB (at most {entry.grader_mb:g})"
+        outcome += f"; the grader's memory grew by {peak.mb:.0f} MiB (at most {max_mb:g})"
     if slow:
-        outcome += f"; graded in {result.seconds:.0f} s, over its bound of {entry.max_seconds:g} s"
+        outcome += f"; graded in {result.seconds:.0f} s, over its bound of {max_seconds:g} s"
     catalogue.REPORT.record(entry, outcome, changed=bool(wrong or changed_files or reached or too_big or slow),
-                            gained=bool(set(wrong) & set(entry.attacked) or changed_files or reached))
+                            gained=bool(set(wrong) & set(entry.attacked) or changed_files or reached),
+                            seconds=result.seconds, grader_mb=peak.mb)
 
     assert not too_big, f"{entry.id}: {outcome}"
     assert not slow, f"{entry.id}: {outcome}"

@@ -15,7 +15,7 @@ import os
 import pytest
 
 import catalogue
-from harness import describe, entry_timeouts, grade_file, judge, wait_lane_quiet, write_submission
+from harness import GraderPeak, bounds, describe, entry_timeouts, grade_file, judge, wait_lane_quiet, write_submission
 from autograder import settings
 from autograder.feedback.report import exercise_report
 from autograder.messages import Reason
@@ -63,7 +63,8 @@ def test_fault(entry, ctx, honest, fingerprint, short_timeouts, tmp_path, monkey
     path = write_submission(entry.build(ctx), tmp_path)
     before = fingerprint(path)
     try:
-        result = grade_file(path)
+        with GraderPeak() as peak:
+            result = grade_file(path)
     except Exception as exc:  # noqa: BLE001 - grading itself broke: the submission is lost
         catalogue.REPORT.record(entry, f"grading raised {type(exc).__name__}: {exc}", lost=True)
         raise
@@ -79,13 +80,18 @@ def test_fault(entry, ctx, honest, fingerprint, short_timeouts, tmp_path, monkey
         outcome += f"; feedback lacks {missing}"
     if stray:
         outcome += f"; {len(stray)} student process(es) still running after grading"
-    slow = entry.max_seconds is not None and result.seconds > entry.max_seconds
+    max_seconds, max_mb = bounds(entry)
+    slow = result.seconds > max_seconds
     if slow:
-        outcome += f"; graded in {result.seconds:.0f} s, over its bound of {entry.max_seconds:g} s"
+        outcome += f"; graded in {result.seconds:.0f} s, over its bound of {max_seconds:g} s"
+    too_big = peak.mb > max_mb
+    if too_big:
+        outcome += f"; the grader's memory grew by {peak.mb:.0f} MiB (at most {max_mb:g})"
     changed_files = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
     if changed_files:
         outcome += f"; FILES CHANGED: {changed_files}"
-    catalogue.REPORT.record(entry, outcome, changed=bool(wrong or missing or stray or changed_files or slow))
+    catalogue.REPORT.record(entry, outcome, changed=bool(wrong or missing or stray or changed_files or slow or too_big),
+                            seconds=result.seconds, grader_mb=peak.mb)
 
     assert not wrong, f"{entry.id}: {outcome}\n{text}"
     assert not missing, f"{entry.id}: the feedback does not say {missing}:\n{text}"
@@ -93,6 +99,7 @@ def test_fault(entry, ctx, honest, fingerprint, short_timeouts, tmp_path, monkey
     assert not stray, f"{entry.id}: student processes outlived the grading: {stray}"
     assert not changed_files, changed_files
     assert not slow, f"{entry.id}: {outcome}"
+    assert not too_big, f"{entry.id}: {outcome}"
 
 
 # ----------------------------------------------------------------------------------------------- file-level faults
