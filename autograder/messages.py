@@ -120,6 +120,7 @@ class Reason(_Catalogue):
     EVENTS_CLOSED = ("학생 코드가 채점 기록 통로를 닫았습니다",)
     UNDEFINED_NAME = ("`{name}`이(가) 노트북에 정의되어 있지 않습니다.",)
     NO_REFERENCE_NOW = ("지금은 참조 결과를 물을 수 없습니다.",)
+    NOT_GIVEN_NOW = ("`{name}`의 참조 결과는 지금 채점 중인 함수에 주어지지 않습니다.",)
     NOT_NUMERIC = ("숫자 배열이 아닌 값이 돌아왔습니다 (dtype={dtype}).",)
     UNKNOWN_VALUE = ("알 수 없는 값이 돌아왔습니다.",)
 

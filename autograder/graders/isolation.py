@@ -24,6 +24,7 @@ import inspect
 import numpy as np
 
 from autograder.graders import references
+from autograder.messages import Reason
 
 _ATTENTION = ("softmax", "causal_mask", "scaled_dot_product_attention", "dot_product_attention")
 _HEADS = _ATTENTION + ("split_heads", "merge_heads")
@@ -117,8 +118,7 @@ class Answers:
 
         name = header.get("name")
         if name not in self.allowed:
-            return {"ok": False, "error": "RuntimeError",
-                    "message": f"`{name}`의 참조 결과는 지금 채점 중인 함수에 주어지지 않습니다."}, []
+            return {"ok": False, "error": "RuntimeError", "message": Reason.NOT_GIVEN_NOW.korean(name=name)}, []
         try:
             args = _scalars(decode_value(header.get("args"), arrays))
             kwargs = _scalars(decode_value(header.get("kwargs"), arrays))
