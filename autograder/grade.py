@@ -49,7 +49,8 @@ class GradeResult:
     seconds: float = 0.0
     timings: dict = field(default_factory=dict)   # lane_start, notebook, graders (seconds)
     review: list[str] = field(default_factory=list)  # for the instructor only: escape hatches the code names
-    costs: dict = field(default_factory=dict)     # restarts, timeouts (calls past their limit), interrupted (of those)
+    costs: dict = field(default_factory=dict)     # restarts, timeouts (calls past their limit), interrupted (of those),
+                                                  # answer_mb (the most a child computing a proxy's answer grew)
 
     @property
     def score(self) -> float:
@@ -144,7 +145,7 @@ def grade_submission(submission: Submission, seed: int | None = None, started=No
         graders_start = time.perf_counter()
         session = run_graders(submission.assignment, student, seed)
         timings = {**process.timings, "graders": time.perf_counter() - graders_start}
-        costs = process.costs
+        costs = {**process.costs, "answer_mb": round(student.answer_peak / (1 << 20), 1)}
     finally:
         process.cleanup()
     exercises = []

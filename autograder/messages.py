@@ -121,6 +121,19 @@ class Reason(_Catalogue):
     UNDEFINED_NAME = ("`{name}`이(가) 노트북에 정의되어 있지 않습니다.",)
     NO_REFERENCE_NOW = ("지금은 참조 결과를 물을 수 없습니다.",)
     NOT_GIVEN_NOW = ("`{name}`의 참조 결과는 지금 채점 중인 함수에 주어지지 않습니다.",)
+    # --- a proxy's question (autograder/graders/isolation.py: while an exercise is graded, the other contract
+    # functions it calls are answered with the graders' reference; the answer's memory and time are limited)
+    ANSWER_TOO_BIG = ("`{asked}`의 결과는 채점 중에 채점기의 참조 구현이 계산하는데, 이 입력으로는 메모리가 "
+                      "{need_mb:,.0f} MiB 필요해 한도 {limit_mb} MiB를 넘으므로 계산하지 않았습니다. 채점 입력보다 "
+                      "훨씬 큰 배열(아주 긴 시퀀스, 브로드캐스팅으로 커지는 배치 축)을 넘기지 않았는지 확인하세요.",
+                      "a proxy question for `{asked}` needs {need_mb:,.0f} MiB, over the limit of {limit_mb} MiB: "
+                      "refused")
+    ANSWER_MEMORY = ("`{asked}`의 참조 결과를 계산하는 중 메모리 한도 {limit_mb} MiB를 넘어 계산을 멈췄습니다. "
+                     "채점 입력보다 훨씬 큰 배열을 넘기지 않았는지 확인하세요.",
+                     "the answer to a proxy question for `{asked}` ran out of its {limit_mb} MiB")
+    ANSWER_TIME = ("`{asked}`의 참조 결과를 이 호출의 제한 시간 안에 계산하지 못했습니다 (참조 결과를 계산하는 시간도 "
+                   "호출 시간에 들어갑니다).",
+                   "the answer to a proxy question for `{asked}` did not finish within the call's time limit")
     NOT_NUMERIC = ("숫자 배열이 아닌 값이 돌아왔습니다 (dtype={dtype}).",)
     UNKNOWN_VALUE = ("알 수 없는 값이 돌아왔습니다.",)
 

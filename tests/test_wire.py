@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import tracemalloc
 
 import numpy as np
+import pytest
 
 from autograder.sandbox.inside import wire
 
@@ -57,3 +59,64 @@ def test_a_big_frame_is_written_without_copying_its_arrays():
         drain.join()
         os.close(r)
     assert peak < 1 << 20, f"writing 80 MiB of arrays allocated {peak / (1 << 20):.0f} MiB"
+
+
+def test_a_frame_too_big_to_allocate_is_read_past(monkeypatch):
+    """A reader that cannot allocate an array of a frame (the student's process under a call's memory limit,
+    receiving a proxy's big answer) gets MemoryError and the next frame is read from its start: the two sides stay
+    in step."""
+    real = np.empty
+
+    def tight(shape, *args, **kwargs):
+        if int(np.prod(shape)) > 1 << 17:
+            raise MemoryError
+        return real(shape, *args, **kwargs)
+
+    monkeypatch.setattr(np, "empty", tight)
+    r, w = os.pipe()
+
+    def write():
+        try:
+            wire.write_frame(w, {"n": 1}, [np.arange(4.0), np.ones(1 << 18)])   # 2 MiB: not allocated by the reader
+            wire.write_frame(w, {"n": 2}, [np.arange(3.0)])
+        except BrokenPipeError:
+            pass
+        finally:
+            os.close(w)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        with pytest.raises(MemoryError):
+            wire.read_frame(r, deadline=time.monotonic() + 10)
+        header, arrays = wire.read_frame(r, deadline=time.monotonic() + 10)
+    finally:
+        os.close(r)          # a writer still blocked on the pipe ends (broken pipe)
+        writer.join()
+    assert header == {"n": 2} and np.array_equal(arrays[0], np.arange(3.0))
+
+
+def test_reading_a_frame_allocates_its_arrays_once():
+    """An answer of 64 MiB costs the reader 64 MiB (not the frame and then a copy of each array): what lets a
+    student's process under a call's memory limit receive an answer it has room for."""
+    big = np.ones((8, 1 << 20))
+    r, w = os.pipe()
+
+    def write():
+        try:
+            wire.write_frame(w, {"op": "answer"}, [big])
+        finally:
+            os.close(w)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    tracemalloc.start()
+    try:
+        header, arrays = wire.read_frame(r, deadline=time.monotonic() + 30)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        os.close(r)
+        writer.join()
+    assert np.array_equal(arrays[0], big) and arrays[0].flags.writeable and arrays[0].flags.owndata
+    assert peak < big.nbytes + (1 << 20), f"reading 64 MiB allocated {peak / (1 << 20):.0f} MiB"

@@ -345,9 +345,9 @@ class StudentProcess:
         that ran while it was in flight).
 
         While the student's code runs, it may ask for reference results (``callback`` frames from the proxies of
-        ``inside.proxies.Isolated``): ``answer(header, arrays) -> (header, arrays)`` gives them (without it, every
-        such question is refused). A call past ``timeout`` is stopped by the process's own alarm (it lives
-        on) or else killed ``INTERRUPT_GRACE`` later.
+        ``inside.proxies.Isolated``): ``answer(header, arrays, deadline) -> (header, arrays)`` gives them, by the
+        call's deadline (without it, every such question is refused). A call past ``timeout`` is stopped by the
+        process's own alarm (it lives on) or else killed ``INTERRUPT_GRACE`` later.
 
         A function whose call ran past its time limit or ended the process is recognised once: it is not called
         again, and its later calls fail at once with the same message, so one broken exercise cannot use up the
@@ -395,13 +395,14 @@ class StudentProcess:
 
     def _answer_callbacks(self, reply, out, answer, deadline, timeout, what):
         """Answer the student's questions for reference results until the real reply comes. The answers count as
-        the call's time (they take milliseconds), so a call that asks in a loop cannot hold the grader longer."""
+        the call's time and end by its ``deadline`` (``answer(header, arrays, deadline)``: a big one is computed
+        apart and stopped there), so a call that asks cannot hold the grader longer than the call may take."""
         while reply.get("op") == "callback":
             if answer is None:
                 response, arrays = {"ok": False, "error": "RuntimeError",
                                     "message": Reason.NO_REFERENCE_NOW.korean()}, []
             else:
-                response, arrays = answer(reply, out)
+                response, arrays = answer(reply, out, deadline)
             left = deadline - time.monotonic()
             if left <= 0:
                 self.close()

@@ -1261,6 +1261,53 @@ FORBIDDEN_BYPASSES += [
 ]
 
 
+# ----------------------------------------------------------------------------------------------- attacks: the answers
+# While an exercise is graded, the other contract functions it calls are proxies that the grader answers with its
+# float64 references (autograder/graders/isolation.py). A question can be tiny on the wire and huge to answer
+# (issue 21): the grader must size it first and refuse what is over ``answer_mb``, with the Korean reason. The
+# function gets its points only if the grader answered (and it then computes the right result itself).
+PROXY_LONG_SEQUENCE = """
+import numpy as np
+
+def multi_head_attention_layer(x_q, x_kv, params, num_heads, mask=None):
+    big = np.ones((1, 8000, 1), np.float16)                  # 16 KB on the wire
+    multi_head_attention(big, big, big, 1)                   # the grader's answer: 8000 x 8000 float64 scores
+    p = {name: np.asarray(w, dtype=np.float64) for name, w in params.items()}
+    q = split_heads(np.asarray(x_q) @ p["w_q"] + p["b_q"], num_heads)          # (B, H, Tq, dk)
+    k = split_heads(np.asarray(x_kv) @ p["w_k"] + p["b_k"], num_heads)         # (B, H, Tk, dk)
+    v = split_heads(np.asarray(x_kv) @ p["w_v"] + p["b_v"], num_heads)         # (B, H, Tk, dv)
+    return merge_heads(scaled_dot_product_attention(q, k, v, mask)) @ p["w_o"] + p["b_o"]
+"""
+
+PROXY_BROADCAST_BATCH = """
+import numpy as np
+
+def self_attention(x, w_q, w_k, w_v, causal=False):
+    # batch axes that broadcast: (32, 1) against (1, 32), 24 K numbers sent, 32 x 32 x 256 x 256 scores to answer
+    scaled_dot_product_attention(np.ones((32, 1, 256, 1)), np.ones((1, 32, 256, 1)), np.ones((1, 32, 256, 1)))
+    x = np.asarray(x, dtype=np.float64)
+    q, k, v = x @ w_q, x @ w_k, x @ w_v                                        # (..., T, dk|dv)
+    mask = causal_mask(x.shape[-2]) if causal else None
+    return scaled_dot_product_attention(q, k, v, mask)
+"""
+
+PROXY_ATTACKS = [
+    Entry("proxy_long_sequence", "attack", "cells",
+          "multi_head_attention_layer 안에서 토큰 8000개짜리 multi_head_attention(big, big, big, 1)을 물어 채점기가 "
+          "8000 x 8000 float64 점수 행렬을 계산하게 하기 (issue 21: 16000개면 6.3 GB)",
+          "ask multi_head_attention(big, big, big, 1) with 8000 tokens inside multi_head_attention_layer, so that the "
+          "grader computes 8000 x 8000 float64 scores (issue 21: 6.3 GB with 16000)",
+          ("multi_head_attention_layer",), on("multi_head_attention_layer", PROXY_LONG_SEQUENCE),
+          expect=(Reason.ANSWER_TOO_BIG,)),
+    Entry("proxy_broadcast_batch", "attack", "cells",
+          "self_attention 안에서 배치 축이 브로드캐스팅되는 (32,1,256,1)과 (1,32,256,1)로 "
+          "scaled_dot_product_attention 을 물어 채점기가 32 x 32 x 256 x 256 점수를 계산하게 하기 (issue 21)",
+          "ask scaled_dot_product_attention with batch axes that broadcast, (32,1,256,1) against (1,32,256,1), "
+          "inside self_attention: 32 x 32 x 256 x 256 scores for the grader (issue 21)",
+          ("self_attention",), on("self_attention", PROXY_BROADCAST_BATCH), expect=(Reason.ANSWER_TOO_BIG,)),
+]
+
+
 CONTROL = Entry(
     "control_leak_pays", "attack", "cells",
     "대조군: 공격이 성공했다면(LEAKED = True) 점수가 바뀐다는 것을 보여 줍니다",
@@ -1871,7 +1918,7 @@ FILE_FAULTS = [
           (), lambda ctx: b"", expect=("채점할 수 없었습니다",)),
 ]
 
-ATTACKS += FORBIDDEN_BYPASSES
+ATTACKS += FORBIDDEN_BYPASSES + PROXY_ATTACKS
 ALL = ATTACKS + NOTEBOOK_ATTACKS + FAULTS + FILE_FAULTS + [c.entry for c in COSTS]
 BY_ID = {e.id: e for e in ALL}
 assert len(BY_ID) == len(ALL), "catalogue ids must be unique"

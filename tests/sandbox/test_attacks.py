@@ -71,6 +71,8 @@ def test_catalogue_covers_the_issue():
                                                                      "stuck_request_pipe", "fifo_output_log"},
         "kernel objects and disk that outlive a submission (issue 13)": {"cross_submission_kernel_objects",
                                                                          "scratch_flood"},
+        "a proxy's question that makes the grader compute something huge (issue 21)": {"proxy_long_sequence",
+                                                                                      "proxy_broadcast_batch"},
     }
     for family, needed in families.items():
         assert needed <= ids, (family, needed - ids)
