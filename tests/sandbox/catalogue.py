@@ -1308,6 +1308,65 @@ PROXY_ATTACKS = [
 ]
 
 
+# ----------------------------------------------------------------------------------------------- attacks: the monitor
+# The monitor's state at run time, reached from the student's code: the serve loop's frame is below every cell and
+# call, and holds what ``guard`` returned and (through ``guard.__globals__``) the monitor module's globals.
+EMIT_SILENCED = """
+import sys
+import numpy as np
+import torch
+
+
+def _silence():
+    f = sys._getframe()
+    while f is not None and "emit" not in f.f_locals:
+        f = f.f_back
+    emit = f.f_locals["emit"]                                          # what guard() returned to the serve loop
+    cells = dict(zip(emit.__code__.co_freevars, emit.__closure__))
+    cells["write"].cell_contents = lambda fd, data: len(data)         # reports written nowhere
+
+
+_silence()
+CALL = getattr(torch, "soft" + "max")
+"""
+
+MONITOR_GLOBALS = """
+import gc
+import sys
+import numpy as np
+import torch
+
+try:
+    f = sys._getframe()
+    while "guard" not in f.f_globals:
+        f = f.f_back
+    f.f_globals["guard"].__globals__["_REFUSED"].clear()              # the audit hook's table of refused events
+    for obj in gc.get_objects():                                       # refused, while the table is the hook's
+        if type(obj).__name__ == "function" and obj.__name__ == "emit" and obj.__closure__:
+            cells = dict(zip(obj.__code__.co_freevars, obj.__closure__))
+            if "write" in cells:
+                cells["write"].cell_contents = lambda fd, data: len(data)
+except Exception:
+    pass
+CALL = getattr(torch, "soft" + "max")
+"""
+
+MONITOR_ATTACKS = [
+    Entry("monitor_emit_silenced", "attack", "cells",
+          "serve 루프의 프레임에서 guard 가 돌려준 emit 을 찾아 그 클로저 셀(write)을 바꿔 모든 보고를 지운 뒤 "
+          "softmax 에서 torch.softmax 사용",
+          "find the emit guard() returned in the serve loop's frame, rewrite its closure cell (write) so that no "
+          "report is written, then use torch.softmax inside softmax",
+          ("softmax",), with_cell(EMIT_SILENCED, "softmax", SOFTMAX_VIA), expect=(Reason.FORBIDDEN_ROUTINE,)),
+    Entry("monitor_globals_cleared", "attack", "cells",
+          "guard.__globals__ 로 감시기 모듈의 거부 목록(_REFUSED)을 비우고 gc 로 감시 커널의 emit 을 찾아 보고를 "
+          "지운 뒤 softmax 에서 torch.softmax 사용",
+          "empty the monitor module's table of refused events (_REFUSED) through guard.__globals__, find the kernels' "
+          "emit with gc and silence it, then use torch.softmax inside softmax",
+          ("softmax",), with_cell(MONITOR_GLOBALS, "softmax", SOFTMAX_VIA), expect=(Reason.FORBIDDEN_ROUTINE,)),
+]
+
+
 CONTROL = Entry(
     "control_leak_pays", "attack", "cells",
     "대조군: 공격이 성공했다면(LEAKED = True) 점수가 바뀐다는 것을 보여 줍니다",
@@ -1918,7 +1977,7 @@ FILE_FAULTS = [
           (), lambda ctx: b"", expect=("채점할 수 없었습니다",)),
 ]
 
-ATTACKS += FORBIDDEN_BYPASSES + PROXY_ATTACKS
+ATTACKS += FORBIDDEN_BYPASSES + PROXY_ATTACKS + MONITOR_ATTACKS
 ALL = ATTACKS + NOTEBOOK_ATTACKS + FAULTS + FILE_FAULTS + [c.entry for c in COSTS]
 BY_ID = {e.id: e for e in ALL}
 assert len(BY_ID) == len(ALL), "catalogue ids must be unique"

@@ -73,6 +73,8 @@ def test_catalogue_covers_the_issue():
                                                                          "scratch_flood"},
         "a proxy's question that makes the grader compute something huge (issue 21)": {"proxy_long_sequence",
                                                                                       "proxy_broadcast_batch"},
+        "the monitor's own state reached through the serve loop's frame (issue 21)": {"monitor_emit_silenced",
+                                                                                     "monitor_globals_cleared"},
     }
     for family, needed in families.items():
         assert needed <= ids, (family, needed - ids)

@@ -96,7 +96,8 @@ def _routine_codes():
 
 
 def guard(event_fd):
-    """Install the forbidden-routine watch and the audit hook in this (the student's) process; returns ``emit``.
+    """Install the forbidden-routine watch and the audit hook in this (the student's) process; returns an ``emit``
+    for the reports of scipy's wrappers (``watch_scipy``), not the one the kernels use.
 
     The hook is armed by ``sys.audit("autograder.arm")`` before the first cell (arming early only restricts more).
 
@@ -110,8 +111,9 @@ def guard(event_fd):
       ``multi_head_attention_forward``, torch's decompositions) reach a matrix product, ``tanh`` or ``exp``
       kernel: those report the routine when one of its functions (by code object) is on the calling thread's stack.
     * **Nothing to undo.** Each use is written at once, as one line, to ``event_fd``, a pipe whose read end only
-      the grader holds: a byte sent cannot be taken back. Nothing is recorded in this process. The kernels and the
-      pipe's identity live in closures that no student object refers to; a closed or replaced pipe makes the
+      the grader holds: a byte sent cannot be taken back. Nothing is recorded in this process. The kernels, the
+      pipe's identity and every name they use at run time live in closures that no student object refers to (not
+      this module's globals or builtins, which the student's code can reach); a closed or replaced pipe makes the
       kernels refuse to compute, and the grader counts a closed pipe as tampering.
     * **Attribution on the trusted side**: what arrives while a graded call is in flight (its conversion to arrays
       included, so a lazy object that computes when converted is seen) counts against that call. No function name
@@ -134,24 +136,39 @@ def guard(event_fd):
     os.environ["TORCHDYNAMO_DISABLE"] = "1"
     if "torch._dynamo.config" in sys.modules:
         sys.modules["torch._dynamo.config"].disable = True
+
+    # Every name the kernels, the probe and the hook use when the student's code runs is bound here, in this
+    # function's closure: none of them looks up a global or a builtin then. This module's globals and builtins are
+    # within the student's reach (the serve loop's frame is below every call: ``sys._getframe(1).f_globals
+    # ["guard"].__globals__``); a closure's cells only through its function objects, which no student object holds
+    # (tests/sandbox/test_policy.py checks that no run-time code of the guard loads a global).
     write, fstat, getframe = os.write, os.fstat, sys._getframe
+    refused, frame_attrs = frozenset(_REFUSED), frozenset(_FRAME_ATTRS)
+    get, Denied, NoFrame = getattr, PermissionError, ValueError
     stat = fstat(event_fd)
     identity = (stat.st_dev, stat.st_ino)
     local = threading.local()
     codes = {code: (label + "\n").encode() for code, label in _routine_codes().items()}
     guard_codes = set()
 
-    def emit(token):
-        now = fstat(event_fd)
-        if (now.st_dev, now.st_ino) != identity:
-            raise PermissionError("채점 기록 통로가 바뀌어 이 연산을 실행하지 않습니다")
-        write(event_fd, token)
+    def emitter(write, fstat, event_fd, identity, Denied):
+        """A function that writes one report to the event pipe, checked to be the pipe it was. Each call makes one
+        with cells of its own: whoever holds one can rewrite its cells, so the kernels' own is never handed out."""
+        def emit(token):
+            now = fstat(event_fd)
+            if (now.st_dev, now.st_ino) != identity:
+                raise Denied("채점 기록 통로가 바뀌어 이 연산을 실행하지 않습니다")
+            write(event_fd, token)
+        guard_codes.add(emit.__code__)
+        return emit
+
+    emit = emitter(write, fstat, event_fd, identity, Denied)
 
     def probe():
         local.inside = True
         try:
             frame = getframe(2)   # the kernel's caller (0: probe, 1: the kernel)
-        except ValueError:        # called from a thread without Python frames: no library routine above it
+        except NoFrame:           # called from a thread without Python frames: no library routine above it
             frame = None
         finally:
             local.inside = False
@@ -165,7 +182,7 @@ def guard(event_fd):
     def make(original, token):
         if original is None:
             def kernel(keyset, *args, **kwargs):
-                raise PermissionError("채점 중에는 이 텐서 형식으로 이 연산을 쓸 수 없습니다")
+                raise Denied("채점 중에는 이 텐서 형식으로 이 연산을 쓸 수 없습니다")
         elif token is None:
             def kernel(keyset, *args, **kwargs):
                 probe()
@@ -199,7 +216,7 @@ def guard(event_fd):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
                 library.impl(op, make(original, token), key, with_keyset=True)
-    guard_codes |= {emit.__code__, probe.__code__}
+    guard_codes |= {probe.__code__}
 
     def reaches_guard(frame):
         while frame is not None:
@@ -214,27 +231,27 @@ def guard(event_fd):
         if event == "autograder.arm":
             armed.append(keep)
             return
-        if not armed or getattr(local, "inside", False):
+        if not armed or get(local, "inside", False):
             return
-        if event in _REFUSED:
-            raise PermissionError(f"채점 중에는 `{event}`은(는) 쓸 수 없습니다")
+        if event in refused:
+            raise Denied(f"채점 중에는 `{event}`은(는) 쓸 수 없습니다")
         if event == "sys._getframe":
             if reaches_guard(args[0]):
-                raise PermissionError("채점기의 프레임에는 접근할 수 없습니다")
-        elif event == "object.__getattr__" and len(args) > 1 and args[1] in _FRAME_ATTRS:
+                raise Denied("채점기의 프레임에는 접근할 수 없습니다")
+        elif event == "object.__getattr__" and args[1:] and args[1] in frame_attrs:
             local.inside = True
             try:
-                frame = getattr(args[0], args[1], None)
+                frame = get(args[0], args[1], None)
             finally:
                 local.inside = False
             if reaches_guard(frame):
-                raise PermissionError("채점기의 프레임에는 접근할 수 없습니다")
+                raise Denied("채점기의 프레임에는 접근할 수 없습니다")
 
     keep = library  # the registrations live as long as the hook, which the interpreter alone holds
     guard_codes.add(hook.__code__)
     guard_codes.add(reaches_guard.__code__)
     sys.addaudithook(hook)
-    return emit
+    return emitter(write, fstat, event_fd, identity, Denied)   # for scipy's wrappers: not the kernels' own
 
 
 def watch_scipy(emit, done):
