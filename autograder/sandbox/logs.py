@@ -15,7 +15,9 @@ class EventLog:
     """The trusted end of the student process's event pipe: which watched library routines ran, in order.
 
     The student's process writes one line per use of a routine the forbidden-routine rule watches, at the moment
-    it runs (``inside.monitor.guard``), and keeps no record of its own. A thread here drains the pipe as lines arrive
+    it runs (``inside.monitor.guard``), and keeps no record of its own; lines starting ``review:`` report, once
+    each, what an instructor should look at (a code object or function made, a function's code replaced) and are
+    collected in ``reviewed``. A thread here drains the pipe as lines arrive
     (so a notebook that calls softmax a million times never blocks on a full pipe); ``since(mark)`` first reads what is
     left, so a reply's events are all in once the reply has arrived (they were written before it). The pipe
     closed while the process still answers, or a line that is not a routine's name, is tampering (``tampered``).
@@ -25,6 +27,7 @@ class EventLog:
 
     def __init__(self, fd: int):
         self.fd, self.lines, self.tampered = fd, [], ""
+        self.reviewed: set[str] = set()   # what the student's code did that an instructor should look at
         self._partial, self._eof, self._lock = b"", False, threading.Lock()
         os.set_blocking(fd, False)
         self._wake_r, self._wake_w = os.pipe()
@@ -49,7 +52,10 @@ class EventLog:
                 text = line.decode("ascii", "replace")
                 if not _ROUTINE.fullmatch(text) and not self.tampered:
                     self.tampered = Reason.EVENTS_GARBLED.korean()
-                self.lines.append(text)
+                if text.startswith(REVIEW):
+                    self.reviewed.add(text[len(REVIEW):])   # for the instructor's review list, not a routine's use
+                else:
+                    self.lines.append(text)
 
     def _drain_forever(self) -> None:
         import select
@@ -88,6 +94,7 @@ class EventLog:
 
 
 _ROUTINE = re.compile(r"[a-z]+:[A-Za-z_.]+")
+REVIEW = "review:"   # a line that reports what an instructor should review (``inside.monitor.guard``'s audit hook)
 
 
 class OutputLog:

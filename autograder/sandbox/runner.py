@@ -100,6 +100,7 @@ class StudentProcess:
         self._w = self._r = None
         self._sequence = 0                 # number of the last request (its reply must carry it)
         self.events: EventLog | None = None  # what the guarded kernels report, on a pipe only this side reads
+        self._reviewed: set[str] = set()     # what the processes ended so far reported for the instructor's review
 
     # ------------------------------------------------------------------ life cycle
     def _launch(self) -> None:
@@ -253,6 +254,8 @@ class StudentProcess:
                     pass
         self._w = self._r = None
         if self.events is not None:
+            self.events.mark()   # reads what is left in the pipe
+            self._reviewed |= self.events.reviewed
             self.events.close()
             self.events = None
 
@@ -442,6 +445,12 @@ class StudentProcess:
     def grade_within(self, seconds: float) -> None:
         """From now on, no call starts later than ``seconds`` from now (the submission's time for its graders)."""
         self._deadline = time.monotonic() + seconds
+
+    @property
+    def reviewed(self) -> set[str]:
+        """What the submission's code did that an instructor should look at, as its processes reported it (made a
+        code object or a function from one, replaced a function's code): ``inside.monitor.guard``'s audit hook."""
+        return self._reviewed | (self.events.reviewed if self.events is not None else set())
 
     @property
     def costs(self) -> dict:

@@ -81,6 +81,7 @@ class Entry:
                                      # (default and most: harness.MAX_SECONDS)
     grader_mb: float | None = None   # the grader's own peak memory may grow at most this much while grading it
                                      # (default and most: harness.GRADER_CEILING_MB)
+    review: tuple = ()               # phrases the instructor's review list of the graded result must contain
 
     def __str__(self):
         return self.id
@@ -1366,6 +1367,119 @@ MONITOR_ATTACKS = [
           ("softmax",), with_cell(MONITOR_GLOBALS, "softmax", SOFTMAX_VIA), expect=(Reason.FORBIDDEN_ROUTINE,)),
 ]
 
+# ----------------------------------------------------------------------------------------------- attacks: clones
+# A library routine copied as an object (issue 21): its code object replaced (another first line number) and made a
+# new function with ``types.FunctionType``, every telling name built from strings. The monitor knew routines by
+# their code objects; a clone is another object with the same content.
+KERAS_CLONE = """
+import types
+import numpy as np
+import keras
+
+_cls = getattr(keras.layers, "Atten" + "tion")
+_layer = _cls(score_mode="dot")
+_layer.build([(1, 1, 1), (1, 1, 1)])
+
+
+def _clone(name):
+    f = getattr(_cls, name)
+    code = getattr(f, "__co" + "de__")
+    code = code.replace(co_firstlineno=code.co_firstlineno + 7)
+    return getattr(types, "Function" + "Type")(code, getattr(f, "__glo" + "bals__"), "helper",
+                                               getattr(f, "__defa" + "ults__"), getattr(f, "__clo" + "sure__"))
+
+
+_scores = _clone("_calculate" + "_scores")     # q @ k^T, Keras's own code
+_apply = _clone("_apply" + "_scores")          # softmax and the weighted sum, Keras's own code
+"""
+
+SDPA_VIA_CLONES = """
+def scaled_dot_product_attention(query, key, value, mask=None, return_weights=False):
+    q, k, v = (np.asarray(a, dtype=np.float32) for a in (query, key, value))
+    lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    flat = lambda a: np.broadcast_to(a, lead + a.shape[-2:]).reshape((-1,) + a.shape[-2:])
+    scores = _scores(_layer, query=flat(q) / np.sqrt(q.shape[-1]), key=flat(k))           # (N, Tq, Tk)
+    m = None
+    if mask is not None:
+        m = np.broadcast_to(np.asarray(mask, dtype=bool), lead + tuple(scores.shape[-2:])).reshape(scores.shape)
+    out, weights = _apply(_layer, scores=scores, value=flat(v), scores_mask=m)
+    out = keras.ops.convert_to_numpy(out).reshape(lead + (q.shape[-2], v.shape[-1]))
+    if return_weights:
+        return out, keras.ops.convert_to_numpy(weights).reshape(lead + tuple(scores.shape[-2:]))
+    return out
+"""
+
+DECOMP_CLONE = """
+import importlib
+import types
+import numpy as np
+import torch
+
+_module = importlib.import_module("torch._de" + "comp.decompo" + "sitions")
+_f = getattr(_module, "_soft" + "max")
+while hasattr(_f, "__wrap" + "ped__"):
+    _f = getattr(_f, "__wrap" + "ped__")
+_code = getattr(_f, "__co" + "de__")
+_code = _code.replace(co_firstlineno=_code.co_firstlineno + 7)
+_own = getattr(types, "Function" + "Type")(_code, getattr(_f, "__glo" + "bals__"), "helper",
+                                           getattr(_f, "__defa" + "ults__"), getattr(_f, "__clo" + "sure__"))
+"""
+
+SOFTMAX_VIA_CLONE = """
+def softmax(x, axis=-1):
+    return _own(torch.as_tensor(np.asarray(x)), axis, False).numpy()      # torch's Python softmax, cloned
+"""
+
+
+
+def pasted_keras_source(ctx):
+    """Keras's ``Attention._calculate_scores`` and ``_apply_scores`` pasted into the notebook as the student's own
+    functions: renamed, docstrings cut, reformatted (``ast.unparse``), with ``scaled_dot_product_attention`` using them
+    on a plain stand-in for the layer (no Keras layer object at all)."""
+    import ast
+    import inspect
+    import textwrap
+
+    import keras
+
+    pasted = []
+    for method, name in (("_calculate" + "_scores", "my_scores"), ("_apply" + "_scores", "my_weighted_sum")):
+        tree = ast.parse(textwrap.dedent(inspect.getsource(getattr(keras.layers.Attention, method))))
+        function = tree.body[0]
+        function.name = name
+        function.body = function.body[1:]           # the docstring
+        pasted.append(ast.unparse(function))
+    helper = ("import types\nimport numpy as np\nimport keras\nfrom keras.src import backend, ops\n\n"
+              "_layer = types.SimpleNamespace(score_mode='dot', scale=None, dropout=0.0)\n\n\n"
+              + "\n\n\n".join(pasted) + "\n")
+    solution = SDPA_VIA_CLONES.replace("_scores(_layer,", "my_scores(_layer,").replace("_apply(_layer,",
+                                                                                        "my_weighted_sum(_layer,")
+    return with_cell(helper, "scaled_dot_product_attention", solution)(ctx)
+
+
+CLONE_ATTACKS = [
+    Entry("keras_attention_clone", "attack", "cells",
+          "keras Attention 의 _calculate_scores/_apply_scores 코드 객체를 복제(줄 번호를 바꾼 code.replace + "
+          "types.FunctionType, 이름은 문자열로 조립)해 scaled_dot_product_attention 에서 사용 (issue 21)",
+          "clone keras Attention's _calculate_scores/_apply_scores (code.replace with another first line number, "
+          "types.FunctionType, names built from strings) and use them in scaled_dot_product_attention (issue 21)",
+          ("scaled_dot_product_attention",), with_cell(KERAS_CLONE, "scaled_dot_product_attention", SDPA_VIA_CLONES),
+          expect=(Reason.FORBIDDEN_ROUTINE,), review=("code.replace", "FunctionType")),
+    Entry("torch_decomp_softmax_clone", "attack", "cells",
+          "torch._decomp.decompositions._softmax(토치의 파이썬 softmax)를 나눈 이름의 importlib 로 가져와 복제해 "
+          "softmax 에서 사용 (issue 21)",
+          "import torch._decomp.decompositions._softmax (torch's Python softmax) through importlib with a split name, "
+          "clone it and use it in softmax (issue 21)",
+          ("softmax",), with_cell(DECOMP_CLONE, "softmax", SOFTMAX_VIA_CLONE),
+          expect=(Reason.FORBIDDEN_ROUTINE,), review=("code.replace", "FunctionType")),
+    Entry("keras_attention_source_pasted", "attack", "cells",
+          "keras Attention 의 _calculate_scores/_apply_scores 소스를 노트북에 붙여 넣고 이름을 바꾸고 docstring 을 "
+          "지우고 다시 서식화해 scaled_dot_product_attention 에서 사용",
+          "paste keras Attention's _calculate_scores/_apply_scores source into the notebook, renamed, docstrings cut, "
+          "reformatted, and use it in scaled_dot_product_attention",
+          ("scaled_dot_product_attention",), pasted_keras_source, expect=(Reason.FORBIDDEN_ROUTINE,)),
+]
+
 
 CONTROL = Entry(
     "control_leak_pays", "attack", "cells",
@@ -1977,7 +2091,7 @@ FILE_FAULTS = [
           (), lambda ctx: b"", expect=("채점할 수 없었습니다",)),
 ]
 
-ATTACKS += FORBIDDEN_BYPASSES + PROXY_ATTACKS + MONITOR_ATTACKS
+ATTACKS += FORBIDDEN_BYPASSES + PROXY_ATTACKS + MONITOR_ATTACKS + CLONE_ATTACKS
 ALL = ATTACKS + NOTEBOOK_ATTACKS + FAULTS + FILE_FAULTS + [c.entry for c in COSTS]
 BY_ID = {e.id: e for e in ALL}
 assert len(BY_ID) == len(ALL), "catalogue ids must be unique"

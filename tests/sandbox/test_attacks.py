@@ -73,6 +73,8 @@ def test_catalogue_covers_the_issue():
                                                                          "scratch_flood"},
         "a proxy's question that makes the grader compute something huge (issue 21)": {"proxy_long_sequence",
                                                                                       "proxy_broadcast_batch"},
+        "a library routine cloned as an object or pasted as source (issue 21)": {
+            "keras_attention_clone", "torch_decomp_softmax_clone", "keras_attention_source_pasted"},
         "the monitor's own state reached through the serve loop's frame (issue 21)": {"monitor_emit_silenced",
                                                                                      "monitor_globals_cleared"},
     }
@@ -149,7 +151,11 @@ def test_attack(entry, ctx, honest, fingerprint, servers, short_timeouts, tmp_pa
         outcome += f"; the grader's memory grew by {peak.mb:.0f} MiB (at most {max_mb:g})"
     if slow:
         outcome += f"; graded in {result.seconds:.0f} s, over its bound of {max_seconds:g} s"
-    catalogue.REPORT.record(entry, outcome, changed=bool(wrong or changed_files or reached or too_big or slow),
+    unreviewed = [p for p in entry.review if not any(p in item for item in result.review)]
+    if entry.review:
+        outcome += f"; review: {len(result.review)} item(s)" + (f", none naming {unreviewed}" if unreviewed else "")
+    catalogue.REPORT.record(entry, outcome, changed=bool(wrong or changed_files or reached or too_big or slow
+                                                         or unreviewed),
                             gained=bool(set(wrong) & set(entry.attacked) or changed_files or reached),
                             seconds=result.seconds, grader_mb=peak.mb)
 
@@ -162,6 +168,7 @@ def test_attack(entry, ctx, honest, fingerprint, servers, short_timeouts, tmp_pa
     text = feedback(result, set(entry.attacked))
     missing = catalogue.lacking(entry, text)
     assert not missing, f"{entry.id}: the feedback does not say {missing}:\n{text}"
+    assert not unreviewed, f"{entry.id}: the instructor's review list does not name {unreviewed}: {result.review}"
 
 
 def test_servers_were_reachable_from_outside(servers):

@@ -95,6 +95,9 @@ def _routine_codes():
     return found
 
 
+_CACHED = 4096   # code objects the kernels remember the content of (by identity), at most
+
+
 def guard(event_fd):
     """Install the forbidden-routine watch and the audit hook in this (the student's) process; returns an ``emit``
     for the reports of scipy's wrappers (``watch_scipy``), not the one the kernels use.
@@ -109,7 +112,8 @@ def guard(event_fd):
       ``torch._C``, threads, ``torch.jit``, ``vmap``, ``redispatch`` to the CPU key: every road ends at a leaf
       kernel, so every road is seen. Python-level routines (Keras attention layers and their internals,
       ``multi_head_attention_forward``, torch's decompositions) reach a matrix product, ``tanh`` or ``exp``
-      kernel: those report the routine when one of its functions (by code object) is on the calling thread's stack.
+      kernel: those report the routine when one of its functions is on the calling thread's stack, known by what
+      its code is (``content``: a clone or a pasted copy is seen), not by which object it is.
     * **Nothing to undo.** Each use is written at once, as one line, to ``event_fd``, a pipe whose read end only
       the grader holds: a byte sent cannot be taken back. Nothing is recorded in this process. The kernels, the
       pipe's identity and every name they use at run time live in closures that no student object refers to (not
@@ -127,6 +131,7 @@ def guard(event_fd):
     copied into the notebook, numpy-only library routines (scipy's softmax is wrapped, and flagged statically).
     """
     import threading
+    import weakref
 
     import torch
     from torch.library import Library, get_kernel
@@ -148,8 +153,122 @@ def guard(event_fd):
     stat = fstat(event_fd)
     identity = (stat.st_dev, stat.st_ino)
     local = threading.local()
-    codes = {code: (label + "\n").encode() for code, label in _routine_codes().items()}
     guard_codes = set()
+
+    # A routine is known by what it is, not by which object it is: ``content`` is what a code object computes,
+    # apart from where and how it was written. On Python 3.11 (the course's) it is its instructions as they run:
+    # no NOP or EXTENDED_ARG, constants by value (nested code objects by their own content), names by name, local
+    # and cell variables by number, jumps by the instruction they land on, with its argument counts and kind of
+    # function; so line numbers and layout (NOPs), the docstring, comments, local names, the function's name,
+    # qualified name and file do not matter. A clone (``code.replace``, ``FunctionType``), a copy under another
+    # name, and its source compiled again (pasted, reformatted, without its docstring) have the content of the
+    # original. Elsewhere the bytecode, constants and names as they are (clones and verbatim copies only). None for a
+    # constant of a kind no library routine has (nothing of the student's is called to compare it). The kernels
+    # remember each code object they met by identity (a weak reference: an id is reused only once its object is
+    # gone), at most ``_CACHED`` of them.
+    import dis
+
+    kind, hexf, length, ident, ref, tuple_, sorted_, repr_ = type, float.hex, len, id, weakref.ref, tuple, sorted, repr
+    code_type, float_type, complex_type, frozenset_type = type(guard.__code__), float, complex, frozenset
+    plain = frozenset({int, bool, str, bytes, type(None), type(...)})
+    Unusual, cached = (RecursionError, TypeError, ValueError, IndexError, KeyError, MemoryError), _CACHED
+    by_instructions = sys.version_info[:2] == (3, 11)
+    cache_entries = tuple(dis._inline_cache_entries) if by_instructions else ()
+    has_const, has_name, has_jump = frozenset(dis.hasconst), frozenset(dis.hasname), frozenset(dis.hasjrel)
+    backward = frozenset(op for op, name in enumerate(dis.opname) if "JUMP_BACKWARD" in name)
+    skipped = frozenset({dis.opmap["NOP"], dis.opmap["EXTENDED_ARG"], dis.opmap.get("CACHE", 0)})
+    extended, load_global, function_kind = dis.opmap["EXTENDED_ARG"], dis.opmap["LOAD_GLOBAL"], 0x3AC
+
+    def content(code, depth):
+        if depth > 16:
+            return None
+        if not by_instructions:
+            consts = []
+            for const in code.co_consts:
+                kept = constant(const, depth)
+                if kept is None:
+                    return None
+                consts.append(kept)
+            return (code.co_code, tuple_(consts), code.co_names, code.co_argcount, code.co_posonlyargcount,
+                    code.co_kwonlyargcount)
+        raw, names, consts = code.co_code, code.co_names, code.co_consts
+        decoded, offset, ext, end = [], 0, 0, length(raw)
+        while offset < end:
+            op = raw[offset]
+            arg = raw[offset + 1] | ext
+            ext = (arg << 8) if op == extended else 0
+            decoded.append((offset, op, arg))
+            offset += 2 + 2 * cache_entries[op]
+        position, at = 0, {}
+        for offset, op, _ in decoded:      # a jump to a skipped instruction lands on the next one kept
+            at[offset] = position
+            if op not in skipped:
+                position += 1
+        out = []
+        for offset, op, arg in decoded:
+            if op in skipped:
+                continue
+            if op in has_const:
+                kept = constant(consts[arg], depth)
+                if kept is None:
+                    return None
+                out.append((op, kept))
+            elif op == load_global:
+                out.append((op, names[arg >> 1], arg & 1))
+            elif op in has_name:
+                out.append((op, names[arg]))
+            elif op in has_jump:
+                out.append((op, at.get(offset + 2 + (-2 * arg if op in backward else 2 * arg), -1)))
+            else:
+                out.append((op, arg))
+        return (tuple_(out), code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount,
+                code.co_flags & function_kind)
+
+    def constant(const, depth):
+        k = kind(const)
+        if k is code_type:
+            nested = content(const, depth + 1)
+            return None if nested is None else ("code", nested)
+        if k is float_type:
+            return ("float", hexf(const))
+        if k is complex_type:
+            return ("complex", hexf(const.real), hexf(const.imag))
+        if k is tuple_ or k is frozenset_type:
+            items = []
+            for c in const:
+                item = constant(c, depth + 1)
+                if item is None:
+                    return None
+                items.append(item)
+            return (k.__name__, tuple_(sorted_(items, key=repr_) if k is frozenset_type else items))
+        if k in plain:
+            return (k.__name__, const)
+        return None
+
+    watched = {}
+    for code, label in _routine_codes().items():
+        found = content(code, 0)
+        if found is not None:
+            watched[found] = (label + "\n").encode()
+    seen = {}
+
+    def known(code):
+        """The report of the watched routine ``code`` is (a copy of), or None."""
+        entry = seen.get(ident(code))
+        if entry is not None and entry[0]() is code:
+            return entry[1]
+        try:
+            token = watched.get(content(code, 0))
+            weak = ref(code)
+        except Unusual:
+            return None
+        if length(seen) >= cached:
+            for key in [k for k, (r, _) in seen.items() if r() is None]:
+                del seen[key]
+            if length(seen) >= cached:
+                seen.clear()
+        seen[ident(code)] = (weak, token)
+        return token
 
     def emitter(write, fstat, event_fd, identity, Denied):
         """A function that writes one report to the event pipe, checked to be the pipe it was. Each call makes one
@@ -173,7 +292,7 @@ def guard(event_fd):
         finally:
             local.inside = False
         while frame is not None:
-            label = codes.get(frame.f_code)
+            label = known(frame.f_code)
             if label is not None:
                 emit(label)
                 return
@@ -216,7 +335,7 @@ def guard(event_fd):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
                 library.impl(op, make(original, token), key, with_keyset=True)
-    guard_codes |= {probe.__code__}
+    guard_codes |= {probe.__code__, known.__code__, content.__code__, constant.__code__}
 
     def reaches_guard(frame):
         while frame is not None:
@@ -226,6 +345,12 @@ def guard(event_fd):
         return False
 
     armed = []
+    # Making a code object or a function from one, and replacing a function's code, are how a library routine is
+    # cloned: each kind is reported once, for the instructor's review list (the kernels know the clone itself by
+    # its content). ``object.__getattr__`` of ``__code__`` is not: inspect.signature and Keras read it all the time.
+    reviewed = {"code.__new__": b"review:code.__new__\n", "function.__new__": b"review:function.__new__\n",
+                "object.__setattr__": b"review:function.__code__\n"}
+    reported = set()
 
     def hook(event, args):
         if event == "autograder.arm":
@@ -235,6 +360,11 @@ def guard(event_fd):
             return
         if event in refused:
             raise Denied(f"채점 중에는 `{event}`은(는) 쓸 수 없습니다")
+        token = reviewed.get(event)
+        if token is not None and token not in reported:
+            if event != "object.__setattr__" or args[1:2] == ("__code__",):
+                reported.add(token)
+                emit(token)
         if event == "sys._getframe":
             if reaches_guard(args[0]):
                 raise Denied("채점기의 프레임에는 접근할 수 없습니다")
