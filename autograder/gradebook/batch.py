@@ -18,7 +18,7 @@ the student gets a 0 with the reason in the feedback instead of no grade at all.
 Every submission is bounded in time, whatever it does: a worker stops grading a submission still running after
 ``startup + submission + grace`` seconds (``COURSE["timeouts"]``; an alarm in the worker) and grades it as the
 blank release with a Korean note instead; a worker that does not stop within 30 s more is killed by this process
-(and replaced by the pool), and the submission is graded as blank by another worker. One submission never stalls
+(and replaced by another), and the submission is graded as blank by another worker. One submission never stalls
 the class.
 """
 from __future__ import annotations
@@ -70,7 +70,6 @@ def submitted_students(course_dir: Path, assignment: str) -> list[str]:
 # --------------------------------------------------------------------------------------------- workers
 _API = None
 _LANES: list = []      # lanes started by the parent before forking the workers (one per worker)
-_STARTED = None        # queue to the parent: (worker pid, student, time.time()) when a worker takes a job
 HARD_KILL_AFTER = 30   # seconds past a submission's limit before the parent kills the worker that grades it
 
 
@@ -101,15 +100,12 @@ def _warm_imports() -> None:
     gc.freeze()  # what is imported stays put: collections skip it, and the forked workers share its pages
 
 
-def _init_worker(course_dir: str, counter, db_url: str | None, started=None) -> None:
+def _init_worker(course_dir: str, index: int, db_url: str | None) -> None:
     """Once per worker: its own lane (fork server and uid), nbgrader's API on the course's config."""
-    global _API, _STARTED
-    _STARTED = started
+    global _API
     import warnings
 
     warnings.filterwarnings("ignore", module="nbgrader")  # SQLAlchemy's autoflush notes inside nbgrader's api
-    with counter.get_lock():
-        index, counter.value = counter.value, counter.value + 1
     from autograder.sandbox import lanes
 
     for other in _LANES:   # this worker's copies of the other lanes' sockets: closed, theirs is not our business
@@ -148,8 +144,6 @@ def _sandbox_ok() -> bool:
 def _grade_one(job) -> Outcome:
     assignment, student, notes = job
     began, start = time.time(), time.perf_counter()
-    if _STARTED is not None:
-        _STARTED.put((os.getpid(), student, began))
     limit = submission_limit()
     ok, error, over = _autograde_within(assignment, student, limit)
     if over:   # graded as blank instead, with the reason
@@ -244,18 +238,17 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
     fallback = next((lane.fallback for lane in _LANES if lane.fallback), "")
     if fallback:
         print(f"note: each lane imports keras on its own ({fallback.splitlines()[0]})", file=progress)
-    context = multiprocessing.get_context("fork")   # the workers inherit this process's imports
-    counter = context.Value("i", 0)
-    started = context.SimpleQueue()
+    crew = Workers(str(course_dir), db_url)
     try:
-        with context.Pool(workers, initializer=_init_worker,
-                          initargs=(str(course_dir), counter, db_url, started)) as pool:
-            for lane in _LANES:   # the workers hold the lanes now
-                if lane.sock is not None:
-                    lane.sock.close()
-                    lane.sock = None
-            _collect(pool, jobs, outcomes, start, progress, started)
+        for index in range(workers):
+            crew.start(index)
+        for lane in _LANES:   # the workers hold the lanes now
+            if lane.sock is not None:
+                lane.sock.close()
+                lane.sock = None
+        _collect(crew, jobs, outcomes, start, progress)
     finally:
+        crew.stop()
         for lane in _LANES:
             lane.close()
         _LANES.clear()
@@ -280,44 +273,124 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
     return outcomes
 
 
-def _collect(pool, jobs, outcomes: list, start: float, progress, started=None) -> None:
-    """Gather the outcomes as they come; kill a worker whose submission runs past its limit + ``HARD_KILL_AFTER``
-    (its alarm did not stop it) and have the submission graded as blank by another worker."""
-    by_student = {job[1]: job for job in jobs}
-    running: dict = {}    # student -> (worker pid, time.time() it began)
-    killed: dict = {}     # student -> the placeholder's AsyncResult
-    results = pool.imap_unordered(_grade_one, jobs)
+class Worker:
+    """One grading worker: a process forked from this one (it inherits the imports) that grades one job at a time,
+    sent on its own pipe (``_serve_jobs``); ``job`` is the one it grades now, since ``began``."""
+
+    def __init__(self, index: int, process, conn):
+        self.index, self.process, self.conn = index, process, conn
+        self.job, self.kind, self.began = None, "", 0.0
+        self.killed = False   # by this side: it takes no more jobs and is replaced once it has ended
+
+    def give(self, kind: str, job) -> None:
+        self.job, self.kind, self.began = job, kind, time.time()
+        self.conn.send((kind, job))
+
+    @property
+    def alive(self) -> bool:
+        return self.process.is_alive()
+
+
+class Workers:
+    """The class run's workers: started (``start``), replaced when one ends (``replace``), stopped (``stop``)."""
+
+    def __init__(self, course_dir: str, db_url: str | None):
+        self.course_dir, self.db_url = course_dir, db_url
+        self.context = multiprocessing.get_context("fork")   # the workers inherit this process's imports
+        self.all: list[Worker] = []
+        self.started = 0
+
+    def start(self, index: int) -> Worker:
+        ours, theirs = self.context.Pipe()
+        process = self.context.Process(target=_serve_jobs, args=(theirs, self.course_dir, index, self.db_url),
+                                       daemon=True)
+        process.start()
+        theirs.close()
+        self.started += 1
+        worker = Worker(index, process, ours)
+        self.all.append(worker)
+        return worker
+
+    def replace(self, worker: Worker) -> Worker:
+        """A new worker in place of one that ended (it has a lane of its own: the one it replaces ended with it)."""
+        worker.process.join(timeout=5)
+        worker.conn.close()
+        self.all.remove(worker)
+        return self.start(len(_LANES) + self.started)
+
+    def stop(self) -> None:
+        for worker in self.all:
+            try:
+                worker.conn.send(None)
+            except OSError:
+                pass
+        for worker in self.all:
+            worker.process.join(timeout=10)
+            if worker.process.is_alive():
+                worker.process.kill()
+                worker.process.join(timeout=5)
+            worker.conn.close()
+        self.all.clear()
+
+
+def _serve_jobs(conn, course_dir: str, index: int, db_url: str | None) -> None:
+    """A worker's life: set up once (``_init_worker``), then grade each job sent until told to stop."""
+    _init_worker(course_dir, index, db_url)
+    while True:
+        try:
+            task = conn.recv()
+        except EOFError:
+            return
+        if task is None:
+            return
+        kind, job = task
+        conn.send(_grade_one(job) if kind == "grade" else _grade_killed(job))
+
+
+def _collect(crew: Workers, jobs, outcomes: list, start: float, progress) -> None:
+    """Give the jobs to the workers and gather the outcomes as they come; kill a worker whose submission runs past
+    its limit + ``HARD_KILL_AFTER`` (its alarm did not stop it) and have the submission graded as blank by another
+    worker. A worker that ended is replaced; the job it had is graded as blank once its limit has passed."""
+    from multiprocessing.connection import wait
+
+    tasks = [("grade", job) for job in jobs]
+    lost: dict = {}       # student -> (job, time.time() it began): its worker ended while grading it
     hard = submission_limit() + HARD_KILL_AFTER
     while len(outcomes) < len(jobs):
-        try:
-            outcome = results.next(timeout=1.0)
-        except multiprocessing.TimeoutError:
-            outcome = None
-        except StopIteration:
-            outcome = None
-        while started is not None and not started.empty():
-            pid, student, began = started.get()
-            if student not in killed:
-                running[student] = (pid, began)
-        if outcome is not None and outcome.student not in killed:
-            running.pop(outcome.student, None)
-            _record(outcome, outcomes, jobs, start, progress)
-        for student, (pid, began) in list(running.items()):
-            if time.time() - began > hard:
+        for worker in crew.all:
+            if worker.job is None and tasks and worker.alive and not worker.killed:
+                worker.give(*tasks.pop(0))
+        busy = [w for w in crew.all if w.job is not None]
+        wait([w.conn for w in busy] + [w.process.sentinel for w in crew.all], timeout=1.0)
+        for worker in list(crew.all):
+            if worker.job is not None and worker.conn.poll():
                 try:
-                    os.kill(pid, signal.SIGKILL)   # the pool starts another worker in its place
-                except ProcessLookupError:
+                    outcome = worker.conn.recv()
+                except (EOFError, OSError):
+                    outcome = None
+                if outcome is not None:
+                    worker.job = None
+                    _record(outcome, outcomes, jobs, start, progress)
+            if not worker.alive:
+                if worker.job is not None and worker.kind == "grade":
+                    lost[worker.job[1]] = (worker.job, worker.began)
+                elif worker.job is not None:   # the blank placeholder's grading itself ended
+                    outcomes.append(Outcome(worker.job[1], False, 0.0, "the worker ended"))
+                crew.replace(worker)
+        now = time.time()
+        for worker in crew.all:
+            if worker.job is not None and worker.kind == "grade" and now - worker.began > hard:
+                try:
+                    worker.process.kill()   # replaced once it has ended
+                except OSError:
                     pass
-                running.pop(student)
-                killed[student] = pool.apply_async(_grade_killed, (by_student[student],))
-        for student, pending in list(killed.items()):
-            if pending is not None and pending.ready():
-                try:
-                    outcome = pending.get()
-                except Exception as exc:  # noqa: BLE001 - reported at the end; the class goes on
-                    outcome = Outcome(student, False, 0.0, f"{type(exc).__name__}: {exc}")
-                killed[student] = None
-                _record(outcome, outcomes, jobs, start, progress)
+                worker.killed = True
+                tasks.append(("killed", worker.job))
+                worker.job = None
+        for student, (job, began) in list(lost.items()):
+            if now - began > hard:
+                del lost[student]
+                tasks.append(("killed", job))
 
 
 def _record(outcome: Outcome, outcomes: list, jobs: list, start: float, progress) -> None:
