@@ -92,6 +92,16 @@ class Reason(_Catalogue):
     # --- a submission of a class run past its time (autograder/gradebook/batch.py)
     OVERTIME = ("채점이 제출물 하나의 제한 시간({limit:g}초)을 넘어 중단되었습니다. 끝나지 않거나 매우 느린 코드가 "
                 "있는지 확인하세요",)
+    # --- a class run's grading worker that ended while it graded a submission, twice (the second time in a fresh one)
+    WORKER_MEMORY = ("채점하던 프로세스가 메모리가 부족해 운영체제에 의해 종료되었습니다 (새 프로세스에서 다시 "
+                     "채점했지만 또 종료됨). 메모리를 끝없이 쓰는 코드가 있는지 확인하고 조교에게 알려 주세요",
+                     "the grading worker was killed for lack of memory (the kernel's OOM killer), twice")
+    WORKER_SIGNAL = ("채점하던 프로세스가 신호 {signal}로 종료되었습니다 (새 프로세스에서 다시 채점했지만 또 종료됨). "
+                     "조교에게 알려 주세요",
+                     "the grading worker was killed by signal {signal}, twice")
+    WORKER_EXIT = ("채점하던 프로세스가 종료 코드 {code}로 끝났습니다 (새 프로세스에서 다시 채점했지만 또 끝남). "
+                   "조교에게 알려 주세요",
+                   "the grading worker exited with code {code}, twice")
 
     # --- the student's process (autograder/sandbox/runner.py)
     CALL_TIMEOUT = ("제한 시간 {seconds:.3g}초 안에 끝나지 않았습니다. 제한 시간을 넘긴 함수는 남은 검사에서 다시 "

@@ -18,8 +18,10 @@ the student gets a 0 with the reason in the feedback instead of no grade at all.
 Every submission is bounded in time, whatever it does: a worker stops grading a submission still running after
 ``startup + submission + grace`` seconds (``COURSE["timeouts"]``; an alarm in the worker) and grades it as the
 blank release with a Korean note instead; a worker that does not stop within 30 s more is killed by this process
-(and replaced by another), and the submission is graded as blank by another worker. One submission never stalls
-the class.
+(and replaced by another), and the submission is graded as blank by another worker. A worker that ends while it
+grades a submission (the kernel's OOM killer, any signal, an exit) is seen at once and replaced, and the submission
+is graded again in the fresh worker, then, if that one ends too, as blank with the true reason (memory, the signal,
+the exit code). One submission never stalls the class.
 """
 from __future__ import annotations
 
@@ -194,13 +196,13 @@ def _grade_blank(assignment: str, student: str, reason: str) -> list[str]:
     return stage_blank(Path(_API.coursedir.root), assignment, student, reason)
 
 
-def _grade_killed(job) -> Outcome:
-    """A submission whose worker was killed (it did not stop at its limit): graded as blank with the reason."""
+def _grade_blank_job(job, reason: str) -> Outcome:
+    """A submission that could not be graded (its worker was killed at its limit, or ended twice): graded as blank,
+    with ``reason`` (Korean) on top."""
     assignment, student, notes = job
     began, start = time.time(), time.perf_counter()
-    limit = submission_limit()
-    notes = list(notes) + _grade_blank(assignment, student, overtime_reason(limit))
-    ok, error, _ = _autograde_within(assignment, student, limit)
+    notes = list(notes) + _grade_blank(assignment, student, reason)
+    ok, error, _ = _autograde_within(assignment, student, submission_limit())
     return Outcome(student, ok, time.perf_counter() - start, error, notes, began, time.time())
 
 
@@ -238,7 +240,7 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
     fallback = next((lane.fallback for lane in _LANES if lane.fallback), "")
     if fallback:
         print(f"note: each lane imports keras on its own ({fallback.splitlines()[0]})", file=progress)
-    crew = Workers(str(course_dir), db_url)
+    crew = Workers(str(course_dir), db_url, sandboxed, nursery)
     try:
         for index in range(workers):
             crew.start(index)
@@ -281,6 +283,7 @@ class Worker:
         self.index, self.process, self.conn = index, process, conn
         self.job, self.kind, self.began = None, "", 0.0
         self.killed = False   # by this side: it takes no more jobs and is replaced once it has ended
+        self.oom_kills = -1   # the machine's count of OOM kills when it took its job
 
     def give(self, kind: str, job) -> None:
         self.job, self.kind, self.began = job, kind, time.time()
@@ -294,8 +297,9 @@ class Worker:
 class Workers:
     """The class run's workers: started (``start``), replaced when one ends (``replace``), stopped (``stop``)."""
 
-    def __init__(self, course_dir: str, db_url: str | None):
+    def __init__(self, course_dir: str, db_url: str | None, sandboxed: bool = True, nursery=None):
         self.course_dir, self.db_url = course_dir, db_url
+        self.sandboxed, self.nursery = sandboxed, nursery
         self.context = multiprocessing.get_context("fork")   # the workers inherit this process's imports
         self.all: list[Worker] = []
         self.started = 0
@@ -312,11 +316,21 @@ class Workers:
         return worker
 
     def replace(self, worker: Worker) -> Worker:
-        """A new worker in place of one that ended (it has a lane of its own: the one it replaces ended with it)."""
+        """A new worker in place of one that ended, with a new lane (the one it replaces ended with it): forked from
+        the nursery here when it can be (seconds faster than a lane that imports keras on its own)."""
+        from autograder.sandbox import lanes
+
         worker.process.join(timeout=5)
         worker.conn.close()
         self.all.remove(worker)
-        return self.start(len(_LANES) + self.started)
+        lane = lanes.Lane(self.sandboxed, len(_LANES), nursery=self.nursery)
+        lane.start(alone=False)
+        _LANES.append(lane)
+        fresh = self.start(lane.index)
+        if lane.sock is not None:   # the worker holds it now
+            lane.sock.close()
+            lane.sock = None
+        return fresh
 
     def stop(self) -> None:
         for worker in self.all:
@@ -344,22 +358,29 @@ def _serve_jobs(conn, course_dir: str, index: int, db_url: str | None) -> None:
         if task is None:
             return
         kind, job = task
-        conn.send(_grade_one(job) if kind == "grade" else _grade_killed(job))
+        conn.send(_grade_one(job) if kind == "grade" else _grade_blank_job(*job))
+
+
+RETRIES = 1   # a submission whose worker ended while grading it is graded again this many times, in a fresh one
 
 
 def _collect(crew: Workers, jobs, outcomes: list, start: float, progress) -> None:
-    """Give the jobs to the workers and gather the outcomes as they come; kill a worker whose submission runs past
-    its limit + ``HARD_KILL_AFTER`` (its alarm did not stop it) and have the submission graded as blank by another
-    worker. A worker that ended is replaced; the job it had is graded as blank once its limit has passed."""
+    """Give the jobs to the workers and gather the outcomes as they come.
+
+    A worker that ends while it grades a submission (the kernel's OOM killer, any signal, an exit) is seen at once
+    (its sentinel) and replaced; the submission is graded again in a fresh worker (``RETRIES`` times), then as blank
+    with the true reason (memory, the signal, the exit code). A worker whose submission runs past its limit +
+    ``HARD_KILL_AFTER`` (its alarm did not stop it) is killed, and the submission graded as blank with that reason."""
     from multiprocessing.connection import wait
 
     tasks = [("grade", job) for job in jobs]
-    lost: dict = {}       # student -> (job, time.time() it began): its worker ended while grading it
+    ended: dict = {}      # student -> times its worker ended while grading it
     hard = submission_limit() + HARD_KILL_AFTER
     while len(outcomes) < len(jobs):
         for worker in crew.all:
             if worker.job is None and tasks and worker.alive and not worker.killed:
                 worker.give(*tasks.pop(0))
+                worker.oom_kills = _oom_kills()
         busy = [w for w in crew.all if w.job is not None]
         wait([w.conn for w in busy] + [w.process.sentinel for w in crew.all], timeout=1.0)
         for worker in list(crew.all):
@@ -372,10 +393,20 @@ def _collect(crew: Workers, jobs, outcomes: list, start: float, progress) -> Non
                     worker.job = None
                     _record(outcome, outcomes, jobs, start, progress)
             if not worker.alive:
-                if worker.job is not None and worker.kind == "grade":
-                    lost[worker.job[1]] = (worker.job, worker.began)
-                elif worker.job is not None:   # the blank placeholder's grading itself ended
-                    outcomes.append(Outcome(worker.job[1], False, 0.0, "the worker ended"))
+                if worker.job is not None:
+                    worker.process.join(timeout=5)
+                    why = _why_it_ended(worker.process.exitcode, worker.oom_kills)
+                    job = worker.job
+                    student = job[1] if worker.kind == "grade" else job[0][1]
+                    ended[student] = ended.get(student, 0) + 1
+                    if worker.kind == "grade" and ended[student] <= RETRIES:
+                        note = f"the grading worker ended ({why.english}); graded again in a fresh worker"
+                        tasks.insert(0, ("grade", (job[0], job[1], list(job[2]) + [note])))
+                    elif worker.kind == "grade":
+                        tasks.insert(0, ("blank", (job, why.korean)))
+                    else:   # the blank placeholder's grading itself ended: the submission is lost, with the reason
+                        _record(Outcome(student, False, 0.0, f"its blank placeholder's worker ended: {why.english}",
+                                        list(job[0][2])), outcomes, jobs, start, progress)
                 crew.replace(worker)
         now = time.time()
         for worker in crew.all:
@@ -385,12 +416,32 @@ def _collect(crew: Workers, jobs, outcomes: list, start: float, progress) -> Non
                 except OSError:
                     pass
                 worker.killed = True
-                tasks.append(("killed", worker.job))
+                tasks.append(("blank", (worker.job, overtime_reason(submission_limit()))))
                 worker.job = None
-        for student, (job, began) in list(lost.items()):
-            if now - began > hard:
-                del lost[student]
-                tasks.append(("killed", job))
+
+
+def _oom_kills() -> int:
+    """How many processes the kernel's OOM killer has ended on this machine so far (``/proc/vmstat``), or -1."""
+    try:
+        with open("/proc/vmstat") as fh:
+            return next((int(line.split()[1]) for line in fh if line.startswith("oom_kill ")), -1)
+    except OSError:
+        return -1
+
+
+def _why_it_ended(exitcode, oom_kills_before: int):
+    """Why a worker ended, as a code of the catalogue: memory when it was killed (SIGKILL) while the kernel's OOM
+    killer ended a process (``/proc/vmstat``), else the signal or the exit code."""
+    if exitcode is not None and exitcode < 0:
+        number = -exitcode
+        if number == signal.SIGKILL and oom_kills_before >= 0 and _oom_kills() > oom_kills_before:
+            return Reason.WORKER_MEMORY()
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = str(number)
+        return Reason.WORKER_SIGNAL(signal=name)
+    return Reason.WORKER_EXIT(code=exitcode)
 
 
 def _record(outcome: Outcome, outcomes: list, jobs: list, start: float, progress) -> None:
