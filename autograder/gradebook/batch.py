@@ -49,6 +49,7 @@ class Outcome:
     notes: list = field(default_factory=list)
     began: float = 0.0   # time.time() when the worker took the job and when it was done
     ended: float = 0.0
+    peak_mb: float = 0.0  # how much the worker's peak resident memory grew while it graded this submission
 
 
 def shard_of(student: str, shards: int) -> int:
@@ -145,13 +146,35 @@ def _sandbox_ok() -> bool:
 
 def _grade_one(job) -> Outcome:
     assignment, student, notes = job
-    began, start = time.time(), time.perf_counter()
+    began, start, memory = time.time(), time.perf_counter(), _PeakMemory()
     limit = submission_limit()
     ok, error, over = _autograde_within(assignment, student, limit)
     if over:   # graded as blank instead, with the reason
         notes = list(notes) + _grade_blank(assignment, student, overtime_reason(limit))
         ok, error, _ = _autograde_within(assignment, student, limit)
-    return Outcome(student, ok, time.perf_counter() - start, error, notes, began, time.time())
+    return Outcome(student, ok, time.perf_counter() - start, error, notes, began, time.time(), memory.grown_mb())
+
+
+class _PeakMemory:
+    """The growth of this process's peak resident memory from now (``/proc/self/clear_refs`` resets the peak)."""
+
+    def __init__(self):
+        try:
+            with open("/proc/self/clear_refs", "w") as fh:
+                fh.write("5")
+            self.start = _status_kb("VmRSS")
+        except OSError:
+            self.start = None
+
+    def grown_mb(self) -> float:
+        if self.start is None:
+            return 0.0
+        return round(max(0, _status_kb("VmHWM") - self.start) / 1024, 1)
+
+
+def _status_kb(field: str) -> int:
+    with open("/proc/self/status") as fh:
+        return next((int(line.split()[1]) for line in fh if line.startswith(field + ":")), 0)
 
 
 def overtime_reason(limit: float) -> str:
@@ -200,10 +223,10 @@ def _grade_blank_job(job, reason: str) -> Outcome:
     """A submission that could not be graded (its worker was killed at its limit, or ended twice): graded as blank,
     with ``reason`` (Korean) on top."""
     assignment, student, notes = job
-    began, start = time.time(), time.perf_counter()
+    began, start, memory = time.time(), time.perf_counter(), _PeakMemory()
     notes = list(notes) + _grade_blank(assignment, student, reason)
     ok, error, _ = _autograde_within(assignment, student, submission_limit())
-    return Outcome(student, ok, time.perf_counter() - start, error, notes, began, time.time())
+    return Outcome(student, ok, time.perf_counter() - start, error, notes, began, time.time(), memory.grown_mb())
 
 
 def autograde_class(course_dir: Path, assignment: str, workers: int | None = None, shard: str | None = None,
@@ -467,4 +490,6 @@ def run_summary(outcomes: list[Outcome], workers: int, wall: float, began: float
         "grading": round(last - first, 3),
         "after_last": round(wall - (last - began), 3),   # handing back, closing the lanes
         "per_submission_median": round(statistics.median(o.seconds for o in outcomes), 3) if outcomes else 0.0,
+        "per_submission_max": round(max((o.seconds for o in outcomes), default=0.0), 3),
+        "worker_memory_max_mb": max((o.peak_mb for o in outcomes), default=0.0),   # growth of a worker's peak
     }

@@ -189,10 +189,14 @@ def test_notebook_attack(entry, nb_class):
     if lost:
         last = (outcome.error.strip().splitlines() or ["?"])[-1] if outcome else "not graded"
         text = f"nbgrader autograde failed: {last[:160]}; gradebook: {text}"
-    catalogue.REPORT.record(entry, text, changed=bool(wrong), lost=lost,
-                            gained=bool(set(wrong) & set(entry.attacked)))
+    seconds, mb = (outcome.seconds, outcome.peak_mb) if outcome else (None, None)
+    max_seconds, max_mb = bounds(entry)
+    over = outcome is not None and (outcome.seconds > max_seconds or outcome.peak_mb > max_mb)
+    catalogue.REPORT.record(entry, text, changed=bool(wrong or over), lost=lost,
+                            gained=bool(set(wrong) & set(entry.attacked)), seconds=seconds, grader_mb=mb)
     assert not lost, f"{entry.id}: the submission was not graded: {outcome.error[-1500:] if outcome else ''}"
     assert not wrong, f"{entry.id}: {text}"
+    assert not over, f"{entry.id}: graded in {seconds:.0f} s, the worker's memory grew by {mb:.0f} MiB"
 
 
 def test_notebook_attacks_left_graders_gradebook_and_submissions_alone(nb_class):

@@ -118,8 +118,13 @@ def test_file_fault(entry, nb_class):
             f"notes {outcome.notes if outcome else '-'}")
     if missing:
         text += f"; feedback lacks {missing}"
-    catalogue.REPORT.record(entry, text, changed=bool(total or missing), lost=lost or not scores)
+    seconds, mb = (outcome.seconds, outcome.peak_mb) if outcome else (None, None)
+    max_seconds, max_mb = bounds(entry)
+    over = outcome is not None and (outcome.seconds > max_seconds or outcome.peak_mb > max_mb)
+    catalogue.REPORT.record(entry, text, changed=bool(total or missing or over), lost=lost or not scores,
+                            seconds=seconds, grader_mb=mb)
     assert not lost, f"{entry.id}: the submission was not graded: {outcome.error[-1500:] if outcome else ''}"
+    assert not over, f"{entry.id}: graded in {seconds:.0f} s, the worker's memory grew by {mb:.0f} MiB"
     assert scores and total == 0, scores
     assert outcome.notes, "the staging step must say why the file was replaced"
     assert not missing, f"{entry.id}: the feedback does not say {missing}"
