@@ -120,3 +120,38 @@ def test_reading_a_frame_allocates_its_arrays_once():
         writer.join()
     assert np.array_equal(arrays[0], big) and arrays[0].flags.writeable and arrays[0].flags.owndata
     assert peak < big.nbytes + (1 << 20), f"reading 64 MiB allocated {peak / (1 << 20):.0f} MiB"
+
+
+# ----------------------------------------------------------------------------------------------- the event pipe
+def test_the_event_log_keeps_what_ran_between_marks_and_not_every_line():
+    """``EventLog`` (the grader's end of the student process's event pipe): the routines of each stretch between two
+    marks, each once; review reports apart; a line the monitor never writes is tampering; and a flood of lines (the
+    student's code can find the pipe: issue 21 made the grader hold 1.1 GB after 8 s of it) costs nothing kept."""
+    from autograder.sandbox.logs import EventLog
+
+    r, w = os.pipe()
+    log = EventLog(r)
+    try:
+        os.write(w, b"torch:softmax\n")
+        first = log.mark()
+        os.write(w, b"torch:scaled_dot_product_attention\ntorch:softmax\nreview:function.__new__\n")
+        assert log.since(first) == ["torch:scaled_dot_product_attention", "torch:softmax"]
+        second = log.mark()
+        assert log.since(second) == [] and log.reviewed == {"function.__new__"} and not log.tampered
+        tracemalloc.start()
+        try:
+            flood = b"torch:softmax\n" * 4096
+            for _ in range(256):                          # 14 MiB of lines, 1 M of them
+                os.write(w, flood)
+                log.mark()
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert log.since(second) == ["torch:softmax"]
+        assert peak < 4 << 20, f"1 M event lines kept {peak / (1 << 20):.0f} MiB"
+        os.write(w, b"torch:made_up_routine\n")
+        log.since(second)
+        assert log.tampered
+    finally:
+        os.close(w)
+        log.close()

@@ -1352,6 +1352,29 @@ except Exception:
 CALL = getattr(torch, "soft" + "max")
 """
 
+EVENT_FLOOD = """
+import os
+import sys
+import time
+
+_f = sys._getframe()
+while "event_fd" not in _f.f_locals:              # the serve loop's frame holds the event pipe's number
+    _f = _f.f_back
+_fd, _line, _end = _f.f_locals["event_fd"], b"torch:softmax\\n" * 65536, time.monotonic() + 4
+while time.monotonic() < _end:
+    os.write(_fd, _line)                          # valid reports, as fast as the pipe takes them
+del _f
+"""
+
+
+def event_flood(ctx):
+    """The solution notebook with four cells that each flood the event pipe for 4 s (16 s in all)."""
+    nb = copy.deepcopy(ctx.solution)
+    first_code = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
+    nb.cells[first_code + 1:first_code + 1] = [new_code_cell(EVENT_FLOOD) for _ in range(4)]
+    return nb
+
+
 MONITOR_ATTACKS = [
     Entry("monitor_emit_silenced", "attack", "cells",
           "serve 루프의 프레임에서 guard 가 돌려준 emit 을 찾아 그 클로저 셀(write)을 바꿔 모든 보고를 지운 뒤 "
@@ -1365,6 +1388,12 @@ MONITOR_ATTACKS = [
           "empty the monitor module's table of refused events (_REFUSED) through guard.__globals__, find the kernels' "
           "emit with gc and silence it, then use torch.softmax inside softmax",
           ("softmax",), with_cell(MONITOR_GLOBALS, "softmax", SOFTMAX_VIA), expect=(Reason.FORBIDDEN_ROUTINE,)),
+    Entry("event_pipe_flood", "attack", "cells",
+          "serve 루프의 프레임에서 기록 통로의 번호를 찾아 셀 네 개에서 16초 동안 올바른 보고 줄을 쏟아부어 채점기의 "
+          "메모리를 채우기",
+          "find the event pipe's number in the serve loop's frame and pour valid report lines down it from four cells "
+          "for 16 s, to fill the grader's memory",
+          (), event_flood, spares=()),
 ]
 
 # ----------------------------------------------------------------------------------------------- attacks: clones

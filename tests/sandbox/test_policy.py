@@ -114,3 +114,8 @@ def test_the_guard_uses_no_global_or_builtin_when_student_code_runs():
     loads = {c.co_name: sorted({i.argval for i in dis.get_instructions(c) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")})
              for c in runtime}
     assert not any(loads.values()), {name: names for name, names in loads.items() if names}
+
+
+def test_every_review_the_monitor_reports_has_a_korean_line():
+    """The audit hook's review kinds (``monitor.REVIEWS``) are the ones the grader turns into Korean review lines."""
+    assert set(forbidden.RUNTIME_REVIEW) == set(monitor.REVIEWS)

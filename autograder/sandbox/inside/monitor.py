@@ -48,6 +48,11 @@ _LAYERS = {   # Keras attention layers: module -> (class, label)
     "keras.src.layers.attention.grouped_query_attention": ("GroupedQueryAttention", "keras:layers.GroupQueryAttention"),
 }
 _SCIPY = ("softmax", "log_softmax")   # scipy.special's routines, wrapped (``watch_scipy``)
+# Audit events reported once each for the instructor's review (as ``review:<kind>`` lines): making a code object
+# (``types.CodeType``, ``code.replace``), a function from one (``types.FunctionType``), replacing a function's code.
+_REVIEWED_EVENTS = {"code.__new__": "code.__new__", "function.__new__": "function.__new__",
+                    "object.__setattr__": "function.__code__"}
+REVIEWS = frozenset(_REVIEWED_EVENTS.values())   # every review kind this monitor can report
 # Every label this monitor can report; a grader's rule naming another could never see it (tests/sandbox/test_policy.py).
 LABELS = frozenset({*_KERNEL_OPS.values(), *(label for _, label in _LAYERS.values()), "keras:ops.dot_product_attention",
                     "torch:multi_head_attention_forward", "torch:log_softmax", "torch:softmax",
@@ -348,8 +353,7 @@ def guard(event_fd):
     # Making a code object or a function from one, and replacing a function's code, are how a library routine is
     # cloned: each kind is reported once, for the instructor's review list (the kernels know the clone itself by
     # its content). ``object.__getattr__`` of ``__code__`` is not: inspect.signature and Keras read it all the time.
-    reviewed = {"code.__new__": b"review:code.__new__\n", "function.__new__": b"review:function.__new__\n",
-                "object.__setattr__": b"review:function.__code__\n"}
+    reviewed = {event: f"review:{kind}\n".encode() for event, kind in _REVIEWED_EVENTS.items()}
     reported = set()
 
     def hook(event, args):
