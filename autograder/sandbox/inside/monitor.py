@@ -175,7 +175,7 @@ def guard(event_fd):
 
     kind, hexf, length, ident, ref, tuple_, sorted_, repr_ = type, float.hex, len, id, weakref.ref, tuple, sorted, repr
     code_type, float_type, complex_type, frozenset_type = type(guard.__code__), float, complex, frozenset
-    plain = frozenset({int, bool, str, bytes, type(None), type(...)})
+    plain, text = frozenset({int, bool, str, bytes, type(None), type(...)}), str
     Unusual, cached = (RecursionError, TypeError, ValueError, IndexError, KeyError, MemoryError), _CACHED
     by_instructions = sys.version_info[:2] == (3, 11)
     cache_entries = tuple(dis._inline_cache_entries) if by_instructions else ()
@@ -366,13 +366,13 @@ def guard(event_fd):
             raise Denied(f"채점 중에는 `{event}`은(는) 쓸 수 없습니다")
         token = reviewed.get(event)
         if token is not None and token not in reported:
-            if event != "object.__setattr__" or args[1:2] == ("__code__",):
+            if event != "object.__setattr__" or (args[1:] and kind(args[1]) is text and args[1] == "__code__"):
                 reported.add(token)
                 emit(token)
         if event == "sys._getframe":
             if reaches_guard(args[0]):
                 raise Denied("채점기의 프레임에는 접근할 수 없습니다")
-        elif event == "object.__getattr__" and args[1:] and args[1] in frame_attrs:
+        elif event == "object.__getattr__" and args[1:] and kind(args[1]) is text and args[1] in frame_attrs:
             local.inside = True
             try:
                 frame = get(args[0], args[1], None)
