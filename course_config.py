@@ -67,6 +67,13 @@ COURSE = {
         # The largest reply accepted from a student's process: its arrays at most this many MiB once converted to
         # float64 (the largest reply of the graders' own calls is under 4 MiB). Checked before anything is read.
         "reply_mb": 64,
+        # While an exercise is graded, the other contract functions it calls are answered by the graders' float64
+        # references (autograder/graders/isolation.py). One answer may take at most this many MiB of the grading
+        # machine's memory: its size is known from the arguments' shapes before it is computed; a small one is
+        # computed in the grader, a bigger one in a forked child under this limit and the call's time limit, and
+        # a question over it is refused with a Korean reason (that call fails). An honest submission's largest
+        # question needs 0.8 MiB.
+        "answer_mb": 256,
     },
     # The instructor's similarity report (autograder/feedback/similarity.py: copydetect's winnowing, names and
     # strings filtered out, the release's code ignored). A student's exercise is listed with another student's when

@@ -48,8 +48,9 @@ class GradeResult:
     notebook_errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
     timings: dict = field(default_factory=dict)   # lane_start, notebook, graders (seconds)
-    review: list[str] = field(default_factory=list)  # for the instructor only: escape hatches the code names
-    costs: dict = field(default_factory=dict)     # restarts, timeouts (calls past their limit), interrupted (of those)
+    review: list[str] = field(default_factory=list)  # for the instructor only: escape hatches the code names or used
+    costs: dict = field(default_factory=dict)     # restarts, timeouts (calls past their limit), interrupted (of those),
+                                                  # answer_mb (the most a child computing a proxy's answer grew)
 
     @property
     def score(self) -> float:
@@ -144,9 +145,10 @@ def grade_submission(submission: Submission, seed: int | None = None, started=No
         graders_start = time.perf_counter()
         session = run_graders(submission.assignment, student, seed)
         timings = {**process.timings, "graders": time.perf_counter() - graders_start}
-        costs = process.costs
+        costs = {**process.costs, "answer_mb": round(student.answer_peak / (1 << 20), 1)}
     finally:
         process.cleanup()
+    review = forbidden.review_items(submission.code_cells) + forbidden.runtime_review_items(process.reviewed)
     exercises = []
     for name in exercises_of(submission.assignment):
         tests = [t for t in session.results.values() if t.exercise == name]
@@ -162,7 +164,7 @@ def grade_submission(submission: Submission, seed: int | None = None, started=No
     exercises = [e for e in exercises if e.tests]
     _add_dependency_notes(exercises, submission, student)
     return GradeResult(submission.assignment, Path(submission.path).name, seed, exercises, errors,
-                       time.perf_counter() - start, timings, forbidden.review_items(submission.code_cells), costs)
+                       time.perf_counter() - start, timings, review, costs)
 
 
 def _add_dependency_notes(exercises: list[ExerciseResult], submission: Submission, student: Student) -> None:

@@ -92,6 +92,16 @@ class Reason(_Catalogue):
     # --- a submission of a class run past its time (autograder/gradebook/batch.py)
     OVERTIME = ("채점이 제출물 하나의 제한 시간({limit:g}초)을 넘어 중단되었습니다. 끝나지 않거나 매우 느린 코드가 "
                 "있는지 확인하세요",)
+    # --- a class run's grading worker that ended while it graded a submission, twice (the second time in a fresh one)
+    WORKER_MEMORY = ("채점하던 프로세스가 메모리가 부족해 운영체제에 의해 종료되었습니다 (새 프로세스에서 다시 "
+                     "채점했지만 또 종료됨). 메모리를 끝없이 쓰는 코드가 있는지 확인하고 조교에게 알려 주세요",
+                     "the grading worker was killed for lack of memory (the kernel's OOM killer), twice")
+    WORKER_SIGNAL = ("채점하던 프로세스가 신호 {signal}로 종료되었습니다 (새 프로세스에서 다시 채점했지만 또 종료됨). "
+                     "조교에게 알려 주세요",
+                     "the grading worker was killed by signal {signal}, twice")
+    WORKER_EXIT = ("채점하던 프로세스가 종료 코드 {code}로 끝났습니다 (새 프로세스에서 다시 채점했지만 또 끝남). "
+                   "조교에게 알려 주세요",
+                   "the grading worker exited with code {code}, twice")
 
     # --- the student's process (autograder/sandbox/runner.py)
     CALL_TIMEOUT = ("제한 시간 {seconds:.3g}초 안에 끝나지 않았습니다. 제한 시간을 넘긴 함수는 남은 검사에서 다시 "
@@ -120,6 +130,20 @@ class Reason(_Catalogue):
     EVENTS_CLOSED = ("학생 코드가 채점 기록 통로를 닫았습니다",)
     UNDEFINED_NAME = ("`{name}`이(가) 노트북에 정의되어 있지 않습니다.",)
     NO_REFERENCE_NOW = ("지금은 참조 결과를 물을 수 없습니다.",)
+    NOT_GIVEN_NOW = ("`{name}`의 참조 결과는 지금 채점 중인 함수에 주어지지 않습니다.",)
+    # --- a proxy's question (autograder/graders/isolation.py: while an exercise is graded, the other contract
+    # functions it calls are answered with the graders' reference; the answer's memory and time are limited)
+    ANSWER_TOO_BIG = ("`{asked}`의 결과는 채점 중에 채점기의 참조 구현이 계산하는데, 이 입력으로는 메모리가 "
+                      "{need_mb:,.0f} MiB 필요해 한도 {limit_mb} MiB를 넘으므로 계산하지 않았습니다. 채점 입력보다 "
+                      "훨씬 큰 배열(아주 긴 시퀀스, 브로드캐스팅으로 커지는 배치 축)을 넘기지 않았는지 확인하세요.",
+                      "a proxy question for `{asked}` needs {need_mb:,.0f} MiB, over the limit of {limit_mb} MiB: "
+                      "refused")
+    ANSWER_MEMORY = ("`{asked}`의 참조 결과를 계산하는 중 메모리 한도 {limit_mb} MiB를 넘어 계산을 멈췄습니다. "
+                     "채점 입력보다 훨씬 큰 배열을 넘기지 않았는지 확인하세요.",
+                     "the answer to a proxy question for `{asked}` ran out of its {limit_mb} MiB")
+    ANSWER_TIME = ("`{asked}`의 참조 결과를 이 호출의 제한 시간 안에 계산하지 못했습니다 (참조 결과를 계산하는 시간도 "
+                   "호출 시간에 들어갑니다).",
+                   "the answer to a proxy question for `{asked}` did not finish within the call's time limit")
     NOT_NUMERIC = ("숫자 배열이 아닌 값이 돌아왔습니다 (dtype={dtype}).",)
     UNKNOWN_VALUE = ("알 수 없는 값이 돌아왔습니다.",)
 

@@ -200,6 +200,22 @@ def test_review_lists_escape_hatches_and_not_honest_code():
     cells = ["import signal\nsignal.signal(signal.SIGALRM, lambda sig, frame: frame.f_back)",
              "import inspect, keras\nexec(inspect.getsource(keras.layers.Attention._calculate_scores))",
              "import torch\nlib = torch.library.Library('aten', 'IMPL')"]
+    cells.append("import types\nf = types.FunctionType(g.__code__.replace(co_firstlineno=9), {})\n"
+                 "m = types.MethodType(f, object())")
     items = review_items(cells)
-    for cell, name in [(1, "signal"), (1, "f_back"), (2, "getsource"), (2, "_calculate_scores"), (3, "Library")]:
+    for cell, name in [(1, "signal"), (1, "f_back"), (2, "getsource"), (2, "_calculate_scores"), (3, "Library"),
+                       (4, "FunctionType"), (4, "code.replace"), (4, "MethodType"), (4, "__code__")]:
         assert any(item.startswith(f"{cell}번째 코드 셀: `{name}`") for item in items), (cell, name, items)
+    assert review_items(["text = 'a'.replace('a', 'b')"]) == []          # str.replace is not code.replace
+
+
+def test_review_lists_what_the_students_process_reported():
+    """What the monitor's audit hook reported while the code ran (names built from strings are seen there) is in
+    the review list, in Korean, once each; an unknown report is listed as it came."""
+    from autograder.graders.forbidden import runtime_review_items
+
+    items = runtime_review_items({"function.__new__", "code.__new__", "function.__code__"})
+    assert [item.split("`")[1] for item in items] == ["types.CodeType / code.replace", "__code__ =",
+                                                      "types.FunctionType"]
+    assert all(item.startswith("실행 중: ") for item in items)
+    assert runtime_review_items(set()) == [] and "odd.thing" in runtime_review_items({"odd.thing"})[0]

@@ -7,6 +7,7 @@ data run the student's own function, and a hung call is interrupted (the process
 """
 from __future__ import annotations
 
+import functools
 import os
 
 import numpy as np
@@ -15,7 +16,8 @@ import pytest
 os.environ.setdefault("KERAS_BACKEND", "torch")
 
 from autograder import settings  # noqa: E402
-from autograder.graders import isolation  # noqa: E402
+from autograder.graders import bounded, isolation  # noqa: E402
+from autograder.messages import Reason  # noqa: E402
 from autograder.sandbox import lanes  # noqa: E402
 from autograder.sandbox.runner import StudentCodeError, StudentProcess  # noqa: E402
 
@@ -84,14 +86,19 @@ def test_arguments_that_are_not_data_run_the_students_own_function(proc):
     assert answers.asked == set()
 
 
-def test_questions_too_big_to_answer_run_the_students_own_function(proc):
-    """A proxy cannot make the grader compute without bound (a 10^5 x 10^5 mask): the student's own runs."""
+def test_a_question_too_big_to_answer_is_refused_with_a_reason(proc):
+    """A proxy cannot make the grader compute without bound (a 10^5 x 10^5 mask, 10 GB): the size is known from the
+    arguments before anything is computed, the question is refused at once, and the call fails with the Korean
+    reason (the student's code gets it as an exception)."""
     answers = isolation.Answers(["causal_mask"])
     assert proc.graded_call("mask_rows", (4,), {}, isolate=["causal_mask"], answer=answers)["value"] == 4.0
-    assert answers.asked == {"causal_mask"}
+    assert answers.asked == {"causal_mask"} and not answers.refused
     answers = isolation.Answers(["causal_mask"])
-    assert proc.graded_call("mask_rows", (100_000,), {}, isolate=["causal_mask"], answer=answers)["value"] == 1.0
-    assert answers.asked == set()
+    with pytest.raises(StudentCodeError) as refused:
+        proc.graded_call("mask_rows", (100_000,), {}, isolate=["causal_mask"], answer=answers)
+    assert answers.asked == set() and len(answers.refused) == 1
+    assert Reason.ANSWER_TOO_BIG.found_in(answers.refused[0]) and answers.refused[0] in refused.value.message
+    assert f"{isolation.need('causal_mask', {'t_q': 100_000}).mb:,.0f} MiB" in answers.refused[0]   # 10^10 bytes
 
 
 def test_a_hung_call_is_interrupted_and_recognised_once(proc):
@@ -162,3 +169,148 @@ def test_the_answers_are_the_references():
     x = rng.normal(size=(2, 5, 12))
     assert np.allclose(answer["multi_head_attention"](x, x[:, :4], x[:, :4], 3),
                        references.multi_head_attention(x, x[:, :4], x[:, :4], 3), atol=1e-12)
+
+
+# ----------------------------------------------------------------------------------------------- answers bounded
+def _f32(rng, *shape):
+    return rng.normal(size=shape).astype(np.float32)
+
+
+def _sizes_cases():
+    """(name, args, kwargs) for every reference: broadcast batches, masks that broadcast further, float16/32/64,
+    returned weights, heads of other sizes for the values."""
+    rng = np.random.default_rng(0)
+    f = functools.partial(_f32, rng)
+    mask = lambda *s: rng.random(s) < 0.5                                            # noqa: E731
+    return [
+        ("softmax", (f(64, 500, 30),), {"axis": 1}),
+        ("softmax", (f(2000, 300).astype(np.float16),), {}),
+        ("softmax", (rng.normal(size=(300, 700)),), {"axis": 0}),
+        ("causal_mask", (3000, 4000), {}),
+        ("causal_mask", (2500,), {}),
+        ("scaled_dot_product_attention", (f(4, 2, 300, 16), f(4, 2, 400, 16), f(4, 2, 400, 8)), {}),
+        ("scaled_dot_product_attention", (f(16, 1, 256, 4), f(1, 16, 256, 4), f(1, 16, 256, 4)), {}),
+        ("scaled_dot_product_attention", (f(1, 256, 4), f(1, 256, 4), f(1, 256, 4), mask(16, 1, 256)), {}),
+        ("scaled_dot_product_attention", (f(2, 3, 300, 16), f(2, 3, 400, 16), f(2, 3, 400, 8), mask(300, 400)),
+         {"return_weights": True}),
+        ("dot_product_attention", (f(4, 300, 16), f(4, 400, 16), f(1, 400, 8), mask(4, 300, 400)), {}),
+        ("split_heads", (f(8, 500, 64), 4), {}),
+        ("merge_heads", (f(8, 4, 500, 16),), {}),
+        ("multi_head_attention", (f(4, 300, 64), f(4, 400, 64), f(4, 400, 64), 4), {}),
+        ("multi_head_attention", (f(1, 300, 64), f(8, 400, 64), f(8, 400, 32), 8, mask(8, 1, 300, 400)), {}),
+        ("multi_head_attention", tuple(np.ones((1, 3000, 1), np.float16) for _ in range(3)) + (1,), {}),
+        ("kv_cache_bytes", (32, 8, 128, 8192), {"batch_size": 4}),
+    ]
+
+
+@pytest.mark.parametrize("name, args, kwargs",
+                         [pytest.param(*c, id=f"{c[0]}-{i}") for i, c in enumerate(_sizes_cases())])
+def test_sizes_are_known_before_the_answer_is_computed(name, args, kwargs):
+    """``isolation.need`` counts, from the shapes alone, what the reference then really allocates (numpy's
+    allocations as ``tracemalloc`` sees them, the answer made contiguous to be sent included): never less, and
+    at most a quarter more plus numpy's fixed overhead; the result's bytes exactly."""
+    import tracemalloc
+
+    sized = isolation.need(name, isolation.SIGNATURES[name].bind(*args, **kwargs).arguments)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        value = isolation.REFERENCES[name](*args, **kwargs)
+        values = value if isinstance(value, tuple) else (value,)
+        sent = [np.ascontiguousarray(v) for v in values]                  # what write_frame sends
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert peak <= sized.peak <= 1.25 * peak + 2 * isolation.NUMPY_OVERHEAD, (peak, sized.peak)
+    assert sized.result == sum(np.asarray(v).nbytes for v in values if isinstance(v, np.ndarray))
+    del sent
+
+
+@pytest.mark.parametrize("name, args", [
+    pytest.param("multi_head_attention", tuple(np.ones((1, 16000, 1), np.float16) for _ in range(3)) + (1,),
+                 id="issue21-mha-16000-tokens"),
+    pytest.param("scaled_dot_product_attention", (np.ones((64, 1, 256, 1)), np.ones((1, 64, 256, 1)),
+                                                  np.ones((1, 64, 256, 1))), id="issue21-sdpa-broadcast-batch"),
+    pytest.param("softmax", (np.ones((1, 1)),), id="small"),
+])
+def test_the_issues_questions_are_refused_before_anything_is_computed(name, args):
+    """The questions of issue 21 (6.3 GB and 6.6 GB of float64 temporaries on the old grader) are refused in
+    microseconds, allocating nothing; a small question is answered."""
+    import time
+    import tracemalloc
+
+    from autograder.sandbox.runner import encode_value
+
+    arrays: list = []
+    header = {"name": name, "args": encode_value(list(args), arrays), "kwargs": encode_value({}, arrays)}
+    answers = isolation.Answers([name])
+    tracemalloc.start()
+    try:
+        start = time.perf_counter()
+        reply, out = answers(header, arrays, time.monotonic() + 2)
+        seconds = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    if name == "softmax":
+        assert reply["ok"] and answers.asked == {"softmax"}
+        return
+    assert not reply["ok"] and answers.refused == [reply["message"]]
+    assert Reason.ANSWER_TOO_BIG.found_in(reply["message"])
+    assert seconds < 0.05 and peak < 1 << 20, (seconds, peak)
+
+
+def test_a_bigger_question_is_computed_apart_within_its_limits():
+    """Between the small questions answered in the grader and the refused ones: computed in a forked child (the
+    same answer), its memory growth reported; a child that would need more than its limit, or more time than the
+    call has left, is stopped and the question refused with the reason."""
+    import time
+
+    from autograder.sandbox.runner import encode_value
+
+    rng = np.random.default_rng(1)
+    q, k, v = rng.normal(size=(8, 600, 32)), rng.normal(size=(8, 700, 32)), rng.normal(size=(8, 700, 16))
+    arrays: list = []
+    header = {"name": "scaled_dot_product_attention", "args": encode_value([q, k, v], arrays),
+              "kwargs": encode_value({}, arrays)}
+    sized = isolation.need(header["name"], {"query": q, "key": k, "value": v})
+    assert isolation.INLINE_BYTES < sized.peak < isolation.answer_mb() << 20          # the middle path
+    answers = isolation.Answers([header["name"]])
+    reply, out = answers(header, arrays, time.monotonic() + 30)
+    assert reply["ok"] and np.allclose(out[0], isolation.REFERENCES[header["name"]](q, k, v), atol=1e-12)
+    assert 0 < answers.apart_peak <= answers.limit + isolation.CHILD_SLACK
+    # no time left for it: stopped at the call's deadline
+    answers = isolation.Answers([header["name"]])
+    start = time.perf_counter()
+    reply, _ = answers(header, arrays, time.monotonic() + 0.05)
+    assert not reply["ok"] and Reason.ANSWER_TIME.found_in(reply["message"]) and time.perf_counter() - start < 1.0
+
+
+def test_a_child_past_its_memory_or_time_is_stopped():
+    """``bounded.compute``: past its address-space limit the child gets a MemoryError (the grader does not), past
+    the deadline it is killed, a function that raises is Unanswerable, and no child is left behind."""
+    import time
+
+    before = _children()
+    assert bounded.compute(np.ones, ((100, 100),), {}, limit=64 << 20, deadline=time.monotonic() + 10,
+                           result_bytes=80_000)[0].sum() == 10_000
+    with pytest.raises(bounded.Refused) as memory:
+        bounded.compute(np.ones, ((4000, 4000),), {}, limit=64 << 20, deadline=time.monotonic() + 10,
+                        result_bytes=8 * 4000 ** 2)
+    assert memory.value.why == "memory"
+    start = time.perf_counter()
+    with pytest.raises(bounded.Refused) as late:
+        bounded.compute(time.sleep, (60,), {}, limit=64 << 20, deadline=time.monotonic() + 0.3, result_bytes=0)
+    assert late.value.why == "time" and time.perf_counter() - start < 2
+    with pytest.raises(bounded.Unanswerable):
+        bounded.compute(np.reshape, (np.ones(3), (2, 2)), {}, limit=64 << 20, deadline=time.monotonic() + 10,
+                        result_bytes=32)
+    assert _children() == before                                              # every child was reaped
+
+
+def _children() -> set:
+    found = set()
+    for task in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{task}/children") as fh:
+            found |= {int(n) for n in fh.read().split()}
+    return found

@@ -18,8 +18,10 @@ the student gets a 0 with the reason in the feedback instead of no grade at all.
 Every submission is bounded in time, whatever it does: a worker stops grading a submission still running after
 ``startup + submission + grace`` seconds (``COURSE["timeouts"]``; an alarm in the worker) and grades it as the
 blank release with a Korean note instead; a worker that does not stop within 30 s more is killed by this process
-(and replaced by the pool), and the submission is graded as blank by another worker. One submission never stalls
-the class.
+(and replaced by another), and the submission is graded as blank by another worker. A worker that ends while it
+grades a submission (the kernel's OOM killer, any signal, an exit) is seen at once and replaced, and the submission
+is graded again in the fresh worker, then, if that one ends too, as blank with the true reason (memory, the signal,
+the exit code). One submission never stalls the class.
 """
 from __future__ import annotations
 
@@ -47,6 +49,7 @@ class Outcome:
     notes: list = field(default_factory=list)
     began: float = 0.0   # time.time() when the worker took the job and when it was done
     ended: float = 0.0
+    peak_mb: float = 0.0  # how much the worker's peak resident memory grew while it graded this submission
 
 
 def shard_of(student: str, shards: int) -> int:
@@ -70,7 +73,6 @@ def submitted_students(course_dir: Path, assignment: str) -> list[str]:
 # --------------------------------------------------------------------------------------------- workers
 _API = None
 _LANES: list = []      # lanes started by the parent before forking the workers (one per worker)
-_STARTED = None        # queue to the parent: (worker pid, student, time.time()) when a worker takes a job
 HARD_KILL_AFTER = 30   # seconds past a submission's limit before the parent kills the worker that grades it
 
 
@@ -101,15 +103,12 @@ def _warm_imports() -> None:
     gc.freeze()  # what is imported stays put: collections skip it, and the forked workers share its pages
 
 
-def _init_worker(course_dir: str, counter, db_url: str | None, started=None) -> None:
+def _init_worker(course_dir: str, index: int, db_url: str | None) -> None:
     """Once per worker: its own lane (fork server and uid), nbgrader's API on the course's config."""
-    global _API, _STARTED
-    _STARTED = started
+    global _API
     import warnings
 
     warnings.filterwarnings("ignore", module="nbgrader")  # SQLAlchemy's autoflush notes inside nbgrader's api
-    with counter.get_lock():
-        index, counter.value = counter.value, counter.value + 1
     from autograder.sandbox import lanes
 
     for other in _LANES:   # this worker's copies of the other lanes' sockets: closed, theirs is not our business
@@ -147,15 +146,35 @@ def _sandbox_ok() -> bool:
 
 def _grade_one(job) -> Outcome:
     assignment, student, notes = job
-    began, start = time.time(), time.perf_counter()
-    if _STARTED is not None:
-        _STARTED.put((os.getpid(), student, began))
+    began, start, memory = time.time(), time.perf_counter(), _PeakMemory()
     limit = submission_limit()
     ok, error, over = _autograde_within(assignment, student, limit)
     if over:   # graded as blank instead, with the reason
         notes = list(notes) + _grade_blank(assignment, student, overtime_reason(limit))
         ok, error, _ = _autograde_within(assignment, student, limit)
-    return Outcome(student, ok, time.perf_counter() - start, error, notes, began, time.time())
+    return Outcome(student, ok, time.perf_counter() - start, error, notes, began, time.time(), memory.grown_mb())
+
+
+class _PeakMemory:
+    """The growth of this process's peak resident memory from now (``/proc/self/clear_refs`` resets the peak)."""
+
+    def __init__(self):
+        try:
+            with open("/proc/self/clear_refs", "w") as fh:
+                fh.write("5")
+            self.start = _status_kb("VmRSS")
+        except OSError:
+            self.start = None
+
+    def grown_mb(self) -> float:
+        if self.start is None:
+            return 0.0
+        return round(max(0, _status_kb("VmHWM") - self.start) / 1024, 1)
+
+
+def _status_kb(field: str) -> int:
+    with open("/proc/self/status") as fh:
+        return next((int(line.split()[1]) for line in fh if line.startswith(field + ":")), 0)
 
 
 def overtime_reason(limit: float) -> str:
@@ -200,14 +219,14 @@ def _grade_blank(assignment: str, student: str, reason: str) -> list[str]:
     return stage_blank(Path(_API.coursedir.root), assignment, student, reason)
 
 
-def _grade_killed(job) -> Outcome:
-    """A submission whose worker was killed (it did not stop at its limit): graded as blank with the reason."""
+def _grade_blank_job(job, reason: str) -> Outcome:
+    """A submission that could not be graded (its worker was killed at its limit, or ended twice): graded as blank,
+    with ``reason`` (Korean) on top."""
     assignment, student, notes = job
-    began, start = time.time(), time.perf_counter()
-    limit = submission_limit()
-    notes = list(notes) + _grade_blank(assignment, student, overtime_reason(limit))
-    ok, error, _ = _autograde_within(assignment, student, limit)
-    return Outcome(student, ok, time.perf_counter() - start, error, notes, began, time.time())
+    began, start, memory = time.time(), time.perf_counter(), _PeakMemory()
+    notes = list(notes) + _grade_blank(assignment, student, reason)
+    ok, error, _ = _autograde_within(assignment, student, submission_limit())
+    return Outcome(student, ok, time.perf_counter() - start, error, notes, began, time.time(), memory.grown_mb())
 
 
 def autograde_class(course_dir: Path, assignment: str, workers: int | None = None, shard: str | None = None,
@@ -244,18 +263,17 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
     fallback = next((lane.fallback for lane in _LANES if lane.fallback), "")
     if fallback:
         print(f"note: each lane imports keras on its own ({fallback.splitlines()[0]})", file=progress)
-    context = multiprocessing.get_context("fork")   # the workers inherit this process's imports
-    counter = context.Value("i", 0)
-    started = context.SimpleQueue()
+    crew = Workers(str(course_dir), db_url, sandboxed, nursery)
     try:
-        with context.Pool(workers, initializer=_init_worker,
-                          initargs=(str(course_dir), counter, db_url, started)) as pool:
-            for lane in _LANES:   # the workers hold the lanes now
-                if lane.sock is not None:
-                    lane.sock.close()
-                    lane.sock = None
-            _collect(pool, jobs, outcomes, start, progress, started)
+        for index in range(workers):
+            crew.start(index)
+        for lane in _LANES:   # the workers hold the lanes now
+            if lane.sock is not None:
+                lane.sock.close()
+                lane.sock = None
+        _collect(crew, jobs, outcomes, start, progress)
     finally:
+        crew.stop()
         for lane in _LANES:
             lane.close()
         _LANES.clear()
@@ -280,44 +298,173 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
     return outcomes
 
 
-def _collect(pool, jobs, outcomes: list, start: float, progress, started=None) -> None:
-    """Gather the outcomes as they come; kill a worker whose submission runs past its limit + ``HARD_KILL_AFTER``
-    (its alarm did not stop it) and have the submission graded as blank by another worker."""
-    by_student = {job[1]: job for job in jobs}
-    running: dict = {}    # student -> (worker pid, time.time() it began)
-    killed: dict = {}     # student -> the placeholder's AsyncResult
-    results = pool.imap_unordered(_grade_one, jobs)
+class Worker:
+    """One grading worker: a process forked from this one (it inherits the imports) that grades one job at a time,
+    sent on its own pipe (``_serve_jobs``); ``job`` is the one it grades now, since ``began``."""
+
+    def __init__(self, index: int, process, conn):
+        self.index, self.process, self.conn = index, process, conn
+        self.job, self.kind, self.began = None, "", 0.0
+        self.killed = False   # by this side: it takes no more jobs and is replaced once it has ended
+        self.oom_kills = -1   # the machine's count of OOM kills when it took its job
+
+    def give(self, kind: str, job) -> None:
+        self.job, self.kind, self.began = job, kind, time.time()
+        self.conn.send((kind, job))
+
+    @property
+    def alive(self) -> bool:
+        return self.process.is_alive()
+
+
+class Workers:
+    """The class run's workers: started (``start``), replaced when one ends (``replace``), stopped (``stop``)."""
+
+    def __init__(self, course_dir: str, db_url: str | None, sandboxed: bool = True, nursery=None):
+        self.course_dir, self.db_url = course_dir, db_url
+        self.sandboxed, self.nursery = sandboxed, nursery
+        self.context = multiprocessing.get_context("fork")   # the workers inherit this process's imports
+        self.all: list[Worker] = []
+        self.started = 0
+
+    def start(self, index: int) -> Worker:
+        ours, theirs = self.context.Pipe()
+        process = self.context.Process(target=_serve_jobs, args=(theirs, self.course_dir, index, self.db_url),
+                                       daemon=True)
+        process.start()
+        theirs.close()
+        self.started += 1
+        worker = Worker(index, process, ours)
+        self.all.append(worker)
+        return worker
+
+    def replace(self, worker: Worker) -> Worker:
+        """A new worker in place of one that ended, with a new lane (the one it replaces ended with it): forked from
+        the nursery here when it can be (seconds faster than a lane that imports keras on its own)."""
+        from autograder.sandbox import lanes
+
+        worker.process.join(timeout=5)
+        worker.conn.close()
+        self.all.remove(worker)
+        lane = lanes.Lane(self.sandboxed, len(_LANES), nursery=self.nursery)
+        lane.start(alone=False)
+        _LANES.append(lane)
+        fresh = self.start(lane.index)
+        if lane.sock is not None:   # the worker holds it now
+            lane.sock.close()
+            lane.sock = None
+        return fresh
+
+    def stop(self) -> None:
+        for worker in self.all:
+            try:
+                worker.conn.send(None)
+            except OSError:
+                pass
+        for worker in self.all:
+            worker.process.join(timeout=10)
+            if worker.process.is_alive():
+                worker.process.kill()
+                worker.process.join(timeout=5)
+            worker.conn.close()
+        self.all.clear()
+
+
+def _serve_jobs(conn, course_dir: str, index: int, db_url: str | None) -> None:
+    """A worker's life: set up once (``_init_worker``), then grade each job sent until told to stop."""
+    _init_worker(course_dir, index, db_url)
+    while True:
+        try:
+            task = conn.recv()
+        except EOFError:
+            return
+        if task is None:
+            return
+        kind, job = task
+        conn.send(_grade_one(job) if kind == "grade" else _grade_blank_job(*job))
+
+
+RETRIES = 1   # a submission whose worker ended while grading it is graded again this many times, in a fresh one
+
+
+def _collect(crew: Workers, jobs, outcomes: list, start: float, progress) -> None:
+    """Give the jobs to the workers and gather the outcomes as they come.
+
+    A worker that ends while it grades a submission (the kernel's OOM killer, any signal, an exit) is seen at once
+    (its sentinel) and replaced; the submission is graded again in a fresh worker (``RETRIES`` times), then as blank
+    with the true reason (memory, the signal, the exit code). A worker whose submission runs past its limit +
+    ``HARD_KILL_AFTER`` (its alarm did not stop it) is killed, and the submission graded as blank with that reason."""
+    from multiprocessing.connection import wait
+
+    tasks = [("grade", job) for job in jobs]
+    ended: dict = {}      # student -> times its worker ended while grading it
     hard = submission_limit() + HARD_KILL_AFTER
     while len(outcomes) < len(jobs):
-        try:
-            outcome = results.next(timeout=1.0)
-        except multiprocessing.TimeoutError:
-            outcome = None
-        except StopIteration:
-            outcome = None
-        while started is not None and not started.empty():
-            pid, student, began = started.get()
-            if student not in killed:
-                running[student] = (pid, began)
-        if outcome is not None and outcome.student not in killed:
-            running.pop(outcome.student, None)
-            _record(outcome, outcomes, jobs, start, progress)
-        for student, (pid, began) in list(running.items()):
-            if time.time() - began > hard:
+        for worker in crew.all:
+            if worker.job is None and tasks and worker.alive and not worker.killed:
+                worker.give(*tasks.pop(0))
+                worker.oom_kills = _oom_kills()
+        busy = [w for w in crew.all if w.job is not None]
+        wait([w.conn for w in busy] + [w.process.sentinel for w in crew.all], timeout=1.0)
+        for worker in list(crew.all):
+            if worker.job is not None and worker.conn.poll():
                 try:
-                    os.kill(pid, signal.SIGKILL)   # the pool starts another worker in its place
-                except ProcessLookupError:
+                    outcome = worker.conn.recv()
+                except (EOFError, OSError):
+                    outcome = None
+                if outcome is not None:
+                    worker.job = None
+                    _record(outcome, outcomes, jobs, start, progress)
+            if not worker.alive:
+                if worker.job is not None:
+                    worker.process.join(timeout=5)
+                    why = _why_it_ended(worker.process.exitcode, worker.oom_kills)
+                    job = worker.job
+                    student = job[1] if worker.kind == "grade" else job[0][1]
+                    ended[student] = ended.get(student, 0) + 1
+                    if worker.kind == "grade" and ended[student] <= RETRIES:
+                        note = f"the grading worker ended ({why.english}); graded again in a fresh worker"
+                        tasks.insert(0, ("grade", (job[0], job[1], list(job[2]) + [note])))
+                    elif worker.kind == "grade":
+                        tasks.insert(0, ("blank", (job, why.korean)))
+                    else:   # the blank placeholder's grading itself ended: the submission is lost, with the reason
+                        _record(Outcome(student, False, 0.0, f"its blank placeholder's worker ended: {why.english}",
+                                        list(job[0][2])), outcomes, jobs, start, progress)
+                crew.replace(worker)
+        now = time.time()
+        for worker in crew.all:
+            if worker.job is not None and worker.kind == "grade" and now - worker.began > hard:
+                try:
+                    worker.process.kill()   # replaced once it has ended
+                except OSError:
                     pass
-                running.pop(student)
-                killed[student] = pool.apply_async(_grade_killed, (by_student[student],))
-        for student, pending in list(killed.items()):
-            if pending is not None and pending.ready():
-                try:
-                    outcome = pending.get()
-                except Exception as exc:  # noqa: BLE001 - reported at the end; the class goes on
-                    outcome = Outcome(student, False, 0.0, f"{type(exc).__name__}: {exc}")
-                killed[student] = None
-                _record(outcome, outcomes, jobs, start, progress)
+                worker.killed = True
+                tasks.append(("blank", (worker.job, overtime_reason(submission_limit()))))
+                worker.job = None
+
+
+def _oom_kills() -> int:
+    """How many processes the kernel's OOM killer has ended on this machine so far (``/proc/vmstat``), or -1."""
+    try:
+        with open("/proc/vmstat") as fh:
+            return next((int(line.split()[1]) for line in fh if line.startswith("oom_kill ")), -1)
+    except OSError:
+        return -1
+
+
+def _why_it_ended(exitcode, oom_kills_before: int):
+    """Why a worker ended, as a code of the catalogue: memory when it was killed (SIGKILL) while the kernel's OOM
+    killer ended a process (``/proc/vmstat``), else the signal or the exit code."""
+    if exitcode is not None and exitcode < 0:
+        number = -exitcode
+        if number == signal.SIGKILL and oom_kills_before >= 0 and _oom_kills() > oom_kills_before:
+            return Reason.WORKER_MEMORY()
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = str(number)
+        return Reason.WORKER_SIGNAL(signal=name)
+    return Reason.WORKER_EXIT(code=exitcode)
 
 
 def _record(outcome: Outcome, outcomes: list, jobs: list, start: float, progress) -> None:
@@ -343,4 +490,6 @@ def run_summary(outcomes: list[Outcome], workers: int, wall: float, began: float
         "grading": round(last - first, 3),
         "after_last": round(wall - (last - began), 3),   # handing back, closing the lanes
         "per_submission_median": round(statistics.median(o.seconds for o in outcomes), 3) if outcomes else 0.0,
+        "per_submission_max": round(max((o.seconds for o in outcomes), default=0.0), 3),
+        "worker_memory_max_mb": max((o.peak_mb for o in outcomes), default=0.0),   # growth of a worker's peak
     }

@@ -186,6 +186,19 @@ REVIEW = {
     "_calculate_scores": "keras 어텐션 층의 내부 메서드", "_apply_scores": "keras 어텐션 층의 내부 메서드",
     "_compute_attention": "keras MultiHeadAttention의 내부 메서드", "_masked_softmax": "keras 층의 내부 메서드",
     "_refs": "torch의 파이썬 분해 구현", "_decomp": "torch의 파이썬 분해 구현",
+    # making or replacing code objects and functions: how a library routine is cloned (issue 21)
+    "CodeType": "코드 객체를 만듭니다 (라이브러리 루틴의 복제일 수 있음)",
+    "FunctionType": "코드 객체로 함수를 만듭니다 (라이브러리 루틴의 복제일 수 있음)",
+    "LambdaType": "코드 객체로 함수를 만듭니다 (라이브러리 루틴의 복제일 수 있음)",
+    "MethodType": "함수를 다른 객체의 메서드로 붙입니다 (라이브러리 루틴의 복제일 수 있음)",
+    "code.replace": "코드 객체를 바꿔 새로 만듭니다 (라이브러리 루틴의 복제일 수 있음)",
+}
+# What the student's process reported while it ran (``inside.monitor.guard``'s audit hook: names built from strings
+# are seen there too): report -> (what it is, why it is worth a look).
+RUNTIME_REVIEW = {
+    "code.__new__": ("types.CodeType / code.replace", "코드 객체를 만들거나 바꿔 새로 만들었습니다"),
+    "function.__new__": ("types.FunctionType", "코드 객체로 함수를 만들었습니다"),
+    "function.__code__": ("__code__ =", "함수의 코드 객체를 바꿨습니다"),
 }
 
 
@@ -206,5 +219,18 @@ def review_items(sources: list[str]) -> list[str]:
                 found |= {part for name in names for part in name.split(".") if part in REVIEW}
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.strip() in REVIEW:
                 found.add(node.value.strip())
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "replace"
+                  and any((k.arg or "").startswith("co_") for k in node.keywords)):
+                found.add("code.replace")
         items += [f"{index + 1}번째 코드 셀: `{name}` — {REVIEW[name]}" for name in sorted(found)]
+    return items
+
+
+def runtime_review_items(reported) -> list[str]:
+    """Korean review lines for what the student's process reported while it ran (``RUNTIME_REVIEW``); an unknown
+    report is listed as it came."""
+    items = []
+    for report in sorted(reported):
+        what, why = RUNTIME_REVIEW.get(report, (report, "채점 중 감시기가 보고했습니다"))
+        items.append(f"실행 중: `{what}` — {why} (라이브러리 루틴의 복제일 수 있음)")
     return items

@@ -9,6 +9,11 @@
   not ask for ``scaled_dot_product_attention``, ``flash_attention`` not for any attention), so a proxy never
   gives away what the exercise itself asks for. Classes are not replaced: ``attend_with_cache`` works on the
   student's own ``KVCache`` (the grader creates it), and its feedback says so when ``KVCache`` lost points.
+* **An answer's cost.** A question is sized before it is answered (``need``: exact bytes and operations from the
+  broadcast shapes of every argument); a small one is answered here, a bigger one in a forked child under
+  ``answer_mb`` and the call's deadline (``bounded.compute``), one over ``answer_mb`` refused with a Korean reason.
+  The answers' time is the call's time. So a proxy question never costs the grader more than the student's own
+  call may (issue 21).
 * **The note.** ``dependency_notes`` says, for an exercise whose code calls another contract function that lost
   points, that in the real notebook this exercise would give wrong results too.
 * **Time.** ``call_limit``: a call whose inputs are small (the reference needs milliseconds) may take
@@ -20,10 +25,14 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import math
+import time
+from dataclasses import dataclass
 
 import numpy as np
 
-from autograder.graders import references
+from autograder.graders import bounded, references
+from autograder.messages import Reason
 
 _ATTENTION = ("softmax", "causal_mask", "scaled_dot_product_attention", "dot_product_attention")
 _HEADS = _ATTENTION + ("split_heads", "merge_heads")
@@ -50,23 +59,38 @@ IMPLIED = {"attend_with_cache": ("KVCache",)}
 
 
 # The answers are float64 numpy versions of ``references.py`` (the same formulas; numpy because a proxy's question
-# is small and torch's per-call overhead is not: ~200 answers per submission), with the contract's signatures (a
+# is small and torch's per-call overhead is not: ~300 answers per submission), with the contract's signatures (a
 # call that does not fit runs the student's own function). tests/test_isolation.py checks them against
-# ``references.py``.
+# ``references.py``. They work in place where they can, so that what they allocate is what ``need`` counts.
 def _softmax(x, axis=-1):
-    x = np.asarray(x, np.float64)
-    top = np.max(x, axis=axis, keepdims=True)
-    e = np.exp(x - np.where(np.isfinite(top), top, 0.0))
-    return e / np.sum(e, axis=axis, keepdims=True)
+    e = np.array(x, np.float64)                                                       # a copy: the result
+    top = np.max(e, axis=axis, keepdims=True)
+    e -= np.where(np.isfinite(top), top, 0.0)
+    np.exp(e, out=e)
+    e /= np.sum(e, axis=axis, keepdims=True)
+    return e
+
+
+def _causal_mask(t_q, t_k=None):
+    t_k = t_q if t_k is None else t_k
+    return np.arange(t_k)[None, :] <= np.arange(t_q)[:, None] + (t_k - t_q)           # (Tq, Tk)
 
 
 def _attention(query, key, value, mask, scale):
     q, k, v = (np.asarray(a, np.float64) for a in (query, key, value))
-    scores = q @ np.swapaxes(k, -1, -2) * scale                                       # (..., Tq, Tk)
+    scores = q @ np.swapaxes(k, -1, -2)                                               # (..., Tq, Tk)
+    scores *= scale
     if mask is not None:
-        scores = np.where(np.asarray(mask, dtype=bool), scores, -np.inf)
-    weights = _softmax(scores)                                                        # (..., Tq, Tk)
-    return weights @ v, weights                                                       # (..., Tq, dv)
+        mask = np.asarray(mask, dtype=bool)
+        shape = np.broadcast_shapes(scores.shape, mask.shape)
+        if shape != scores.shape:                                                     # a mask with more batch axes
+            scores = np.array(np.broadcast_to(scores, shape))
+        np.copyto(scores, -np.inf, where=~mask)
+    top = np.max(scores, axis=-1, keepdims=True)                                      # softmax, in place
+    scores -= np.where(np.isfinite(top), top, 0.0)
+    np.exp(scores, out=scores)
+    scores /= np.sum(scores, axis=-1, keepdims=True)                                  # (..., Tq, Tk) weights
+    return scores @ v, scores                                                         # (..., Tq, dv)
 
 
 def _sdpa(query, key, value, mask=None, return_weights=False):
@@ -85,7 +109,7 @@ def _mha(query, key, value, num_heads, mask=None):
 
 REFERENCES = {
     "softmax": _softmax,
-    "causal_mask": references.causal_mask,
+    "causal_mask": _causal_mask,
     "scaled_dot_product_attention": _sdpa,
     "dot_product_attention": _dot,
     "split_heads": references.split_heads,
@@ -96,63 +120,238 @@ REFERENCES = {
 SIGNATURES = {name: inspect.signature(function) for name, function in REFERENCES.items()}
 
 
+# ----------------------------------------------------------------------------------------------- sizes
+class Unfit(ValueError):
+    """Arguments the reference cannot take (the student's own function runs instead, as for any argument that is
+    not plain data)."""
+
+
+@dataclass(frozen=True)
+class Need:
+    """What a reference needs for some arguments, known before it runs (``need``)."""
+
+    peak: int      # bytes it allocates at most at one time: float64 copies, temporaries, the result, sending it
+    result: int    # bytes of the answer
+    work: int      # arithmetic operations, about (a multiply-add, an exp, a comparison: one each)
+
+    @property
+    def mb(self) -> float:
+        return self.peak / (1 << 20)
+
+
+F64 = 8   # bytes of a float64: every reference computes in float64
+# numpy's own working memory in any of these (the buffers of a ufunc's iterator: 8,192 elements of 8 bytes for up
+# to four operands, the arrays' headers), counted once on top of the arrays
+NUMPY_OVERHEAD = 1 << 18
+LIST_ELEMENTS = 1 << 16   # a nested list (plain data on the wire) with more numbers than this is not converted here
+
+
+def need(name: str, arguments: dict) -> Need:
+    """What ``REFERENCES[name]`` needs for ``arguments`` (``SIGNATURES[name].bind(...).arguments``), exactly from the
+    broadcast shapes of every argument, or ``Unfit`` for arguments it cannot take. Counted as the references above
+    allocate: the float64 copy of each array argument, the score matrix of the broadcast batch (and a bigger one
+    when a mask broadcasts it further), softmax's per-row temporaries, the output, and a contiguous copy where the
+    answer is a view that has to be copied to be sent (``split_heads``). tests/test_isolation.py checks the peak
+    against what numpy really allocates (``tracemalloc``) for every reference."""
+    sized = _need(name, dict(arguments))
+    return Need(sized.peak + NUMPY_OVERHEAD, sized.result, sized.work)
+
+
+def _need(name: str, a: dict) -> Need:
+    if name == "softmax":
+        return _need_softmax(a["x"], a.get("axis", -1))
+    if name == "causal_mask":
+        return _need_causal_mask(a["t_q"], a.get("t_k"))
+    if name in ("scaled_dot_product_attention", "dot_product_attention"):
+        weights = a.get("return_weights", False)
+        if not isinstance(weights, (bool, int, type(None))):
+            raise Unfit("return_weights")
+        return _need_attention(_shape(a["query"]), _shape(a["key"]), _shape(a["value"]), a.get("mask"),
+                               bool(weights), copies=True)
+    if name == "split_heads":
+        return _need_heads(_shape(a["x"]), a["num_heads"], split=True)
+    if name == "merge_heads":
+        return _need_heads(_shape(a["x"]), None, split=False)
+    if name == "multi_head_attention":
+        return _need_mha(a)
+    if name == "kv_cache_bytes":
+        if not all(type(v) in (int, float) for v in a.values()):
+            raise Unfit("numbers only")
+        return Need(0, 0, len(a))
+    raise Unfit(name)
+
+
+def _need_softmax(x, axis) -> Need:
+    shape = _shape(x)
+    if type(axis) is not int or not shape or not -len(shape) <= axis < len(shape) or shape[axis] == 0:
+        raise Unfit("axis")
+    n = math.prod(shape)
+    rows = n // shape[axis]
+    # the copy (the result); per row: max, isfinite (1 byte), where, sum
+    return Need(F64 * n + (3 * F64 + 1) * rows, F64 * n, 5 * n)
+
+
+def _need_causal_mask(t_q, t_k) -> Need:
+    t_k = t_q if t_k is None else t_k
+    if type(t_q) is not int or type(t_k) is not int or t_q < 0 or t_k < 0:
+        raise Unfit("lengths")
+    return Need(t_q * t_k + F64 * (t_k + 2 * t_q), t_q * t_k, t_q * t_k)      # the bool result; three aranges
+
+
+def _need_attention(q, k, v, mask, weights: bool, copies: bool) -> Need:
+    if min(len(q), len(k), len(v)) < 2 or q[-1] != k[-1] or k[-2] != v[-2] or k[-2] == 0:
+        raise Unfit("shapes")
+    t_q, d, t_k, d_v = q[-2], q[-1], k[-2], v[-1]
+    scores = _broadcast(q[:-2], k[:-2]) + (t_q, t_k)
+    full, mask_size = scores, 0
+    if mask is not None:
+        m = _shape(mask)
+        full, mask_size = _broadcast(scores, m), math.prod(m)
+    out = _broadcast(full[:-2], v[:-2]) + (t_q, d_v)
+    s, f, o = math.prod(scores), math.prod(full), math.prod(out)
+    rows = f // t_k
+    peak = (F64 * (math.prod(q) + math.prod(k) + math.prod(v)) if copies else 0)   # float64 copies of q, k, v
+    peak += F64 * s + (F64 * f if full != scores else 0)                           # scores (and the broadcast ones)
+    peak += 2 * mask_size + (3 * F64 + 1) * rows + F64 * o                         # mask and ~mask, softmax, output
+    result = F64 * (o + (f if weights else 0))
+    return Need(peak, result, s * d + 5 * f + o * t_k)
+
+
+def _need_heads(shape, num_heads, split: bool) -> Need:
+    if split:
+        if len(shape) != 3 or type(num_heads) is not int or num_heads < 1 or shape[2] % num_heads:
+            raise Unfit("heads")
+    elif len(shape) != 4:
+        raise Unfit("heads")
+    n = math.prod(shape)
+    return Need(2 * F64 * n, F64 * n, n)   # the float64 copy and the contiguous one (sent, or merged)
+
+
+def _need_mha(a) -> Need:
+    q, k, v, heads = _shape(a["query"]), _shape(a["key"]), _shape(a["value"]), a["num_heads"]
+    for shape in (q, k, v):
+        _need_heads(shape, heads, split=True)
+    if q[2] != k[2]:
+        raise Unfit("channels")
+    split = [(s[0], heads, s[1], s[2] // heads) for s in (q, k, v)]                # (B, H, T, dh)
+    attention = _need_attention(*split, a.get("mask"), weights=False, copies=False)
+    out = attention.result // F64
+    copies = F64 * (math.prod(q) + math.prod(k) + math.prod(v))
+    return Need(copies + attention.peak + F64 * out, attention.result, attention.work + out)
+
+
+def _broadcast(*shapes) -> tuple:
+    try:
+        return tuple(int(n) for n in np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise Unfit("shapes do not broadcast") from None
+
+
+def _shape(value) -> tuple:
+    """The shape of an array argument (a number: ``()``), without converting anything; a nested list is measured by
+    walking it (at most ``LIST_ELEMENTS`` numbers)."""
+    if isinstance(value, np.ndarray):
+        return tuple(value.shape)
+    if type(value) in (bool, int, float):
+        return ()
+    if type(value) in (list, tuple):
+        shape, level, count = [], [value], 0
+        while level and type(level[0]) in (list, tuple):
+            lengths = {len(item) if type(item) in (list, tuple) else -1 for item in level}
+            if len(lengths) != 1 or -1 in lengths:
+                raise Unfit("ragged")
+            shape.append(lengths.pop())
+            level = [x for item in level for x in item]
+            count += len(level)
+            if count > LIST_ELEMENTS:
+                raise Unfit("a long list")
+        if not all(type(x) in (bool, int, float) for x in level):
+            raise Unfit("not numbers")
+        return tuple(shape)
+    raise Unfit(type(value).__name__)
+
+
 def callees(exercise: str, defined) -> tuple:
     """The names that are proxies while ``exercise`` is called (those the notebook defines)."""
     return tuple(n for n in CALLEES.get(exercise, ()) if n in defined and n in REFERENCES)
 
 
 # ----------------------------------------------------------------------------------------------- answers
-class Answers:
-    """Answers the proxies of one call: ``(header, arrays) -> (header, arrays)`` for ``StudentProcess.request``.
+# A question is answered here, in the grading process, when it needs at most INLINE_BYTES and INLINE_WORK (the
+# largest of the 294 questions the solutions of `attention` and `kv_cache` ask needs 0.8 MiB and 0.5 M operations:
+# a 16 MiB, 33 M operation answer takes at most tens of milliseconds on a loaded core, inside the call's time);
+# a bigger one, up to ``answer_mb``, in a forked child under that memory limit and the call's deadline
+# (``bounded.compute``); a question over ``answer_mb`` is refused with a Korean reason (the call fails: it costs
+# that exercise). Every answer's time is part of the call's, so the budgets of the student's calls (``call``,
+# ``exercise``, ``calls``) bound the answers too.
+INLINE_BYTES = 16 << 20
+INLINE_WORK = 1 << 25
+CHILD_SLACK = 64 << 20   # address space a forked child may map beyond ``answer_mb``: thread stacks, malloc's arenas
+_FALLBACK = {"ok": True, "fallback": True}
 
-    Only the names allowed for the call in flight are answered; the names answered are collected in ``asked``.
+
+def answer_mb() -> int:
+    """The most memory one proxy answer may take (``COURSE["sandbox"]["answer_mb"]``)."""
+    from autograder import settings
+
+    return int(settings.course()["sandbox"].get("answer_mb", 256))
+
+
+class Answers:
+    """Answers the proxies of one call: ``(header, arrays, deadline) -> (header, arrays)`` for
+    ``StudentProcess.request``.
+
+    Only the names allowed for the call in flight are answered; the names answered are collected in ``asked``, the
+    Korean reasons of the questions refused (over ``answer_mb``, or a child that ran out of memory or time) in
+    ``refused``, and the largest growth of a child that computed an answer (bytes) in ``apart_peak``.
     """
 
-    def __init__(self, allowed):
+    def __init__(self, allowed, limit_mb: float | None = None):
         self.allowed = set(allowed)
         self.asked: set[str] = set()
+        self.refused: list[str] = []
+        self.apart_peak = 0
+        self.limit = int((answer_mb() if limit_mb is None else limit_mb) * (1 << 20))
 
-    def __call__(self, header, arrays):
+    def __call__(self, header, arrays, deadline: float | None = None):
         from autograder.sandbox.runner import StudentCodeError, decode_value, encode_value
 
         name = header.get("name")
         if name not in self.allowed:
-            return {"ok": False, "error": "RuntimeError",
-                    "message": f"`{name}`의 참조 결과는 지금 채점 중인 함수에 주어지지 않습니다."}, []
+            return {"ok": False, "error": "RuntimeError", "message": Reason.NOT_GIVEN_NOW.korean(name=name)}, []
         try:
             args = _scalars(decode_value(header.get("args"), arrays))
             kwargs = _scalars(decode_value(header.get("kwargs"), arrays))
-            reference = REFERENCES[name]
-            bound = SIGNATURES[name].bind(*args, **kwargs)
-            if _work(name, bound.arguments) > MAX_ANSWER_ELEMENTS:
-                raise ValueError("too big to answer here")
-            value = reference(*args, **kwargs)
+            sized = need(name, SIGNATURES[name].bind(*args, **kwargs).arguments)
         except (StudentCodeError, Exception):  # noqa: BLE001 - arguments the reference cannot take
-            return {"ok": True, "fallback": True}, []
+            return _FALLBACK, []
+        limit_mb = self.limit >> 20
+        if sized.peak > self.limit:
+            return self._refuse(Reason.ANSWER_TOO_BIG.korean(asked=name, need_mb=sized.mb, limit_mb=limit_mb))
+        try:
+            if sized.peak <= INLINE_BYTES and sized.work <= INLINE_WORK:
+                value = REFERENCES[name](*args, **kwargs)
+            else:
+                if deadline is None:
+                    from autograder import settings
+
+                    deadline = time.monotonic() + float(settings.course()["timeouts"]["call"])
+                value, peak = bounded.compute(REFERENCES[name], args, kwargs, limit=self.limit + CHILD_SLACK,
+                                              deadline=deadline, result_bytes=sized.result)
+                self.apart_peak = max(self.apart_peak, peak)
+        except bounded.Refused as exc:
+            reason = Reason.ANSWER_TIME if exc.why == "time" else Reason.ANSWER_MEMORY
+            return self._refuse(reason.korean(asked=name, limit_mb=limit_mb))
+        except Exception:  # noqa: BLE001 - the reference does not take these arguments after all
+            return _FALLBACK, []
         out: list = []
         encoded = encode_value(value, out)
         self.asked.add(name)
         return {"ok": True, "value": encoded}, out
 
-
-# The most numbers an answer may make the grader compute (2^24 float64: 128 MiB): bigger questions run the
-# student's own function in the student's process, so a proxy cannot make the grader allocate without bound.
-MAX_ANSWER_ELEMENTS = 1 << 24
-
-
-def _work(name: str, arguments: dict) -> int:
-    """How many numbers the reference computes for these arguments (the score matrix of an attention)."""
-    if name == "causal_mask":
-        t_q = arguments.get("t_q")
-        t_k = arguments.get("t_k")
-        t_k = t_q if t_k is None else t_k
-        return int(t_q) * int(t_k) if isinstance(t_q, int) and isinstance(t_k, int) else 0
-    total = elements(arguments)
-    if name in ("scaled_dot_product_attention", "dot_product_attention"):
-        query, key = np.shape(arguments.get("query")), np.shape(arguments.get("key"))
-        if len(query) >= 2 and len(key) >= 2:
-            total += int(np.prod(query[:-1], dtype=np.int64)) * int(key[-2])
-    return total
+    def _refuse(self, reason: str):
+        self.refused.append(reason)
+        return {"ok": False, "error": "RuntimeError", "message": reason}, []
 
 
 def _scalars(value):

@@ -64,6 +64,7 @@ class Student:
         self.spent: dict[str, float] = {}        # function -> seconds its calls with small inputs took
         self.total = 0.0                         # seconds of all calls
         self.asked: dict[str, set] = {}          # function -> the student's functions answered by references
+        self.answer_peak = 0                     # bytes: the most a child computing a proxy's answer grew
         self.last: Call | None = None
 
     @property
@@ -105,9 +106,12 @@ class Student:
         try:
             reply = self._timed(name if small else None, self._process.graded_call, name, args, kwargs, **options)
         except StudentCodeError as exc:
-            raise GradingFailure(f"`{name}`: {exc.message}") from None
+            # a question the grader refused to answer (too big) is why the call failed, unless its time ran out
+            why = answers.refused[-1] if answers.refused and exc.kind != "timeout" else exc.message
+            raise GradingFailure(f"`{name}`: {why}") from None
         finally:
             self.asked.setdefault(name, set()).update(answers.asked)
+            self.answer_peak = max(self.answer_peak, answers.apart_peak)
         if memory_mb is not None and reply.get("peak_mb", 0) > memory_mb:
             raise GradingFailure(Reason.MEMORY_OVER_LIMIT.korean(name=name, peak_mb=reply["peak_mb"],
                                                                  memory_mb=memory_mb))

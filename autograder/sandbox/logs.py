@@ -4,27 +4,33 @@ from __future__ import annotations
 
 import fcntl
 import os
-import re
 import tempfile
 import threading
 
 from autograder.messages import Reason
+from autograder.sandbox.inside.monitor import LABELS, REVIEWS
 
 
 class EventLog:
-    """The trusted end of the student process's event pipe: which watched library routines ran, in order.
+    """The trusted end of the student process's event pipe: which watched library routines ran, and when.
 
     The student's process writes one line per use of a routine the forbidden-routine rule watches, at the moment
-    it runs (``inside.monitor.guard``), and keeps no record of its own. A thread here drains the pipe as lines arrive
-    (so a notebook that calls softmax a million times never blocks on a full pipe); ``since(mark)`` first reads what is
-    left, so a reply's events are all in once the reply has arrived (they were written before it). The pipe
-    closed while the process still answers, or a line that is not a routine's name, is tampering (``tampered``).
+    it runs (``inside.monitor.guard``), and keeps no record of its own; lines starting ``review:`` report, once
+    each, what an instructor should look at (a code object or function made, a function's code replaced) and are
+    collected in ``reviewed``. A thread here drains the pipe as lines arrive (so a notebook that calls softmax a
+    million times never blocks on a full pipe); ``since(mark)`` first reads what is left, so a reply's events are
+    all in once the reply has arrived (they were written before it). What is kept is the set of routines of each
+    stretch between two marks, never a line per use: a flood of lines (the student's code can write to the pipe)
+    costs this side nothing but the reading. The pipe closed while the process still answers, or a line that is
+    not one the monitor writes (``monitor.LABELS``, ``monitor.REVIEWS``), is tampering (``tampered``).
     """
 
     MAX_LINE = 200
 
     def __init__(self, fd: int):
-        self.fd, self.lines, self.tampered = fd, [], ""
+        self.fd, self.tampered = fd, ""
+        self.reviewed: set[str] = set()   # what the student's code did that an instructor should look at
+        self._stretches: list[set] = [set()]   # the routines reported between two marks (the last: since the last)
         self._partial, self._eof, self._lock = b"", False, threading.Lock()
         os.set_blocking(fd, False)
         self._wake_r, self._wake_w = os.pipe()
@@ -45,11 +51,14 @@ class EventLog:
                 return
             *lines, self._partial = (self._partial + chunk).split(b"\n")
             self._partial = self._partial[-self.MAX_LINE:]
-            for line in lines:
+            for line in set(lines):
                 text = line.decode("ascii", "replace")
-                if not _ROUTINE.fullmatch(text) and not self.tampered:
+                if text in LABELS:
+                    self._stretches[-1].add(text)
+                elif text.startswith(REVIEW) and text[len(REVIEW):] in REVIEWS:
+                    self.reviewed.add(text[len(REVIEW):])
+                elif not self.tampered:
                     self.tampered = Reason.EVENTS_GARBLED.korean()
-                self.lines.append(text)
 
     def _drain_forever(self) -> None:
         import select
@@ -65,17 +74,20 @@ class EventLog:
                 self._read()
 
     def mark(self) -> int:
+        """Start a new stretch (what was reported before belongs to the ones before it); its number."""
         with self._lock:
             self._read()
-            return len(self.lines)
+            self._stretches.append(set())
+            return len(self._stretches) - 1
 
     def since(self, mark: int) -> list[str]:
-        """The routines reported after ``mark``; sets ``tampered`` when the pipe was closed by the student."""
+        """The routines reported since ``mark`` (each once, sorted); sets ``tampered`` when the pipe was closed by
+        the student."""
         with self._lock:
             self._read()
             if self._eof and not self.tampered:
                 self.tampered = Reason.EVENTS_CLOSED.korean()
-            return self.lines[mark:]
+            return sorted(set().union(*self._stretches[mark:]))
 
     def close(self) -> None:
         os.write(self._wake_w, b"x")
@@ -87,7 +99,7 @@ class EventLog:
                 pass
 
 
-_ROUTINE = re.compile(r"[a-z]+:[A-Za-z_.]+")
+REVIEW = "review:"   # a line that reports what an instructor should review (``inside.monitor.guard``'s audit hook)
 
 
 class OutputLog:

@@ -100,6 +100,7 @@ class StudentProcess:
         self._w = self._r = None
         self._sequence = 0                 # number of the last request (its reply must carry it)
         self.events: EventLog | None = None  # what the guarded kernels report, on a pipe only this side reads
+        self._reviewed: set[str] = set()     # what the processes ended so far reported for the instructor's review
 
     # ------------------------------------------------------------------ life cycle
     def _launch(self) -> None:
@@ -253,6 +254,8 @@ class StudentProcess:
                     pass
         self._w = self._r = None
         if self.events is not None:
+            self.events.mark()   # reads what is left in the pipe
+            self._reviewed |= self.events.reviewed
             self.events.close()
             self.events = None
 
@@ -345,9 +348,9 @@ class StudentProcess:
         that ran while it was in flight).
 
         While the student's code runs, it may ask for reference results (``callback`` frames from the proxies of
-        ``inside.proxies.Isolated``): ``answer(header, arrays) -> (header, arrays)`` gives them (without it, every
-        such question is refused). A call past ``timeout`` is stopped by the process's own alarm (it lives
-        on) or else killed ``INTERRUPT_GRACE`` later.
+        ``inside.proxies.Isolated``): ``answer(header, arrays, deadline) -> (header, arrays)`` gives them, by the
+        call's deadline (without it, every such question is refused). A call past ``timeout`` is stopped by the
+        process's own alarm (it lives on) or else killed ``INTERRUPT_GRACE`` later.
 
         A function whose call ran past its time limit or ended the process is recognised once: it is not called
         again, and its later calls fail at once with the same message, so one broken exercise cannot use up the
@@ -395,13 +398,14 @@ class StudentProcess:
 
     def _answer_callbacks(self, reply, out, answer, deadline, timeout, what):
         """Answer the student's questions for reference results until the real reply comes. The answers count as
-        the call's time (they take milliseconds), so a call that asks in a loop cannot hold the grader longer."""
+        the call's time and end by its ``deadline`` (``answer(header, arrays, deadline)``: a big one is computed
+        apart and stopped there), so a call that asks cannot hold the grader longer than the call may take."""
         while reply.get("op") == "callback":
             if answer is None:
                 response, arrays = {"ok": False, "error": "RuntimeError",
                                     "message": Reason.NO_REFERENCE_NOW.korean()}, []
             else:
-                response, arrays = answer(reply, out)
+                response, arrays = answer(reply, out, deadline)
             left = deadline - time.monotonic()
             if left <= 0:
                 self.close()
@@ -441,6 +445,12 @@ class StudentProcess:
     def grade_within(self, seconds: float) -> None:
         """From now on, no call starts later than ``seconds`` from now (the submission's time for its graders)."""
         self._deadline = time.monotonic() + seconds
+
+    @property
+    def reviewed(self) -> set[str]:
+        """What the submission's code did that an instructor should look at, as its processes reported it (made a
+        code object or a function from one, replaced a function's code): ``inside.monitor.guard``'s audit hook."""
+        return self._reviewed | (self.events.reviewed if self.events is not None else set())
 
     @property
     def costs(self) -> dict:

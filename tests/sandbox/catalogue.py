@@ -78,7 +78,10 @@ class Entry:
     in_class: bool = False           # one of the catalogue's share of the class under load
     timeouts: tuple = ()             # (key, seconds) pairs of COURSE["timeouts"] for this entry (over the short ones)
     max_seconds: float | None = None  # the grading of this submission must end within this many seconds
+                                     # (default and most: harness.MAX_SECONDS)
     grader_mb: float | None = None   # the grader's own peak memory may grow at most this much while grading it
+                                     # (default and most: harness.GRADER_CEILING_MB)
+    review: tuple = ()               # phrases the instructor's review list of the graded result must contain
 
     def __str__(self):
         return self.id
@@ -1259,6 +1262,254 @@ FORBIDDEN_BYPASSES += [
 ]
 
 
+# ----------------------------------------------------------------------------------------------- attacks: the answers
+# While an exercise is graded, the other contract functions it calls are proxies that the grader answers with its
+# float64 references (autograder/graders/isolation.py). A question can be tiny on the wire and huge to answer
+# (issue 21): the grader must size it first and refuse what is over ``answer_mb``, with the Korean reason. The
+# function gets its points only if the grader answered (and it then computes the right result itself).
+PROXY_LONG_SEQUENCE = """
+import numpy as np
+
+def multi_head_attention_layer(x_q, x_kv, params, num_heads, mask=None):
+    big = np.ones((1, 8000, 1), np.float16)                  # 16 KB on the wire
+    multi_head_attention(big, big, big, 1)                   # the grader's answer: 8000 x 8000 float64 scores
+    p = {name: np.asarray(w, dtype=np.float64) for name, w in params.items()}
+    q = split_heads(np.asarray(x_q) @ p["w_q"] + p["b_q"], num_heads)          # (B, H, Tq, dk)
+    k = split_heads(np.asarray(x_kv) @ p["w_k"] + p["b_k"], num_heads)         # (B, H, Tk, dk)
+    v = split_heads(np.asarray(x_kv) @ p["w_v"] + p["b_v"], num_heads)         # (B, H, Tk, dv)
+    return merge_heads(scaled_dot_product_attention(q, k, v, mask)) @ p["w_o"] + p["b_o"]
+"""
+
+PROXY_BROADCAST_BATCH = """
+import numpy as np
+
+def self_attention(x, w_q, w_k, w_v, causal=False):
+    # batch axes that broadcast: (32, 1) against (1, 32), 24 K numbers sent, 32 x 32 x 256 x 256 scores to answer
+    scaled_dot_product_attention(np.ones((32, 1, 256, 1)), np.ones((1, 32, 256, 1)), np.ones((1, 32, 256, 1)))
+    x = np.asarray(x, dtype=np.float64)
+    q, k, v = x @ w_q, x @ w_k, x @ w_v                                        # (..., T, dk|dv)
+    mask = causal_mask(x.shape[-2]) if causal else None
+    return scaled_dot_product_attention(q, k, v, mask)
+"""
+
+PROXY_ATTACKS = [
+    Entry("proxy_long_sequence", "attack", "cells",
+          "multi_head_attention_layer 안에서 토큰 8000개짜리 multi_head_attention(big, big, big, 1)을 물어 채점기가 "
+          "8000 x 8000 float64 점수 행렬을 계산하게 하기 (issue 21: 16000개면 6.3 GB)",
+          "ask multi_head_attention(big, big, big, 1) with 8000 tokens inside multi_head_attention_layer, so that the "
+          "grader computes 8000 x 8000 float64 scores (issue 21: 6.3 GB with 16000)",
+          ("multi_head_attention_layer",), on("multi_head_attention_layer", PROXY_LONG_SEQUENCE),
+          expect=(Reason.ANSWER_TOO_BIG,)),
+    Entry("proxy_broadcast_batch", "attack", "cells",
+          "self_attention 안에서 배치 축이 브로드캐스팅되는 (32,1,256,1)과 (1,32,256,1)로 "
+          "scaled_dot_product_attention 을 물어 채점기가 32 x 32 x 256 x 256 점수를 계산하게 하기 (issue 21)",
+          "ask scaled_dot_product_attention with batch axes that broadcast, (32,1,256,1) against (1,32,256,1), "
+          "inside self_attention: 32 x 32 x 256 x 256 scores for the grader (issue 21)",
+          ("self_attention",), on("self_attention", PROXY_BROADCAST_BATCH), expect=(Reason.ANSWER_TOO_BIG,)),
+]
+
+
+# ----------------------------------------------------------------------------------------------- attacks: the monitor
+# The monitor's state at run time, reached from the student's code: the serve loop's frame is below every cell and
+# call, and holds what ``guard`` returned and (through ``guard.__globals__``) the monitor module's globals.
+EMIT_SILENCED = """
+import sys
+import numpy as np
+import torch
+
+
+def _silence():
+    f = sys._getframe()
+    while f is not None and "emit" not in f.f_locals:
+        f = f.f_back
+    emit = f.f_locals["emit"]                                          # what guard() returned to the serve loop
+    cells = dict(zip(emit.__code__.co_freevars, emit.__closure__))
+    cells["write"].cell_contents = lambda fd, data: len(data)         # reports written nowhere
+
+
+_silence()
+CALL = getattr(torch, "soft" + "max")
+"""
+
+MONITOR_GLOBALS = """
+import gc
+import sys
+import numpy as np
+import torch
+
+try:
+    f = sys._getframe()
+    while "guard" not in f.f_globals:
+        f = f.f_back
+    f.f_globals["guard"].__globals__["_REFUSED"].clear()              # the audit hook's table of refused events
+    for obj in gc.get_objects():                                       # refused, while the table is the hook's
+        if type(obj).__name__ == "function" and obj.__name__ == "emit" and obj.__closure__:
+            cells = dict(zip(obj.__code__.co_freevars, obj.__closure__))
+            if "write" in cells:
+                cells["write"].cell_contents = lambda fd, data: len(data)
+except Exception:
+    pass
+CALL = getattr(torch, "soft" + "max")
+"""
+
+EVENT_FLOOD = """
+import os
+import sys
+import time
+
+_f = sys._getframe()
+while "event_fd" not in _f.f_locals:              # the serve loop's frame holds the event pipe's number
+    _f = _f.f_back
+_fd, _line, _end = _f.f_locals["event_fd"], b"torch:softmax\\n" * 65536, time.monotonic() + 4
+while time.monotonic() < _end:
+    os.write(_fd, _line)                          # valid reports, as fast as the pipe takes them
+del _f
+"""
+
+
+def event_flood(ctx):
+    """The solution notebook with four cells that each flood the event pipe for 4 s (16 s in all)."""
+    nb = copy.deepcopy(ctx.solution)
+    first_code = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
+    nb.cells[first_code + 1:first_code + 1] = [new_code_cell(EVENT_FLOOD) for _ in range(4)]
+    return nb
+
+
+MONITOR_ATTACKS = [
+    Entry("monitor_emit_silenced", "attack", "cells",
+          "serve 루프의 프레임에서 guard 가 돌려준 emit 을 찾아 그 클로저 셀(write)을 바꿔 모든 보고를 지운 뒤 "
+          "softmax 에서 torch.softmax 사용",
+          "find the emit guard() returned in the serve loop's frame, rewrite its closure cell (write) so that no "
+          "report is written, then use torch.softmax inside softmax",
+          ("softmax",), with_cell(EMIT_SILENCED, "softmax", SOFTMAX_VIA), expect=(Reason.FORBIDDEN_ROUTINE,)),
+    Entry("monitor_globals_cleared", "attack", "cells",
+          "guard.__globals__ 로 감시기 모듈의 거부 목록(_REFUSED)을 비우고 gc 로 감시 커널의 emit 을 찾아 보고를 "
+          "지운 뒤 softmax 에서 torch.softmax 사용",
+          "empty the monitor module's table of refused events (_REFUSED) through guard.__globals__, find the kernels' "
+          "emit with gc and silence it, then use torch.softmax inside softmax",
+          ("softmax",), with_cell(MONITOR_GLOBALS, "softmax", SOFTMAX_VIA), expect=(Reason.FORBIDDEN_ROUTINE,)),
+    Entry("event_pipe_flood", "attack", "cells",
+          "serve 루프의 프레임에서 기록 통로의 번호를 찾아 셀 네 개에서 16초 동안 올바른 보고 줄을 쏟아부어 채점기의 "
+          "메모리를 채우기",
+          "find the event pipe's number in the serve loop's frame and pour valid report lines down it from four cells "
+          "for 16 s, to fill the grader's memory",
+          (), event_flood, spares=()),
+]
+
+# ----------------------------------------------------------------------------------------------- attacks: clones
+# A library routine copied as an object (issue 21): its code object replaced (another first line number) and made a
+# new function with ``types.FunctionType``, every telling name built from strings. The monitor knew routines by
+# their code objects; a clone is another object with the same content.
+KERAS_CLONE = """
+import types
+import numpy as np
+import keras
+
+_cls = getattr(keras.layers, "Atten" + "tion")
+_layer = _cls(score_mode="dot")
+_layer.build([(1, 1, 1), (1, 1, 1)])
+
+
+def _clone(name):
+    f = getattr(_cls, name)
+    code = getattr(f, "__co" + "de__")
+    code = code.replace(co_firstlineno=code.co_firstlineno + 7)
+    return getattr(types, "Function" + "Type")(code, getattr(f, "__glo" + "bals__"), "helper",
+                                               getattr(f, "__defa" + "ults__"), getattr(f, "__clo" + "sure__"))
+
+
+_scores = _clone("_calculate" + "_scores")     # q @ k^T, Keras's own code
+_apply = _clone("_apply" + "_scores")          # softmax and the weighted sum, Keras's own code
+"""
+
+SDPA_VIA_CLONES = """
+def scaled_dot_product_attention(query, key, value, mask=None, return_weights=False):
+    q, k, v = (np.asarray(a, dtype=np.float32) for a in (query, key, value))
+    lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    flat = lambda a: np.broadcast_to(a, lead + a.shape[-2:]).reshape((-1,) + a.shape[-2:])
+    scores = _scores(_layer, query=flat(q) / np.sqrt(q.shape[-1]), key=flat(k))           # (N, Tq, Tk)
+    m = None
+    if mask is not None:
+        m = np.broadcast_to(np.asarray(mask, dtype=bool), lead + tuple(scores.shape[-2:])).reshape(scores.shape)
+    out, weights = _apply(_layer, scores=scores, value=flat(v), scores_mask=m)
+    out = keras.ops.convert_to_numpy(out).reshape(lead + (q.shape[-2], v.shape[-1]))
+    if return_weights:
+        return out, keras.ops.convert_to_numpy(weights).reshape(lead + tuple(scores.shape[-2:]))
+    return out
+"""
+
+DECOMP_CLONE = """
+import importlib
+import types
+import numpy as np
+import torch
+
+_module = importlib.import_module("torch._de" + "comp.decompo" + "sitions")
+_f = getattr(_module, "_soft" + "max")
+while hasattr(_f, "__wrap" + "ped__"):
+    _f = getattr(_f, "__wrap" + "ped__")
+_code = getattr(_f, "__co" + "de__")
+_code = _code.replace(co_firstlineno=_code.co_firstlineno + 7)
+_own = getattr(types, "Function" + "Type")(_code, getattr(_f, "__glo" + "bals__"), "helper",
+                                           getattr(_f, "__defa" + "ults__"), getattr(_f, "__clo" + "sure__"))
+"""
+
+SOFTMAX_VIA_CLONE = """
+def softmax(x, axis=-1):
+    return _own(torch.as_tensor(np.asarray(x)), axis, False).numpy()      # torch's Python softmax, cloned
+"""
+
+
+
+def pasted_keras_source(ctx):
+    """Keras's ``Attention._calculate_scores`` and ``_apply_scores`` pasted into the notebook as the student's own
+    functions: renamed, docstrings cut, reformatted (``ast.unparse``), with ``scaled_dot_product_attention`` using them
+    on a plain stand-in for the layer (no Keras layer object at all)."""
+    import ast
+    import inspect
+    import textwrap
+
+    import keras
+
+    pasted = []
+    for method, name in (("_calculate" + "_scores", "my_scores"), ("_apply" + "_scores", "my_weighted_sum")):
+        tree = ast.parse(textwrap.dedent(inspect.getsource(getattr(keras.layers.Attention, method))))
+        function = tree.body[0]
+        function.name = name
+        function.body = function.body[1:]           # the docstring
+        pasted.append(ast.unparse(function))
+    helper = ("import types\nimport numpy as np\nimport keras\nfrom keras.src import backend, ops\n\n"
+              "_layer = types.SimpleNamespace(score_mode='dot', scale=None, dropout=0.0)\n\n\n"
+              + "\n\n\n".join(pasted) + "\n")
+    solution = SDPA_VIA_CLONES.replace("_scores(_layer,", "my_scores(_layer,").replace("_apply(_layer,",
+                                                                                        "my_weighted_sum(_layer,")
+    return with_cell(helper, "scaled_dot_product_attention", solution)(ctx)
+
+
+CLONE_ATTACKS = [
+    Entry("keras_attention_clone", "attack", "cells",
+          "keras Attention 의 _calculate_scores/_apply_scores 코드 객체를 복제(줄 번호를 바꾼 code.replace + "
+          "types.FunctionType, 이름은 문자열로 조립)해 scaled_dot_product_attention 에서 사용 (issue 21)",
+          "clone keras Attention's _calculate_scores/_apply_scores (code.replace with another first line number, "
+          "types.FunctionType, names built from strings) and use them in scaled_dot_product_attention (issue 21)",
+          ("scaled_dot_product_attention",), with_cell(KERAS_CLONE, "scaled_dot_product_attention", SDPA_VIA_CLONES),
+          expect=(Reason.FORBIDDEN_ROUTINE,), review=("code.replace", "FunctionType")),
+    Entry("torch_decomp_softmax_clone", "attack", "cells",
+          "torch._decomp.decompositions._softmax(토치의 파이썬 softmax)를 나눈 이름의 importlib 로 가져와 복제해 "
+          "softmax 에서 사용 (issue 21)",
+          "import torch._decomp.decompositions._softmax (torch's Python softmax) through importlib with a split name, "
+          "clone it and use it in softmax (issue 21)",
+          ("softmax",), with_cell(DECOMP_CLONE, "softmax", SOFTMAX_VIA_CLONE),
+          expect=(Reason.FORBIDDEN_ROUTINE,), review=("code.replace", "FunctionType")),
+    Entry("keras_attention_source_pasted", "attack", "cells",
+          "keras Attention 의 _calculate_scores/_apply_scores 소스를 노트북에 붙여 넣고 이름을 바꾸고 docstring 을 "
+          "지우고 다시 서식화해 scaled_dot_product_attention 에서 사용",
+          "paste keras Attention's _calculate_scores/_apply_scores source into the notebook, renamed, docstrings cut, "
+          "reformatted, and use it in scaled_dot_product_attention",
+          ("scaled_dot_product_attention",), pasted_keras_source, expect=(Reason.FORBIDDEN_ROUTINE,)),
+]
+
+
 CONTROL = Entry(
     "control_leak_pays", "attack", "cells",
     "대조군: 공격이 성공했다면(LEAKED = True) 점수가 바뀐다는 것을 보여 줍니다",
@@ -1869,7 +2120,7 @@ FILE_FAULTS = [
           (), lambda ctx: b"", expect=("채점할 수 없었습니다",)),
 ]
 
-ATTACKS += FORBIDDEN_BYPASSES
+ATTACKS += FORBIDDEN_BYPASSES + PROXY_ATTACKS + MONITOR_ATTACKS + CLONE_ATTACKS
 ALL = ATTACKS + NOTEBOOK_ATTACKS + FAULTS + FILE_FAULTS + [c.entry for c in COSTS]
 BY_ID = {e.id: e for e in ALL}
 assert len(BY_ID) == len(ALL), "catalogue ids must be unique"
@@ -1883,10 +2134,14 @@ class Report:
     outcomes: dict = field(default_factory=dict)      # id -> (kind, text, changed?, lost?, known bug, gained?)
     class_run: dict = field(default_factory=dict)     # numbers of the class under load
     timings: dict = field(default_factory=dict)       # what took how long
+    costs: dict = field(default_factory=dict)         # id -> (seconds, grader MiB) of grading the entry
 
-    def record(self, entry: Entry, outcome: str, changed: bool = False, lost: bool = False, gained: bool = False):
-        """``changed``: some score is not what it must be; ``gained``: points on an attacked exercise."""
+    def record(self, entry: Entry, outcome: str, changed: bool = False, lost: bool = False, gained: bool = False,
+               seconds: float | None = None, grader_mb: float | None = None):
+        """``changed``: some score is not what it must be; ``gained``: points on an attacked exercise;
+        ``seconds``, ``grader_mb``: what grading it cost (time, growth of the grader's peak memory)."""
         self.outcomes[entry.id] = (entry.kind, outcome, changed, lost, entry.known_bug, gained)
+        self.costs[entry.id] = (seconds, grader_mb)
 
 
 REPORT = Report()

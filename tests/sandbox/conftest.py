@@ -27,8 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import catalogue  # noqa: E402
 import notebooks  # noqa: E402
 from autograder import settings  # noqa: E402
-from harness import (ASSIGNMENT, ROOT, SEED, SHORT_TIMEOUTS, Servers, cell_scores, expected_cell_scores,  # noqa: E402
-                     generate_feedback, gradebook_shape, new_course, submit, tree_hashes)
+from harness import (ASSIGNMENT, GRADER_CEILING_MB, MAX_SECONDS, ROOT, SEED, SHORT_TIMEOUTS, Servers,  # noqa: E402
+                     cell_scores, expected_cell_scores, generate_feedback, gradebook_shape, new_course, submit,
+                     tree_hashes)
 
 
 # ----------------------------------------------------------------------------------------------- the sandbox
@@ -112,6 +113,7 @@ def honest():
     result = grade_notebook(notebooks.solution_notebook(ASSIGNMENT), f"{ASSIGNMENT}.ipynb", ASSIGNMENT, seed=SEED)
     catalogue.REPORT.timings["honest solution (in process)"] = time.perf_counter() - start
     assert result.score == result.max_score, [t.message for e in result.exercises for t in e.tests if not t.passed]
+    assert result.review == [], result.review      # nothing for an instructor to look at in the honest solution
     return result
 
 
@@ -189,6 +191,17 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
               f"`python -c pass` during grading: max {c['probe_max']:.2f} s over {c['probes']} runs")
     for name, seconds in report.timings.items():
         write(f"  {name}: {seconds:.1f} s")
+    costs = [c for c in report.costs.values() if c[0] is not None]
+    if costs:
+        worst_s = max(costs, key=lambda c: c[0])
+        worst_mb = max((c for c in costs if c[1] is not None), key=lambda c: c[1], default=(0.0, 0.0))
+        write(f"cost of one entry (bounds: {MAX_SECONDS:g} s, grader memory +{GRADER_CEILING_MB:g} MiB): "
+              f"worst time {worst_s[0]:.1f} s, worst grader memory +{worst_mb[1]:.0f} MiB")
+    write(f"  {'kind':6s} {'entry':34s} {'time':>7s} {'grader memory':>14s}  outcome")
     for entry_id, (kind, outcome, bad, gone, bug, _) in report.outcomes.items():
         flag = "LOST " if gone else ("CHANGED " if bad and kind == "attack" else ("WRONG " if bad else ""))
-        write(f"  {kind:6s} {entry_id:34s} {flag}{'[known bug] ' if bug and (bad or gone) else ''}{outcome}")
+        seconds, mb = report.costs.get(entry_id, (None, None))
+        took = f"{seconds:5.1f} s" if seconds is not None else "      -"
+        memory = f"+{mb:6.0f} MiB" if mb is not None else "           -"
+        write(f"  {kind:6s} {entry_id:34s} {took:>7s} {memory:>14s}  "
+              f"{flag}{'[known bug] ' if bug and (bad or gone) else ''}{outcome}")

@@ -21,6 +21,19 @@ ASSIGNMENT = catalogue.ASSIGNMENT
 LANE_UIDS = range(61000, 61064)
 # Shorter limits for the in-process gradings (the class under load uses the course's own timeouts).
 SHORT_TIMEOUTS = {"cell": 5, "call": 2.5, "startup": 90}
+# What grading one catalogue entry may cost the grader, unless the entry states less (``Entry.max_seconds``,
+# ``Entry.grader_mb``): the "at most a minute per submission" promise of the class run, and 1 GiB of the grading
+# process's own memory above what it held before (the growth of its peak resident size, ``GraderPeak``; every entry
+# of the catalogues on the old code but the two of issue 21 grew it by at most 8 MiB).
+MAX_SECONDS = 60.0
+GRADER_CEILING_MB = 1024.0
+
+
+def bounds(entry) -> tuple[float, float]:
+    """(seconds, MiB of grader memory) that grading ``entry`` may take: its own bounds, at most the catalogue's."""
+    seconds = MAX_SECONDS if entry.max_seconds is None else min(entry.max_seconds, MAX_SECONDS)
+    mb = GRADER_CEILING_MB if entry.grader_mb is None else min(entry.grader_mb, GRADER_CEILING_MB)
+    return seconds, mb
 
 
 # ----------------------------------------------------------------------------------------------- processes

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 import catalogue
-from harness import (SEED, GraderPeak, describe, entry_timeouts, grade_file, judge, own_connection_works,
+from harness import (SEED, GraderPeak, bounds, describe, entry_timeouts, grade_file, judge, own_connection_works,
                      wait_lane_quiet, write_submission)
 from autograder import settings
 from autograder.feedback.report import exercise_report
@@ -71,6 +71,13 @@ def test_catalogue_covers_the_issue():
                                                                      "stuck_request_pipe", "fifo_output_log"},
         "kernel objects and disk that outlive a submission (issue 13)": {"cross_submission_kernel_objects",
                                                                          "scratch_flood"},
+        "a proxy's question that makes the grader compute something huge (issue 21)": {"proxy_long_sequence",
+                                                                                      "proxy_broadcast_batch"},
+        "a library routine cloned as an object or pasted as source (issue 21)": {
+            "keras_attention_clone", "torch_decomp_softmax_clone", "keras_attention_source_pasted"},
+        "the monitor's own state reached through the serve loop's frame (issue 21)": {"monitor_emit_silenced",
+                                                                                     "monitor_globals_cleared",
+                                                                                     "event_pipe_flood"},
     }
     for family, needed in families.items():
         assert needed <= ids, (family, needed - ids)
@@ -127,8 +134,9 @@ def test_attack(entry, ctx, honest, fingerprint, servers, short_timeouts, tmp_pa
         raise
     scores = {e.name: e.score for e in result.exercises}
     wrong = judge(entry, scores, honest_scores)
-    too_big = entry.grader_mb is not None and peak.mb > entry.grader_mb
-    slow = entry.max_seconds is not None and result.seconds > entry.max_seconds
+    max_seconds, max_mb = bounds(entry)
+    too_big = peak.mb > max_mb
+    slow = result.seconds > max_seconds
     after = fingerprint(path)
     changed_files = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
     reached = servers.connections - connections
@@ -141,11 +149,16 @@ def test_attack(entry, ctx, honest, fingerprint, servers, short_timeouts, tmp_pa
     if stray:
         outcome += f"; {len(stray)} student process(es) still running after grading"
     if too_big:
-        outcome += f"; the grader's memory grew by {peak.mb:.0f} MiB (at most {entry.grader_mb:g})"
+        outcome += f"; the grader's memory grew by {peak.mb:.0f} MiB (at most {max_mb:g})"
     if slow:
-        outcome += f"; graded in {result.seconds:.0f} s, over its bound of {entry.max_seconds:g} s"
-    catalogue.REPORT.record(entry, outcome, changed=bool(wrong or changed_files or reached or too_big or slow),
-                            gained=bool(set(wrong) & set(entry.attacked) or changed_files or reached))
+        outcome += f"; graded in {result.seconds:.0f} s, over its bound of {max_seconds:g} s"
+    unreviewed = [p for p in entry.review if not any(p in item for item in result.review)]
+    if entry.review:
+        outcome += f"; review: {len(result.review)} item(s)" + (f", none naming {unreviewed}" if unreviewed else "")
+    catalogue.REPORT.record(entry, outcome, changed=bool(wrong or changed_files or reached or too_big or slow
+                                                         or unreviewed),
+                            gained=bool(set(wrong) & set(entry.attacked) or changed_files or reached),
+                            seconds=result.seconds, grader_mb=peak.mb)
 
     assert not too_big, f"{entry.id}: {outcome}"
     assert not slow, f"{entry.id}: {outcome}"
@@ -156,6 +169,7 @@ def test_attack(entry, ctx, honest, fingerprint, servers, short_timeouts, tmp_pa
     text = feedback(result, set(entry.attacked))
     missing = catalogue.lacking(entry, text)
     assert not missing, f"{entry.id}: the feedback does not say {missing}:\n{text}"
+    assert not unreviewed, f"{entry.id}: the instructor's review list does not name {unreviewed}: {result.review}"
 
 
 def test_servers_were_reachable_from_outside(servers):
@@ -176,10 +190,14 @@ def test_notebook_attack(entry, nb_class):
     if lost:
         last = (outcome.error.strip().splitlines() or ["?"])[-1] if outcome else "not graded"
         text = f"nbgrader autograde failed: {last[:160]}; gradebook: {text}"
-    catalogue.REPORT.record(entry, text, changed=bool(wrong), lost=lost,
-                            gained=bool(set(wrong) & set(entry.attacked)))
+    seconds, mb = (outcome.seconds, outcome.peak_mb) if outcome else (None, None)
+    max_seconds, max_mb = bounds(entry)
+    over = outcome is not None and (outcome.seconds > max_seconds or outcome.peak_mb > max_mb)
+    catalogue.REPORT.record(entry, text, changed=bool(wrong or over), lost=lost,
+                            gained=bool(set(wrong) & set(entry.attacked)), seconds=seconds, grader_mb=mb)
     assert not lost, f"{entry.id}: the submission was not graded: {outcome.error[-1500:] if outcome else ''}"
     assert not wrong, f"{entry.id}: {text}"
+    assert not over, f"{entry.id}: graded in {seconds:.0f} s, the worker's memory grew by {mb:.0f} MiB"
 
 
 def test_notebook_attacks_left_graders_gradebook_and_submissions_alone(nb_class):

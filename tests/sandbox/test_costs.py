@@ -20,7 +20,7 @@ import time
 import pytest
 
 import catalogue
-from harness import describe, grade_file, judge, wait_lane_quiet, write_submission
+from harness import GraderPeak, bounds, describe, grade_file, judge, wait_lane_quiet, write_submission
 from autograder import settings
 from autograder.feedback.report import exercise_report
 from autograder.sandbox.runner import StudentCodeError, StudentProcess
@@ -71,7 +71,8 @@ def test_a_mistake_costs_its_own_points_once(cost, ctx, honest, short_timeouts, 
     honest_scores = {e.name: e.score for e in honest.exercises}
     path = write_submission(entry.build(ctx), tmp_path)
     start = time.perf_counter()
-    result = grade_file(path)
+    with GraderPeak() as peak:
+        result = grade_file(path)
     seconds = time.perf_counter() - start
     scores = {e.name: e.score for e in result.exercises}
     wrong = judge(entry, scores, honest_scores)
@@ -84,15 +85,19 @@ def test_a_mistake_costs_its_own_points_once(cost, ctx, honest, short_timeouts, 
     outcome = (describe(entry, scores, honest_scores, wrong) + f"; {seconds:.1f} s (graders: student calls "
                f"{watch['seconds']:.1f} s over {watch['requests']} requests, limits waited out {watch['waits']}, "
                f"restarts {watch['restarts']})")
-    over = watch["waits"] > cost.waits or watch["restarts"] > cost.restarts or watch["seconds"] > budget + slack
+    max_seconds, max_mb = bounds(entry)
+    over = (watch["waits"] > cost.waits or watch["restarts"] > cost.restarts or watch["seconds"] > budget + slack
+            or seconds > max_seconds or peak.mb > max_mb)
     catalogue.REPORT.record(entry, outcome + ("; feedback lacks " + str(missing) if missing else ""),
-                            changed=bool(wrong or missing or over))
+                            changed=bool(wrong or missing or over), seconds=seconds, grader_mb=peak.mb)
 
     assert not wrong, f"{entry.id}: {outcome}\n{text}"
     assert not missing, f"{entry.id}: the feedback does not say {missing}:\n{text}"
     assert watch["waits"] <= cost.waits, f"{entry.id}: a time limit was waited out {watch['waits']} times: {outcome}"
     assert watch["restarts"] <= cost.restarts, f"{entry.id}: {watch['restarts']} restarts: {outcome}"
     assert watch["seconds"] <= budget + slack, f"{entry.id}: the student's calls took {watch['seconds']:.1f} s"
+    assert seconds <= max_seconds, f"{entry.id}: graded in {seconds:.0f} s, over its bound of {max_seconds:g} s"
+    assert peak.mb <= max_mb, f"{entry.id}: the grader's memory grew by {peak.mb:.0f} MiB (at most {max_mb:g})"
     assert not wait_lane_quiet(), f"{entry.id}: student processes outlived the grading"
 
 

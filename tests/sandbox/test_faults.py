@@ -11,11 +11,12 @@ with the reason in the feedback and must not stop anyone else's grading.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
 import catalogue
-from harness import describe, entry_timeouts, grade_file, judge, wait_lane_quiet, write_submission
+from harness import GraderPeak, bounds, describe, entry_timeouts, grade_file, judge, wait_lane_quiet, write_submission
 from autograder import settings
 from autograder.feedback.report import exercise_report
 from autograder.messages import Reason
@@ -63,7 +64,8 @@ def test_fault(entry, ctx, honest, fingerprint, short_timeouts, tmp_path, monkey
     path = write_submission(entry.build(ctx), tmp_path)
     before = fingerprint(path)
     try:
-        result = grade_file(path)
+        with GraderPeak() as peak:
+            result = grade_file(path)
     except Exception as exc:  # noqa: BLE001 - grading itself broke: the submission is lost
         catalogue.REPORT.record(entry, f"grading raised {type(exc).__name__}: {exc}", lost=True)
         raise
@@ -79,13 +81,18 @@ def test_fault(entry, ctx, honest, fingerprint, short_timeouts, tmp_path, monkey
         outcome += f"; feedback lacks {missing}"
     if stray:
         outcome += f"; {len(stray)} student process(es) still running after grading"
-    slow = entry.max_seconds is not None and result.seconds > entry.max_seconds
+    max_seconds, max_mb = bounds(entry)
+    slow = result.seconds > max_seconds
     if slow:
-        outcome += f"; graded in {result.seconds:.0f} s, over its bound of {entry.max_seconds:g} s"
+        outcome += f"; graded in {result.seconds:.0f} s, over its bound of {max_seconds:g} s"
+    too_big = peak.mb > max_mb
+    if too_big:
+        outcome += f"; the grader's memory grew by {peak.mb:.0f} MiB (at most {max_mb:g})"
     changed_files = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
     if changed_files:
         outcome += f"; FILES CHANGED: {changed_files}"
-    catalogue.REPORT.record(entry, outcome, changed=bool(wrong or missing or stray or changed_files or slow))
+    catalogue.REPORT.record(entry, outcome, changed=bool(wrong or missing or stray or changed_files or slow or too_big),
+                            seconds=result.seconds, grader_mb=peak.mb)
 
     assert not wrong, f"{entry.id}: {outcome}\n{text}"
     assert not missing, f"{entry.id}: the feedback does not say {missing}:\n{text}"
@@ -93,6 +100,7 @@ def test_fault(entry, ctx, honest, fingerprint, short_timeouts, tmp_path, monkey
     assert not stray, f"{entry.id}: student processes outlived the grading: {stray}"
     assert not changed_files, changed_files
     assert not slow, f"{entry.id}: {outcome}"
+    assert not too_big, f"{entry.id}: {outcome}"
 
 
 # ----------------------------------------------------------------------------------------------- file-level faults
@@ -110,8 +118,13 @@ def test_file_fault(entry, nb_class):
             f"notes {outcome.notes if outcome else '-'}")
     if missing:
         text += f"; feedback lacks {missing}"
-    catalogue.REPORT.record(entry, text, changed=bool(total or missing), lost=lost or not scores)
+    seconds, mb = (outcome.seconds, outcome.peak_mb) if outcome else (None, None)
+    max_seconds, max_mb = bounds(entry)
+    over = outcome is not None and (outcome.seconds > max_seconds or outcome.peak_mb > max_mb)
+    catalogue.REPORT.record(entry, text, changed=bool(total or missing or over), lost=lost or not scores,
+                            seconds=seconds, grader_mb=mb)
     assert not lost, f"{entry.id}: the submission was not graded: {outcome.error[-1500:] if outcome else ''}"
+    assert not over, f"{entry.id}: graded in {seconds:.0f} s, the worker's memory grew by {mb:.0f} MiB"
     assert scores and total == 0, scores
     assert outcome.notes, "the staging step must say why the file was replaced"
     assert not missing, f"{entry.id}: the feedback does not say {missing}"
@@ -189,3 +202,106 @@ def test_a_stalled_grader_never_stalls_the_class(generated_course, tmp_path_fact
         assert scores and not any(scores.values()), scores
     limit = timeouts["startup"] + timeouts["submission"] + timeouts["grace"]
     assert outcomes["stall_soft"].seconds < limit + 10, outcomes["stall_soft"].seconds
+
+
+# ----------------------------------------------------------------------------------------------- a worker that dies
+DEATHS = {"dies_once": "DIE-ONCE", "dies_always": "DIE-ALWAYS", "oom_killed": "OOM-KILL"}
+
+
+def _memory_cgroup() -> Path | None:
+    """This process's cgroup v1 memory folder, when child cgroups can be made in it (root on this machine)."""
+    try:
+        line = next(x for x in Path("/proc/self/cgroup").read_text().splitlines() if x.split(":")[1] == "memory")
+    except (OSError, StopIteration):
+        return None
+    folder = Path("/sys/fs/cgroup/memory") / line.split(":", 2)[2].lstrip("/")
+    return folder if os.geteuid() == 0 and os.access(folder, os.W_OK) else None
+
+
+def _run_out_of_memory(folder: Path) -> None:
+    """In a worker: move into a new memory cgroup of 256 MiB and allocate until the kernel's OOM killer ends it."""
+    group = folder / f"judge-core-oom-{os.getpid()}"
+    group.mkdir()
+    (group / "memory.limit_in_bytes").write_text(str(256 << 20))
+    if (group / "memory.memsw.limit_in_bytes").exists():
+        (group / "memory.memsw.limit_in_bytes").write_text(str(256 << 20))
+    (group / "cgroup.procs").write_text(str(os.getpid()))
+    hog = []
+    while True:
+        block = bytearray(16 << 20)
+        block[::4096] = b"\1" * len(block[::4096])   # a write per page: the memory is really taken
+        hog.append(block)
+
+
+def test_a_worker_that_dies_is_noticed_at_once(generated_course, tmp_path_factory, ctx, honest, monkeypatch):
+    """A grading worker that dies (killed by a signal, or by the kernel's OOM killer in a memory cgroup) is noticed at
+    once, not after the submission's hard limit: its submission is graded again once in a fresh worker (a worker
+    that died once is graded in full), then as blank with the true reason (signal, memory); the rest of the class is
+    graded right. The deaths are made below the runner, in the worker's reading of a reply that carries a student's
+    marker (as the stalled grader above): ``DIE-ONCE`` kills its worker the first time only."""
+    import copy
+    import json
+    import signal
+    import time
+
+    import nbformat
+
+    from autograder.gradebook import batch
+    from autograder.sandbox import runner
+    from harness import cell_scores, expected_cell_scores, new_course, submit
+
+    cgroup = _memory_cgroup()
+    once = tmp_path_factory.mktemp("deaths") / "died-once"
+    real = runner.read_frame
+
+    def dying(fd, *args, **kwargs):
+        header, arrays = real(fd, *args, **kwargs)
+        text = json.dumps(header)
+        if "DIE-ONCE" in text and not once.exists():
+            once.touch()
+            os.kill(os.getpid(), signal.SIGKILL)
+        if "DIE-ALWAYS" in text:
+            os.kill(os.getpid(), signal.SIGKILL)
+        if "OOM-KILL" in text:
+            _run_out_of_memory(cgroup)
+        return header, arrays
+
+    monkeypatch.setattr(runner, "read_frame", dying)
+    timeouts = settings.course()["timeouts"]
+    for key, value in {"startup": 20, "submission": 20, "grace": 10}.items():   # the hard limit: 60 s
+        monkeypatch.setitem(timeouts, key, value)
+    monkeypatch.setattr(batch, "HARD_KILL_AFTER", 10, raising=False)
+    course_dir = new_course(generated_course, tmp_path_factory.mktemp("deaths") / "course")
+    submit(course_dir, "honest", ctx.solution)
+    deaths = {s: m for s, m in DEATHS.items() if cgroup is not None or s != "oom_killed"}
+    for student, marker in deaths.items():
+        nb = copy.deepcopy(ctx.solution)
+        first_code = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
+        nb.cells.insert(first_code + 1, nbformat.v4.new_code_cell(f"print({marker!r})"))
+        submit(course_dir, student, nb)
+    start = time.time()
+    try:
+        with open(os.devnull, "w") as quiet:
+            outcomes = {o.student: o for o in batch.autograde_class(course_dir, ASSIGNMENT, workers=2,
+                                                                    progress=quiet)}
+    finally:
+        for group in cgroup.glob("judge-core-oom-*") if cgroup is not None else ():
+            group.rmdir()
+    seconds = time.time() - start
+    catalogue.REPORT.timings[f"class of {len(deaths) + 1} with workers that die (2 workers)"] = seconds
+
+    assert set(outcomes) == {"honest", *deaths}
+    assert all(o.ok for o in outcomes.values()), {s: o.error[-500:] for s, o in outcomes.items() if not o.ok}
+    expected = expected_cell_scores(honest)
+    assert cell_scores(course_dir, "honest") == expected
+    assert cell_scores(course_dir, "dies_once") == expected, outcomes["dies_once"].notes     # graded again, in full
+    assert any("graded again" in note for note in outcomes["dies_once"].notes), outcomes["dies_once"].notes
+    reasons = {"dies_always": Reason.WORKER_SIGNAL.korean(signal="SIGKILL"),
+               "oom_killed": Reason.WORKER_MEMORY.korean()}
+    hard = batch.submission_limit() + batch.HARD_KILL_AFTER
+    for student in set(deaths) - {"dies_once"}:
+        assert any(note.endswith(reasons[student]) for note in outcomes[student].notes), outcomes[student].notes
+        scores = cell_scores(course_dir, student)
+        assert scores and not any(scores.values()), scores
+        # noticed at once: its blank placeholder was graded long before the submission's hard limit had passed
+        assert outcomes[student].began - start < hard - 15, (student, outcomes[student].began - start, hard)

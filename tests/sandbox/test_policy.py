@@ -89,3 +89,33 @@ def test_the_inside_package_is_copied_anew_over_what_a_student_left(tmp_path):
     (copy / "planted.py").write_text("x = 1")
     copy = copy_inside(scratch)
     assert not (copy / "planted.py").exists()
+
+
+def test_the_guard_uses_no_global_or_builtin_when_student_code_runs():
+    """The monitor's module globals and builtins are within the student's reach (the serve loop's frame is below
+    every cell: ``sys._getframe(1).f_globals["guard"].__globals__``), so the code that runs after the guard is
+    installed (the kernels, the probe, the emitters, the audit hook) reads every name from its own closure: not one
+    instruction of it loads a global or a builtin (catalogue: monitor_globals_cleared, monitor_emit_silenced)."""
+    import dis
+
+    def nested(code):
+        for const in code.co_consts:
+            if isinstance(const, type(code)):
+                yield const
+                yield from nested(const)
+
+    code_type = type(monitor.guard.__code__)
+    runtime = []   # the functions defined in guard and all they contain (guard's own comprehensions run at setup)
+    for child in monitor.guard.__code__.co_consts:
+        if isinstance(child, code_type) and not child.co_name.startswith("<"):
+            runtime += [child, *nested(child)]
+    assert {c.co_name for c in runtime} >= {"emitter", "emit", "probe", "make", "kernel", "reaches_guard", "hook",
+                                            "known", "content", "constant"}
+    loads = {c.co_name: sorted({i.argval for i in dis.get_instructions(c) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")})
+             for c in runtime}
+    assert not any(loads.values()), {name: names for name, names in loads.items() if names}
+
+
+def test_every_review_the_monitor_reports_has_a_korean_line():
+    """The audit hook's review kinds (``monitor.REVIEWS``) are the ones the grader turns into Korean review lines."""
+    assert set(forbidden.RUNTIME_REVIEW) == set(monitor.REVIEWS)

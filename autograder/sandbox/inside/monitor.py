@@ -48,6 +48,11 @@ _LAYERS = {   # Keras attention layers: module -> (class, label)
     "keras.src.layers.attention.grouped_query_attention": ("GroupedQueryAttention", "keras:layers.GroupQueryAttention"),
 }
 _SCIPY = ("softmax", "log_softmax")   # scipy.special's routines, wrapped (``watch_scipy``)
+# Audit events reported once each for the instructor's review (as ``review:<kind>`` lines): making a code object
+# (``types.CodeType``, ``code.replace``), a function from one (``types.FunctionType``), replacing a function's code.
+_REVIEWED_EVENTS = {"code.__new__": "code.__new__", "function.__new__": "function.__new__",
+                    "object.__setattr__": "function.__code__"}
+REVIEWS = frozenset(_REVIEWED_EVENTS.values())   # every review kind this monitor can report
 # Every label this monitor can report; a grader's rule naming another could never see it (tests/sandbox/test_policy.py).
 LABELS = frozenset({*_KERNEL_OPS.values(), *(label for _, label in _LAYERS.values()), "keras:ops.dot_product_attention",
                     "torch:multi_head_attention_forward", "torch:log_softmax", "torch:softmax",
@@ -95,8 +100,12 @@ def _routine_codes():
     return found
 
 
+_CACHED = 4096   # code objects the kernels remember the content of (by identity), at most
+
+
 def guard(event_fd):
-    """Install the forbidden-routine watch and the audit hook in this (the student's) process; returns ``emit``.
+    """Install the forbidden-routine watch and the audit hook in this (the student's) process; returns an ``emit``
+    for the reports of scipy's wrappers (``watch_scipy``), not the one the kernels use.
 
     The hook is armed by ``sys.audit("autograder.arm")`` before the first cell (arming early only restricts more).
 
@@ -108,10 +117,12 @@ def guard(event_fd):
       ``torch._C``, threads, ``torch.jit``, ``vmap``, ``redispatch`` to the CPU key: every road ends at a leaf
       kernel, so every road is seen. Python-level routines (Keras attention layers and their internals,
       ``multi_head_attention_forward``, torch's decompositions) reach a matrix product, ``tanh`` or ``exp``
-      kernel: those report the routine when one of its functions (by code object) is on the calling thread's stack.
+      kernel: those report the routine when one of its functions is on the calling thread's stack, known by what
+      its code is (``content``: a clone or a pasted copy is seen), not by which object it is.
     * **Nothing to undo.** Each use is written at once, as one line, to ``event_fd``, a pipe whose read end only
-      the grader holds: a byte sent cannot be taken back. Nothing is recorded in this process. The kernels and the
-      pipe's identity live in closures that no student object refers to; a closed or replaced pipe makes the
+      the grader holds: a byte sent cannot be taken back. Nothing is recorded in this process. The kernels, the
+      pipe's identity and every name they use at run time live in closures that no student object refers to (not
+      this module's globals or builtins, which the student's code can reach); a closed or replaced pipe makes the
       kernels refuse to compute, and the grader counts a closed pipe as tampering.
     * **Attribution on the trusted side**: what arrives while a graded call is in flight (its conversion to arrays
       included, so a lazy object that computes when converted is seen) counts against that call. No function name
@@ -125,6 +136,7 @@ def guard(event_fd):
     copied into the notebook, numpy-only library routines (scipy's softmax is wrapped, and flagged statically).
     """
     import threading
+    import weakref
 
     import torch
     from torch.library import Library, get_kernel
@@ -134,29 +146,158 @@ def guard(event_fd):
     os.environ["TORCHDYNAMO_DISABLE"] = "1"
     if "torch._dynamo.config" in sys.modules:
         sys.modules["torch._dynamo.config"].disable = True
+
+    # Every name the kernels, the probe and the hook use when the student's code runs is bound here, in this
+    # function's closure: none of them looks up a global or a builtin then. This module's globals and builtins are
+    # within the student's reach (the serve loop's frame is below every call: ``sys._getframe(1).f_globals
+    # ["guard"].__globals__``); a closure's cells only through its function objects, which no student object holds
+    # (tests/sandbox/test_policy.py checks that no run-time code of the guard loads a global).
     write, fstat, getframe = os.write, os.fstat, sys._getframe
+    refused, frame_attrs = frozenset(_REFUSED), frozenset(_FRAME_ATTRS)
+    get, Denied, NoFrame = getattr, PermissionError, ValueError
     stat = fstat(event_fd)
     identity = (stat.st_dev, stat.st_ino)
     local = threading.local()
-    codes = {code: (label + "\n").encode() for code, label in _routine_codes().items()}
     guard_codes = set()
 
-    def emit(token):
-        now = fstat(event_fd)
-        if (now.st_dev, now.st_ino) != identity:
-            raise PermissionError("채점 기록 통로가 바뀌어 이 연산을 실행하지 않습니다")
-        write(event_fd, token)
+    # A routine is known by what it is, not by which object it is: ``content`` is what a code object computes,
+    # apart from where and how it was written. On Python 3.11 (the course's) it is its instructions as they run:
+    # no NOP or EXTENDED_ARG, constants by value (nested code objects by their own content), names by name, local
+    # and cell variables by number, jumps by the instruction they land on, with its argument counts and kind of
+    # function; so line numbers and layout (NOPs), the docstring, comments, local names, the function's name,
+    # qualified name and file do not matter. A clone (``code.replace``, ``FunctionType``), a copy under another
+    # name, and its source compiled again (pasted, reformatted, without its docstring) have the content of the
+    # original. Elsewhere the bytecode, constants and names as they are (clones and verbatim copies only). None for a
+    # constant of a kind no library routine has (nothing of the student's is called to compare it). The kernels
+    # remember each code object they met by identity (a weak reference: an id is reused only once its object is
+    # gone), at most ``_CACHED`` of them.
+    import dis
+
+    kind, hexf, length, ident, ref, tuple_, sorted_, repr_ = type, float.hex, len, id, weakref.ref, tuple, sorted, repr
+    code_type, float_type, complex_type, frozenset_type = type(guard.__code__), float, complex, frozenset
+    plain, text = frozenset({int, bool, str, bytes, type(None), type(...)}), str
+    Unusual, cached = (RecursionError, TypeError, ValueError, IndexError, KeyError, MemoryError), _CACHED
+    by_instructions = sys.version_info[:2] == (3, 11)
+    cache_entries = tuple(dis._inline_cache_entries) if by_instructions else ()
+    has_const, has_name, has_jump = frozenset(dis.hasconst), frozenset(dis.hasname), frozenset(dis.hasjrel)
+    backward = frozenset(op for op, name in enumerate(dis.opname) if "JUMP_BACKWARD" in name)
+    skipped = frozenset({dis.opmap["NOP"], dis.opmap["EXTENDED_ARG"], dis.opmap.get("CACHE", 0)})
+    extended, load_global, function_kind = dis.opmap["EXTENDED_ARG"], dis.opmap["LOAD_GLOBAL"], 0x3AC
+
+    def content(code, depth):
+        if depth > 16:
+            return None
+        if not by_instructions:
+            consts = []
+            for const in code.co_consts:
+                kept = constant(const, depth)
+                if kept is None:
+                    return None
+                consts.append(kept)
+            return (code.co_code, tuple_(consts), code.co_names, code.co_argcount, code.co_posonlyargcount,
+                    code.co_kwonlyargcount)
+        raw, names, consts = code.co_code, code.co_names, code.co_consts
+        decoded, offset, ext, end = [], 0, 0, length(raw)
+        while offset < end:
+            op = raw[offset]
+            arg = raw[offset + 1] | ext
+            ext = (arg << 8) if op == extended else 0
+            decoded.append((offset, op, arg))
+            offset += 2 + 2 * cache_entries[op]
+        position, at = 0, {}
+        for offset, op, _ in decoded:      # a jump to a skipped instruction lands on the next one kept
+            at[offset] = position
+            if op not in skipped:
+                position += 1
+        out = []
+        for offset, op, arg in decoded:
+            if op in skipped:
+                continue
+            if op in has_const:
+                kept = constant(consts[arg], depth)
+                if kept is None:
+                    return None
+                out.append((op, kept))
+            elif op == load_global:
+                out.append((op, names[arg >> 1], arg & 1))
+            elif op in has_name:
+                out.append((op, names[arg]))
+            elif op in has_jump:
+                out.append((op, at.get(offset + 2 + (-2 * arg if op in backward else 2 * arg), -1)))
+            else:
+                out.append((op, arg))
+        return (tuple_(out), code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount,
+                code.co_flags & function_kind)
+
+    def constant(const, depth):
+        k = kind(const)
+        if k is code_type:
+            nested = content(const, depth + 1)
+            return None if nested is None else ("code", nested)
+        if k is float_type:
+            return ("float", hexf(const))
+        if k is complex_type:
+            return ("complex", hexf(const.real), hexf(const.imag))
+        if k is tuple_ or k is frozenset_type:
+            items = []
+            for c in const:
+                item = constant(c, depth + 1)
+                if item is None:
+                    return None
+                items.append(item)
+            return (k.__name__, tuple_(sorted_(items, key=repr_) if k is frozenset_type else items))
+        if k in plain:
+            return (k.__name__, const)
+        return None
+
+    watched = {}
+    for code, label in _routine_codes().items():
+        found = content(code, 0)
+        if found is not None:
+            watched[found] = (label + "\n").encode()
+    seen = {}
+
+    def known(code):
+        """The report of the watched routine ``code`` is (a copy of), or None."""
+        entry = seen.get(ident(code))
+        if entry is not None and entry[0]() is code:
+            return entry[1]
+        try:
+            token = watched.get(content(code, 0))
+            weak = ref(code)
+        except Unusual:
+            return None
+        if length(seen) >= cached:
+            for key in [k for k, (r, _) in seen.items() if r() is None]:
+                del seen[key]
+            if length(seen) >= cached:
+                seen.clear()
+        seen[ident(code)] = (weak, token)
+        return token
+
+    def emitter(write, fstat, event_fd, identity, Denied):
+        """A function that writes one report to the event pipe, checked to be the pipe it was. Each call makes one
+        with cells of its own: whoever holds one can rewrite its cells, so the kernels' own is never handed out."""
+        def emit(token):
+            now = fstat(event_fd)
+            if (now.st_dev, now.st_ino) != identity:
+                raise Denied("채점 기록 통로가 바뀌어 이 연산을 실행하지 않습니다")
+            write(event_fd, token)
+        guard_codes.add(emit.__code__)
+        return emit
+
+    emit = emitter(write, fstat, event_fd, identity, Denied)
 
     def probe():
         local.inside = True
         try:
             frame = getframe(2)   # the kernel's caller (0: probe, 1: the kernel)
-        except ValueError:        # called from a thread without Python frames: no library routine above it
+        except NoFrame:           # called from a thread without Python frames: no library routine above it
             frame = None
         finally:
             local.inside = False
         while frame is not None:
-            label = codes.get(frame.f_code)
+            label = known(frame.f_code)
             if label is not None:
                 emit(label)
                 return
@@ -165,7 +306,7 @@ def guard(event_fd):
     def make(original, token):
         if original is None:
             def kernel(keyset, *args, **kwargs):
-                raise PermissionError("채점 중에는 이 텐서 형식으로 이 연산을 쓸 수 없습니다")
+                raise Denied("채점 중에는 이 텐서 형식으로 이 연산을 쓸 수 없습니다")
         elif token is None:
             def kernel(keyset, *args, **kwargs):
                 probe()
@@ -199,7 +340,7 @@ def guard(event_fd):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
                 library.impl(op, make(original, token), key, with_keyset=True)
-    guard_codes |= {emit.__code__, probe.__code__}
+    guard_codes |= {probe.__code__, known.__code__, content.__code__, constant.__code__}
 
     def reaches_guard(frame):
         while frame is not None:
@@ -209,32 +350,42 @@ def guard(event_fd):
         return False
 
     armed = []
+    # Making a code object or a function from one, and replacing a function's code, are how a library routine is
+    # cloned: each kind is reported once, for the instructor's review list (the kernels know the clone itself by
+    # its content). ``object.__getattr__`` of ``__code__`` is not: inspect.signature and Keras read it all the time.
+    reviewed = {event: f"review:{kind}\n".encode() for event, kind in _REVIEWED_EVENTS.items()}
+    reported = set()
 
     def hook(event, args):
         if event == "autograder.arm":
             armed.append(keep)
             return
-        if not armed or getattr(local, "inside", False):
+        if not armed or get(local, "inside", False):
             return
-        if event in _REFUSED:
-            raise PermissionError(f"채점 중에는 `{event}`은(는) 쓸 수 없습니다")
+        if event in refused:
+            raise Denied(f"채점 중에는 `{event}`은(는) 쓸 수 없습니다")
+        token = reviewed.get(event)
+        if token is not None and token not in reported:
+            if event != "object.__setattr__" or (args[1:] and kind(args[1]) is text and args[1] == "__code__"):
+                reported.add(token)
+                emit(token)
         if event == "sys._getframe":
             if reaches_guard(args[0]):
-                raise PermissionError("채점기의 프레임에는 접근할 수 없습니다")
-        elif event == "object.__getattr__" and len(args) > 1 and args[1] in _FRAME_ATTRS:
+                raise Denied("채점기의 프레임에는 접근할 수 없습니다")
+        elif event == "object.__getattr__" and args[1:] and kind(args[1]) is text and args[1] in frame_attrs:
             local.inside = True
             try:
-                frame = getattr(args[0], args[1], None)
+                frame = get(args[0], args[1], None)
             finally:
                 local.inside = False
             if reaches_guard(frame):
-                raise PermissionError("채점기의 프레임에는 접근할 수 없습니다")
+                raise Denied("채점기의 프레임에는 접근할 수 없습니다")
 
     keep = library  # the registrations live as long as the hook, which the interpreter alone holds
     guard_codes.add(hook.__code__)
     guard_codes.add(reaches_guard.__code__)
     sys.addaudithook(hook)
-    return emit
+    return emitter(write, fstat, event_fd, identity, Denied)   # for scipy's wrappers: not the kernels' own
 
 
 def watch_scipy(emit, done):

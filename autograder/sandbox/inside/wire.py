@@ -28,6 +28,7 @@ MAX_FRAME = 1 << 30        # the student process's own bound on what the grader 
 MAX_DEPTH = 32             # nesting of a header's JSON values (lists in lists ...)
 MAX_ARRAYS = 256           # arrays in one frame
 MAX_NDIM = 8               # axes of one array
+SMALL_FRAME = 1 << 16      # a frame up to this long is written with one system call (a bigger one part by part)
 
 
 class FrameError(ValueError):
@@ -43,26 +44,32 @@ class FrameTooBig(FrameError):
 
 
 def write_frame(fd, header, arrays=(), deadline=None):
-    """Write one frame; with ``deadline`` (the grader's side, a non-blocking pipe) never block past it."""
-    parts = []
+    """Write one frame; with ``deadline`` (the grader's side, a non-blocking pipe) never block past it.
+
+    A big frame's arrays are written from their own memory (a contiguous array is not copied), so it costs the
+    writer no more memory than its arrays already hold."""
     head = json.dumps(header, ensure_ascii=False).encode("utf-8")
-    parts.append(struct.pack(">I", len(head)) + head)
+    parts = [struct.pack(">I", len(head)), head]
     for array in arrays:
+        array = np.ascontiguousarray(array).reshape(np.shape(array))
         buf = io.BytesIO()
-        np.lib.format.write_array(buf, np.ascontiguousarray(array).reshape(np.shape(array)), allow_pickle=False)
-        data = buf.getvalue()
-        parts.append(struct.pack(">Q", len(data)) + data)
-    payload = b"".join(parts)
-    data = struct.pack(">Q", len(payload)) + payload
-    view = memoryview(data)
-    while view:
-        if deadline is not None:
-            _wait(fd, deadline, write=True)
-        try:
-            n = os.write(fd, view)
-        except BlockingIOError:
-            continue
-        view = view[n:]
+        np.lib.format.write_array_header_1_0(buf, np.lib.format.header_data_from_array_1_0(array))
+        npy = buf.getvalue()
+        data = array.reshape(-1).view(np.uint8) if array.size else b""
+        parts += [struct.pack(">Q", len(npy) + array.nbytes), npy, data]
+    parts.insert(0, struct.pack(">Q", sum(len(p) for p in parts)))
+    if sum(len(p) for p in parts) <= SMALL_FRAME:
+        parts = [b"".join(parts)]   # one write, as before: a small frame costs one system call
+    for part in parts:
+        view = memoryview(part)
+        while view:
+            if deadline is not None:
+                _wait(fd, deadline, write=True)
+            try:
+                n = os.write(fd, view)
+            except BlockingIOError:
+                continue
+            view = view[n:]
 
 
 def _wait(fd, deadline, write=False):
@@ -77,10 +84,9 @@ def _wait(fd, deadline, write=False):
         raise TimeoutError("no answer in time")
 
 
-def _read_exact(fd, n, deadline=None):
-    """Exactly ``n`` bytes (the caller checked ``n`` against its limit first), one buffer allocated once."""
-    buf = bytearray(n)
-    view, got = memoryview(buf), 0
+def _read_into(fd, view, deadline=None):
+    """Fill ``view`` (a writable byte buffer) from ``fd``."""
+    got, n = 0, len(view)
     while got < n:
         if deadline is not None:
             _wait(fd, deadline)
@@ -88,50 +94,97 @@ def _read_exact(fd, n, deadline=None):
         if not count:
             raise EOFError("the other side closed the pipe")
         got += count
+
+
+def _read_exact(fd, n, deadline=None):
+    """Exactly ``n`` bytes (the caller checked ``n`` against its limit first), one buffer allocated once."""
+    buf = bytearray(n)
+    _read_into(fd, memoryview(buf), deadline)
     return buf
+
+
+def _skip(fd, n, deadline=None):
+    chunk = bytearray(1 << 16)
+    view = memoryview(chunk)
+    while n > 0:
+        if deadline is not None:
+            _wait(fd, deadline)
+        count = os.readv(fd, [view[: min(n, len(chunk))]])
+        if not count:
+            raise EOFError("the other side closed the pipe")
+        n -= count
 
 
 def read_frame(fd, deadline=None, max_bytes=MAX_FRAME, max_elements=None):
     """One frame, checked before anything is allocated or converted: its length against ``max_bytes``; the header
     (UTF-8 JSON, nesting at most ``MAX_DEPTH``); each array's ``.npy`` header (numeric dtype of at most 8 bytes,
     at most ``MAX_NDIM`` axes, exactly as many data bytes as its shape needs; all arrays together at most
-    ``max_elements`` elements). Raises ``FrameError`` for anything else, ``TimeoutError``, ``EOFError``."""
+    ``max_elements`` elements). Raises ``FrameError`` for anything else, ``TimeoutError``, ``EOFError``.
+
+    Each array's data is read straight into the array (allocated once its header has been checked): reading a
+    frame costs the reader its arrays and its header, once. An array the reader cannot allocate (``MemoryError``:
+    a process under a memory limit) is read past with the rest of the frame first, so that the next frame is read
+    from its start."""
     (length,) = struct.unpack(">Q", bytes(_read_exact(fd, 8, deadline)))
     if length > max_bytes:
         raise FrameTooBig(length, max_bytes)
-    payload = _read_exact(fd, length, deadline)
+    frame = _Frame(fd, length, deadline)
     try:
-        return _parse(memoryview(payload), max_elements)
+        return _parse(frame, max_elements)
     except FrameError:
+        raise
+    except MemoryError:
+        frame.skip_rest()
         raise
     except (ValueError, TypeError, KeyError, IndexError, struct.error, RecursionError, OverflowError) as exc:
         raise FrameError(f"malformed frame: {type(exc).__name__}: {exc}") from None
 
 
-def _parse(payload, max_elements):
-    if len(payload) < 4:
-        raise FrameError(f"frame of {len(payload)} bytes has no header")
-    (hlen,) = struct.unpack(">I", payload[:4])
-    if 4 + hlen > len(payload):
+class _Frame:
+    """The rest of one frame on ``fd``: ``read(n)`` never reads past its end."""
+
+    def __init__(self, fd, length, deadline):
+        self.fd, self.left, self.deadline = fd, length, deadline
+
+    def read(self, n) -> bytearray:
+        if n > self.left:
+            raise FrameError(f"{n} bytes asked, {self.left} left in the frame")
+        buf = bytearray(n)       # a MemoryError here leaves these bytes to skip_rest
+        self.left -= n
+        _read_into(self.fd, memoryview(buf), self.deadline)
+        return buf
+
+    def read_into(self, view) -> None:
+        if len(view) > self.left:
+            raise FrameError(f"{len(view)} bytes asked, {self.left} left in the frame")
+        self.left -= len(view)
+        _read_into(self.fd, view, self.deadline)
+
+    def skip_rest(self) -> None:
+        left, self.left = self.left, 0
+        _skip(self.fd, left, self.deadline)
+
+
+def _parse(frame, max_elements):
+    if frame.left < 4:
+        raise FrameError(f"frame of {frame.left} bytes has no header")
+    (hlen,) = struct.unpack(">I", frame.read(4))
+    if hlen > frame.left:
         raise FrameError(f"header of {hlen} bytes is longer than its frame")
-    header = json.loads(bytes(payload[4 : 4 + hlen]).decode("utf-8"))
+    header = json.loads(bytes(frame.read(hlen)).decode("utf-8"))
     if not isinstance(header, dict):
         raise FrameError("the header is not a JSON object")
     _check_depth(header)
-    arrays, pos, elements = [], 4 + hlen, 0
-    while pos < len(payload):
-        if pos + 8 > len(payload) or len(arrays) >= MAX_ARRAYS:
+    arrays, elements = [], 0
+    while frame.left:
+        if frame.left < 8 or len(arrays) >= MAX_ARRAYS:
             raise FrameError("too many arrays, or an array's length is cut off")
-        (alen,) = struct.unpack(">Q", payload[pos : pos + 8])
-        pos += 8
-        if alen > len(payload) - pos:
+        (alen,) = struct.unpack(">Q", frame.read(8))
+        if alen > frame.left:
             raise FrameError(f"an array of {alen} bytes is longer than what is left of its frame")
-        array = _npy(payload[pos : pos + alen])
+        array = _npy(frame, alen, max_elements, elements)
         elements += array.size
-        if max_elements is not None and elements > max_elements:
-            raise FrameError(f"{elements} array elements are over the limit of {max_elements}")
         arrays.append(array)
-        pos += alen
     return header, arrays
 
 
@@ -147,12 +200,22 @@ def _check_depth(value):
             pending += [(v, depth + 1) for v in item]
 
 
-def _npy(data):
-    """A numeric array from one ``.npy`` file's bytes, its header checked before the data is touched."""
-    stream = io.BytesIO(data[:4096])   # the magic and the header (a numeric dtype's header is short)
+def _npy(frame, alen, max_elements, elements):
+    """A numeric array from the next ``alen`` bytes of ``frame`` (one ``.npy`` file): its header checked before the
+    array is allocated, its data read straight into it."""
+    prefix = bytes(frame.read(min(alen, 12)))
+    stream = io.BytesIO(prefix)
     version = np.lib.format.read_magic(stream)
     if version not in ((1, 0), (2, 0)):
         raise FrameError(f".npy version {version} is not accepted")
+    size_bytes = 2 if version == (1, 0) else 4
+    (hlen,) = struct.unpack("<H" if size_bytes == 2 else "<I", prefix[8 : 8 + size_bytes])
+    start = 8 + size_bytes + hlen
+    if hlen > 4096 or start > alen:
+        raise FrameError(f".npy header of {hlen} bytes is not accepted")
+    head = prefix + bytes(frame.read(start - len(prefix)))
+    stream = io.BytesIO(head)
+    np.lib.format.read_magic(stream)
     read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
     shape, fortran, dtype = read_header(stream)
     if dtype.kind not in "biuf" or dtype.itemsize > 8 or dtype.fields is not None or dtype.subdtype is not None:
@@ -162,9 +225,11 @@ def _npy(data):
     count = 1
     for n in shape:
         count *= n
-    start = stream.tell()
-    if len(data) - start != count * dtype.itemsize:
-        raise FrameError(f"array data of {len(data) - start} bytes does not match shape {shape} of {dtype}")
-    flat = np.frombuffer(data[start:], dtype=dtype, count=count)
-    return flat.reshape(shape, order="F" if fortran else "C").copy(order="K")
-
+    if alen - start != count * dtype.itemsize:
+        raise FrameError(f"array data of {alen - start} bytes does not match shape {shape} of {dtype}")
+    if max_elements is not None and elements + count > max_elements:
+        raise FrameError(f"{elements + count} array elements are over the limit of {max_elements}")
+    array = np.empty(shape, dtype=dtype, order="F" if fortran else "C")
+    if count:
+        frame.read_into(memoryview(array.reshape(-1, order="A").view(np.uint8)))
+    return array
