@@ -77,7 +77,7 @@ def attend_with_rope_cache(query, key, value, cache, base=10000.0):
         id="rope_freq_i_over_d",
         exercise="attend_with_rope_cache",
         title="회전 주파수를 base ** (-2i/d)가 아니라 base ** (-i/d)로 계산함 (직접 쓴 회전에서)",
-        hint="쌍 i (i < d/2)의 각속도는 base ** (-2i / d)입니다. 지수에 2가 빠지면 뒤쪽 쌍이 너무 빨리 돕니다. "
+        hint="짝 i (i < d/2)의 각속도는 base ** (-2i / d)입니다. 지수에 2가 빠지면 뒤쪽 짝이 너무 빨리 돕니다. "
              "주어진 apply_rope를 쓰면 이 실수가 생기지 않습니다.",
         source='''
 def attend_with_rope_cache(query, key, value, cache, base=10000.0):
@@ -97,9 +97,10 @@ def attend_with_rope_cache(query, key, value, cache, base=10000.0):
     Mistake(
         id="rope_interleaved_pairs",
         exercise="attend_with_rope_cache",
-        title="이웃한 성분 (x[2i], x[2i+1])을 쌍으로 회전함 (rotate-half가 아니라 interleaved 배치)",
-        hint="이 과정의 RoPE는 Llama와 Keras Hub의 rotate-half 배치입니다: 쌍은 (x[..., i], x[..., i + d/2])입니다. "
-             "주어진 apply_rope를 쓰면 이 실수가 생기지 않습니다.",
+        title="이웃한 성분 (x[2i], x[2i+1])을 짝지어 회전함 (회전 반쪽 방식이 아니라 이웃 짝 방식)",
+        hint="이 과정의 RoPE는 GPT-NeoX, Hugging Face transformers의 Llama 구현, Keras Hub와 같은 "
+             "회전 반쪽 방식입니다: 짝은 (x[..., i], x[..., i + d/2])입니다(이웃 짝 방식은 Meta의 Llama "
+             "참조 코드와 RoFormer). 주어진 apply_rope를 쓰면 이 실수가 생기지 않습니다.",
         source='''
 def attend_with_rope_cache(query, key, value, cache, base=10000.0):
     t, start = np.shape(query)[-2], len(cache)
