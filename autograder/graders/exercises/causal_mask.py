@@ -39,7 +39,7 @@ def causal_mask(t_q, t_k=None):
         id="causal_inverted",
         exercise="causal_mask",
         title="True가 '가림'인 마스크를 돌려줌 (반대 규칙)",
-        hint="이 과제의 규칙은 True = 볼 수 있음 입니다. 미래를 True로 표시하는 np.triu(..., k=1)는 반대입니다.",
+        hint="이 과제의 규칙은 True = 볼 수 있음입니다. 미래를 True로 표시하는 np.triu(..., k=1)는 반대입니다.",
         source='''
 def causal_mask(t_q, t_k=None):
     t_k = t_q if t_k is None else t_k
@@ -50,7 +50,7 @@ def causal_mask(t_q, t_k=None):
         id="causal_excludes_diagonal",
         exercise="causal_mask",
         title="자기 자신(대각선)까지 가림",
-        hint="질의 i는 자기 위치 j = i + (t_k - t_q)도 볼 수 있습니다: 부등호는 < 가 아니라 <= 입니다.",
+        hint="질의 i는 자기 위치 j = i + (t_k - t_q)도 볼 수 있습니다: 부등호는 `<`가 아니라 `<=`입니다.",
         source='''
 def causal_mask(t_q, t_k=None):
     t_k = t_q if t_k is None else t_k

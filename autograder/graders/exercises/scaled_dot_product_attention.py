@@ -63,7 +63,7 @@ def scaled_dot_product_attention(query, key, value, mask=None, return_weights=Fa
         id="sdpa_inverted_mask",
         exercise="scaled_dot_product_attention",
         title="마스크를 반대로 씀 (True를 가림)",
-        hint="이 과제의 규칙은 True = 볼 수 있음 입니다. np.where(mask, scores, -np.inf)처럼 False인 곳을 가리세요.",
+        hint="이 과제의 규칙은 True = 볼 수 있음입니다. np.where(mask, scores, -np.inf)처럼 False인 곳을 가리세요.",
         source='''
 def scaled_dot_product_attention(query, key, value, mask=None, return_weights=False):
     d = query.shape[-1]
