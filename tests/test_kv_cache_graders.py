@@ -224,6 +224,7 @@ def test_solution_gets_full_marks():
     assert failures(result) == []
     assert {e.name: e.max_score for e in result.exercises} == {k: float(v) for k, v in POINTS.items()}
     assert result.score == result.max_score == sum(POINTS.values())
+    assert [e.name for e in result.exercises if e.diagnosis] == []
 
 
 @pytest.mark.parametrize("implementation", notebooks.implementations(ASSIGNMENT))
@@ -232,6 +233,7 @@ def test_alternative_implementation_gets_full_marks(implementation):
     result = graded(implementation, lambda: notebooks.with_all_code(SOLUTION, source))
     assert failures(result) == []
     assert scores(result) == {k: float(v) for k, v in POINTS.items()}
+    assert [e.name for e in result.exercises if e.diagnosis] == []
 
 
 def test_there_are_two_alternative_implementations():

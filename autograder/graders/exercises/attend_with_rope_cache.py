@@ -119,4 +119,46 @@ def attend_with_rope_cache(query, key, value, cache, base=10000.0):
     return scaled_dot_product_attention(rotate(np.asarray(query)), keys, values, causal_mask(t, len(cache)))
 ''',
     ),
+    Mistake(
+        id="rope_positions_after_append",
+        exercise="attend_with_rope_cache",
+        title="위치를 append한 뒤의 len(cache)부터 셈: 새 토큰들이 t칸씩 밀린 위치에서 회전됨",
+        hint=("새 토큰의 위치는 덧붙이기 전의 len(cache)부터 len(cache) + t - 1까지입니다. 위치를 먼저 구하고 그다음 "
+              "append하세요."),
+        source='''
+def attend_with_rope_cache(query, key, value, cache, base=10000.0):
+    t = np.shape(query)[-2]
+    positions = np.arange(len(cache) + t, len(cache) + 2 * t)
+    keys, values = cache.append(apply_rope(key, positions, base), value)
+    q = apply_rope(query, positions, base)
+    return scaled_dot_product_attention(q, keys, values, causal_mask(t, len(cache)))
+''',
+    ),
+    Mistake(
+        id="rope_rotates_values",
+        exercise="attend_with_rope_cache",
+        title="값(V)도 회전함",
+        hint="RoPE는 질의와 키만 돌립니다. 값은 그대로 캐시에 넣고 그대로 섞으세요.",
+        source='''
+def attend_with_rope_cache(query, key, value, cache, base=10000.0):
+    t, start = np.shape(query)[-2], len(cache)
+    positions = np.arange(start, start + t)
+    keys, values = cache.append(apply_rope(key, positions, base), apply_rope(value, positions, base))
+    q = apply_rope(query, positions, base)
+    return scaled_dot_product_attention(q, keys, values, causal_mask(t, len(cache)))
+''',
+    ),
+    Mistake(
+        id="rope_query_not_rotated",
+        exercise="attend_with_rope_cache",
+        title="키만 회전하고 질의는 회전하지 않음",
+        hint=("점수가 위치의 차이에만 달리려면 질의도 자기 위치에서 같은 방식으로 돌려야 합니다: apply_rope(query, "
+              "positions, base)."),
+        source='''
+def attend_with_rope_cache(query, key, value, cache, base=10000.0):
+    t, start = np.shape(query)[-2], len(cache)
+    keys, values = cache.append(apply_rope(key, np.arange(start, start + t), base), value)
+    return scaled_dot_product_attention(query, keys, values, causal_mask(t, len(cache)))
+''',
+    ),
 ]

@@ -71,4 +71,16 @@ def causal_mask(t_q, t_k=None):
 ''',
         diagnosable=False,   # the values are right; only the dtype test fails
     ),
+    Mistake(
+        id="causal_offset_sign",
+        exercise="causal_mask",
+        title="오프셋의 부호가 반대: j <= i - (t_k - t_q)",
+        hint=("질의 i의 절대 위치는 i + (t_k - t_q)입니다. 캐시가 있으면(t_q < t_k) 오프셋만큼 더 많은 키를 봅니다: "
+              "np.tril(…, k=t_k - t_q)."),
+        source='''
+def causal_mask(t_q, t_k=None):
+    t_k = t_q if t_k is None else t_k
+    return np.tril(np.ones((t_q, t_k), dtype=bool), k=t_q - t_k)
+''',
+    ),
 ]

@@ -62,4 +62,15 @@ def max_cached_tokens(memory_bytes, num_layers, num_kv_heads, head_dim, batch_si
     return int(memory_bytes / per_token)
 ''',
     ),
+    Mistake(
+        id="max_tokens_ignores_batch",
+        exercise="max_cached_tokens",
+        title="배치 크기를 빼고 토큰 하나의 바이트를 셈 (요청이 여럿이면 너무 많이 담는다고 답함)",
+        hint=("배치의 시퀀스마다 토큰을 하나씩 더하므로 토큰 하나가 늘 때 캐시는 batch_size배로 늘어납니다: "
+              "kv_cache_bytes(…, 1, batch_size, bytes_per_element)로 나누세요."),
+        source='''
+def max_cached_tokens(memory_bytes, num_layers, num_kv_heads, head_dim, batch_size=1, bytes_per_element=2):
+    return memory_bytes // kv_cache_bytes(num_layers, num_kv_heads, head_dim, 1, 1, bytes_per_element)
+''',
+    ),
 ]

@@ -54,4 +54,30 @@ def sliding_window_mask(t_q, t_k=None, window=4096):
     return np.abs(i - j) < window
 ''',
     ),
+    Mistake(
+        id="sw_missing_causal",
+        exercise="sliding_window_mask",
+        title="윈도 조건 p - j < window만 쓰고 인과 조건 j <= p를 빠뜨림: 미래 토큰을 모두 봄",
+        hint="슬라이딩 윈도는 인과 마스크에 더하는 조건입니다: j <= p이고 p - j < window (p = i + t_k - t_q).",
+        source='''
+def sliding_window_mask(t_q, t_k=None, window=4096):
+    t_k = t_q if t_k is None else t_k
+    p = np.arange(t_q)[:, None] + (t_k - t_q)
+    j = np.arange(t_k)[None, :]
+    return p - j < window
+''',
+    ),
+    Mistake(
+        id="sw_window_too_small",
+        exercise="sliding_window_mask",
+        title="윈도를 하나 좁게 잡음 (p - j < window - 1): 자기 자신을 넣어 window - 1개만 봄",
+        hint="토큰은 자기 자신과 앞의 window - 1개, 모두 window개를 봅니다: p - j < window.",
+        source='''
+def sliding_window_mask(t_q, t_k=None, window=4096):
+    t_k = t_q if t_k is None else t_k
+    p = np.arange(t_q)[:, None] + (t_k - t_q)
+    j = np.arange(t_k)[None, :]
+    return (j <= p) & (p - j < window - 1)
+''',
+    ),
 ]
