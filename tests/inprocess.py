@@ -139,6 +139,7 @@ class InProcessStudent:
         self._ns = ns
         self.last: Call | None = None
         self.asked: dict = {}
+        self.history: dict = {}
         self.record = record          # when a list: every call's (function, args, kwargs, value) is appended
 
     @property
@@ -161,7 +162,7 @@ class InProcessStudent:
     def _call(self, name, args, kwargs):
         if name not in self._ns:
             raise GradingFailure(Reason.UNDEFINED_FUNCTION.korean(name=name))
-        self.last = Call(name, args, kwargs)
+        self.last = Call(name, args, kwargs, history=self.history.setdefault(name, []))
         saved = {}
         for callee in isolation.callees(name, self._ns):
             if isinstance(self._ns[callee], types.FunctionType):
@@ -171,6 +172,7 @@ class InProcessStudent:
             value = _guarded(name, self._ns[name], args, kwargs)
         finally:
             self._ns.update(saved)
+        self.last.returned(value)
         if self.record is not None:
             self.record.append((name, args, kwargs, value))
         return value
