@@ -26,8 +26,16 @@ PARTICLES = sorted("""
     이면 이며 이지만 인지 인데 인 일 이나 이든 이란 는 은 이 가 을 를 의 에 도 만 뿐
 """.split(), key=len, reverse=True)
 # What may stand right before an attached particle: code (`x`), numbers, Latin words, math ($d$), closing brackets,
-# quotes and bold markers.
-SPACED_PARTICLE = re.compile(r"(?<=[`0-9A-Za-z)\]}$*\"'”’])[ \t]+(" + "|".join(PARTICLES) + r")(?![가-힣])")
+# quotes, bold markers, a percent sign, operators written as text (`<`, `<=`, `//`) and emoji (✅, ❌).
+EMOJI = "\u2600-\u27bf\u2b00-\u2bff\U0001f300-\U0001faff"
+SPACED_PARTICLE = re.compile(r"(?<=[`0-9A-Za-z)\]}$*\"'”’%<>=/" + EMOJI + r"])[ \t]+(" + "|".join(PARTICLES)
+                             + r")(?![가-힣])")
+# The same inside LaTeX: "i \text{ 가 키 }" shows as "i 가 키" (write "i\text{가 키 }").
+TEXT_PARTICLE = re.compile(r"\\text\{[ \t~]+(" + "|".join(PARTICLES) + r")(?![가-힣])")
+# The copula after a Hangul word ("볼 수 있음 입니다", "나누기 입니다"): 볼 수 있음입니다.
+SPACED_COPULA = re.compile(r"(?<=[가-힣])[ \t]+(입니다|이어야|이므로|이며|이다|이면|이고|인지|이라)(?![가-힣])")
+# 하다 made into a verb from code or an English word ("`reshape` 합니다"): `reshape`합니다.
+SPACED_HADA = re.compile(r"(?<=[`A-Za-z)])[ \t]+(합니다|하면|하세요|해야|해서|하고|하지|했|한 뒤|한 다음)(?![가-힣])")
 
 # (pattern, what to write instead) from the glossary's "쓰지 않는 말" column.
 FORBIDDEN_TERMS = [
@@ -45,6 +53,13 @@ FORBIDDEN_TERMS = [
     (r"(?:Multi-?[Hh]ead) ?어텐션", "멀티헤드 어텐션"),
     (r"슬라이딩 윈도우", "슬라이딩 윈도"),
     (r"(?:질의|키|값|출력|학습) 가중치(?! ?행렬)", "… 가중치 행렬 (어텐션 가중치와 구별)"),
+    # one concept, one word (issue 22): 배치 is the batch only; RoPE's layouts are 방식, its pairs 짝; a position a
+    # mask lets a query see is 볼 수 있음
+    (r"(?:반쪽|rotate-half|interleaved|짝짓는|원래의?|이 과정의|이 과제의|성분의) ?배치|두 배치는",
+     "… 방식 (배치는 batch만)"),
+    (r"(?<![`'\"])rotate-half(?![`'\"])(?! ?\))", "회전 반쪽 방식 (rotate-half)"),
+    (r"쌍\S{0,2} ?[`$]?\(x|쌍으로 (?:회전|돌)|인 쌍|쌍 i\b", "짝 (RoPE의 두 성분; 쌍은 (질의, 키) 쌍)"),
+    (r"참조 ?가능", "볼 수 있음"),
 ]
 FORBIDDEN = [(re.compile(p), instead) for p, instead in FORBIDDEN_TERMS]
 HANGUL = re.compile(r"[가-힣]")
@@ -68,6 +83,8 @@ def broken_emphasis(markdown: str) -> list[str]:
 
 def _ends_sentence(before: str) -> bool:
     """True when ``before`` ends a sentence ("… 2점).** 이 질문은"): then 이/그 … is a determiner, not a particle."""
+    if re.search(r"(?:^|\n)[ \t]*[*-]$", before):        # a list item's bullet: "* 이 과정은"
+        return True
     before = before.rstrip("*\"'”’)`")
     return before.endswith((".", "!", "?", ":"))
 
@@ -78,6 +95,10 @@ def violations(text: str) -> list[str]:
         if _ends_sentence(text[:m.start()]):
             continue
         found.append(f"띄어 쓴 조사 {text[max(0, m.start() - 12):m.end()]!r} -> 붙여 쓰기")
+    for rule, what in ((TEXT_PARTICLE, "수식 \\text{} 안에서 띄어 쓴 조사"), (SPACED_COPULA, "띄어 쓴 서술격 조사"),
+                       (SPACED_HADA, "띄어 쓴 '하다'")):
+        for m in rule.finditer(text):
+            found.append(f"{what} {text[max(0, m.start() - 12):m.end()]!r} -> 붙여 쓰기")
     for pattern, instead in FORBIDDEN:
         for m in pattern.finditer(text):
             found.append(f"용어 {text[max(0, m.start() - 8):m.end() + 4]!r}: {m.group(0)!r} 대신 {instead}")
@@ -151,6 +172,14 @@ def test_message_catalogue_follows_the_glossary(path):
     ("`softmax`는 확률을", False), ("합이 1이어야 합니다", False), ("0 이상", False), ("`causal` 대신", False),
     ("질의 가중치 행렬", False), ("어텐션 가중치", False), ("교차 어텐션", False), ("멀티헤드 어텐션", False),
     ("3 개의 키", False), ("x 가중치", False), ("Bahdanau 어텐션", False), ("**서술형 2 (2점).** 이 질문은", False),
+    # issue 22: after %, emoji, `<`, `/`, LaTeX \text{} and Hangul, and 하다 after code
+    ("주의의 약 76% 를 기울입니다", True), (r"\text{질의 } i \text{ 가 키 } j \text{ 를 볼 수 있다}", True),
+    ("✅ 또는 ❌ 가 나옵니다", True), ("True = 볼 수 있음 입니다", True), ("부등호는 < 가 아니라 <= 입니다", True),
+    ("정수끼리 // 로 나누세요", True), ("축을 되돌리고 `reshape` 합니다", True), ("나누기 입니다", True),
+    ("주의의 약 76%를 기울입니다", False), (r"\text{질의 } i\text{가 키 } j\text{를 볼 수 있다}", False),
+    ("✅ 또는 ❌가 나옵니다", False), ("True = 볼 수 있음입니다", False), ("부등호는 `<`가 아니라 `<=`입니다", False),
+    ("정수끼리 `//`로 나누세요", False), ("축을 되돌리고 `reshape`합니다", False), ("0 이상이면", False),
+    ("값 이상 입력", False), ("✅ 통과", False), ("$x$ 이상", False), ("규칙입니다.\n* 이 과정은", False),
 ])
 def test_rule_itself(text, bad):
     """The checker catches each kind of violation and passes the correct spellings of docs/glossary.md."""

@@ -224,6 +224,7 @@ def test_solution_gets_full_marks():
     assert failures(result) == []
     assert {e.name: e.max_score for e in result.exercises} == {k: float(v) for k, v in POINTS.items()}
     assert result.score == result.max_score == sum(POINTS.values())
+    assert [e.name for e in result.exercises if e.diagnosis] == []
 
 
 @pytest.mark.parametrize("implementation", notebooks.implementations(ASSIGNMENT))
@@ -232,6 +233,7 @@ def test_alternative_implementation_gets_full_marks(implementation):
     result = graded(implementation, lambda: notebooks.with_all_code(SOLUTION, source))
     assert failures(result) == []
     assert scores(result) == {k: float(v) for k, v in POINTS.items()}
+    assert [e.name for e in result.exercises if e.diagnosis] == []
 
 
 def test_there_are_two_alternative_implementations():
@@ -459,3 +461,112 @@ def test_memory_rule_counts_a_forked_child():
     assert lost and all(name.startswith("memory_stays_below_a_full_score_matrix[") for name in lost), \
         failures(result, "flash_attention")
     assert exercise.score == exercise.max_score - 1
+
+
+# ----------------------------------------------------------------------------------------------- the visible check
+# The notebook's visible flash check measures memory the way the hidden grader does (a block of queries after a long
+# cached prefix, Tq much smaller than Tk; the peak resident memory, numpy and torch alike) and must give the grader's
+# verdict on every implementation tried here: the sandboxed gradings above (the float32 solution, the float64 loops,
+# numpy blocks of queries, torch; the mistakes that build the whole score matrix or the whole mask) and, graded in
+# this process by the same grader test (tests/inprocess.py measures VmHWM as the grader does), implementations that
+# pick their own key block of 16, 256 or 512 in float32 or float64, and a torch one that builds the whole mask.
+FORCED_BLOCK = '''
+_flash_given_block = flash_attention
+
+
+def flash_attention(query, key, value, block_size=64, causal=False):
+    return _flash_given_block(query, key, value, {block}, causal)
+'''
+
+TORCH_FULL_MASK = '''
+import torch
+
+
+def flash_attention(query, key, value, block_size=64, causal=False):
+    q, k, v = (torch.as_tensor(np.asarray(a)) for a in (query, key, value))
+    tq, tk = q.shape[-2], k.shape[-2]
+    visible = torch.arange(tk)[None, :] <= torch.arange(tq)[:, None] + (tk - tq)        # (Tq, Tk): the whole mask
+    m = torch.full(q.shape[:-1] + (1,), float("-inf"), dtype=q.dtype)
+    total, acc = torch.zeros_like(m), torch.zeros(q.shape[:-1] + v.shape[-1:], dtype=q.dtype)
+    for s in range(0, tk, block_size):
+        scores = q @ k[..., s:s + block_size, :].transpose(-1, -2) / q.shape[-1] ** 0.5
+        if causal:
+            scores = scores.masked_fill(~visible[:, s:s + block_size], float("-inf"))
+        new = torch.maximum(m, scores.amax(-1, keepdim=True))
+        base = torch.where(torch.isinf(new), torch.zeros_like(new), new)
+        p, alpha = torch.exp(scores - base), torch.exp(m - base)
+        total, acc, m = alpha * total + p.sum(-1, keepdim=True), alpha * acc + p @ v[..., s:s + block_size, :], new
+    return acc / total
+'''
+
+
+def visible_memory_check_passes(flash_source: str) -> bool:
+    """The notebook's grade cell of flash_attention (with its helpers and given functions) run in this process on
+    ``flash_source``: True when it passes, False when its memory check fails (any other failure is an error)."""
+    import inprocess
+
+    cells = [cell for cell in SOLUTION.cells if cell.cell_type == "code"]
+    given = [c.source for c in cells if not c.get("metadata", {}).get("nbgrader", {}).get("grade")]
+    check = next(c.source for c in cells
+                 if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "test_flash_attention")
+    namespace = inprocess.namespace(inprocess.definitions(given), flash_source)
+    try:
+        exec(compile(check, "<test_flash_attention>", "exec"), namespace)
+    except AssertionError as failure:
+        assert "메모리" in str(failure), str(failure)
+        return False
+    return True
+
+
+def grader_memory_verdict(result: GradeResult) -> bool:
+    memory = [t for t in result.exercise("flash_attention").tests if t.name.startswith("memory_stays_below")]
+    assert len(memory) == len(MEMORY_CASES)
+    return all(t.passed for t in memory)
+
+
+MEMORY_CASES = ("scores", "mask")
+SANDBOXED = {   # name -> (the graded notebook, the flash_attention it holds)
+    "solution (float32, block 64)": (lambda: graded("solution", lambda: SOLUTION), None),
+    **{f"{name} (tests/implementations)": (lambda name=name: graded(name, lambda: notebooks.with_all_code(
+        SOLUTION, notebooks.implementation(name))), name) for name in notebooks.implementations(ASSIGNMENT)},
+    **{f"mistake {m}": (lambda m=m: graded_group(GROUP_OF[m]), m)
+       for m in ("flash_materializes_scores", "flash_full_causal_mask")},
+}
+
+
+def _flash_source(origin) -> str:
+    if origin is None:
+        return ""
+    if origin in notebooks.implementations(ASSIGNMENT):
+        return notebooks.implementation(origin)
+    return next(m.source for m in MISTAKES if m.id == origin)
+
+
+@pytest.mark.parametrize("name", list(SANDBOXED))
+def test_visible_memory_check_agrees_with_the_grader(name):
+    grade, origin = SANDBOXED[name]
+    assert visible_memory_check_passes(_flash_source(origin)) == grader_memory_verdict(grade())
+
+
+LOOPS = "kv_cache_loops"
+IN_PROCESS = [  # (flash_attention source, the grader's memory cases to run, what the grader says)
+    pytest.param(lambda: FORCED_BLOCK.format(block=256), "memory_stays_below", True, id="solution-float32-block256"),
+    pytest.param(lambda: FORCED_BLOCK.format(block=512), "memory_stays_below", False, id="loops-float64-block512"),
+    # its whole mask is 128 MiB in the long-prefix case: that case alone decides (the other one costs 10 s more)
+    pytest.param(lambda: TORCH_FULL_MASK, "memory_stays_below and after", False, id="torch-whole-mask"),
+]
+
+
+@pytest.mark.parametrize("source, cases, expected", IN_PROCESS)
+def test_visible_memory_check_agrees_with_the_grader_in_process(request, source, cases, expected):
+    import inprocess
+
+    base = notebooks.implementation(LOOPS) if "loops" in request.node.callspec.id else ""
+    flash = base + "\n" + source()
+    session = inprocess.run(ASSIGNMENT, inprocess.namespace(inprocess.notebook_code(SOLUTION, ASSIGNMENT), flash),
+                            select=cases)
+    verdicts = [r.passed for r in session.results.values()
+                if r.name.startswith("memory_stays_below") and (r.passed or r.message)]
+    assert len(verdicts) == (len(MEMORY_CASES) if cases == "memory_stays_below" else 1), session.results
+    assert all(verdicts) == expected, [r.message for r in session.results.values() if r.message]
+    assert visible_memory_check_passes(flash) == expected

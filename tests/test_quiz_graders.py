@@ -132,7 +132,7 @@ MIXED = answers(
     q5='["A"]',                # malformed: a list
     q6="None",                 # malformed: None
     q7="1",                    # malformed: a number for a letter
-    q8="576.4",                # right: within ±0.5
+    q8="448.4",                # right: within ±0.5
     q9="4.0",                  # right: a float for an integer answer
     q10='"C"',                 # wrong letter
     q11='"A"',                 # wrong letter
@@ -165,7 +165,7 @@ def test_wrong_and_malformed_answers_lose_exactly_their_points():
 NUMERIC = {
     **answers(q1="np.float64(0.7579)",   # right: a numpy float within the tolerance
               q3="np.int64(64)",         # right: a numpy integer
-              q8="576.5",                # right: exactly at the tolerance
+              q8="448.5",                # right: exactly at the tolerance
               q6="4.0000001",            # wrong: the tolerance is 0
               q9="float('nan')",         # malformed: not a finite number
               q12="np.array([256, 1])"),    # malformed: an array, not one number
@@ -280,3 +280,29 @@ def test_each_format_check_asks_for_the_kind_of_its_key():
         cell = next(c for c in SOLUTION.cells
                     if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == f"test_{name}")
         assert cell.source.strip() == f'check_answer("{name}", "{key["kind"]}")', (name, cell.source)
+
+
+def test_numeric_keys_are_recomputed_from_the_configs():
+    """q8's key is the formula on Qwen2.5-7B's config.json (28 layers, 4 KV heads, hidden 3,584 / 28 heads = 128),
+    8,192 tokens, FP16, in MiB; q9 and q12 are the ratios the questions ask for."""
+    layers, kv_heads, head_dim = 28, 4, 3584 // 28
+    assert ANSWERS["q8"]["answer"] == 2 * layers * kv_heads * head_dim * 8192 * 2 / 2**20 == 448
+    assert ANSWERS["q9"]["answer"] == 32 // 8
+    assert ANSWERS["q12"]["answer"] == (8192 // 512) ** 2
+
+
+def test_the_dominating_key_question_holds_at_every_length_it_allows():
+    """q15 ("one score is at least G above all the others, at most N keys"): its answer ("the output is almost
+    that key's value") holds for the worst case the question allows, read from its text: N - 1 other keys all
+    exactly G lower still leave that key a weight above 0.999. The old gap of 10 did not (0.84 at 4,096 keys,
+    0.40 at 32,768, lengths the course discusses)."""
+    cell = next(c for c in SOLUTION.cells if c.cell_type == "markdown" and c.source.startswith("### 문제 15."))
+    gap = int(re.search(r"점수보다 (\d+) 이상 큽니다", cell.source).group(1))
+    keys = int(re.search(r"많아야 [^=]*= ([\d,]+)개", cell.source).group(1).replace(",", ""))
+    assert keys >= 131_072                                   # the longest context the course discusses (128K)
+
+    def top_weight(gap, keys):
+        return 1.0 / (1.0 + (keys - 1) * np.exp(-gap))
+
+    assert top_weight(gap, keys) > 0.999, (gap, keys, top_weight(gap, keys))
+    assert top_weight(10, 4096) < 0.85 and top_weight(10, 32768) < 0.41

@@ -9,6 +9,11 @@ ways to match, one per kind of result:
   and matches when its output is within 1e-4 of the student's (and not of the expected one);
 * ``of_number``: an integer result (cache sizes, token counts). Mistakes differ from the right answer by one token
   or by a factor, which ``rtol=1e-4`` cannot tell apart (488,281 from 488,282), so they match with exact equality;
+* both check, for each mistake that explains the failing call, that it also explains the function's other results
+  in this grading (``consistent``: the calls kept in ``Call.history``). Two different mistakes can give the same
+  value on one call (without the factor 2 and with one layer agree when there are two layers; a mask with the
+  wrong offset and an inverted one on some shapes), but rarely on all of them, so the feedback names the one that
+  fits everything the student's function returned;
 * ``of_replay``: a result that depends on state in the student's process (``KVCache``, ``attend_with_cache``: the
   cache is a ``Remote``). Re-running on "the same arguments" would append to the student's own cache again, so
   each mistake replays the grader's whole scenario on a fresh cache here and matches when its observations are
@@ -38,7 +43,7 @@ def of_output(got, call, pick=None, expected=None) -> list:
     compared array from what the function returns; ``expected``, when given, must not match)."""
     if call is None:
         return []
-    found = []
+    found, apart = [], _resolution(call)
     for mistake in mistakes.for_exercise(call.function):
         try:
             value = mistake.function()(*call.args, **call.kwargs)
@@ -50,10 +55,29 @@ def of_output(got, call, pick=None, expected=None) -> list:
             continue
         same_nan = np.array_equal(np.isfinite(value), np.isfinite(got))
         close = np.allclose(np.nan_to_num(got), np.nan_to_num(value), atol=1e-4, rtol=1e-4)
-        if same_nan and close and (expected is None or not np.allclose(value, expected, atol=1e-4, rtol=1e-4,
-                                                                       equal_nan=True)):
+        right = expected is not None and np.allclose(value, expected, atol=apart, rtol=apart, equal_nan=True)
+        if same_nan and close and not right:
             found.append(mistake)
-    return found
+    return [m for m in found if consistent(m, call)]
+
+
+def _resolution(call) -> float:
+    """How far from the expected result a mistake's must be to explain anything: 1e-4, or ten units of the
+    coarsest floating input's precision (float16: 1e-2). A mistake that on these inputs gives the right answer
+    computed in float16 (``softmax`` ignoring ``axis`` when ``axis`` is -1) is no explanation of a float16 result."""
+    eps = [np.finfo(a.dtype).eps for a in _arrays((call.args, call.kwargs)) if a.dtype.kind == "f"]
+    return max([1e-4] + [10 * float(e) for e in eps])
+
+
+def _arrays(value):
+    if isinstance(value, np.ndarray):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _arrays(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _arrays(v)
 
 
 def of_number(value, expected, call, exercise=None) -> list:
@@ -68,7 +92,46 @@ def of_number(value, expected, call, exercise=None) -> list:
             continue
         if isinstance(result, (int, float, np.integer, np.floating)) and result == value and result != expected:
             found.append(mistake)
-    return found
+    return [m for m in found if consistent(m, call)]
+
+
+def consistent(mistake: mistakes.Mistake, call) -> bool:
+    """The mistake gives what the student's function returned on every other call kept in ``call.history`` (calls
+    on which the mistake's own code fails are not held against it)."""
+    for earlier in getattr(call, "history", ()):
+        if earlier is call or earlier.value is None:
+            continue
+        try:
+            theirs = mistake.function()(*earlier.args, **earlier.kwargs)
+        except Exception:  # noqa: BLE001 - the mistake's code cannot take these inputs: no evidence either way
+            continue
+        if not _agree(theirs, earlier.value):
+            return False
+    return True
+
+
+def _agree(theirs, got) -> bool:
+    """A mistake's result and the student's (as it came back) agree: integers exactly, arrays within ``LOOSE`` with
+    NaN and inf in the same places, tuples element by element. Loose on purpose: this only rules out a mistake
+    that contradicts another result (its values then differ by far more), and a student's float16 or float32
+    arithmetic must not rule out the right one."""
+    if isinstance(got, (tuple, list)):
+        return isinstance(theirs, (tuple, list)) and len(theirs) == len(got) and \
+            all(_agree(t, g) for t, g in zip(theirs, got, strict=True))
+    if isinstance(got, (int, float, np.integer, np.floating)) and np.ndim(theirs) == 0:
+        return bool(np.asarray(theirs, np.float64) == np.asarray(got, np.float64))
+    try:
+        a, b = np.asarray(theirs, np.float64), np.asarray(got, np.float64)
+    except (TypeError, ValueError):
+        return True
+    if a.size == b.size == 1:
+        return bool(a.reshape(-1)[0] == b.reshape(-1)[0]) if float(b.reshape(-1)[0]).is_integer() else \
+            bool(np.allclose(a.reshape(-1), b.reshape(-1), atol=LOOSE, rtol=LOOSE))
+    return a.shape == b.shape and np.array_equal(np.isfinite(a), np.isfinite(b)) and \
+        np.allclose(np.nan_to_num(a), np.nan_to_num(b), atol=LOOSE, rtol=LOOSE)
+
+
+LOOSE = 1e-2   # consistency with the other results (``_agree``), not the closeness that names a mistake (1e-4)
 
 
 def same(a, b) -> bool:

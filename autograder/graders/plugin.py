@@ -27,12 +27,36 @@ SESSION_KEY = pytest.StashKey["GradingSession"]()
 
 @dataclass
 class Call:
-    """One call of a student's function: what the diagnosis of mistakes re-runs."""
+    """One call of a student's function: what the diagnosis of mistakes re-runs.
+
+    ``value`` is what it returned when that is small (``HISTORY_ELEMENTS``), and ``history`` is the list of this
+    function's calls in this grading (shared by all of them, this one included once it returned): a mistake named
+    for a wrong result must also explain the function's other results (``diagnosis.consistent``).
+    """
 
     function: str
     args: tuple
     kwargs: dict
     seconds: float = 0.0
+    value: object = None
+    history: list = field(default_factory=list, repr=False)
+
+    def returned(self, value) -> None:
+        """Record the call's result in the function's history (only results small enough to re-check)."""
+        if _elements(value) <= HISTORY_ELEMENTS:
+            self.value = value
+            self.history.append(self)
+
+
+HISTORY_ELEMENTS = 1 << 15   # results this small are kept for the diagnosis (the memory and 4,096-token cases are not)
+
+
+def _elements(value) -> int:
+    if isinstance(value, (tuple, list)):
+        return sum(_elements(v) for v in value)
+    if isinstance(value, np.ndarray):
+        return int(value.size)
+    return 1 if isinstance(value, (int, float, bool, np.number)) else HISTORY_ELEMENTS + 1
 
 
 @dataclass
@@ -66,6 +90,7 @@ class Student:
         self.asked: dict[str, set] = {}          # function -> the student's functions answered by references
         self.answer_peak = 0                     # bytes: the most a child computing a proxy's answer grew
         self.last: Call | None = None
+        self.history: dict[str, list] = {}       # function -> its calls so far (Call.history)
 
     @property
     def defined(self) -> set[str]:
@@ -97,7 +122,7 @@ class Student:
             self._static[name] = forbidden.static_violations(name, self._sources)
         if self._static[name]:
             raise _forbidden_failure(name, self._static[name])
-        self.last = Call(name, args, kwargs)
+        self.last = Call(name, args, kwargs, history=self.history.setdefault(name, []))
         answers = isolation.Answers(isolation.callees(name, self.defined))
         limit = isolation.call_limit(args, kwargs, self._timeouts)
         small = limit < float(self._timeouts["call"])
@@ -119,7 +144,9 @@ class Student:
         if used:
             raise _forbidden_failure(name, used)
         self.last.seconds = reply.get("seconds", 0.0)
-        return self._own(name, reply["value"])
+        value = self._own(name, reply["value"])
+        self.last.returned(value)
+        return value
 
     # --------------------------------------------------------------- time
     def _limit(self, name: str, limit: float, small: bool = True) -> float:

@@ -100,7 +100,12 @@ def multi_head_attention_layer(x_q, x_kv, params, num_heads, mask=None):
 
 
 def apply_rope(x, positions, base=10000.0):
-    """Rotary position embedding, rotate-half layout: pair (x[..., i], x[..., i + d/2]) turned by pos * base^(-2i/d)."""
+    """Rotary position embedding, rotate-half layout: pair (x[..., i], x[..., i + d/2]) turned by pos * base^(-2i/d).
+
+    The layout of GPT-NeoX, Hugging Face transformers' Llama port and Keras Hub; Meta's reference Llama code and
+    RoFormer rotate adjacent pairs (x[..., 2i], x[..., 2i + 1]) instead (the same up to a permutation of W_q/W_k's
+    output rows).
+    """
     x = np.asarray(x, np.float64)
     half = x.shape[-1] // 2
     inv_freq = float(base) ** (-2.0 * np.arange(half) / x.shape[-1])                  # (d/2,)

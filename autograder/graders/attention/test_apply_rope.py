@@ -1,9 +1,11 @@
 """apply_rope(x, positions, base=10000.0): rotary position embedding in the rotate-half layout.
 
 For i < d/2 the pair (x[..., i], x[..., i + d/2]) is turned by the angle positions * base ** (-2i / d)
-(Llama, Keras Hub's RotaryEmbedding). Checked against a float64 reference (which agrees with
-keras_hub.layers.RotaryEmbedding to 4e-6 in float32, checked once by hand: keras-hub is not a dependency) and
-against the contract's properties: norms kept, position 0 the identity, scores depending only on m - n.
+(GPT-NeoX, Hugging Face transformers' Llama port, Keras Hub's RotaryEmbedding; Meta's reference Llama code and
+RoFormer pair adjacent components, the same up to a fixed permutation of W_q/W_k's output rows). Checked against a
+float64 reference (which agrees with keras_hub.layers.RotaryEmbedding to 4e-6 in float32, checked once by hand:
+keras-hub is not a dependency) and against the contract's properties: norms kept, position 0 the identity, scores
+depending only on m - n.
 
 Positions stay below 100 wherever a float32 student result meets ``tolerances.STUDENT``: a float32 angle
 p * f carries a relative error of about 2u, so |error| <= 100 * 1.2e-7 * |x| ~ 5e-5 for |x| <= 4, inside
@@ -53,7 +55,7 @@ def call(student, x, positions, base):
 @pytest.mark.points(1.0)
 @pytest.mark.parametrize("lead, t, d, kind, base, dtype", CASES)
 def test_matches_float64_reference(student, rng, lead, t, d, kind, base, dtype):
-    """float64 참조(회전 반쪽 배치, 각도 = 위치 × base^(-2i/d))와 같은 출력 (여러 배치 차원, float32/float64)"""
+    """float64 참조(회전 반쪽 방식, 각도 = 위치 × base^(-2i/d))와 같은 출력 (여러 배치 차원, float32/float64)"""
     x = normal(rng, *lead, t, d, dtype=dtype)
     positions = positions_of(kind, rng, t)
     got = call(student, x, positions, base)
@@ -100,7 +102,7 @@ def test_scores_depend_only_on_relative_position(student, rng):
 
 @pytest.mark.points(0.25)
 def test_rotates_pairs_i_and_i_plus_half(student, rng):
-    """회전 반쪽 배치: 단위 벡터 e_i는 위치 p에서 (i, i + d/2) 평면 안에서 각도 p·base^(-2i/d)만큼 돎"""
+    """회전 반쪽 방식: 단위 벡터 e_i는 위치 p에서 (i, i + d/2) 평면 안에서 각도 p·base^(-2i/d)만큼 돎"""
     d = 8
     i = int(rng.integers(0, d // 2))
     x = np.zeros((1, d))

@@ -115,4 +115,79 @@ class KVCache:
 ''',
         diagnosable=False,   # its outputs depend on every cache made before (state shared across instances)
     ),
+    Mistake(
+        id="kvcache_returns_new_only",
+        exercise="KVCache",
+        title="append가 지금까지 쌓인 것이 아니라 새로 받은 k, v만 돌려줌",
+        hint=("append(k, v)는 이어 붙인 뒤의 전체 (keys, values) (B, H, T, d)를 돌려줍니다: 새 토큰은 캐시 전체를 "
+              "봐야 합니다."),
+        source='''
+class KVCache:
+    def __init__(self):
+        self._keys = None
+        self._values = None
+
+    def append(self, k, v):
+        k, v = np.array(k), np.array(v)
+        if self._keys is None:
+            self._keys, self._values = k, v
+        else:
+            self._keys = np.concatenate([self._keys, k], axis=2)
+            self._values = np.concatenate([self._values, v], axis=2)
+        return k, v
+
+    @property
+    def keys(self):
+        return self._keys
+
+    @property
+    def values(self):
+        return self._values
+
+    def __len__(self):
+        return 0 if self._keys is None else self._keys.shape[2]
+
+    @property
+    def nbytes(self):
+        return 0 if self._keys is None else self._keys.nbytes + self._values.nbytes
+''',
+    ),
+    Mistake(
+        id="kvcache_len_counts_appends",
+        exercise="KVCache",
+        title="len(cache)가 토큰 수가 아니라 append를 부른 횟수",
+        hint="len(cache)는 쌓인 토큰 수 T, 즉 keys.shape[2]입니다. 프리필 한 번에도 토큰이 여러 개 들어옵니다.",
+        source='''
+class KVCache:
+    def __init__(self):
+        self._keys = None
+        self._values = None
+        self._appends = 0
+
+    def append(self, k, v):
+        k, v = np.array(k), np.array(v)
+        if self._keys is None:
+            self._keys, self._values = k, v
+        else:
+            self._keys = np.concatenate([self._keys, k], axis=2)
+            self._values = np.concatenate([self._values, v], axis=2)
+        self._appends += 1
+        return self._keys, self._values
+
+    @property
+    def keys(self):
+        return self._keys
+
+    @property
+    def values(self):
+        return self._values
+
+    def __len__(self):
+        return self._appends
+
+    @property
+    def nbytes(self):
+        return 0 if self._keys is None else self._keys.nbytes + self._values.nbytes
+''',
+    ),
 ]

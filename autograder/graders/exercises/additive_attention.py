@@ -38,4 +38,60 @@ def additive_attention(query, key, value, mask=None):
     return softmax(scores, axis=-1) @ value
 ''',
     ),
+    Mistake(
+        id="additive_missing_tanh",
+        exercise="additive_attention",
+        title="tanh를 빠뜨림: 점수가 Σ(q + k) = Σq + Σk가 되어 질의가 가중치를 바꾸지 못함",
+        hint=("점수는 Σ_c tanh(q_c + k_c)입니다. tanh 없이 더하면 Σq는 행마다 같은 상수라 softmax에서 사라지고 키만 "
+              "남습니다."),
+        source='''
+def additive_attention(query, key, value, mask=None):
+    scores = (query[..., :, None, :] + key[..., None, :, :]).sum(axis=-1)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    return softmax(scores, axis=-1) @ value
+''',
+    ),
+    Mistake(
+        id="additive_mask_after_softmax",
+        exercise="additive_attention",
+        title="softmax 뒤에 가중치를 0으로 만들어 행 합이 1이 아님",
+        hint=("마스크는 softmax 전에 점수에 -inf로 넣으세요: np.where(mask, scores, -np.inf). 뒤에서 0으로 만들면 "
+              "남은 가중치의 합이 1보다 작아집니다."),
+        source='''
+def additive_attention(query, key, value, mask=None):
+    scores = np.tanh(query[..., :, None, :] + key[..., None, :, :]).sum(axis=-1)
+    weights = softmax(scores, axis=-1)
+    if mask is not None:
+        weights = weights * mask
+    return weights @ value
+''',
+    ),
+    Mistake(
+        id="additive_softmax_over_queries",
+        exercise="additive_attention",
+        title="softmax를 질의 축(axis=-2)으로 취함",
+        hint="점수 (..., Tq, Tk)에서 정규화는 키 축, 즉 마지막 축(axis=-1)입니다: 질의마다 키들에 대한 분포.",
+        source='''
+def additive_attention(query, key, value, mask=None):
+    scores = np.tanh(query[..., :, None, :] + key[..., None, :, :]).sum(axis=-1)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    return softmax(scores, axis=-2) @ value
+''',
+    ),
+    Mistake(
+        id="additive_mean_instead_of_sum",
+        exercise="additive_attention",
+        title="tanh(q + k)를 d 축으로 더하지 않고 평균을 냄 (점수가 1/d로 작아짐)",
+        hint=("점수는 합 Σ_c tanh(q_c + k_c)입니다. np.mean은 d로 나눈 값이라 softmax가 더 평평해집니다: "
+              ".sum(axis=-1)을 쓰세요."),
+        source='''
+def additive_attention(query, key, value, mask=None):
+    scores = np.tanh(query[..., :, None, :] + key[..., None, :, :]).mean(axis=-1)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    return softmax(scores, axis=-1) @ value
+''',
+    ),
 ]

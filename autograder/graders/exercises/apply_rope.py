@@ -15,9 +15,12 @@ MISTAKES = [
     Mistake(
         id="rope_interleaved_pairs",
         exercise="apply_rope",
-        title="회전 반쪽(i, i + d/2) 대신 이웃한 성분(2i, 2i + 1)을 짝지음",
-        hint="이 과제의 배치는 Llama·Keras Hub와 같은 '회전 반쪽'입니다: x1 = x[..., :d//2], x2 = x[..., d//2:]를 "
-             "짝지어 돌리세요. x[..., 0::2], x[..., 1::2]로 짝짓는 것은 RoFormer 논문의 원래 배치입니다.",
+        title="회전 반쪽 방식(i, i + d/2) 대신 이웃 짝 방식(2i, 2i + 1)으로 짝지음",
+        hint="이 과제는 GPT-NeoX, Hugging Face transformers의 Llama 구현, Keras Hub와 같은 "
+             "회전 반쪽 방식입니다: 마지막 축의 앞 절반과 뒤 절반의 같은 자리를 짝지어 돌리세요. "
+             "이웃한 성분 x[..., 0::2], x[..., 1::2]를 짝짓는 것은 Meta의 Llama 참조 코드와 RoFormer "
+             "논문의 이웃 짝 방식입니다(W_q, W_k 출력 성분의 순서만 다른 같은 방법이지만 같은 벡터에는 "
+             "다른 값을 냅니다).",
         source='''
 def apply_rope(x, positions, base=10000.0):
     x = np.asarray(x, dtype=np.float64)

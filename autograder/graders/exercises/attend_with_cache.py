@@ -48,4 +48,16 @@ def attend_with_cache(query, key, value, cache):
 ''',
         diagnosable=False,   # a multi-token chunk after a prefill raises a broadcasting error (no output)
     ),
+    Mistake(
+        id="attend_no_mask",
+        exercise="attend_with_cache",
+        title="마스크 없이 캐시 전체를 봄: 여러 토큰을 한 번에 넣으면 앞 토큰이 뒤 토큰(미래)을 봄",
+        hint=("새 토큰 t개는 causal_mask(t, len(cache))로 미래를 가려야 합니다. 한 토큰씩 디코딩할 때만 마스크가 "
+              "필요 없어 보입니다."),
+        source='''
+def attend_with_cache(query, key, value, cache):
+    keys, values = cache.append(key, value)
+    return scaled_dot_product_attention(query, keys, values)
+''',
+    ),
 ]

@@ -77,7 +77,7 @@ def attend_with_rope_cache(query, key, value, cache, base=10000.0):
         id="rope_freq_i_over_d",
         exercise="attend_with_rope_cache",
         title="회전 주파수를 base ** (-2i/d)가 아니라 base ** (-i/d)로 계산함 (직접 쓴 회전에서)",
-        hint="쌍 i (i < d/2)의 각속도는 base ** (-2i / d)입니다. 지수에 2가 빠지면 뒤쪽 쌍이 너무 빨리 돕니다. "
+        hint="짝 i (i < d/2)의 각속도는 base ** (-2i / d)입니다. 지수에 2가 빠지면 뒤쪽 짝이 너무 빨리 돕니다. "
              "주어진 apply_rope를 쓰면 이 실수가 생기지 않습니다.",
         source='''
 def attend_with_rope_cache(query, key, value, cache, base=10000.0):
@@ -97,9 +97,10 @@ def attend_with_rope_cache(query, key, value, cache, base=10000.0):
     Mistake(
         id="rope_interleaved_pairs",
         exercise="attend_with_rope_cache",
-        title="이웃한 성분 (x[2i], x[2i+1])을 쌍으로 회전함 (rotate-half가 아니라 interleaved 배치)",
-        hint="이 과정의 RoPE는 Llama와 Keras Hub의 rotate-half 배치입니다: 쌍은 (x[..., i], x[..., i + d/2])입니다. "
-             "주어진 apply_rope를 쓰면 이 실수가 생기지 않습니다.",
+        title="이웃한 성분 (x[2i], x[2i+1])을 짝지어 회전함 (회전 반쪽 방식이 아니라 이웃 짝 방식)",
+        hint="이 과정의 RoPE는 GPT-NeoX, Hugging Face transformers의 Llama 구현, Keras Hub와 같은 "
+             "회전 반쪽 방식입니다: 짝은 (x[..., i], x[..., i + d/2])입니다(이웃 짝 방식은 Meta의 Llama "
+             "참조 코드와 RoFormer). 주어진 apply_rope를 쓰면 이 실수가 생기지 않습니다.",
         source='''
 def attend_with_rope_cache(query, key, value, cache, base=10000.0):
     t, start = np.shape(query)[-2], len(cache)
@@ -116,6 +117,48 @@ def attend_with_rope_cache(query, key, value, cache, base=10000.0):
 
     keys, values = cache.append(rotate(np.asarray(key)), value)
     return scaled_dot_product_attention(rotate(np.asarray(query)), keys, values, causal_mask(t, len(cache)))
+''',
+    ),
+    Mistake(
+        id="rope_positions_after_append",
+        exercise="attend_with_rope_cache",
+        title="위치를 append한 뒤의 len(cache)부터 셈: 새 토큰들이 t칸씩 밀린 위치에서 회전됨",
+        hint=("새 토큰의 위치는 덧붙이기 전의 len(cache)부터 len(cache) + t - 1까지입니다. 위치를 먼저 구하고 그다음 "
+              "append하세요."),
+        source='''
+def attend_with_rope_cache(query, key, value, cache, base=10000.0):
+    t = np.shape(query)[-2]
+    positions = np.arange(len(cache) + t, len(cache) + 2 * t)
+    keys, values = cache.append(apply_rope(key, positions, base), value)
+    q = apply_rope(query, positions, base)
+    return scaled_dot_product_attention(q, keys, values, causal_mask(t, len(cache)))
+''',
+    ),
+    Mistake(
+        id="rope_rotates_values",
+        exercise="attend_with_rope_cache",
+        title="값(V)도 회전함",
+        hint="RoPE는 질의와 키만 돌립니다. 값은 그대로 캐시에 넣고 그대로 섞으세요.",
+        source='''
+def attend_with_rope_cache(query, key, value, cache, base=10000.0):
+    t, start = np.shape(query)[-2], len(cache)
+    positions = np.arange(start, start + t)
+    keys, values = cache.append(apply_rope(key, positions, base), apply_rope(value, positions, base))
+    q = apply_rope(query, positions, base)
+    return scaled_dot_product_attention(q, keys, values, causal_mask(t, len(cache)))
+''',
+    ),
+    Mistake(
+        id="rope_query_not_rotated",
+        exercise="attend_with_rope_cache",
+        title="키만 회전하고 질의는 회전하지 않음",
+        hint=("점수가 위치의 차이에만 달리려면 질의도 자기 위치에서 같은 방식으로 돌려야 합니다: apply_rope(query, "
+              "positions, base)."),
+        source='''
+def attend_with_rope_cache(query, key, value, cache, base=10000.0):
+    t, start = np.shape(query)[-2], len(cache)
+    keys, values = cache.append(apply_rope(key, np.arange(start, start + t), base), value)
+    return scaled_dot_product_attention(query, keys, values, causal_mask(t, len(cache)))
 ''',
     ),
 ]

@@ -57,4 +57,44 @@ def bahdanau_attention(query, key, value, w_q, w_k, v, mask=None):
     return softmax(scores, axis=-1) @ value
 ''',
     ),
+    Mistake(
+        id="bahdanau_mask_after_softmax",
+        exercise="bahdanau_attention",
+        title="softmax 뒤에 가중치를 0으로 만들어 행 합이 1이 아님",
+        hint="마스크는 softmax 전에 점수에 -inf로 넣으세요: np.where(mask, scores, -np.inf).",
+        source='''
+def bahdanau_attention(query, key, value, w_q, w_k, v, mask=None):
+    scores = np.tanh((query @ w_q)[..., :, None, :] + (key @ w_k)[..., None, :, :]) @ v
+    weights = softmax(scores, axis=-1)
+    if mask is not None:
+        weights = np.where(mask, weights, 0.0)
+    return weights @ value
+''',
+    ),
+    Mistake(
+        id="bahdanau_softmax_over_queries",
+        exercise="bahdanau_attention",
+        title="softmax를 질의 축(axis=-2)으로 취함",
+        hint="점수 (..., Tq, Tk)에서 정규화는 키 축, 즉 마지막 축(axis=-1)입니다.",
+        source='''
+def bahdanau_attention(query, key, value, w_q, w_k, v, mask=None):
+    scores = np.tanh((query @ w_q)[..., :, None, :] + (key @ w_k)[..., None, :, :]) @ v
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    return softmax(scores, axis=-2) @ value
+''',
+    ),
+    Mistake(
+        id="bahdanau_tanh_after_v",
+        exercise="bahdanau_attention",
+        title="v와의 내적을 tanh 안에서 함: tanh(v · (q W_q + k W_k))",
+        hint="점수는 v · tanh(q W_q + k W_k)입니다: tanh를 h개 성분마다 먼저 취하고, 그다음 v로 모으세요.",
+        source='''
+def bahdanau_attention(query, key, value, w_q, w_k, v, mask=None):
+    scores = np.tanh(((query @ w_q)[..., :, None, :] + (key @ w_k)[..., None, :, :]) @ v)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    return softmax(scores, axis=-1) @ value
+''',
+    ),
 ]

@@ -39,7 +39,7 @@ def causal_mask(t_q, t_k=None):
         id="causal_inverted",
         exercise="causal_mask",
         title="True가 '가림'인 마스크를 돌려줌 (반대 규칙)",
-        hint="이 과제의 규칙은 True = 볼 수 있음 입니다. 미래를 True로 표시하는 np.triu(..., k=1)는 반대입니다.",
+        hint="이 과제의 규칙은 True = 볼 수 있음입니다. 미래를 True로 표시하는 np.triu(..., k=1)는 반대입니다.",
         source='''
 def causal_mask(t_q, t_k=None):
     t_k = t_q if t_k is None else t_k
@@ -50,7 +50,7 @@ def causal_mask(t_q, t_k=None):
         id="causal_excludes_diagonal",
         exercise="causal_mask",
         title="자기 자신(대각선)까지 가림",
-        hint="질의 i는 자기 위치 j = i + (t_k - t_q)도 볼 수 있습니다: 부등호는 < 가 아니라 <= 입니다.",
+        hint="질의 i는 자기 위치 j = i + (t_k - t_q)도 볼 수 있습니다: 부등호는 `<`가 아니라 `<=`입니다.",
         source='''
 def causal_mask(t_q, t_k=None):
     t_k = t_q if t_k is None else t_k
@@ -70,5 +70,17 @@ def causal_mask(t_q, t_k=None):
     return np.tril(np.ones((t_q, t_k)), k=t_k - t_q)
 ''',
         diagnosable=False,   # the values are right; only the dtype test fails
+    ),
+    Mistake(
+        id="causal_offset_sign",
+        exercise="causal_mask",
+        title="오프셋의 부호가 반대: j <= i - (t_k - t_q)",
+        hint=("질의 i의 절대 위치는 i + (t_k - t_q)입니다. 캐시가 있으면(t_q < t_k) 오프셋만큼 더 많은 키를 봅니다: "
+              "np.tril(…, k=t_k - t_q)."),
+        source='''
+def causal_mask(t_q, t_k=None):
+    t_k = t_q if t_k is None else t_k
+    return np.tril(np.ones((t_q, t_k), dtype=bool), k=t_q - t_k)
+''',
     ),
 ]

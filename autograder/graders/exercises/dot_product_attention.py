@@ -39,4 +39,45 @@ def dot_product_attention(query, key, value, mask=None):
 ''',
         diagnosable=False,   # batched inputs raise an error (shown to the student); 2-D inputs are right
     ),
+    Mistake(
+        id="dot_mask_with_zero",
+        exercise="dot_product_attention",
+        title="가린 점수를 -inf가 아니라 0으로 둠",
+        hint=("점수 0은 exp(0) = 1이라 가린 키도 가중치를 받습니다. 가린 점수는 -inf로 두세요: np.where(mask, "
+              "scores, -np.inf)."),
+        source='''
+def dot_product_attention(query, key, value, mask=None):
+    scores = query @ np.swapaxes(key, -1, -2)
+    if mask is not None:
+        scores = np.where(mask, scores, 0.0)
+    return softmax(scores, axis=-1) @ value
+''',
+    ),
+    Mistake(
+        id="dot_mask_after_softmax",
+        exercise="dot_product_attention",
+        title="softmax 뒤에 가중치를 0으로 만들어 행 합이 1이 아님",
+        hint=("마스크는 softmax 전에 점수에 -inf로 넣으세요. 뒤에서 0으로 만들면 남은 가중치의 합이 1보다 "
+              "작아집니다."),
+        source='''
+def dot_product_attention(query, key, value, mask=None):
+    weights = softmax(query @ np.swapaxes(key, -1, -2), axis=-1)
+    if mask is not None:
+        weights = weights * mask
+    return weights @ value
+''',
+    ),
+    Mistake(
+        id="dot_softmax_over_queries",
+        exercise="dot_product_attention",
+        title="softmax를 질의 축(axis=-2)으로 취함",
+        hint="점수 (..., Tq, Tk)에서 정규화는 키 축, 즉 마지막 축(axis=-1)입니다.",
+        source='''
+def dot_product_attention(query, key, value, mask=None):
+    scores = query @ np.swapaxes(key, -1, -2)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    return softmax(scores, axis=-2) @ value
+''',
+    ),
 ]

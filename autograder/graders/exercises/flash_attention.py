@@ -141,4 +141,84 @@ def flash_attention(query, key, value, block_size=64, causal=False):
     return acc / l
 ''',
     ),
+    Mistake(
+        id="flash_acc_not_rescaled",
+        exercise="flash_attention",
+        title="최댓값이 바뀔 때 가중합 acc를 exp(m - m')로 고치지 않음 (합 l만 고침)",
+        hint=("옛 가중합도 옛 최댓값 기준의 지수로 만든 것이라 새 기준으로 바꿔야 합니다: acc = α·acc + exp(S - m') "
+              "V, α = exp(m - m')."),
+        source='''
+def flash_attention(query, key, value, block_size=64, causal=False):
+    q, k, v = np.asarray(query), np.asarray(key), np.asarray(value)
+    tq, tk = q.shape[-2], k.shape[-2]
+    m = np.full(q.shape[:-1] + (1,), -np.inf)
+    l = np.zeros(q.shape[:-1] + (1,))
+    acc = np.zeros(q.shape[:-1] + v.shape[-1:])
+    last = np.arange(tq)[:, None] + (tk - tq)
+    for s0 in range(0, tk, block_size):
+        kb, vb = k[..., s0:s0 + block_size, :], v[..., s0:s0 + block_size, :]
+        s = q @ np.swapaxes(kb, -1, -2) / np.sqrt(q.shape[-1])
+        if causal:
+            s = np.where(np.arange(s0, s0 + kb.shape[-2]) <= last, s, -np.inf)
+        m_new = np.maximum(m, s.max(axis=-1, keepdims=True))
+        m_ref = np.where(np.isfinite(m_new), m_new, 0.0)
+        p = np.exp(s - m_ref)
+        l = np.exp(m - m_ref) * l + p.sum(axis=-1, keepdims=True)
+        acc = acc + p @ vb
+        m = m_new
+    return acc / l
+''',
+    ),
+    Mistake(
+        id="flash_missing_scale",
+        exercise="flash_attention",
+        title="블록의 점수를 √d로 나누지 않음",
+        hint="플래시 어텐션은 스케일드 닷-프로덕트 어텐션과 같은 값을 냅니다: 블록마다 점수 q @ kᵀ를 √d로 나누세요.",
+        source='''
+def flash_attention(query, key, value, block_size=64, causal=False):
+    q, k, v = np.asarray(query), np.asarray(key), np.asarray(value)
+    tq, tk = q.shape[-2], k.shape[-2]
+    m = np.full(q.shape[:-1] + (1,), -np.inf)
+    l = np.zeros(q.shape[:-1] + (1,))
+    acc = np.zeros(q.shape[:-1] + v.shape[-1:])
+    last = np.arange(tq)[:, None] + (tk - tq)
+    for s0 in range(0, tk, block_size):
+        kb, vb = k[..., s0:s0 + block_size, :], v[..., s0:s0 + block_size, :]
+        s = q @ np.swapaxes(kb, -1, -2)
+        if causal:
+            s = np.where(np.arange(s0, s0 + kb.shape[-2]) <= last, s, -np.inf)
+        m_new = np.maximum(m, s.max(axis=-1, keepdims=True))
+        m_ref = np.where(np.isfinite(m_new), m_new, 0.0)
+        p = np.exp(s - m_ref)
+        alpha = np.exp(m - m_ref)
+        l = alpha * l + p.sum(axis=-1, keepdims=True)
+        acc = alpha * acc + p @ vb
+        m = m_new
+    return acc / l
+''',
+    ),
+    Mistake(
+        id="flash_blocks_normalized_separately",
+        exercise="flash_attention",
+        title="블록마다 softmax를 따로 취해 평균을 냄 (블록 사이의 정규화가 없음)",
+        hint=("softmax의 분모는 행 전체의 합입니다. 블록마다 따로 정규화하지 말고, 최댓값 m과 합 l, 가중합 acc를 "
+              "블록에서 블록으로 넘겨 마지막에 한 번 acc / l로 나누세요."),
+        source='''
+def flash_attention(query, key, value, block_size=64, causal=False):
+    q, k, v = np.asarray(query), np.asarray(key), np.asarray(value)
+    tq, tk = q.shape[-2], k.shape[-2]
+    last = np.arange(tq)[:, None] + (tk - tq)
+    out, blocks = 0.0, 0
+    for s0 in range(0, tk, block_size):
+        kb, vb = k[..., s0:s0 + block_size, :], v[..., s0:s0 + block_size, :]
+        s = q @ np.swapaxes(kb, -1, -2) / np.sqrt(q.shape[-1])
+        if causal:
+            s = np.where(np.arange(s0, s0 + kb.shape[-2]) <= last, s, -np.inf)
+        top = s.max(axis=-1, keepdims=True)
+        e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+        out = out + e / np.maximum(e.sum(axis=-1, keepdims=True), 1e-300) @ vb
+        blocks += 1
+    return out / blocks
+''',
+    ),
 ]

@@ -45,4 +45,23 @@ def grouped_query_attention(query, key, value, mask=None):
     return scaled_dot_product_attention(query, k, v, mask)
 ''',
     ),
+    Mistake(
+        id="gqa_scale_by_all_heads",
+        exercise="grouped_query_attention",
+        title="헤드 차원 √d가 아니라 모든 질의 헤드의 폭 √(Hq·d)로 나눔",
+        hint=("점수는 헤드마다 q · k / √d입니다 (d = query.shape[-1]). 반복한 K, V를 주어진 "
+              "scaled_dot_product_attention에 넘기면 저절로 됩니다."),
+        source='''
+def grouped_query_attention(query, key, value, mask=None):
+    hq, hkv = query.shape[1], key.shape[1]
+    if hq % hkv:
+        raise ValueError("heads")
+    k = np.repeat(key, hq // hkv, axis=1)
+    v = np.repeat(value, hq // hkv, axis=1)
+    scores = query @ np.swapaxes(k, -1, -2) / np.sqrt(hq * query.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    return softmax(scores, axis=-1) @ v
+''',
+    ),
 ]

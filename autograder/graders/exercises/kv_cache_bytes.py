@@ -71,4 +71,25 @@ def kv_cache_bytes(num_layers, num_kv_heads, head_dim, seq_len, batch_size=1, by
     return 2 * num_layers * num_kv_heads * head_dim * seq_len * batch_size * bits / 8
 ''',
     ),
+    Mistake(
+        id="kv_bytes_one_layer",
+        exercise="kv_cache_bytes",
+        title="층 수를 곱하지 않음 (층 하나의 캐시만 셈)",
+        hint="층마다 자기 K, V 캐시가 있습니다: num_layers도 곱하세요.",
+        source='''
+def kv_cache_bytes(num_layers, num_kv_heads, head_dim, seq_len, batch_size=1, bytes_per_element=2):
+    return 2 * num_kv_heads * head_dim * seq_len * batch_size * bytes_per_element
+''',
+    ),
+    Mistake(
+        id="kv_bytes_ignores_dtype",
+        exercise="kv_cache_bytes",
+        title="bytes_per_element를 무시하고 늘 2바이트(FP16)로 셈",
+        hint=("원소 하나의 바이트는 인자로 받습니다: FP32 4, FP16·BF16 2, FP8 1. 2 대신 bytes_per_element를 "
+              "곱하세요."),
+        source='''
+def kv_cache_bytes(num_layers, num_kv_heads, head_dim, seq_len, batch_size=1, bytes_per_element=2):
+    return 2 * num_layers * num_kv_heads * head_dim * seq_len * batch_size * 2
+''',
+    ),
 ]

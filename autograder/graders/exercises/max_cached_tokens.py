@@ -14,7 +14,7 @@ MISTAKES = [
     Mistake(
         id="max_tokens_excludes_exact_fit",
         exercise="max_cached_tokens",
-        title="메모리를 꼭 채우는 경우를 빼서 하나 적음 (<= 가 아니라 < 로 셈)",
+        title="메모리를 꼭 채우는 경우를 빼서 하나 적음 (`<=`가 아니라 `<`로 셈)",
         hint="캐시가 메모리와 정확히 같아도 들어갑니다: kv_cache_bytes(..., t, ...) <= memory_bytes인 가장 큰 t, "
              "즉 memory_bytes // (토큰 하나의 바이트)입니다.",
         source='''
@@ -55,11 +55,22 @@ def max_cached_tokens(memory_bytes, num_layers, num_kv_heads, head_dim, batch_si
         id="max_tokens_int_of_float_division",
         exercise="max_cached_tokens",
         title="int(memory / per_token): 아주 큰 값에서 부동소수 반올림으로 한 토큰 더 나옴",
-        hint="float는 유효 숫자가 약 16자리라 큰 정수의 나눗셈이 반올림됩니다. 정수끼리 // 로 나누세요.",
+        hint="float는 유효 숫자가 약 16자리라 큰 정수의 나눗셈이 반올림됩니다. 정수끼리 `//`로 나누세요.",
         source='''
 def max_cached_tokens(memory_bytes, num_layers, num_kv_heads, head_dim, batch_size=1, bytes_per_element=2):
     per_token = kv_cache_bytes(num_layers, num_kv_heads, head_dim, 1, batch_size, bytes_per_element)
     return int(memory_bytes / per_token)
+''',
+    ),
+    Mistake(
+        id="max_tokens_ignores_batch",
+        exercise="max_cached_tokens",
+        title="배치 크기를 빼고 토큰 하나의 바이트를 셈 (요청이 여럿이면 너무 많이 담는다고 답함)",
+        hint=("배치의 시퀀스마다 토큰을 하나씩 더하므로 토큰 하나가 늘 때 캐시는 batch_size배로 늘어납니다: "
+              "kv_cache_bytes(…, 1, batch_size, bytes_per_element)로 나누세요."),
+        source='''
+def max_cached_tokens(memory_bytes, num_layers, num_kv_heads, head_dim, batch_size=1, bytes_per_element=2):
+    return memory_bytes // kv_cache_bytes(num_layers, num_kv_heads, head_dim, 1, 1, bytes_per_element)
 ''',
     ),
 ]

@@ -15,7 +15,7 @@ MISTAKES = [
         id="merge_heads_reshape_without_transpose",
         exercise="merge_heads",
         title="transpose 없이 (B, T, H*dh)로 바로 reshape",
-        hint="먼저 transpose(0, 2, 1, 3)로 (B, T, H, dh)를 만든 뒤 reshape 하세요.",
+        hint="먼저 transpose(0, 2, 1, 3)로 (B, T, H, dh)를 만든 뒤 reshape하세요.",
         source='''
 def merge_heads(x):
     B, H, T, dh = x.shape
@@ -26,7 +26,7 @@ def merge_heads(x):
         id="merge_heads_wrong_axis_order",
         exercise="merge_heads",
         title="(B, T, dh, H) 순서로 합쳐 채널이 헤드끼리 엇갈림",
-        hint="헤드를 차례로 이어 붙이려면 transpose(0, 2, 1, 3)로 (B, T, H, dh)를 만든 뒤 reshape 하세요.",
+        hint="헤드를 차례로 이어 붙이려면 transpose(0, 2, 1, 3)로 (B, T, H, dh)를 만든 뒤 reshape하세요.",
         source='''
 def merge_heads(x):
     B, H, T, dh = x.shape

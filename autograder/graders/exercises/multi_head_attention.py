@@ -64,4 +64,34 @@ def multi_head_attention(query, key, value, num_heads, mask=None):
     return y.reshape(B, T, H * dh)
 ''',
     ),
+    Mistake(
+        id="mha_interleaved_heads",
+        exercise="multi_head_attention",
+        title="헤드를 (C/H, H) 순서로 나눠 헤드가 띄엄띄엄 채널을 가짐",
+        hint=("헤드 h는 이어진 채널 h·C/H … (h+1)·C/H - 1입니다: (B, T, H, C/H)로 나눈 뒤 축을 "
+              "바꾸세요(split_heads)."),
+        source='''
+def multi_head_attention(query, key, value, num_heads, mask=None):
+    def heads(a):
+        b, t, c = a.shape
+        return a.reshape(b, t, c // num_heads, num_heads).transpose(0, 3, 1, 2)
+    y = scaled_dot_product_attention(heads(query), heads(key), heads(value), mask)
+    b, h, t, d = y.shape
+    return y.transpose(0, 2, 3, 1).reshape(b, t, h * d)
+''',
+    ),
+    Mistake(
+        id="mha_no_scale",
+        exercise="multi_head_attention",
+        title="헤드마다 점수를 √(C/H)로 나누지 않음",
+        hint="헤드로 나눈 뒤 scaled_dot_product_attention을 부르면 헤드 차원 C/H로 저절로 나눕니다.",
+        source='''
+def multi_head_attention(query, key, value, num_heads, mask=None):
+    q, k, v = (split_heads(a, num_heads) for a in (query, key, value))
+    scores = q @ np.swapaxes(k, -1, -2)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    return merge_heads(softmax(scores, axis=-1) @ v)
+''',
+    ),
 ]

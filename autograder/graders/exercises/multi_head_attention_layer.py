@@ -72,4 +72,56 @@ def multi_head_attention_layer(x_q, x_kv, params, num_heads, mask=None):
     return merge_heads(y) @ params["w_o"] + params["b_o"]
 ''',
     ),
+    Mistake(
+        id="layer_interleaved_heads",
+        exercise="multi_head_attention_layer",
+        title="투영한 Q, K, V를 (dk, H) 순서로 나눠 헤드가 띄엄띄엄 열을 가짐",
+        hint=("헤드 h의 몫은 투영한 열 h·dk … (h+1)·dk - 1입니다 (Keras 커널 w_q.reshape(D, H, dk)와 같은 순서): "
+              "split_heads를 쓰세요."),
+        source='''
+def multi_head_attention_layer(x_q, x_kv, params, num_heads, mask=None):
+    def heads(a):
+        b, t, c = a.shape
+        return a.reshape(b, t, c // num_heads, num_heads).transpose(0, 3, 1, 2)
+    p = params
+    y = scaled_dot_product_attention(heads(x_q @ p["w_q"] + p["b_q"]), heads(x_kv @ p["w_k"] + p["b_k"]),
+                                     heads(x_kv @ p["w_v"] + p["b_v"]), mask)
+    b, h, t, d = y.shape
+    return y.transpose(0, 2, 3, 1).reshape(b, t, h * d) @ p["w_o"] + p["b_o"]
+''',
+    ),
+    Mistake(
+        id="layer_split_without_transpose",
+        exercise="multi_head_attention_layer",
+        title="헤드를 나눌 때 transpose 없이 (B, H, T, dk)로 바로 reshape",
+        hint=("(B, T, H·dk)를 곧장 (B, H, T, dk)로 바꾸면 토큰과 헤드가 섞입니다. (B, T, H, dk)로 나눈 뒤 축 1, 2를 "
+              "바꾸세요 (split_heads)."),
+        source='''
+def multi_head_attention_layer(x_q, x_kv, params, num_heads, mask=None):
+    def heads(a):
+        b, t, c = a.shape
+        return a.reshape(b, num_heads, t, c // num_heads)
+    p = params
+    y = scaled_dot_product_attention(heads(x_q @ p["w_q"] + p["b_q"]), heads(x_kv @ p["w_k"] + p["b_k"]),
+                                     heads(x_kv @ p["w_v"] + p["b_v"]), mask)
+    return merge_heads(y) @ p["w_o"] + p["b_o"]
+''',
+    ),
+    Mistake(
+        id="layer_no_scale",
+        exercise="multi_head_attention_layer",
+        title="헤드마다 점수를 √dk로 나누지 않음",
+        hint="헤드로 나눈 Q, K를 scaled_dot_product_attention에 넘기면 헤드 차원 dk로 저절로 나눕니다.",
+        source='''
+def multi_head_attention_layer(x_q, x_kv, params, num_heads, mask=None):
+    p = params
+    q = split_heads(x_q @ p["w_q"] + p["b_q"], num_heads)
+    k = split_heads(x_kv @ p["w_k"] + p["b_k"], num_heads)
+    v = split_heads(x_kv @ p["w_v"] + p["b_v"], num_heads)
+    scores = q @ np.swapaxes(k, -1, -2)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    return merge_heads(softmax(scores, axis=-1) @ v) @ p["w_o"] + p["b_o"]
+''',
+    ),
 ]

@@ -63,7 +63,7 @@ def scaled_dot_product_attention(query, key, value, mask=None, return_weights=Fa
         id="sdpa_inverted_mask",
         exercise="scaled_dot_product_attention",
         title="마스크를 반대로 씀 (True를 가림)",
-        hint="이 과제의 규칙은 True = 볼 수 있음 입니다. np.where(mask, scores, -np.inf)처럼 False인 곳을 가리세요.",
+        hint="이 과제의 규칙은 True = 볼 수 있음입니다. np.where(mask, scores, -np.inf)처럼 False인 곳을 가리세요.",
         source='''
 def scaled_dot_product_attention(query, key, value, mask=None, return_weights=False):
     d = query.shape[-1]
@@ -103,6 +103,57 @@ def scaled_dot_product_attention(query, key, value, mask=None, return_weights=Fa
     if mask is not None:
         scores = np.where(mask, scores, -np.inf)
     weights = softmax(scores, axis=-2)
+    out = weights @ value
+    return (out, weights) if return_weights else out
+''',
+    ),
+    Mistake(
+        id="sdpa_weights_unmasked",
+        exercise="scaled_dot_product_attention",
+        title="return_weights=True일 때 마스크를 넣기 전의 가중치를 돌려줌 (출력은 맞음)",
+        hint=("돌려주는 weights는 출력을 만든 바로 그 가중치여야 합니다: 가려진 위치가 정확히 0이고 행 합이 1인, "
+              "마스크를 넣은 뒤의 softmax."),
+        source='''
+def scaled_dot_product_attention(query, key, value, mask=None, return_weights=False):
+    d = query.shape[-1]
+    scores = query @ np.swapaxes(key, -1, -2) / np.sqrt(d)
+    unmasked = softmax(scores, axis=-1)
+    weights = unmasked if mask is None else softmax(np.where(mask, scores, -np.inf), axis=-1)
+    out = weights @ value
+    return (out, unmasked) if return_weights else out
+''',
+    ),
+    Mistake(
+        id="sdpa_exp_without_max",
+        exercise="scaled_dot_product_attention",
+        title="softmax를 직접 쓰며 최댓값을 빼지 않아 큰 점수에서 exp가 넘침 (inf/NaN)",
+        hint=("float32 점수가 88을 넘으면 exp가 inf가 됩니다. 직접 만든 softmax를 부르거나, exp를 취하기 전에 행마다 "
+              "최댓값을 빼세요 (가린 위치는 그대로 -inf)."),
+        source='''
+def scaled_dot_product_attention(query, key, value, mask=None, return_weights=False):
+    scores = query @ np.swapaxes(key, -1, -2) * query.shape[-1] ** -0.5
+    e = np.exp(scores)
+    if mask is not None:
+        e = np.where(mask, e, 0.0)
+    weights = e / np.sum(e, axis=-1, keepdims=True)
+    out = weights @ value
+    return (out, weights) if return_weights else out
+''',
+    ),
+    Mistake(
+        id="sdpa_normalizes_over_all",
+        exercise="scaled_dot_product_attention",
+        title="softmax를 직접 쓰며 키 축이 아니라 (Tq, Tk) 전체의 합으로 나눔",
+        hint=("가중치는 질의마다(행마다) 합이 1입니다: 지수의 합은 키 축 axis=-1을 따라서만 구하세요 "
+              "(keepdims=True)."),
+        source='''
+def scaled_dot_product_attention(query, key, value, mask=None, return_weights=False):
+    d = query.shape[-1]
+    scores = query @ np.swapaxes(key, -1, -2) / np.sqrt(d)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    weights = e / np.sum(e, axis=(-2, -1), keepdims=True)
     out = weights @ value
     return (out, weights) if return_weights else out
 ''',

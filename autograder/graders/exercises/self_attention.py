@@ -50,4 +50,44 @@ def self_attention(x, w_q, w_k, w_v, causal=False):
     return scaled_dot_product_attention(q, k, v)
 ''',
     ),
+    Mistake(
+        id="self_attention_no_scale",
+        exercise="self_attention",
+        title="점수를 √dk로 나누지 않음",
+        hint="Q Kᵀ를 √dk (dk = w_q.shape[1])로 나누세요. scaled_dot_product_attention을 부르면 저절로 됩니다.",
+        source='''
+def self_attention(x, w_q, w_k, w_v, causal=False):
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    scores = q @ np.swapaxes(k, -1, -2)
+    if causal:
+        scores = np.where(causal_mask(x.shape[-2]), scores, -np.inf)
+    return softmax(scores, axis=-1) @ v
+''',
+    ),
+    Mistake(
+        id="self_attention_scale_by_dk",
+        exercise="self_attention",
+        title="√dk가 아니라 dk로 나눔",
+        hint="스케일은 1/√dk입니다: np.sqrt(dk) 또는 dk ** 0.5로 나누세요.",
+        source='''
+def self_attention(x, w_q, w_k, w_v, causal=False):
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    scores = q @ np.swapaxes(k, -1, -2) / q.shape[-1]
+    if causal:
+        scores = np.where(causal_mask(x.shape[-2]), scores, -np.inf)
+    return softmax(scores, axis=-1) @ v
+''',
+    ),
+    Mistake(
+        id="self_attention_future_mask",
+        exercise="self_attention",
+        title="인과 마스크로 np.triu를 씀: 과거가 아니라 미래를 봄",
+        hint="causal=True이면 각 위치는 자기 자신과 과거만 봅니다: causal_mask(T) (아래 삼각형, True = 볼 수 있음).",
+        source='''
+def self_attention(x, w_q, w_k, w_v, causal=False):
+    t = x.shape[-2]
+    mask = np.triu(np.ones((t, t), dtype=bool)) if causal else None
+    return scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask)
+''',
+    ),
 ]

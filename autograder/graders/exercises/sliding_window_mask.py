@@ -14,9 +14,11 @@ MISTAKES = [
     Mistake(
         id="sw_window_off_by_one",
         exercise="sliding_window_mask",
-        title=("윈도를 하나 넓게 잡음 (`< window`가 아니라 `<= window`): "
-               "자기 자신과 앞 토큰 window개, 모두 window + 1개를 봄"),
-        hint="토큰은 자기 자신과 앞의 window - 1개, 모두 window개를 봅니다: (i + t_k - t_q) - j < window.",
+        title=("Mistral 논문의 규칙(위치 i - window .. i, window + 1개)을 씀: 이 과제는 Hugging Face의 규칙"
+               "(자기 자신 포함 window개)"),
+        hint="Mistral 7B 논문은 위치 i가 i - W부터 i까지(W + 1개)를 본다고 적었지만, 이 과제는 "
+             "Hugging Face transformers의 구현처럼 자기 자신과 앞의 window - 1개, 모두 window개를 "
+             "봅니다: (i + t_k - t_q) - j < window (`<=`가 아니라 `<`).",
         source='''
 def sliding_window_mask(t_q, t_k=None, window=4096):
     t_k = t_q if t_k is None else t_k
@@ -50,6 +52,32 @@ def sliding_window_mask(t_q, t_k=None, window=4096):
     i = np.arange(t_q)[:, None] + (t_k - t_q)
     j = np.arange(t_k)[None, :]
     return np.abs(i - j) < window
+''',
+    ),
+    Mistake(
+        id="sw_missing_causal",
+        exercise="sliding_window_mask",
+        title="윈도 조건 p - j < window만 쓰고 인과 조건 j <= p를 빠뜨림: 미래 토큰을 모두 봄",
+        hint="슬라이딩 윈도는 인과 마스크에 더하는 조건입니다: j <= p이고 p - j < window (p = i + t_k - t_q).",
+        source='''
+def sliding_window_mask(t_q, t_k=None, window=4096):
+    t_k = t_q if t_k is None else t_k
+    p = np.arange(t_q)[:, None] + (t_k - t_q)
+    j = np.arange(t_k)[None, :]
+    return p - j < window
+''',
+    ),
+    Mistake(
+        id="sw_window_too_small",
+        exercise="sliding_window_mask",
+        title="윈도를 하나 좁게 잡음 (p - j < window - 1): 자기 자신을 넣어 window - 1개만 봄",
+        hint="토큰은 자기 자신과 앞의 window - 1개, 모두 window개를 봅니다: p - j < window.",
+        source='''
+def sliding_window_mask(t_q, t_k=None, window=4096):
+    t_k = t_q if t_k is None else t_k
+    p = np.arange(t_q)[:, None] + (t_k - t_q)
+    j = np.arange(t_k)[None, :]
+    return (j <= p) & (p - j < window - 1)
 ''',
     ),
 ]

@@ -48,4 +48,17 @@ def softmax(x, axis=-1):
     return e / np.sum(e, axis=axis, keepdims=True)
 ''',
     ),
+    Mistake(
+        id="softmax_sum_over_all_rowmax",
+        exercise="softmax",
+        title="최댓값은 축을 따라 뺐지만 합은 배열 전체로 나눔",
+        hint=("np.sum(e)는 모든 원소의 합입니다. 빼는 최댓값과 나누는 합 모두 axis=axis, keepdims=True로 같은 축을 "
+              "따라 구하세요."),
+        source='''
+def softmax(x, axis=-1):
+    x = np.asarray(x, dtype=np.float64)
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e)
+''',
+    ),
 ]

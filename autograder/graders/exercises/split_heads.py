@@ -15,8 +15,8 @@ MISTAKES = [
         id="split_heads_reshape_without_transpose",
         exercise="split_heads",
         title="transpose 없이 (B, H, T, dh)로 바로 reshape",
-        hint=("먼저 (B, T, H, dh)로 reshape 한 뒤 transpose(0, 2, 1, 3)로 헤드 축을 앞으로 옮기세요. "
-              "바로 reshape 하면 토큰과 채널이 섞입니다."),
+        hint=("먼저 (B, T, H, dh)로 reshape한 뒤 transpose(0, 2, 1, 3)로 헤드 축을 앞으로 옮기세요. "
+              "바로 reshape하면 토큰과 채널이 섞입니다."),
         source='''
 def split_heads(x, num_heads):
     B, T, C = x.shape

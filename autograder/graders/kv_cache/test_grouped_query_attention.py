@@ -133,4 +133,4 @@ def test_incompatible_heads_raise_value_error(student, rng, hq, hkv):
                    f"`raise ValueError(...)`로 알리세요. ({failure.message})")
         raise GradingFailure(with_causes(message, found), found) from None
     expect_true(False, f"Hq={hq}, Hkv={hkv}: 질의 헤드 수가 KV 헤드 수의 배수가 아닌데 ValueError 없이 결과를 "
-                       f"돌려주었습니다. 먼저 Hq % Hkv를 확인해 `raise ValueError(...)` 하세요.")
+                       f"돌려주었습니다. 먼저 Hq % Hkv를 확인해 `raise ValueError(...)`로 알리세요.")

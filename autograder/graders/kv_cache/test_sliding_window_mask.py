@@ -1,5 +1,6 @@
 """sliding_window_mask(t_q, t_k=None, window=4096): bool (t_q, t_k); causal_mask's bottom-right rule, and query i
-sees key j only if (i + t_k - t_q) - j < window (Mistral's sliding window: itself and the window - 1 tokens before).
+sees key j only if (i + t_k - t_q) - j < window (Hugging Face transformers' sliding-window rule: itself and the
+window - 1 tokens before; the Mistral paper's positions i - W .. i are W + 1 tokens, a mistake of the catalogue).
 
 Masks are exact: compared with tolerances.EXACT against a numpy reference written from the contract, and against
 ``causal_mask`` when the window covers every key. A wrong mask is named by running the catalogue's mistakes on the
