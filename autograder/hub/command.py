@@ -7,6 +7,7 @@ import signal
 import stat
 import sys
 import time
+from pathlib import Path
 
 from autograder import settings
 from autograder.hub import accounts, provision, server
@@ -36,15 +37,45 @@ def setup(layout: Layout, n_students: int) -> dict[str, str]:
     return logins
 
 
-def warn_if_readable(root) -> None:
-    """The checkout this runs from holds the graders: students must not read it (the course copy is private)."""
-    for path in (root, *root.parents):
-        mode = path.stat().st_mode
-        if not mode & stat.S_IXOTH:
-            return
-    if root.stat().st_mode & stat.S_IROTH:
-        print(f"hub: WARNING: {root} (graders, solutions) is readable by every local user, students included; "
-              f"`chmod o-rwx {root}` (the hub uses its own copy, {Layout.for_course().course_dir})", file=sys.stderr)
+# What must stay unreadable to students in the checkout the hub starts from (the rest is released anyway).
+PRIVATE = ("autograder", "source", "solutions", "tests", ".git", "course_config.py", "gradebook.db", "submitted",
+           "autograded", "feedback", "demo")
+
+
+def readable_by_others(root: Path) -> Path | None:
+    """A file of the checkout's graders, answers or grades that every local user (students included) can read, or
+    None. A user who may search (``o+x``) every folder from ``/`` down to a file that others may read, reads it,
+    even where a folder is not listable; a checkout whose own folder or one above it is closed (``o-x``) is
+    private."""
+    if not all(p.stat().st_mode & stat.S_IXOTH for p in (root, *root.parents)):
+        return None
+    for name in PRIVATE:
+        top = root / name
+        if not top.exists() or top.is_symlink():
+            continue
+        if top.is_file():
+            if top.stat().st_mode & stat.S_IROTH:
+                return top
+            continue
+        for dirpath, dirnames, filenames in os.walk(top):
+            if not os.stat(dirpath).st_mode & stat.S_IXOTH:
+                dirnames[:] = []
+                continue
+            for name_ in filenames:
+                path = Path(dirpath) / name_
+                if not path.is_symlink() and path.stat().st_mode & stat.S_IROTH:
+                    return path
+    return None
+
+
+def refuse_if_readable(root: Path) -> str | None:
+    """Why the hub must not start from ``root`` (its answer key readable by students), or None."""
+    exposed = readable_by_others(root)
+    if exposed is None:
+        return None
+    return (f"{exposed} (graders, solutions) is readable by every local user, students included: "
+            f"run `chmod o-rwx {root}` and start again (the hub runs from its own private copy, "
+            f"{Layout.for_course().course_dir}; the checkout only has to be readable by root)")
 
 
 def main(args) -> int:
@@ -64,7 +95,10 @@ def main(args) -> int:
     if server.running_pid(layout):
         print(f"hub: already running (pid {server.running_pid(layout)}); stop it with --stop", file=sys.stderr)
         return 1
-    warn_if_readable(settings.ROOT)
+    reason = refuse_if_readable(settings.ROOT)
+    if reason:
+        print(f"hub: refusing to start: {reason}", file=sys.stderr)
+        return 2
     setup(layout, args.students)
     try:
         proc = server.start(layout)

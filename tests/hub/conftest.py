@@ -102,6 +102,8 @@ def hub():
     if layout.grader_home.exists():
         reset_class(layout)
     LOGS.mkdir(parents=True, exist_ok=True)
+    mode = ROOT.stat().st_mode & 0o7777
+    os.chmod(ROOT, mode & ~0o007)                          # the hub refuses a checkout its students can read
     log_path = LOGS / "hub-command.log"
     log = open(log_path, "w")
     start = time.perf_counter()
@@ -123,6 +125,7 @@ def hub():
         except subprocess.TimeoutExpired:
             process.kill()
         log.close()
+        os.chmod(ROOT, mode)
         shutil.copy(layout.log, LOGS / "jupyterhub.log")
     assert server.running_pid(layout) is None
     assert not server.leftovers(layout), f"servers left running: {server.leftovers(layout)}"
