@@ -49,6 +49,23 @@ COURSE = {
         # note, and goes on with the class; a worker that does not stop 30 s later is killed and replaced.
         "grace": 60,
     },
+    # The course on JupyterHub (`python -m autograder hub`, autograder/hub).
+    "hub": {
+        # Limits of each user's server: their JupyterLab with every kernel, terminal and process it starts, together
+        # (like The Littlest JupyterHub's mem_limit and cpu_limit), enforced by the kernel's control groups
+        # (autograder/hub/limits.py). A student past the memory limit loses their own largest process (the kernel
+        # that allocates), never another user's. A kernel with torch and keras loaded holds 0.5-0.7 GiB: 2 GiB is two
+        # open notebooks and the server.
+        "mem_limit_mb": 2048,
+        "cpu_limit": 1.0,         # cores (CFS quota); under contention each user gets an equal share:
+        "cpu_weight": 100,        # relative to the other users (cgroup v2's scale, 1..10000)
+        "max_processes": 512,     # tasks (processes and threads: torch starts a thread per core) of one user
+        "file_size_mb": 1024,     # the largest file a user's process may write (RLIMIT_FSIZE; not a disk quota)
+        # jupyterhub-idle-culler (a hub service): a server with no activity (no open tab, no running kernel's output)
+        # for this long is stopped, with everything it started; checked every cull_every_s. 0: never.
+        "idle_timeout_s": 3600,
+        "cull_every_s": 300,
+    },
     # Limits of the process that runs student code (applied by autograder/sandbox).
     "sandbox": {
         # bubblewrap around every process that runs student code. Grading refuses to start where it cannot

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from autograder import settings
-from autograder.hub import accounts, provision, server
+from autograder.hub import accounts, limits, provision, server
 from autograder.hub.layout import INSTRUCTORS, Layout, student_names
 
 
@@ -95,6 +95,12 @@ def main(args) -> int:
     if server.running_pid(layout):
         print(f"hub: already running (pid {server.running_pid(layout)}); stop it with --stop", file=sys.stderr)
         return 1
+    try:
+        limits.detect(server.cgroup_name(layout))
+    except limits.Unavailable as exc:
+        print(f"hub: refusing to start: the per-user limits (COURSE['hub']) need the kernel's control groups: {exc}",
+              file=sys.stderr)
+        return 2
     reason = refuse_if_readable(settings.ROOT)
     if reason:
         print(f"hub: refusing to start: {reason}", file=sys.stderr)

@@ -17,11 +17,16 @@ import urllib.request
 from pathlib import Path
 
 from autograder import settings
-from autograder.hub import provision
+from autograder.hub import limits, provision
 from autograder.hub.layout import INSTRUCTORS, Layout
 
 SERVICE_WAIT_S = 15
 PROXY = settings.ROOT / "build" / "node" / "node_modules" / ".bin" / "configurable-http-proxy"
+
+
+def cgroup_name(layout: Layout) -> str:
+    """The parent control group of this hub's users' groups (below the hub's own group)."""
+    return f"autograder-{layout.course_id}"
 
 
 def config_text(layout: Layout, students: list[str]) -> str:
@@ -30,6 +35,18 @@ def config_text(layout: Layout, students: list[str]) -> str:
     env_bin = layout.env / "bin"
     path = f"{env_bin}:/usr/local/bin:/usr/bin:/bin"
     service_env = {"PATH": path, "JUPYTERHUB_DEFAULT_URL": "/lab", **provision.grader_env(layout)}
+    hub = settings.course()["hub"]
+    limits = "\n".join(line for line in (
+        f"c.LimitedSpawner.mem_limit = {hub['mem_limit_mb'] * 2**20}" if hub.get("mem_limit_mb") else "",
+        f"c.LimitedSpawner.cpu_limit = {float(hub['cpu_limit'])!r}" if hub.get("cpu_limit") else "",
+        f"c.LimitedSpawner.cpu_weight = {int(hub.get('cpu_weight', 100))}",
+        f"c.LimitedSpawner.max_processes = {int(hub.get('max_processes') or 0)}",
+        f"c.LimitedSpawner.file_size_limit = {float(hub.get('file_size_mb') or 0)!r}") if line)
+    culler = ""
+    if hub.get("idle_timeout_s"):
+        command = [sys.executable, "-m", "jupyterhub_idle_culler", f"--timeout={int(hub['idle_timeout_s'])}",
+                   f"--cull-every={int(hub.get('cull_every_s') or 300)}"]
+        culler = f'{{"name": "idle-culler", "command": {command!r}}}, '
     return f'''# Written by `python -m autograder hub` (autograder/hub/server.py); rewritten at every start.
 c = get_config()  # noqa: F821
 
@@ -48,8 +65,11 @@ c.JupyterHub.authenticator_class = "pam"
 c.Authenticator.allowed_users = {set(INSTRUCTORS) | set(students)!r}
 c.Authenticator.admin_users = set()
 
-# Everyone's JupyterLab: their own Unix user, the students' environment (no autograder package in it).
-c.JupyterHub.spawner_class = "localprocess"
+# Everyone's JupyterLab: their own Unix user, the students' environment (no autograder package in it), in control
+# groups of their own with the course's limits (memory, CPU, processes: autograder/hub/limits.py).
+c.JupyterHub.spawner_class = "autograder.hub.spawner.LimitedSpawner"
+c.LimitedSpawner.cgroup_name = "{cgroup_name(layout)}"
+{limits}
 c.Spawner.cmd = ["{env_bin / 'jupyterhub-singleuser'}"]
 c.Spawner.default_url = "/lab"
 c.Spawner.environment = {{"PATH": "{path}"}}
@@ -67,6 +87,9 @@ c.JupyterHub.load_roles = [
      "scopes": ["access:services!service={cid}", "list:services", "read:services!service={cid}"]}},
     # nbgrader's course list (in every user's Lab) asks the hub which course services the user may reach.
     {{"name": "server", "scopes": ["inherit"]}},
+    # jupyterhub-idle-culler: sees the users' activity, stops idle servers (never removes users).
+    {{"name": "idle-culler", "services": ["idle-culler"],
+     "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]}},
 ]
 
 # formgrader: a JupyterLab of the grading account on its course copy, started and stopped by the hub.
@@ -86,7 +109,7 @@ def _patient_wait_up(self, timeout=10, http=False, **kwargs):
 
 _Server.wait_up = _patient_wait_up
 
-c.JupyterHub.services = [{{
+c.JupyterHub.services = [{culler}{{
     "name": "{cid}",
     "url": "http://127.0.0.1:{layout.service_port}",
     "command": ["{env_bin / 'jupyterhub-singleuser'}", "--ServerApp.root_dir={layout.course_dir}",
@@ -172,6 +195,12 @@ def leftovers(layout: Layout) -> list[int]:
 
 
 def stop_leftovers(layout: Layout) -> None:
+    try:                       # whatever is left in the users' control groups (a hub that died leaves them)
+        groups = limits.detect(cgroup_name(layout))
+        for user in groups.users():
+            groups.stop(user)
+    except (limits.Unavailable, OSError):
+        pass
     for pid in leftovers(layout):
         try:
             os.killpg(pid, signal.SIGTERM)     # its kernels are in its process group (a session of its own)
