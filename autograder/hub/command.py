@@ -1,5 +1,7 @@
-"""``python -m autograder hub [--students N] [--port 8000] [--ip IP] [--stop]``: set up (idempotently) and run the
-course's JupyterHub in the foreground until Ctrl-C, or stop the one that runs (``--stop``)."""
+"""``python -m autograder hub [--students N] [--port 8000] [--ip IP] [--namespace NAME] [--stop]``: set up
+(idempotently) and run the course's JupyterHub in the foreground until Ctrl-C, or stop the one that runs
+(``--stop``). ``--namespace`` (or ``$AUTOGRADER_HUB_NAMESPACE``) runs a separate hub that shares nothing with the
+course's (``autograder/hub/layout.py``), as the tests do."""
 from __future__ import annotations
 
 import os
@@ -10,12 +12,12 @@ import time
 
 from autograder import settings
 from autograder.hub import accounts, provision, server
-from autograder.hub.layout import INSTRUCTORS, Layout, student_names
+from autograder.hub.layout import Layout
 
 
 def setup(layout: Layout, n_students: int) -> dict[str, str]:
     """Everything the hub needs, as root; returns the logins (user -> password)."""
-    students = student_names(n_students)
+    students = layout.students(n_students)
     steps = []
 
     def step(what, fn, *args):
@@ -24,7 +26,7 @@ def setup(layout: Layout, n_students: int) -> dict[str, str]:
         steps.append(f"{what} {time.perf_counter() - start:.1f} s")
         return result
 
-    logins = step("accounts", accounts.ensure_logins, [*INSTRUCTORS, *students], layout.passwords)
+    logins = step("accounts", accounts.ensure_logins, [*layout.instructors, *students], layout.passwords)
     step("grading account", accounts.ensure_user, layout.grader)
     step("students' environment", provision.students_env, layout)
     step("exchange", provision.exchange, layout)
@@ -36,7 +38,7 @@ def setup(layout: Layout, n_students: int) -> dict[str, str]:
     return logins
 
 
-def warn_if_readable(root) -> None:
+def warn_if_readable(root, layout: Layout) -> None:
     """The checkout this runs from holds the graders: students must not read it (the course copy is private)."""
     for path in (root, *root.parents):
         mode = path.stat().st_mode
@@ -44,11 +46,15 @@ def warn_if_readable(root) -> None:
             return
     if root.stat().st_mode & stat.S_IROTH:
         print(f"hub: WARNING: {root} (graders, solutions) is readable by every local user, students included; "
-              f"`chmod o-rwx {root}` (the hub uses its own copy, {Layout.for_course().course_dir})", file=sys.stderr)
+              f"`chmod o-rwx {root}` (the hub uses its own copy, {layout.course_dir})", file=sys.stderr)
 
 
 def main(args) -> int:
-    layout = Layout.for_course(port=args.port, ip=args.ip)
+    try:
+        layout = Layout.for_course(namespace=args.namespace, port=args.port, ip=args.ip)
+    except ValueError as exc:
+        print(f"hub: {exc}", file=sys.stderr)
+        return 2
     if args.stop:
         pid = server.running_pid(layout)
         if pid is None:
@@ -64,7 +70,7 @@ def main(args) -> int:
     if server.running_pid(layout):
         print(f"hub: already running (pid {server.running_pid(layout)}); stop it with --stop", file=sys.stderr)
         return 1
-    warn_if_readable(settings.ROOT)
+    warn_if_readable(settings.ROOT, layout)
     setup(layout, args.students)
     try:
         proc = server.start(layout)
