@@ -8,7 +8,8 @@ import os
 
 COURSE = {
     # nbgrader course id and the assignments, in teaching order (each is source/<name>/<name>.ipynb).
-    "course_id": "attention-ko",
+    # COURSE_ID: a separate hub's course (`python -m autograder hub --namespace`, the hub tests) in its own copy.
+    "course_id": os.environ.get("COURSE_ID", "attention-ko"),
     "assignments": ["attention", "kv_cache", "quiz"],
     # The gradebook (SQLite file by default; a PostgreSQL URL for several graders at once).
     "db_url": os.environ.get("COURSE_DB_URL", "sqlite:///gradebook.db"),

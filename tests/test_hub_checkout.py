@@ -65,7 +65,7 @@ def hub_command(root: Path, monkeypatch, capsys) -> tuple[int, str, list]:
     monkeypatch.setattr(server, "start", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("stop here")))
     monkeypatch.setattr(server, "running_pid", lambda layout: None)
     monkeypatch.setattr(server, "stop_leftovers", lambda layout: None)
-    args = argparse.Namespace(stop=False, students=1, port=8000, ip="127.0.0.1")
+    args = argparse.Namespace(stop=False, students=1, port=8000, ip="127.0.0.1", namespace=None)
     code = command.main(args)
     return code, capsys.readouterr().err, started
 

@@ -1,5 +1,7 @@
-"""``python -m autograder hub [--students N] [--port 8000] [--ip IP] [--stop]``: set up (idempotently) and run the
-course's JupyterHub in the foreground until Ctrl-C, or stop the one that runs (``--stop``)."""
+"""``python -m autograder hub [--students N] [--port 8000] [--ip IP] [--namespace NAME] [--stop]``: set up
+(idempotently) and run the course's JupyterHub in the foreground until Ctrl-C, or stop the one that runs
+(``--stop``). ``--namespace`` (or ``$AUTOGRADER_HUB_NAMESPACE``) runs a separate hub that shares nothing with the
+course's (``autograder/hub/layout.py``), as the tests do."""
 from __future__ import annotations
 
 import os
@@ -11,12 +13,12 @@ from pathlib import Path
 
 from autograder import settings
 from autograder.hub import accounts, limits, provision, server
-from autograder.hub.layout import INSTRUCTORS, Layout, student_names
+from autograder.hub.layout import Layout
 
 
 def setup(layout: Layout, n_students: int) -> dict[str, str]:
     """Everything the hub needs, as root; returns the logins (user -> password)."""
-    students = student_names(n_students)
+    students = layout.students(n_students)
     steps = []
 
     def step(what, fn, *args):
@@ -25,7 +27,7 @@ def setup(layout: Layout, n_students: int) -> dict[str, str]:
         steps.append(f"{what} {time.perf_counter() - start:.1f} s")
         return result
 
-    logins = step("accounts", accounts.ensure_logins, [*INSTRUCTORS, *students], layout.passwords)
+    logins = step("accounts", accounts.ensure_logins, [*layout.instructors, *students], layout.passwords)
     step("grading account", accounts.ensure_user, layout.grader)
     step("students' environment", provision.students_env, layout)
     step("exchange", provision.exchange, layout)
@@ -68,18 +70,22 @@ def readable_by_others(root: Path) -> Path | None:
     return None
 
 
-def refuse_if_readable(root: Path) -> str | None:
+def refuse_if_readable(root: Path, layout: Layout) -> str | None:
     """Why the hub must not start from ``root`` (its answer key readable by students), or None."""
     exposed = readable_by_others(root)
     if exposed is None:
         return None
     return (f"{exposed} (graders, solutions) is readable by every local user, students included: "
             f"run `chmod o-rwx {root}` and start again (the hub runs from its own private copy, "
-            f"{Layout.for_course().course_dir}; the checkout only has to be readable by root)")
+            f"{layout.course_dir}; the checkout only has to be readable by root)")
 
 
 def main(args) -> int:
-    layout = Layout.for_course(port=args.port, ip=args.ip)
+    try:
+        layout = Layout.for_course(namespace=args.namespace, port=args.port, ip=args.ip)
+    except ValueError as exc:
+        print(f"hub: {exc}", file=sys.stderr)
+        return 2
     if args.stop:
         pid = server.running_pid(layout)
         if pid is None:
@@ -101,7 +107,7 @@ def main(args) -> int:
         print(f"hub: refusing to start: the per-user limits (COURSE['hub']) need the kernel's control groups: {exc}",
               file=sys.stderr)
         return 2
-    reason = refuse_if_readable(settings.ROOT)
+    reason = refuse_if_readable(settings.ROOT, layout)
     if reason:
         print(f"hub: refusing to start: {reason}", file=sys.stderr)
         return 2

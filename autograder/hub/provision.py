@@ -8,7 +8,9 @@
   the course's state there (gradebook, submitted/, autograded/, feedback/) is never touched by a re-sync.
 * ``exchange``: nbgrader's exchange root (``ugo+rw`` as nbgrader's docs say, plus the sticky bit, so that no
   user can rename or remove a folder another user made there).
-* ``global_config``: ``/etc/jupyter/nbgrader_config.py`` (course id and exchange root) for every user.
+* ``global_config``: the nbgrader config (course id and exchange root) of every user of the hub, in the students'
+  environment (``Layout.nbgrader_config``).
+* ``remove``: everything of a namespace's hub (never of the course's own): its accounts, folders and environment.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ import sys
 from pathlib import Path
 
 from autograder import settings
+from autograder.hub import accounts
 from autograder.hub.layout import Layout
 
 # What a clone of the course's .venv leaves out: the autograder package (its editable install points into the
@@ -33,7 +36,6 @@ NOT_CLONED = ("__editable__", "attention_course_autograder")
 NOT_COPIED = {".git", ".venv", "build", ".pytest_cache", "demo", "gradebook.db", "submitted", "autograded",
               "feedback", ".autograder", "tmp"}
 NOT_COPIED_ANYWHERE = {"__pycache__", ".ipynb_checkpoints"}
-GLOBAL_CONFIG = Path("/etc/jupyter/nbgrader_config.py")
 KERNEL = "attention-course"
 
 
@@ -158,7 +160,7 @@ def as_user(user: str, command: list[str], layout: Layout, cwd: Path | None = No
 def grader_env(layout: Layout) -> dict:
     """What the grading account's processes add to their environment: ``autograder`` from the course copy and
     the copy's gradebook, whatever their working directory."""
-    return {"PYTHONPATH": str(layout.course_dir), "KERAS_BACKEND": "torch",
+    return {"PYTHONPATH": str(layout.course_dir), "KERAS_BACKEND": "torch", "COURSE_ID": layout.course_id,
             "COURSE_DB_URL": f"sqlite:///{layout.course_dir / 'gradebook.db'}",
             "COURSE_EXCHANGE": str(layout.exchange)}
 
@@ -248,9 +250,11 @@ def exchange(layout: Layout) -> Path:
     return layout.exchange
 
 
-def global_config(layout: Layout, path: Path = GLOBAL_CONFIG) -> Path:
-    """``/etc/jupyter/nbgrader_config.py``: every user's nbgrader (students' assignment list, validate, fetch,
-    submit) finds the course and the exchange."""
+def global_config(layout: Layout) -> Path:
+    """``Layout.nbgrader_config``: every user's nbgrader (students' assignment list, validate, fetch, submit), which
+    runs in the students' environment, finds the course and the exchange. Not ``/etc/jupyter``: a second hub on
+    the machine (the tests') would rewrite the course's."""
+    path = layout.nbgrader_config
     path.parent.mkdir(parents=True, exist_ok=True)
     validate = settings.course()["timeouts"]["validate"]
     path.write_text("# Written by `python -m autograder hub`: the course every user of this hub takes part in.\n"
@@ -265,3 +269,57 @@ def global_config(layout: Layout, path: Path = GLOBAL_CONFIG) -> Path:
                     f"c.Execute.iopub_timeout = {validate}\n")
     os.chmod(path, 0o644)
     return path
+
+
+# ------------------------------------------------------------------------------------------------ a namespace's end
+def processes_of(uids: set[int]) -> list[int]:
+    """Processes whose real uid is one of ``uids``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid in uids:
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+def namespace_users(layout: Layout) -> list[str]:
+    """The Unix accounts of a namespace's hub that exist (its prefixed users and its grading account)."""
+    import pwd
+
+    return sorted(e.pw_name for e in pwd.getpwall()
+                  if e.pw_name.startswith(layout.user_prefix) or e.pw_name == layout.grader)
+
+
+def remove(layout: Layout) -> list[str]:
+    """Remove a namespace's hub (stopped) entirely: its accounts' processes, the accounts with their homes (the
+    grading account's course copy and gradebook), its state, exchange and environment. Refuses the course's own
+    hub. Returns what it removed."""
+    import pwd
+    import signal
+    import time
+
+    if layout.namespace is None or not layout.user_prefix:
+        raise ValueError("only a namespace's hub is removed, never the course's own")
+    users = namespace_users(layout)
+    uids = {pwd.getpwnam(u).pw_uid for u in users}
+    deadline = time.monotonic() + 10
+    while (pids := processes_of(uids)) and time.monotonic() < deadline:
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.2)
+    for user in users:
+        subprocess.run(["userdel", "--remove", user], check=False, capture_output=True)
+        if accounts.exists(user):
+            raise RuntimeError(f"userdel {user} failed")
+    removed = list(users)
+    for path in (layout.state, layout.exchange, layout.env):
+        if path.exists() or path.is_symlink():
+            shutil.rmtree(path)
+            removed.append(str(path))
+    return removed

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from autograder import settings
 from autograder.hub import limits, provision
-from autograder.hub.layout import INSTRUCTORS, Layout
+from autograder.hub.layout import Layout
 
 SERVICE_WAIT_S = 15
 PROXY = settings.ROOT / "build" / "node" / "node_modules" / ".bin" / "configurable-http-proxy"
@@ -52,6 +52,8 @@ c = get_config()  # noqa: F821
 
 c.JupyterHub.bind_url = "http://{layout.ip}:{layout.port}"
 c.JupyterHub.hub_ip = "127.0.0.1"
+c.JupyterHub.hub_port = {layout.hub_port}
+c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{layout.proxy_api_port}"
 c.JupyterHub.db_url = "sqlite:///{layout.state / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = "{layout.state / 'jupyterhub_cookie_secret'}"
 c.JupyterHub.pid_file = "{layout.pid_file}"
@@ -62,7 +64,7 @@ c.JupyterHub.cleanup_proxy = True
 
 # Who may log in: PAM (Unix passwords) for the course's instructors and students.
 c.JupyterHub.authenticator_class = "pam"
-c.Authenticator.allowed_users = {set(INSTRUCTORS) | set(students)!r}
+c.Authenticator.allowed_users = {set(layout.instructors) | set(students)!r}
 c.Authenticator.admin_users = set()
 
 # Everyone's JupyterLab: their own Unix user, the students' environment (no autograder package in it), in control
@@ -81,7 +83,7 @@ c.Spawner.http_timeout = 120
 c.Spawner.start_timeout = 120
 
 # The instructors: the formgrade group may reach the course's formgrader service, nobody else.
-c.JupyterHub.load_groups = {{"{group}": {{"users": {list(INSTRUCTORS)!r}}}}}
+c.JupyterHub.load_groups = {{"{group}": {{"users": {layout.instructors!r}}}}}
 c.JupyterHub.load_roles = [
     {{"name": "{group}", "groups": ["{group}"],
      "scopes": ["access:services!service={cid}", "list:services", "read:services!service={cid}"]}},

@@ -1,9 +1,13 @@
-"""Fixtures of the tests against a real JupyterHub: ``python -m autograder hub`` started (as root, on
-127.0.0.1:8000 with student1 and student2) for the session and stopped after; headless Chromium per person.
+"""Fixtures of the tests against a real JupyterHub: ``python -m autograder hub --namespace aghub`` started (as
+root, on 127.0.0.1:18000 with two students) once for the session and stopped after; headless Chromium per person.
 
-The class's earlier work (student1's and student2's fetched notebooks, submissions, feedback, grades) is removed
-first, so that every run starts from a released course. Screenshots go to ``build/screenshots/`` (``hub-*``),
-the hub command's output to ``build/hub-logs/``.
+The tests' hub is a namespace of its own (``autograder/hub/layout.py``): course id ``aghub``, accounts
+``aghub-student1``, ``aghub-student2``, ``aghub-instructor1``, ``aghub-instructor2`` and ``grader-aghub``, its own
+exchange, state folder, students' environment and ports. Whatever an earlier run left of it is removed first and
+everything of it is removed at the end (accounts with their homes, folders); the course's own hub (its accounts,
+exchange, state, course copy and gradebook) is never read or written, which the session checks at its end.
+``AUTOGRADER_HUB_TEST_NAMESPACE`` and ``AUTOGRADER_HUB_TEST_PORT`` choose another name and port. Screenshots go to
+``build/screenshots/`` (``hub-*``), the hub command's output to ``build/hub-logs/``.
 """
 from __future__ import annotations
 
@@ -25,18 +29,19 @@ sys.path.insert(0, str(ROOT / "tests" / "browser"))
 from browser_course import CHROMEDRIVER, CHROMIUM, missing_browser  # noqa: E402
 
 from autograder.hub import accounts, provision, server  # noqa: E402
-from autograder.hub.layout import Layout, student_names  # noqa: E402
+from autograder.hub.layout import Layout  # noqa: E402
 
-STUDENTS = student_names(2)
-PORT = 8000
+NAMESPACE = os.environ.get("AUTOGRADER_HUB_TEST_NAMESPACE", "aghub")
+PORT = int(os.environ.get("AUTOGRADER_HUB_TEST_PORT", "18000"))
+N_STUDENTS = 2
 SCREENSHOTS = ROOT / "build" / "screenshots"
 LOGS = ROOT / "build" / "hub-logs"
 SETUP_TIMEOUT_S = 1500        # a fresh machine: students' environment, generate and release of every assignment
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "hub: against a real JupyterHub started by the test (root, port 8000, "
-                                       "headless Chromium); select with -m hub, leave out with -m 'not hub'")
+    config.addinivalue_line("markers", "hub: against a real JupyterHub started by the test (root, a namespace of its "
+                                       "own, headless Chromium); select with -m hub, leave out with -m 'not hub'")
 
 
 def pytest_collection_modifyitems(items):
@@ -65,6 +70,17 @@ class Hub:
     def url(self) -> str:
         return self.layout.url
 
+    @property
+    def students(self) -> list[str]:
+        return self.layout.students(N_STUDENTS)
+
+    @property
+    def instructor(self) -> str:
+        return self.layout.instructors[0]
+
+    def home(self, user: str) -> Path:
+        return Path(f"/home/{user}")
+
     def user_env(self, user: str) -> dict:
         return provision.grader_env(self.layout) if user == self.layout.grader else {}
 
@@ -74,42 +90,50 @@ class Hub:
                                  env={**self.user_env(user), **(env or {})})
 
 
-def reset_class(layout: Layout) -> None:
-    """Remove student1's and student2's earlier work everywhere: their folders, the exchange, the grader's copy
-    and its gradebook (the released assignments stay)."""
-    for student in STUDENTS:
-        if accounts.exists(student):
-            home = Path(f"/home/{student}")
-            for name in ("attention", "kv_cache", "quiz", ".local/share/jupyter/nbgrader_cache",
-                         ".jupyter/lab/workspaces"):
-                shutil.rmtree(home / name, ignore_errors=True)
-        for path in (layout.exchange / layout.course_id / "inbound").glob(f"{student}+*"):
-            shutil.rmtree(path, ignore_errors=True)
-        for folder in ("submitted", "autograded", "feedback"):
-            shutil.rmtree(layout.course_dir / folder / student, ignore_errors=True)
-    shutil.rmtree(layout.exchange / layout.course_id / "feedback", ignore_errors=True)
-    if (layout.course_dir / "gradebook.db").exists():
-        provision.gradebook_students(layout, remove=STUDENTS)
+def test_layout() -> Layout:
+    return Layout.for_course(namespace=NAMESPACE, port=PORT, ip="127.0.0.1")
 
 
-@pytest.fixture(scope="module")
+def footprint(layout: Layout) -> dict:
+    """What a hub changes of a course, listed: its accounts, and the names, sizes and times of every file under
+    its exchange, state folder, students' environment's config and grading account's home (nothing is read)."""
+    found = {"accounts": [u for u in (*layout.instructors, *layout.students(9), layout.grader) if accounts.exists(u)]}
+    for root in (layout.exchange, layout.state, layout.grader_home, layout.nbgrader_config.parent):
+        entries = {}
+        if root.exists():
+            for dirpath, dirnames, filenames in os.walk(root):
+                for name in [*dirnames, *filenames]:
+                    st = os.lstat(os.path.join(dirpath, name))
+                    entries[os.path.join(dirpath, name)] = (st.st_mode, st.st_size, st.st_mtime_ns)
+        found[str(root)] = entries
+    return found
+
+
+@pytest.fixture(scope="session")
 def hub():
+    """One hub for the whole session (its start-up is the expensive part), in the tests' namespace."""
     reason = why_not()
     if reason:
         pytest.skip(reason)
-    layout = Layout.for_course(port=PORT, ip="127.0.0.1")
-    assert server.running_pid(layout) is None, f"a hub already runs (pid {server.running_pid(layout)})"
-    if layout.grader_home.exists():
-        reset_class(layout)
+    layout = test_layout()
+    course = Layout.for_course(port=8000)
+    assert (layout.course_id, layout.exchange, layout.state, layout.env, layout.grader) != \
+        (course.course_id, course.exchange, course.state, course.env, course.grader)
+    assert server.running_pid(layout) is None, f"a test hub already runs (pid {server.running_pid(layout)})"
+    live = server.running_pid(course) is not None      # the class's own hub runs: its files change as it works
+    before = footprint(course)
+    removed = provision.remove(layout)                   # whatever an earlier run left of the namespace
+    if removed:
+        print(f"\n[hub] removed an earlier run's {', '.join(removed)}")
     LOGS.mkdir(parents=True, exist_ok=True)
     mode = ROOT.stat().st_mode & 0o7777
     os.chmod(ROOT, mode & ~0o007)                          # the hub refuses a checkout its students can read
     log_path = LOGS / "hub-command.log"
     log = open(log_path, "w")
     start = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "autograder", "hub", "--students", str(len(STUDENTS)),
-                                "--ip", "127.0.0.1", "--port", str(PORT)], cwd=ROOT, stdout=log,
-                               stderr=subprocess.STDOUT)
+    process = subprocess.Popen([sys.executable, "-m", "autograder", "hub", "--namespace", NAMESPACE,
+                                "--students", str(N_STUDENTS), "--ip", "127.0.0.1", "--port", str(PORT)], cwd=ROOT,
+                               stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + SETUP_TIMEOUT_S
         while "hub: JupyterHub at" not in log_path.read_text():
@@ -126,12 +150,18 @@ def hub():
             process.kill()
         log.close()
         os.chmod(ROOT, mode)
-        shutil.copy(layout.log, LOGS / "jupyterhub.log")
-    assert server.running_pid(layout) is None
-    assert not server.leftovers(layout), f"servers left running: {server.leftovers(layout)}"
+        if layout.log.exists():
+            shutil.copy(layout.log, LOGS / "jupyterhub.log")
+        stopped = server.running_pid(layout) is None and not server.leftovers(layout)
+        left = server.leftovers(layout)
+        provision.remove(layout)
+    assert stopped, f"servers left running: {left}"
+    assert not provision.namespace_users(layout), provision.namespace_users(layout)
+    assert not any(p.exists() for p in (layout.state, layout.exchange, layout.env, layout.grader_home))
+    assert live or footprint(course) == before, "the tests' hub changed the course's own hub"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def screenshots():
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     for old in SCREENSHOTS.glob("hub-*.png"):
@@ -139,7 +169,7 @@ def screenshots():
     return SCREENSHOTS
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def chromium(tmp_path_factory, hub):
     """A fresh Chromium (own profile, so own hub cookies) per person; all quit at the end."""
     import labpage

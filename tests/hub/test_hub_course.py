@@ -112,9 +112,10 @@ def points() -> dict[str, float]:
 
 # ------------------------------------------------------------------------------------------------ the students
 def test_student1_logs_in_fetches_writes_softmax_validates_and_submits(hub, chromium, screenshots):
-    lab = student_lab(hub, chromium, screenshots, "student1")
+    student1 = hub.students[0]
+    lab = student_lab(hub, chromium, screenshots, student1)
     lab.screenshot("logged-in")
-    fetch(lab, hub, "student1")
+    fetch(lab, hub, student1)
 
     nb = lab.open_notebook(f"{ASSIGNMENT}/{ASSIGNMENT}.ipynb")
     lab.type_into_cell(nb.index("solution_softmax"), SOFTMAX)
@@ -126,7 +127,7 @@ def test_student1_logs_in_fetches_writes_softmax_validates_and_submits(hub, chro
     lab.close_dialog()
     assert SOFTMAX.strip() in lab.saved(nb).cells[nb.index("solution_softmax")].source
 
-    submission = submit(lab, hub, "student1")
+    submission = submit(lab, hub, student1)
     submitted = nbformat.read(str(submission / f"{ASSIGNMENT}.ipynb"), 4)
     assert SOFTMAX.strip() in submitted.cells[nb.index("solution_softmax")].source
 
@@ -134,22 +135,23 @@ def test_student1_logs_in_fetches_writes_softmax_validates_and_submits(hub, chro
 def test_student2_submits_a_wrong_softmax(hub, chromium, screenshots):
     """Fetch and Submit in the browser; the wrong answer (softmax over axis 0) is written into the fetched
     notebook as student2, as an editor would save it."""
-    lab = student_lab(hub, chromium, screenshots, "student2")
-    fetch(lab, hub, "student2")
+    student2 = hub.students[1]
+    lab = student_lab(hub, chromium, screenshots, student2)
+    fetch(lab, hub, student2)
     edit = ("import sys, nbformat\nnb = nbformat.read(sys.argv[1], 4)\n"
             "cell = [c for c in nb.cells if c.metadata.get('nbgrader', {}).get('grade_id') == 'solution_softmax'][0]\n"
             "cell.source = sys.argv[2]\nnbformat.write(nb, sys.argv[1])\n")
-    hub.run_as("student2", edit, f"/home/student2/{ASSIGNMENT}/{ASSIGNMENT}.ipynb", SOFTMAX_AXIS_0, check=True)
-    submit(lab, hub, "student2")
+    hub.run_as(student2, edit, f"/home/{student2}/{ASSIGNMENT}/{ASSIGNMENT}.ipynb", SOFTMAX_AXIS_0, check=True)
+    submit(lab, hub, student2)
 
 
 def test_a_student_gets_no_formgrader(hub, chromium, screenshots):
     """student1 (logged in, not in formgrade-<course>) asks for the course's formgrader: the hub refuses (403)."""
-    driver = chromium("student1")
+    driver = chromium(hub.students[0])
     driver.get(f"{hub.url}/services/{hub.layout.course_id}/formgrader")
     page = wait_for(lambda: (t := driver.find_element(By.TAG_NAME, "body").text) and "403" in t and t, 120,
                     "the hub's 403 page")
-    labpage.Lab(driver, None, screenshots, "hub-student1").screenshot("formgrader-403")
+    labpage.Lab(driver, None, screenshots, f"hub-{hub.students[0]}").screenshot("formgrader-403")
     assert "Manage Assignments" not in page and "Forbidden" in page, page[:500]
 
 
@@ -191,10 +193,10 @@ def submissions(driver, expect: int) -> dict[str, dict]:
 
 
 def test_instructor1_collects_autogrades_and_releases_feedback(hub, chromium, screenshots):
-    driver = chromium("instructor1")
-    shot = labpage.Lab(driver, None, screenshots, "hub-instructor1").screenshot
+    driver = chromium(hub.instructor)
+    shot = labpage.Lab(driver, None, screenshots, f"hub-{hub.instructor}").screenshot
     formgrader = f"/services/{hub.layout.course_id}/formgrader"
-    login(driver, hub, "instructor1", next_url=formgrader)
+    login(driver, hub, hub.instructor, next_url=formgrader)
     row = assignment_row(driver)
     shot("formgrader")
 
@@ -208,7 +210,8 @@ def test_instructor1_collects_autogrades_and_releases_feedback(hub, chromium, sc
     assignment_row(driver).find_element(By.CSS_SELECTOR, "td.num-submissions a").click()
     wait_for(lambda: submissions(driver, 2), 60, "the 2 submissions")
     times = {}
-    for student in ("student1", "student2"):
+    student1, student2 = hub.students
+    for student in (student1, student2):
         start = time.perf_counter()
         wait_for(lambda: submissions(driver, 2), 60, "the submissions")[student]["autograde"] \
             .find_element(By.TAG_NAME, "a").click()
@@ -222,8 +225,8 @@ def test_instructor1_collects_autogrades_and_releases_feedback(hub, chromium, sc
                       {s: t[s]["score"].text.strip() for s in t}, 60, "both scores")
     shot("autograded")
     total, softmax = sum(points().values()), points()["test_softmax"]
-    assert scores["student1"] == f"{softmax:g} / {total:g}", scores    # softmax right, nothing else
-    wrong, out_of = (float(x) for x in scores["student2"].split(" / "))
+    assert scores[student1] == f"{softmax:g} / {total:g}", scores      # softmax right, nothing else
+    wrong, out_of = (float(x) for x in scores[student2].split(" / "))
     assert out_of == total and 0 <= wrong < softmax, scores                             # softmax over the wrong axis
 
     driver.get(f"{hub.url}{formgrader}")
@@ -237,16 +240,17 @@ def test_instructor1_collects_autogrades_and_releases_feedback(hub, chromium, sc
 
 
 def test_student1_fetches_feedback_and_reads_the_korean_report(hub, chromium, screenshots):
-    lab = student_lab(hub, chromium, screenshots, "student1")
+    student1 = hub.students[0]
+    lab = student_lab(hub, chromium, screenshots, student1)
     assignment_list(lab)
     row = row_named(listed(lab, "submitted", 1), ASSIGNMENT)
     row.find_element(By.XPATH, ".//button[normalize-space()='Fetch Feedback']").click()
     wait_for(lambda: row_named(listed(lab, "submitted", 1), ASSIGNMENT)
              .find_elements(By.XPATH, ".//a[contains(., 'view feedback')]"), 120, "the feedback link")
     lab.screenshot("feedback-fetched")
-    html = list(Path("/home/student1", ASSIGNMENT, "feedback").glob(f"*/{ASSIGNMENT}.html"))
+    html = list(Path(f"/home/{student1}", ASSIGNMENT, "feedback").glob(f"*/{ASSIGNMENT}.html"))
     assert len(html) == 1, html
-    lab.driver.get(f"{lab.server.url}/files/{quote(str(html[0].relative_to('/home/student1')))}")
+    lab.driver.get(f"{lab.server.url}/files/{quote(str(html[0].relative_to(f'/home/{student1}')))}")
     text = wait_for(lambda: "비공개 채점기" in (t := lab.driver.find_element(By.TAG_NAME, "body").text) and t, 60,
                     "the feedback page")
     lab.screenshot("feedback")
@@ -260,7 +264,7 @@ READ_COURSE = "import sys\nprint(open(sys.argv[1] + '/course_config.py').read()[
               "print(os.listdir(sys.argv[1] + '/autograder/graders'))"
 IMPORT_AUTOGRADER = "import autograder.graders, sys\nprint(autograder.graders.__file__)"
 READ_SUBMISSION = ("import glob, os, sys\ninbound = sys.argv[1]\nprint(os.listdir(inbound))\n"
-                   "found = glob.glob(inbound + '/student2+*/*.ipynb')\nassert found, 'not found'\n"
+                   "found = glob.glob(inbound + f'/{sys.argv[2]}+*/*.ipynb')\nassert found, 'not found'\n"
                    "print(open(found[0]).read()[:20])")
 READ_GRADEBOOK = ("import sqlite3, sys\ndb = sqlite3.connect(f'file:{sys.argv[1]}?mode=ro', uri=True)\n"
                   "print(db.execute('select id from student').fetchall())")
@@ -274,7 +278,7 @@ def checks(hub):
         # student1's kernel runs the students' environment's python; even pointed at the copy, no autograder
         "import autograder in the students' environment": (IMPORT_AUTOGRADER, [],
                                                             {"PYTHONPATH": str(layout.course_dir)}),
-        "read student2's submission in the exchange": (READ_SUBMISSION, [inbound], {}),
+        "read student2's submission in the exchange": (READ_SUBMISSION, [inbound, hub.students[1]], {}),
         "read the gradebook": (READ_GRADEBOOK, [str(layout.course_dir / "gradebook.db")], {}),
     }
 
@@ -283,7 +287,7 @@ def checks(hub):
                                   "read student2's submission in the exchange", "read the gradebook"])
 def test_student1_cannot_but_the_grading_account_can(hub, what):
     code, args, env = checks(hub)[what]
-    student = hub.run_as("student1", code, *args, env=env)
+    student = hub.run_as(hub.students[0], code, *args, env=env)
     grader = hub.run_as(hub.layout.grader, code, *args)
     assert student.returncode != 0, f"student1 could {what}:\n{student.stdout}"
     assert re.search(r"PermissionError|ModuleNotFoundError|unable to open|not found", student.stderr), student.stderr
