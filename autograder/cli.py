@@ -43,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     hub.add_argument("--namespace", help="a separate hub that shares nothing with the course's: course id, accounts "
                      "(NAME-student1, ...), exchange, state, environment (default: $AUTOGRADER_HUB_NAMESPACE, "
                      "else the course's own hub)")
+    hub.add_argument("--roster", metavar="CSV", help="the class: username,student_id,last_name,first_name,email,role "
+                     "per line (autograder/hub/roster.py); instead of --students")
     hub.add_argument("--stop", action="store_true", help="stop the hub that runs (and all it started)")
     return parser
 

@@ -12,13 +12,16 @@ import time
 from pathlib import Path
 
 from autograder import settings
-from autograder.hub import accounts, limits, provision, server
+from autograder.hub import accounts, limits, provision, roster, server
 from autograder.hub.layout import Layout
 
 
-def setup(layout: Layout, n_students: int) -> dict[str, str]:
-    """Everything the hub needs, as root; returns the logins (user -> password)."""
-    students = layout.students(n_students)
+def setup(layout: Layout, n_students: int, people: list[roster.Person] | None = None) -> dict[str, str]:
+    """Everything the hub needs, as root; returns the logins (user -> password). ``people``: the roster's class,
+    else ``n_students`` made-up students and the two instructors of the layout."""
+    people = people or roster.generated(layout.students(n_students), layout.instructors)
+    students = [p for p in people if p.role == "student"]
+    instructors = [p.username for p in people if p.role == "instructor"]
     steps = []
 
     def step(what, fn, *args):
@@ -27,14 +30,14 @@ def setup(layout: Layout, n_students: int) -> dict[str, str]:
         steps.append(f"{what} {time.perf_counter() - start:.1f} s")
         return result
 
-    logins = step("accounts", accounts.ensure_logins, [*layout.instructors, *students], layout.passwords)
+    logins = step("accounts", accounts.ensure_logins, [p.username for p in people], layout.passwords)
     step("grading account", accounts.ensure_user, layout.grader)
     step("students' environment", provision.students_env, layout)
     step("exchange", provision.exchange, layout)
     step("global nbgrader config", provision.global_config, layout)
     step("course copy", provision.course_copy, layout)
     released = step("generate/release", provision.release, layout, students)
-    server.write_config(layout, students)
+    server.write_config(layout, [p.username for p in students], instructors)
     print(f"hub: set up ({', '.join(steps)}); released: {', '.join(released) or 'nothing new'}", flush=True)
     return logins
 
@@ -111,7 +114,12 @@ def main(args) -> int:
     if reason:
         print(f"hub: refusing to start: {reason}", file=sys.stderr)
         return 2
-    setup(layout, args.students)
+    try:
+        people = roster.read(Path(args.roster)) if getattr(args, "roster", None) else None
+    except roster.RosterError as exc:
+        print(f"hub: {exc}", file=sys.stderr)
+        return 2
+    setup(layout, args.students, people)
     try:
         proc = server.start(layout)
     except RuntimeError as exc:

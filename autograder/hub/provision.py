@@ -14,6 +14,7 @@
 """
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import os
@@ -202,9 +203,10 @@ def _gradebook_assignments(course_dir: Path) -> set[str]:
             return set()
 
 
-def release(layout: Layout, students: list[str]) -> list[str]:
-    """As the grading account: every assignment generated (into its gradebook) and released to the exchange,
-    and every student in the gradebook. Skips what is already done; returns what it released."""
+def release(layout: Layout, students: list) -> list[str]:
+    """As the grading account: every assignment generated (into its gradebook) and released to the exchange, with
+    its due date from ``course_config.py`` set in the gradebook (formgrader shows it, late penalties follow it), and
+    every student in the gradebook with their names. Skips what is already done; returns what it released."""
     nbgrader = [str(layout.python), "-m", "nbgrader"]
     env = grader_env(layout)
     done = _gradebook_assignments(layout.course_dir)
@@ -217,29 +219,52 @@ def release(layout: Layout, students: list[str]) -> list[str]:
             as_user(layout.grader, [*nbgrader, "release_assignment", assignment], layout,
                     cwd=layout.course_dir, env=env)
             released.append(assignment)
-    gradebook_students(layout, add=students)
+    gradebook_students(layout, add=students, due_dates=due_dates_utc(settings.course().get("due_dates", {})))
     return released
 
 
-GRADEBOOK_STUDENTS = """import sys
+def due_dates_utc(due_dates: dict) -> dict[str, str]:
+    """``course_config.py``'s due dates ("2026-12-07 23:59:00 +0900") as naive UTC ISO times, the gradebook's form.
+    Parsed here: nbgrader's own ``parse_utc`` reads the offset "+0900" as 900 seconds (23:44 UTC instead of
+    14:59 UTC) and takes "+09:00" after a space for UTC."""
+    out = {}
+    for name, text in due_dates.items():
+        try:
+            when = dt.datetime.strptime(text, "%Y-%m-%d %H:%M:%S %z")
+        except ValueError:
+            when = dt.datetime.fromisoformat(text)
+        if when.tzinfo is None:
+            raise ValueError(f"due date of {name} ({text!r}) has no time zone: write it as '2026-12-07 23:59:00 +0900'")
+        out[name] = when.astimezone(dt.timezone.utc).replace(tzinfo=None).isoformat()
+    return out
+
+
+GRADEBOOK_SYNC = """import datetime, json, sys
 from nbgrader.api import Gradebook, MissingEntry
+task = json.loads(sys.argv[2])
 with Gradebook(sys.argv[1]) as gb:
-    for arg in sys.argv[2:]:
-        if arg.startswith("+"):
-            gb.update_or_create_student(arg[1:])
-        else:
-            try:
-                gb.remove_student(arg[1:])        # with the student's submissions and grades
-            except MissingEntry:
-                pass
+    for name, due in task["due_dates"].items():
+        if name in {a.name for a in gb.assignments}:
+            gb.update_or_create_assignment(name, duedate=datetime.datetime.fromisoformat(due))     # UTC
+    for student in task["add"]:
+        gb.update_or_create_student(student.pop("id"), **student)
+    for student in task["remove"]:
+        try:
+            gb.remove_student(student)        # with the student's submissions and grades
+        except MissingEntry:
+            pass
 """
 
 
-def gradebook_students(layout: Layout, add=(), remove=()) -> None:
-    """As the grading account: students added to (or removed from, with their grades) the course's gradebook."""
+def gradebook_students(layout: Layout, add=(), remove=(), due_dates=None) -> None:
+    """As the grading account: students (user names or ``roster.Person``) added to the course's gradebook with
+    their names, or removed with their grades; the assignments' due dates (``due_dates_utc``) set."""
+    from autograder.hub.roster import Person
+
     env = grader_env(layout)
-    as_user(layout.grader, [str(layout.python), "-c", GRADEBOOK_STUDENTS, env["COURSE_DB_URL"],
-                            *(f"+{s}" for s in add), *(f"-{s}" for s in remove)], layout,
+    task = {"add": [(p if isinstance(p, Person) else Person(p)).gradebook() for p in add], "remove": list(remove),
+            "due_dates": dict(due_dates or {})}
+    as_user(layout.grader, [str(layout.python), "-c", GRADEBOOK_SYNC, env["COURSE_DB_URL"], json.dumps(task)], layout,
             cwd=layout.course_dir, env=env)
 
 

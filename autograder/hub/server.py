@@ -29,9 +29,10 @@ def cgroup_name(layout: Layout) -> str:
     return f"autograder-{layout.course_id}"
 
 
-def config_text(layout: Layout, students: list[str]) -> str:
+def config_text(layout: Layout, students: list[str], instructors: list[str] | None = None) -> str:
     """jupyterhub_config.py (after nbgrader's demo_one_class_multiple_graders, for JupyterHub 5)."""
     cid, group = layout.course_id, layout.formgrade_group
+    instructors = list(layout.instructors if instructors is None else instructors)
     env_bin = layout.env / "bin"
     path = f"{env_bin}:/usr/local/bin:/usr/bin:/bin"
     service_env = {"PATH": path, "JUPYTERHUB_DEFAULT_URL": "/lab", **provision.grader_env(layout)}
@@ -64,7 +65,7 @@ c.JupyterHub.cleanup_proxy = True
 
 # Who may log in: PAM (Unix passwords) for the course's instructors and students.
 c.JupyterHub.authenticator_class = "pam"
-c.Authenticator.allowed_users = {set(layout.instructors) | set(students)!r}
+c.Authenticator.allowed_users = {set(instructors) | set(students)!r}
 c.Authenticator.admin_users = set()
 
 # Everyone's JupyterLab: their own Unix user, the students' environment (no autograder package in it), in control
@@ -83,7 +84,7 @@ c.Spawner.http_timeout = 120
 c.Spawner.start_timeout = 120
 
 # The instructors: the formgrade group may reach the course's formgrader service, nobody else.
-c.JupyterHub.load_groups = {{"{group}": {{"users": {layout.instructors!r}}}}}
+c.JupyterHub.load_groups = {{"{group}": {{"users": {instructors!r}}}}}
 c.JupyterHub.load_roles = [
     {{"name": "{group}", "groups": ["{group}"],
      "scopes": ["access:services!service={cid}", "list:services", "read:services!service={cid}"]}},
@@ -127,10 +128,10 @@ c.JupyterHub.services = [{culler}{{
 '''
 
 
-def write_config(layout: Layout, students: list[str]) -> Path:
+def write_config(layout: Layout, students: list[str], instructors: list[str] | None = None) -> Path:
     layout.state.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(layout.state, 0o700)
-    layout.config.write_text(config_text(layout, students))
+    layout.config.write_text(config_text(layout, students, instructors))
     os.chmod(layout.config, 0o600)
     return layout.config
 
