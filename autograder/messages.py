@@ -150,3 +150,33 @@ class Notice(_Catalogue):
     NOTEBOOK_FAILED = ("노트북 코드를 실행하는 중 문제가 생겼습니다: {message}",)
     CELL_ERROR = ("{cell}번째 코드 셀: {error}: {message}{where}",)
     OUTPUT_HIDDEN = ("[표시하지 않음: {types} 출력은 보안상 채점 결과에 보이지 않습니다]",)
+
+
+class Label(_Catalogue):
+    """The words around what a student reads on the hub: its login page and the feedback page's headings (nbgrader's
+    and JupyterHub's English labels, in Korean; the English is the original)."""
+
+    # the hub's login page (autograder/hub/templates/login.html)
+    SIGN_IN = ("로그인", "Sign in")
+    USERNAME = ("사용자 이름", "Username:")
+    PASSWORD = ("비밀번호", "Password:")
+    INSECURE = ("주의: 이 허브는 암호화되지 않은 HTTP로 연결되어 있습니다. 비밀번호가 네트워크에서 보일 수 있으니 "
+                "관리자에게 HTTPS를 요청하세요.",
+                "Warning: JupyterHub seems to be served over an unsecured HTTP connection.")
+    # the feedback page (autograder/feedback/templates/autograder-feedback)
+    SCORE = ("점수", "Score")
+    TEST_CELL = ("채점 셀", "Test cell")
+    CODE_ANSWER = ("코드 서술형 답안", "Coding free-response")
+    WRITTEN_ANSWER = ("서술형 답안", "Written response")
+    TASK = ("과제 항목", "Task")
+    COMMENT = ("의견", "Comment")
+    STUDENT_ANSWER = ("학생 답안", "Student's answer")
+    STUDENT_TASK = ("학생 과제 항목", "Student's task")
+    GRADE_CELL = ("채점 셀", "Grade cell")
+    TOP = ("맨 위로", "Top")
+    LATE_PENALTY = ("지각 감점", "Late submission penalty")
+
+    @classmethod
+    def korean_all(cls) -> dict[str, str]:
+        """Every label's Korean by its name in lower case (what the templates read)."""
+        return {member.name.lower(): member.korean() for member in cls}

@@ -101,3 +101,31 @@ def test_due_dates_are_read_with_their_offset():
         {"a": "2026-12-07T14:59:00", "b": "2026-12-07T14:59:00"}
     with pytest.raises(ValueError, match="no time zone"):
         provision.due_dates_utc({"a": "2026-12-07 23:59:00"})
+
+
+def test_students_lab_leaves_out_create_assignment_and_the_login_page_speaks_korean(tmp_path):
+    """The hub's config: a pre-spawn hook gives students (not instructors) a Jupyter config folder whose
+    page_config disables nbgrader's Create Assignment; the login page template is the package's Korean one, its
+    words from autograder/messages.py."""
+    from types import SimpleNamespace
+
+    from autograder.messages import Label
+
+    layout = Layout.for_course(env=tmp_path / "env")
+    namespace = {"get_config": Config}
+    exec(compile(server.config_text(layout, ["kimmj"], ["parkprof"]), "jupyterhub_config.py", "exec"), namespace)
+    c = namespace["c"]
+    spawned = {}
+    for user in ("kimmj", "parkprof"):
+        spawner = SimpleNamespace(user=SimpleNamespace(name=user), environment={"PATH": "/usr/bin"})
+        c.Spawner.pre_spawn_hook(spawner)
+        spawned[user] = spawner.environment
+    assert spawned["kimmj"]["JUPYTER_CONFIG_PATH"] == str(provision.students_config_dir(layout))
+    assert "JUPYTER_CONFIG_PATH" not in spawned["parkprof"]
+    page = json.loads(provision.students_page_config(layout).read_text())
+    assert page == {"disabledExtensions": {"@jupyter/nbgrader:create-assignment": True}}
+    assert c.JupyterHub.template_vars["ko"]["sign_in"] == Label.SIGN_IN.korean()
+    login = (server.TEMPLATES / "login.html").read_text()
+    assert c.JupyterHub.template_paths == [str(server.TEMPLATES)]
+    for field in ("username_input", "password_input", "login_submit", "ko.sign_in", "ko.username", "ko.password"):
+        assert field in login

@@ -35,6 +35,7 @@ def setup(layout: Layout, n_students: int, people: list[roster.Person] | None = 
     step("students' environment", provision.students_env, layout)
     step("exchange", provision.exchange, layout)
     step("global nbgrader config", provision.global_config, layout)
+    step("students' page config", provision.students_page_config, layout)
     step("course copy", provision.course_copy, layout)
     released = step("generate/release", provision.release, layout, students)
     server.write_config(layout, [p.username for p in students], instructors)
@@ -127,7 +128,7 @@ def main(args) -> int:
         print(f"hub: {exc}", file=sys.stderr)
         return 1
     print(f"hub: JupyterHub at {layout.url} (pid {proc.pid}, log {layout.log}); logins in {layout.passwords} "
-          f"(root only); formgrader: {layout.url}/services/{layout.course_id}/ for {layout.formgrade_group}; "
+          f"(root only); formgrader: {layout.url}/services/{layout.course_id}/formgrader for {layout.formgrade_group}; "
           "Ctrl-C or `python -m autograder hub --stop` stops it", flush=True)
 
     def stop(signum, frame):

@@ -275,6 +275,25 @@ def exchange(layout: Layout) -> Path:
     return layout.exchange
 
 
+def students_config_dir(layout: Layout) -> Path:
+    """Jupyter config of students' servers only (``JUPYTER_CONFIG_PATH`` set by the hub's pre-spawn hook)."""
+    return layout.env / "etc" / "jupyter-students"
+
+
+# nbgrader's lab extension plugins that are an instructor's tool: students' JupyterLab leaves them out.
+INSTRUCTOR_PLUGINS = ("@jupyter/nbgrader:create-assignment",)
+
+
+def students_page_config(layout: Layout) -> Path:
+    """``labconfig/page_config.json`` of students' servers: nbgrader's "Create Assignment" disabled."""
+    path = students_config_dir(layout) / "labconfig" / "page_config.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"disabledExtensions": {p: True for p in INSTRUCTOR_PLUGINS}}, indent=1) + "\n")
+    for p in (students_config_dir(layout), path.parent, path):
+        os.chmod(p, 0o755 if p.is_dir() else 0o644)
+    return path
+
+
 def global_config(layout: Layout) -> Path:
     """``Layout.nbgrader_config``: every user's nbgrader (students' assignment list, validate, fetch, submit), which
     runs in the students' environment, finds the course and the exchange. Not ``/etc/jupyter``: a second hub on

@@ -19,8 +19,10 @@ from pathlib import Path
 from autograder import settings
 from autograder.hub import limits, provision
 from autograder.hub.layout import Layout
+from autograder.messages import Label
 
 SERVICE_WAIT_S = 15
+TEMPLATES = Path(__file__).resolve().parent / "templates"
 PROXY = settings.ROOT / "build" / "node" / "node_modules" / ".bin" / "configurable-http-proxy"
 
 
@@ -63,6 +65,10 @@ c.ConfigurableHTTPProxy.pid_file = "{layout.state / 'proxy.pid'}"
 c.JupyterHub.cleanup_servers = True      # stopping the hub stops every user's server
 c.JupyterHub.cleanup_proxy = True
 
+# The login page in Korean (autograder/hub/templates; its words from autograder/messages.py).
+c.JupyterHub.template_paths = ["{TEMPLATES}"]
+c.JupyterHub.template_vars = {{"ko": {Label.korean_all()!r}}}
+
 # Who may log in: PAM (Unix passwords) for the course's instructors and students.
 c.JupyterHub.authenticator_class = "pam"
 c.Authenticator.allowed_users = {set(instructors) | set(students)!r}
@@ -80,6 +86,18 @@ c.Spawner.args = ["--KernelSpecManager.allowed_kernelspecs={provision.KERNEL}",
                   "--MultiKernelManager.default_kernel_name={provision.KERNEL}",
                   "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
                   "--LabApp.extension_manager=readonly"]
+# Students' JupyterLab leaves out nbgrader's instructor tool "Create Assignment" (a page_config of their own,
+# provision.global_config); instructors and the formgrader service keep it.
+_INSTRUCTORS = {set(instructors)!r}
+_STUDENTS_CONFIG = "{provision.students_config_dir(layout)}"
+
+
+def _students_page_config(spawner):
+    if spawner.user.name not in _INSTRUCTORS:
+        spawner.environment = {{**spawner.environment, "JUPYTER_CONFIG_PATH": _STUDENTS_CONFIG}}
+
+
+c.Spawner.pre_spawn_hook = _students_page_config
 c.Spawner.http_timeout = 120
 c.Spawner.start_timeout = 120
 
