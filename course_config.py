@@ -11,6 +11,9 @@ COURSE = {
     # COURSE_ID: a separate hub's course (`python -m autograder hub --namespace`, the hub tests) in its own copy.
     "course_id": os.environ.get("COURSE_ID", "attention-ko"),
     "assignments": ["attention", "kv_cache", "quiz"],
+    # Digits after the decimal point of the scores students and instructors read (feedback, formgrader): a test
+    # can be worth 0.125 points, so 3 (2.625 stays 2.625).
+    "score_decimals": 3,
     # The gradebook (SQLite file by default; a PostgreSQL URL for several graders at once).
     "db_url": os.environ.get("COURSE_DB_URL", "sqlite:///gradebook.db"),
     # nbgrader's exchange directory (a shared folder on JupyterHub).
@@ -143,6 +146,13 @@ if c is not None:
     # (autograder/feedback/sanitize.py); nbconvert's own sanitising of outputs is on as well.
     c.Autograde.autograde_preprocessors = [*c.Autograde.autograde_preprocessors,
                                            "autograder.feedback.sanitize.SanitizeStudentHTML"]
+    # The students' feedback page: the course's template (Korean labels, the course's score precision, LaTeX by
+    # KaTeX inlined: no CDN needed; autograder/feedback/html.py).
+    c.GenerateFeedback.exporter_class = "autograder.feedback.html.FeedbackExporter"
+    c.FeedbackExporter.template_name = "autograder-feedback"
+    from autograder.feedback.html import template_dirs as _template_dirs
+
+    c.FeedbackExporter.extra_template_basedirs = _template_dirs()   # GenerateFeedback sets HTMLExporter's
     c.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades",
                                         "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
                                         "autograder.feedback.sanitize.SanitizeStudentHTML"]

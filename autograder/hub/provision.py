@@ -177,6 +177,9 @@ def course_copy(layout: Layout, source: Path = settings.ROOT) -> Path:
         dst = target / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source / rel, dst)
+    katex = source / "build" / "katex"           # the feedback pages' math (autograder/feedback/html.py)
+    if katex.is_dir():
+        shutil.copytree(katex, target / "build" / "katex", dirs_exist_ok=True)
     for dirpath, dirnames, filenames in os.walk(layout.grader_home):
         for name in [*dirnames, *filenames]:
             os.lchown(os.path.join(dirpath, name), entry.pw_uid, entry.pw_gid)
