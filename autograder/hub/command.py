@@ -105,6 +105,9 @@ def main(args) -> int:
     if server.running_pid(layout):
         print(f"hub: already running (pid {server.running_pid(layout)}); stop it with --stop", file=sys.stderr)
         return 1
+    if server.leftovers(layout):                 # a hub that died left its proxy or servers: they hold its ports
+        print(f"hub: stopping what a hub that died left running (pids {server.leftovers(layout)})", flush=True)
+        server.stop_leftovers(layout)
     try:
         limits.detect(server.cgroup_name(layout))
     except limits.Unavailable as exc:

@@ -201,35 +201,47 @@ def log_tail(layout: Layout, n: int = 30) -> str:
 
 
 def leftovers(layout: Layout) -> list[int]:
-    """Processes of this hub's servers (the formgrader service, users' JupyterLabs) that outlived it: JupyterHub
-    stops them when it stops normally, not when it exits at start-up."""
-    marker = str(layout.env / "bin" / "jupyterhub-singleuser").encode()
+    """Processes of this hub's servers (the formgrader service, users' JupyterLabs) and of its proxy that outlived
+    it: JupyterHub stops them when it stops normally, not when it exits at start-up or is killed (a proxy left
+    behind keeps the hub's port, and the next start fails with EADDRINUSE)."""
+    server = str(layout.env / "bin" / "jupyterhub-singleuser").encode()
+    proxy = f"--api-port\0{layout.proxy_api_port}\0".encode()
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if marker in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
+                cmdline = (entry / "cmdline").read_bytes()
             except OSError:
-                pass
+                continue
+            if server in cmdline or (b"configurable-http-proxy" in cmdline and proxy in cmdline):
+                found.append(int(entry.name))
     return found
 
 
-def stop_leftovers(layout: Layout) -> None:
+def stop_leftovers(layout: Layout, timeout: float = 10) -> None:
+    """End what a hub left running (its users' groups, servers, proxy): SIGTERM, SIGKILL after ``timeout``, and
+    return once they are gone."""
     try:                       # whatever is left in the users' control groups (a hub that died leaves them)
         groups = limits.detect(cgroup_name(layout))
         for user in groups.users():
             groups.stop(user)
     except (limits.Unavailable, OSError):
         pass
-    for pid in leftovers(layout):
-        try:
-            os.killpg(pid, signal.SIGTERM)     # its kernels are in its process group (a session of its own)
-        except (ProcessLookupError, PermissionError):
+    deadline, sig = time.monotonic() + timeout, signal.SIGTERM
+    while left := leftovers(layout):
+        if time.monotonic() > deadline:
+            if sig == signal.SIGKILL:
+                return
+            deadline, sig = time.monotonic() + timeout, signal.SIGKILL
+        for pid in left:
             try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+                os.killpg(pid, sig)            # its kernels are in its process group (a session of its own)
+            except (ProcessLookupError, PermissionError):
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+        time.sleep(0.2)
 
 
 def stop_process(proc_or_pid, timeout: float = 60) -> None:
