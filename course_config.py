@@ -157,3 +157,12 @@ if c is not None:
                                         "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
                                         "autograder.feedback.sanitize.SanitizeStudentHTML"]
     c.HTMLExporter.sanitize_html = True
+    # Formgrader's manual-grading view: nbgrader's formgrade template with the notebook's math rendered by the same
+    # inlined KaTeX (offline; nbgrader's loads MathJax from a CDN). Formgrader makes a plain HTMLExporter with this
+    # config; GenerateFeedback's exporter has its own template above.
+    from autograder.feedback.html import template_paths as _template_paths
+
+    c.HTMLExporter.template_name = "autograder-formgrade"
+    c.HTMLExporter.extra_template_basedirs = _template_dirs()
+    c.HTMLExporter.extra_template_paths = _template_paths()
+    c.HTMLExporter.preprocessors = ["autograder.feedback.html.CourseResources"]

@@ -14,6 +14,11 @@
 
 Student content is made inert before it gets here (``autograder/feedback/sanitize.py``: no student script runs);
 KaTeX renders the math of the page's text with ``trust: false`` (no ``\\href``, ``\\url`` or HTML extensions).
+
+Formgrader's manual-grading view gets the same math: its exporter (nbconvert's ``HTMLExporter``, created by
+formgrader) is configured in ``course_config.py`` with the template ``autograder-formgrade`` (nbgrader's
+``formgrade`` with KaTeX inlined instead of MathJax from a CDN) and the preprocessor ``CourseResources``, which puts
+the same resources into the page.
 """
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ from functools import cache
 from pathlib import Path
 
 from nbconvert.exporters import HTMLExporter
+from nbconvert.preprocessors import Preprocessor
 from traitlets import default
 
 from autograder import settings
@@ -43,6 +49,13 @@ def nbgrader_templates() -> Path:
 def template_dirs() -> list[str]:
     """Where the course's templates are found: its own, then nbgrader's (which they extend)."""
     return [str(TEMPLATES), str(nbgrader_templates())]
+
+
+def template_paths() -> list[str]:
+    """Files the course's templates name directly: nbgrader's templates ('formgrade/index.html.j2', which
+    ``autograder-formgrade`` extends) and Bootstrap's stylesheet (which ``autograder-feedback`` inlines)."""
+    static = nbgrader_templates().parent / "static" / "node_modules" / "bootstrap" / "dist" / "css"
+    return [str(nbgrader_templates()), str(static)]
 
 
 @cache
@@ -82,10 +95,18 @@ class FeedbackExporter(HTMLExporter):
 
     @default("extra_template_paths")
     def _extra_template_paths_default(self):          # bootstrap.min.css, which the template inlines
-        static = nbgrader_templates().parent / "static" / "node_modules" / "bootstrap" / "dist" / "css"
-        return [str(static)]
+        return template_paths()
 
     def from_notebook_node(self, nb, resources=None, **kw):
         resources = dict(resources or {})
         resources["autograder"] = page_resources()
         return super().from_notebook_node(nb, resources, **kw)
+
+
+class CourseResources(Preprocessor):
+    """Puts the course's page resources (``page_resources``: Korean labels, precision, KaTeX) into an exporter's
+    resources, for the course's templates (formgrader's manual-grading view: ``autograder-formgrade``)."""
+
+    def preprocess(self, nb, resources):
+        resources["autograder"] = page_resources()
+        return nb, resources
