@@ -45,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
                      "else the course's own hub)")
     hub.add_argument("--roster", metavar="CSV", help="the class: username,student_id,last_name,first_name,email,role "
                      "per line (autograder/hub/roster.py); instead of --students")
+    hub.add_argument("--ssl-cert", metavar="PEM", help="serve HTTPS with this certificate (chain); with --ssl-key "
+                     "(JupyterHub's ssl_cert and ssl_key)")
+    hub.add_argument("--ssl-key", metavar="PEM", help="the certificate's private key (root's, mode 0600)")
     hub.add_argument("--stop", action="store_true", help="stop the hub that runs (and all it started)")
     return parser
 

@@ -1,4 +1,5 @@
-"""``python -m autograder hub [--students N] [--port 8000] [--ip IP] [--namespace NAME] [--stop]``: set up
+"""``python -m autograder hub [--students N | --roster CSV] [--port 8000] [--ip IP] [--ssl-cert PEM --ssl-key PEM]
+[--namespace NAME] [--stop]``: set up
 (idempotently) and run the course's JupyterHub in the foreground until Ctrl-C, or stop the one that runs
 (``--stop``). ``--namespace`` (or ``$AUTOGRADER_HUB_NAMESPACE``) runs a separate hub that shares nothing with the
 course's (``autograder/hub/layout.py``), as the tests do."""
@@ -6,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import ssl
 import stat
 import sys
 import time
@@ -84,9 +86,35 @@ def refuse_if_readable(root: Path, layout: Layout) -> str | None:
             f"{layout.course_dir}; the checkout only has to be readable by root)")
 
 
-def main(args) -> int:
+def tls_problem(layout: Layout) -> str | None:
+    """Why the hub cannot serve TLS with ``layout``'s certificate and key, or None. The key must be a plain file of
+    root's that no other user may read or write (a student who reads it can impersonate the hub to the class)."""
+    if not layout.ssl_cert:
+        return None
+    for what, path in (("certificate", layout.ssl_cert), ("key", layout.ssl_key)):
+        if not path.is_file():
+            return f"the TLS {what} {path} is not a file"
+    st = layout.ssl_key.stat()
+    if st.st_uid != 0 or st.st_mode & 0o077:
+        return (f"the TLS key {layout.ssl_key} is not root's alone: other users may read or change it (mode "
+                f"{stat.S_IMODE(st.st_mode):04o}, owner uid {st.st_uid}): run `chown root {layout.ssl_key}; "
+                f"chmod 600 {layout.ssl_key}`")
     try:
-        layout = Layout.for_course(namespace=args.namespace, port=args.port, ip=args.ip)
+        ssl.create_default_context().load_cert_chain(layout.ssl_cert, layout.ssl_key)
+    except (ssl.SSLError, OSError) as exc:
+        return f"the TLS certificate {layout.ssl_cert} and key {layout.ssl_key} do not load together: {exc}"
+    return None
+
+
+def main(args) -> int:
+    cert, key = getattr(args, "ssl_cert", None), getattr(args, "ssl_key", None)
+    if bool(cert) != bool(key):
+        print("hub: TLS needs both --ssl-cert and --ssl-key", file=sys.stderr)
+        return 2
+    try:
+        layout = Layout.for_course(namespace=args.namespace, port=args.port, ip=args.ip,
+                                   ssl_cert=Path(cert).resolve() if cert else None,
+                                   ssl_key=Path(key).resolve() if key else None)
     except ValueError as exc:
         print(f"hub: {exc}", file=sys.stderr)
         return 2
@@ -114,7 +142,7 @@ def main(args) -> int:
         print(f"hub: refusing to start: the per-user limits (COURSE['hub']) need the kernel's control groups: {exc}",
               file=sys.stderr)
         return 2
-    reason = refuse_if_readable(settings.ROOT, layout)
+    reason = refuse_if_readable(settings.ROOT, layout) or tls_problem(layout)
     if reason:
         print(f"hub: refusing to start: {reason}", file=sys.stderr)
         return 2

@@ -36,6 +36,8 @@ class Layout:
     exchange: Path = Path("/srv/nbgrader/exchange")
     user_prefix: str = ""                          # before every account's name but the grading account's
     namespace: str | None = None                   # None: the course's real hub
+    ssl_cert: Path | None = None                   # TLS: the certificate (chain) the hub serves, and its key
+    ssl_key: Path | None = None
 
     def __post_init__(self):
         if self.state is None:
@@ -126,5 +128,9 @@ class Layout:
         return self.env / "etc" / "jupyter" / "nbgrader_config.py"
 
     @property
+    def scheme(self) -> str:
+        return "https" if self.ssl_cert else "http"
+
+    @property
     def url(self) -> str:
-        return f"http://{self.ip or '127.0.0.1'}:{self.port}"
+        return f"{self.scheme}://{self.ip or '127.0.0.1'}:{self.port}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -45,6 +46,10 @@ def config_text(layout: Layout, students: list[str], instructors: list[str] | No
         f"c.LimitedSpawner.cpu_weight = {int(hub.get('cpu_weight', 100))}",
         f"c.LimitedSpawner.max_processes = {int(hub.get('max_processes') or 0)}",
         f"c.LimitedSpawner.file_size_limit = {float(hub.get('file_size_mb') or 0)!r}") if line)
+    tls = ""
+    if layout.ssl_cert:                 # the proxy serves HTTPS with them (JupyterHub passes them to it)
+        tls = (f"c.JupyterHub.ssl_cert = {str(layout.ssl_cert)!r}\n"
+               f"c.JupyterHub.ssl_key = {str(layout.ssl_key)!r}\n")
     culler = ""
     if hub.get("idle_timeout_s"):
         command = [sys.executable, "-m", "jupyterhub_idle_culler", f"--timeout={int(hub['idle_timeout_s'])}",
@@ -53,8 +58,8 @@ def config_text(layout: Layout, students: list[str], instructors: list[str] | No
     return f'''# Written by `python -m autograder hub` (autograder/hub/server.py); rewritten at every start.
 c = get_config()  # noqa: F821
 
-c.JupyterHub.bind_url = "http://{layout.ip}:{layout.port}"
-c.JupyterHub.hub_ip = "127.0.0.1"
+c.JupyterHub.bind_url = "{layout.scheme}://{layout.ip}:{layout.port}"
+{tls}c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = {layout.hub_port}
 c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{layout.proxy_api_port}"
 c.JupyterHub.db_url = "sqlite:///{layout.state / 'jupyterhub.sqlite'}"
@@ -183,7 +188,7 @@ def wait_until_up(layout: Layout, proc: subprocess.Popen, timeout: float = 120) 
         if proc.poll() is not None:
             raise RuntimeError(f"jupyterhub exited ({proc.returncode}); its log: {layout.log}\n{log_tail(layout)}")
         try:
-            with urllib.request.urlopen(f"{layout.url}/hub/api/", timeout=5) as response:
+            with urllib.request.urlopen(f"{layout.url}/hub/api/", timeout=5, context=tls_context(layout)) as response:
                 if response.status == 200:
                     return
         except (urllib.error.URLError, ConnectionError, TimeoutError):
@@ -191,6 +196,19 @@ def wait_until_up(layout: Layout, proc: subprocess.Popen, timeout: float = 120) 
         time.sleep(0.5)
     stop_process(proc)
     raise RuntimeError(f"jupyterhub did not answer within {timeout:.0f} s; its log: {layout.log}\n{log_tail(layout)}")
+
+
+def tls_context(layout: Layout) -> ssl.SSLContext | None:
+    """How the start-up check speaks to the hub it started: over TLS where the hub serves it, trusting the system's
+    CAs and the hub's own certificate (a self-signed one too: partial chains accepted). The host name is not
+    checked: the check connects to the hub's address (127.0.0.1 where it binds every interface), not its name."""
+    if not layout.ssl_cert:
+        return None
+    context = ssl.create_default_context()
+    context.load_verify_locations(cafile=str(layout.ssl_cert))
+    context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
+    context.check_hostname = False
+    return context
 
 
 def log_tail(layout: Layout, n: int = 30) -> str:
