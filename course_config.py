@@ -166,3 +166,7 @@ if c is not None:
     c.HTMLExporter.extra_template_basedirs = _template_dirs()
     c.HTMLExporter.extra_template_paths = _template_paths()
     c.HTMLExporter.preprocessors = ["autograder.feedback.html.CourseResources"]
+    # Formgrader's totals net of late penalties (nbgrader's own show the raw sum; autograder/patches.py).
+    from autograder.patches import formgrader_totals_with_late_penalties as _net_totals
+
+    _net_totals()

@@ -9,6 +9,8 @@ the texts they expect from here, so a message is written once.
 - :class:`Reason`: why something could not be graded or gave no value (a refused file, a call past its time, a
   process that ended, a forbidden routine, ...).
 - :class:`Notice`: the texts around a reason (the note on a blank placeholder, a notebook's error line).
+- :class:`Label`: the words of the hub's pages (login, feedback headings).
+- :class:`ValidateText`: what nbgrader's Validate dialog says on the hub (``autograder/hub/lab_validate.py``).
 
 Texts follow docs/glossary.md (particles attached: ``{name}`이(가)``, ``신호 {signal}로``). A grader's own "expected
 vs got" texts stay with the grader (``autograder/graders``).
@@ -180,3 +182,29 @@ class Label(_Catalogue):
     def korean_all(cls) -> dict[str, str]:
         """Every label's Korean by its name in lower case (what the templates read)."""
         return {member.name.lower(): member.korean() for member in cls}
+
+
+class ValidateText(_Catalogue):
+    """What the Validate dialog of a student's JupyterLab on the hub says (``autograder/hub/lab_validate.py``): one
+    short list of the exercises that passed their visible checks and those that failed, instead of nbgrader's
+    "Validation Results / The following cell failed:" with every failing cell's source. The students' environment
+    has no ``autograder`` package: the hub writes these templates (``templates()``) next to that module."""
+
+    TITLE = ("검증 결과", "Validation Results")
+    COUNTS = ("보이는 확인을 통과한 문제 {passed}개, 실패한 문제 {failed}개", "{passed} passed, {failed} failed")
+    ALL_PASSED = ("보이는 확인을 모두 통과했습니다. 제출하면 비공개 채점기가 더 많은 경우를 검사합니다.",
+                  "Success! Your notebook passes all the tests.")
+    PASSED = ("✅ {name} 통과", "passed: {name}")
+    FAILED = ("❌ {name} 실패: {reason}", "failed: {name}: {reason}")
+    BY_HAND = ("📝 {name}: 제출한 뒤 손으로 채점합니다", "{name}: graded by hand")
+    CHANGED = ("바뀌면 안 되는 셀이 바뀌었습니다: {names}. 채점할 때는 원래 셀로 되돌려 채점합니다.",
+               "The contents of {names} have changed")
+    TYPE_CHANGED = ("셀의 종류(코드, 마크다운)가 바뀌었습니다: {names}. 원래 종류로 되돌린 뒤 다시 검증하세요.",
+                    "The cell types of {names} have changed")
+    NOT_RUN = ("검증을 실행하지 못했습니다: {reason}", "There was an error running the validate command: {reason}")
+    OK = ("확인", "Ok")
+
+    @classmethod
+    def templates(cls) -> dict[str, str]:
+        """Every text's Korean template (its format fields unfilled), by its name in lower case."""
+        return {member.name.lower(): member._korean for member in cls}

@@ -35,6 +35,7 @@ def setup(layout: Layout, n_students: int, people: list[roster.Person] | None = 
     logins = step("accounts", accounts.ensure_logins, [p.username for p in people], layout.passwords)
     step("grading account", accounts.ensure_user, layout.grader)
     step("students' environment", provision.students_env, layout)
+    step("Korean Validate, patches", provision.lab_additions, layout)
     step("exchange", provision.exchange, layout)
     step("global nbgrader config", provision.global_config, layout)
     step("students' page config", provision.students_page_config, layout)

@@ -130,6 +130,36 @@ def students_env(layout: Layout, source: Path = Path(sys.prefix)) -> Path:
     return layout.env
 
 
+LAB_MODULE = "attention_course_lab"          # autograder/hub/lab_validate.py, as the hub's environment imports it
+
+
+def lab_additions(layout: Layout, source: Path = Path(sys.prefix)) -> list[str]:
+    """What the course changes in every user's JupyterLab of the hub (idempotent, at every start): Validate answers
+    with a Korean summary per exercise (``autograder/hub/lab_validate.py``, copied into the environment as
+    ``attention_course_lab`` with its texts from the catalogue, enabled in place of nbgrader's
+    ``validate_assignment`` server extension), and nbgrader's files that only a patch changes
+    (``autograder/patches.py``: the Validate dialog, formgrader's score precision). Returns what it changed."""
+    from autograder.hub import lab_validate
+    from autograder.messages import ValidateText
+    from autograder.patches import apply_file_patches
+
+    site = _site_packages(layout.env)
+    wanted = {site / f"{LAB_MODULE}.py": Path(lab_validate.__file__).read_text(encoding="utf-8"),
+              site / f"{LAB_MODULE}.json": json.dumps(ValidateText.templates(), ensure_ascii=False, indent=1),
+              layout.env / "etc" / "jupyter" / "jupyter_server_config.json": json.dumps(
+                  {"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.validate_assignment": False,
+                                                         LAB_MODULE: True}}}, indent=1)}
+    changed = []
+    for path, text in wanted.items():
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            fresh = path.with_name(path.name + ".new")
+            fresh.write_text(text, encoding="utf-8")
+            os.chmod(fresh, 0o644)
+            os.replace(fresh, path)
+            changed.append(path.name)
+    return changed + apply_file_patches(layout.env, source)
+
+
 # ------------------------------------------------------------------------------------------------ the course copy
 def _repository_files(root: Path) -> list[Path]:
     """The repository's files: git's list (tracked and untracked, not ignored) where it is a clone, else a walk."""
