@@ -7,11 +7,18 @@ exchange, state folder, students' environment and ports. Whatever an earlier run
 everything of it is removed at the end (accounts with their homes, folders); the course's own hub (its accounts,
 exchange, state, course copy and gradebook) is never read or written, which the session checks at its end.
 ``AUTOGRADER_HUB_TEST_NAMESPACE`` and ``AUTOGRADER_HUB_TEST_PORT`` choose another name and port. Screenshots go to
-``build/screenshots/`` (``hub-*``), the hub command's output to ``build/hub-logs/``.
+``build/screenshots/`` (``hub-*``), the hub command's output to ``build/hub-logs/``, with JupyterHub's log (copied
+when a test fails and at the end: the state folder that holds it is removed).
+
+The hub reads the course's settings from a copy of ``course_config.py`` (``COURSE_CONFIG``) that differs in one
+value: ``attention`` was due an hour before the session started, so every submission of the session is late (one
+started day: the course's 10 %), as a class's hub is after its due date.
 """
 from __future__ import annotations
 
+import datetime as dt
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -37,6 +44,8 @@ N_STUDENTS = 2
 SCREENSHOTS = ROOT / "build" / "screenshots"
 LOGS = ROOT / "build" / "hub-logs"
 SETUP_TIMEOUT_S = 1500        # a fresh machine: students' environment, generate and release of every assignment
+LATE_ASSIGNMENT = "attention"
+OPEN_BROWSERS: dict = {}      # person -> Chromium (the chromium fixture's)
 
 
 def pytest_configure(config):
@@ -65,6 +74,7 @@ class Hub:
     layout: Layout
     passwords: dict
     process: subprocess.Popen
+    due: dt.datetime                  # LATE_ASSIGNMENT's due date in this session (UTC)
 
     @property
     def url(self) -> str:
@@ -94,6 +104,16 @@ def test_layout() -> Layout:
     return Layout.for_course(namespace=NAMESPACE, port=PORT, ip="127.0.0.1")
 
 
+def late_course_config(folder: Path, due: dt.datetime) -> Path:
+    """A copy of the course's config whose LATE_ASSIGNMENT is due at ``due`` (UTC)."""
+    text = (ROOT / "course_config.py").read_text(encoding="utf-8")
+    text, n = re.subn(rf'("{LATE_ASSIGNMENT}": )"[^"]*"', rf'\1"{due:%Y-%m-%d %H:%M:%S} +0000"', text, count=1)
+    assert n == 1, f"no due date of {LATE_ASSIGNMENT} in course_config.py"
+    path = folder / "course_config.py"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
 def footprint(layout: Layout) -> dict:
     """What a hub changes of a course, listed: its accounts, and the names, sizes and times of every file under
     its exchange, state folder, students' environment's config and grading account's home (nothing is read)."""
@@ -109,8 +129,29 @@ def footprint(layout: Layout) -> dict:
     return found
 
 
+def keep_hub_log(layout: Layout, name: str) -> None:
+    if layout.log.exists():
+        LOGS.mkdir(parents=True, exist_ok=True)
+        shutil.copy(layout.log, LOGS / name)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """JupyterHub's log at a hub test's failure, under build/hub-logs (its state folder goes at the end)."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and str(item.fspath).startswith(str(HERE)):
+        keep_hub_log(test_layout(), f"jupyterhub-{item.name}.log"[:200].replace("/", "_"))
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        for person, driver in OPEN_BROWSERS.items():           # what each person's browser showed
+            try:
+                driver.save_screenshot(str(SCREENSHOTS / f"hub-failed-{item.name[:80]}-{person}.png"))
+            except Exception:  # noqa: BLE001  (a browser that is gone has nothing to show)
+                pass
+
+
 @pytest.fixture(scope="session")
-def hub():
+def hub(tmp_path_factory):
     """One hub for the whole session (its start-up is the expensive part), in the tests' namespace."""
     reason = why_not()
     if reason:
@@ -131,9 +172,11 @@ def hub():
     log_path = LOGS / "hub-command.log"
     log = open(log_path, "w")
     start = time.perf_counter()
+    due = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=1)).replace(microsecond=0, tzinfo=None)
+    config = late_course_config(tmp_path_factory.mktemp("hub-config"), due)
     process = subprocess.Popen([sys.executable, "-m", "autograder", "hub", "--namespace", NAMESPACE,
                                 "--students", str(N_STUDENTS), "--ip", "127.0.0.1", "--port", str(PORT)], cwd=ROOT,
-                               stdout=log, stderr=subprocess.STDOUT)
+                               stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "COURSE_CONFIG": str(config)})
     try:
         deadline = time.monotonic() + SETUP_TIMEOUT_S
         while "hub: JupyterHub at" not in log_path.read_text():
@@ -141,7 +184,7 @@ def hub():
             assert time.monotonic() < deadline, f"no hub after {SETUP_TIMEOUT_S} s:\n{log_path.read_text()}"
             time.sleep(1)
         print(f"\n[hub] up after {time.perf_counter() - start:.1f} s:\n{log_path.read_text()}")
-        yield Hub(layout, accounts.read_passwords(layout.passwords), process)
+        yield Hub(layout, accounts.read_passwords(layout.passwords), process, due)
     finally:
         process.send_signal(signal.SIGINT)                 # Ctrl-C: the command stops everything it started
         try:
@@ -150,8 +193,7 @@ def hub():
             process.kill()
         log.close()
         os.chmod(ROOT, mode)
-        if layout.log.exists():
-            shutil.copy(layout.log, LOGS / "jupyterhub.log")
+        keep_hub_log(layout, "jupyterhub.log")
         stopped = server.running_pid(layout) is None and not server.leftovers(layout)
         left = server.leftovers(layout)
         provision.remove(layout)
@@ -174,7 +216,7 @@ def chromium(tmp_path_factory, hub):
     """A fresh Chromium (own profile, so own hub cookies) per person; all quit at the end."""
     import labpage
 
-    drivers = {}
+    drivers = OPEN_BROWSERS
 
     def open_for(person: str):
         if person not in drivers:
@@ -186,3 +228,4 @@ def chromium(tmp_path_factory, hub):
     yield open_for
     for driver in drivers.values():
         driver.quit()
+    drivers.clear()
