@@ -96,3 +96,12 @@ def test_the_nbgrader_config_is_the_hubs_own(tmp_path):
 def test_only_a_namespace_is_ever_removed():
     with pytest.raises(ValueError):
         provision.remove(Layout.for_course(namespace=None))
+
+
+def test_a_running_namespace_hub_is_never_removed(tmp_path):
+    """Its pid file names a live process (this one): remove refuses before touching anything."""
+    ns = dataclasses.replace(Layout.for_course(namespace="aghubrun"), state=tmp_path)
+    ns.pid_file.write_text(str(os.getpid()))
+    with pytest.raises(RuntimeError, match="stop it first"):
+        provision.remove(ns)
+    assert ns.pid_file.exists()

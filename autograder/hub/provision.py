@@ -303,6 +303,13 @@ def remove(layout: Layout) -> list[str]:
 
     if layout.namespace is None or not layout.user_prefix:
         raise ValueError("only a namespace's hub is removed, never the course's own")
+    try:
+        pid = int(layout.pid_file.read_text().strip())
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        pass
+    else:
+        raise RuntimeError(f"the hub of {layout.namespace} runs (pid {pid}): stop it first")
     users = namespace_users(layout)
     uids = {pwd.getpwnam(u).pw_uid for u in users}
     deadline = time.monotonic() + 10
