@@ -29,13 +29,19 @@ def setup(layout: Layout, n_students: int) -> dict[str, str]:
     logins = step("accounts", accounts.ensure_logins, [*layout.instructors, *students], layout.passwords)
     step("grading account", accounts.ensure_user, layout.grader)
     step("students' environment", provision.students_env, layout)
-    step("exchange", provision.exchange, layout)
     step("global nbgrader config", provision.global_config, layout)
     step("course copy", provision.course_copy, layout)
-    released = step("generate/release", provision.release, layout, students)
+    generated = step("generate", provision.generate, layout, students)
     server.write_config(layout, students)
-    print(f"hub: set up ({', '.join(steps)}); released: {', '.join(released) or 'nothing new'}", flush=True)
+    print(f"hub: set up ({', '.join(steps)}); generated: {', '.join(generated) or 'nothing new'}", flush=True)
     return logins
+
+
+def setup_exchange(layout: Layout, n_students: int) -> list[str]:
+    """Once the hub (and its exchange service) runs: the course and its roster in the exchange, the assignments
+    released there. Returns what it released."""
+    provision.exchange_course(layout, layout.students(n_students))
+    return provision.release(layout)
 
 
 def warn_if_readable(root, layout: Layout) -> None:
@@ -78,6 +84,15 @@ def main(args) -> int:
         server.stop_leftovers(layout)
         print(f"hub: {exc}", file=sys.stderr)
         return 1
+    try:
+        released = setup_exchange(layout, args.students)
+    except (RuntimeError, OSError) as exc:
+        server.stop_process(proc)
+        server.stop_leftovers(layout)
+        print(f"hub: the exchange could not be set up: {exc}\n{server.log_tail(layout)}", file=sys.stderr)
+        return 1
+    print(f"hub: exchange {layout.exchange_url} (ngshare); released: {', '.join(released) or 'nothing new'}",
+          flush=True)
     print(f"hub: JupyterHub at {layout.url} (pid {proc.pid}, log {layout.log}); logins in {layout.passwords} "
           f"(root only); formgrader: {layout.url}/services/{layout.course_id}/ for {layout.formgrade_group}; "
           "Ctrl-C or `python -m autograder hub --stop` stops it", flush=True)

@@ -8,6 +8,7 @@ hub, which stops the proxy, the service and every user's server it started.
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -24,8 +25,9 @@ SERVICE_WAIT_S = 15
 PROXY = settings.ROOT / "build" / "node" / "node_modules" / ".bin" / "configurable-http-proxy"
 
 
-def config_text(layout: Layout, students: list[str]) -> str:
-    """jupyterhub_config.py (after nbgrader's demo_one_class_multiple_graders, for JupyterHub 5)."""
+def config_text(layout: Layout, students: list[str], formgrader_token: str = "") -> str:
+    """jupyterhub_config.py (after nbgrader's demo_one_class_multiple_graders, for JupyterHub 5), with the exchange
+    service (ngshare, ``autograder/hub/exchange_service.py``)."""
     cid, group = layout.course_id, layout.formgrade_group
     env_bin = layout.env / "bin"
     path = f"{env_bin}:/usr/local/bin:/usr/bin:/bin"
@@ -100,14 +102,32 @@ c.JupyterHub.services = [{{
     "oauth_no_confirm": True,
     "cwd": "{layout.course_dir}",
     "environment": {service_env!r},
+    "api_token": {formgrader_token!r},
+}}, {{
+    # The exchange (autograder/hub/exchange_service.py): ngshare, as root (its database and files in this hub's
+    # root-only state folder), on 127.0.0.1 only. It asks the hub who sent each request (the request's token).
+    "name": "{layout.EXCHANGE_SERVICE}",
+    "url": "http://127.0.0.1:{layout.exchange_port}",
+    "command": ["{sys.executable}", "-m", "autograder.hub.exchange_service", "--state", "{layout.exchange_state}",
+                "--admins", "{cid}"],
+    "cwd": "{layout.state}",
 }}]
 '''
+
+
+def formgrader_token(layout: Layout) -> str:
+    """The formgrader service's API token, made once and kept (root only) in the state folder."""
+    if not layout.formgrader_token.exists():
+        fd = os.open(layout.formgrader_token, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secrets.token_hex(32))
+    return layout.formgrader_token.read_text().strip()
 
 
 def write_config(layout: Layout, students: list[str]) -> Path:
     layout.state.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(layout.state, 0o700)
-    layout.config.write_text(config_text(layout, students))
+    layout.config.write_text(config_text(layout, students, formgrader_token(layout)))
     os.chmod(layout.config, 0o600)
     return layout.config
 
@@ -159,14 +179,14 @@ def log_tail(layout: Layout, n: int = 30) -> str:
 
 
 def leftovers(layout: Layout) -> list[int]:
-    """Processes of this hub's servers (the formgrader service, users' JupyterLabs) that outlived it: JupyterHub
-    stops them when it stops normally, not when it exits at start-up."""
-    marker = str(layout.env / "bin" / "jupyterhub-singleuser").encode()
+    """Processes of this hub's servers (the formgrader and exchange services, users' JupyterLabs) that outlived it:
+    JupyterHub stops them when it stops normally, not when it exits at start-up."""
+    markers = (str(layout.env / "bin" / "jupyterhub-singleuser").encode(), str(layout.exchange_state).encode())
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if marker in (entry / "cmdline").read_bytes():
+                if any(marker in (entry / "cmdline").read_bytes() for marker in markers):
                     found.append(int(entry.name))
             except OSError:
                 pass
