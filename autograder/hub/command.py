@@ -37,10 +37,10 @@ def setup(layout: Layout, n_students: int) -> dict[str, str]:
     return logins
 
 
-def setup_exchange(layout: Layout, n_students: int) -> list[str]:
-    """Once the hub (and its exchange service) runs: the course and its roster in the exchange, the assignments
-    released there. Returns what it released."""
-    provision.exchange_course(layout, layout.students(n_students))
+def setup_exchange(layout: Layout, students: list[str], instructors: list[str]) -> list[str]:
+    """Once the hub (and its exchange service) runs: the course, its instructors and its students in the exchange,
+    the assignments released there. Returns what it released."""
+    provision.exchange_course(layout, students, instructors)
     return provision.release(layout)
 
 
@@ -85,7 +85,7 @@ def main(args) -> int:
         print(f"hub: {exc}", file=sys.stderr)
         return 1
     try:
-        released = setup_exchange(layout, args.students)
+        released = setup_exchange(layout, layout.students(args.students), layout.instructors)
     except (RuntimeError, OSError) as exc:
         server.stop_process(proc)
         server.stop_leftovers(layout)

@@ -237,11 +237,11 @@ def exchange_request(layout: Layout, method: str, path: str, data: dict | None =
         return json.loads(exc.read() or b"{}") | {"status": exc.code}
 
 
-def exchange_course(layout: Layout, students: list[str]) -> None:
+def exchange_course(layout: Layout, students: list[str], instructors: list[str]) -> None:
     """The course in the exchange (once), its instructors (the grading service, which collects and releases, and
-    the instructors) and its students: only they may submit, and only as themselves."""
+    ``instructors``) and its ``students`` (the roster): only they may submit, and only as themselves."""
     cid = layout.course_id
-    reply = exchange_request(layout, "POST", f"course/{cid}", {"instructors": json.dumps([cid, *layout.instructors])})
+    reply = exchange_request(layout, "POST", f"course/{cid}", {"instructors": json.dumps([cid, *instructors])})
     if not reply.get("success") and reply.get("status") != 409:          # 409: the course exists already
         raise RuntimeError(f"the exchange refused to create the course {cid}: {reply}")
     roster = [{"username": s, "first_name": "", "last_name": "", "email": ""} for s in students]
