@@ -107,3 +107,11 @@ def test_a_running_namespace_hub_is_never_removed(tmp_path):
     with pytest.raises(RuntimeError, match="stop it first"):
         provision.remove(ns)
     assert ns.pid_file.exists()
+
+
+def test_no_student_is_named_like_the_grading_service():
+    """The exchange knows the grading service (an instructor of the course) by the course id: a student of that
+    name would be taken for it. Refused before anything is asked of the exchange."""
+    ns = Layout.for_course(namespace="aghub")
+    with pytest.raises(RuntimeError, match="may not be named aghub"):
+        provision.exchange_course(ns, ["aghub-student1", "aghub"], ns.instructors)

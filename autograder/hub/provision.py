@@ -241,6 +241,8 @@ def exchange_course(layout: Layout, students: list[str], instructors: list[str])
     """The course in the exchange (once), its instructors (the grading service, which collects and releases, and
     ``instructors``) and its ``students`` (the roster): only they may submit, and only as themselves."""
     cid = layout.course_id
+    if cid in students:
+        raise RuntimeError(f"a student may not be named {cid}: the exchange knows the grading service by that name")
     reply = exchange_request(layout, "POST", f"course/{cid}", {"instructors": json.dumps([cid, *instructors])})
     if not reply.get("success") and reply.get("status") != 409:          # 409: the course exists already
         raise RuntimeError(f"the exchange refused to create the course {cid}: {reply}")
