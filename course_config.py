@@ -18,6 +18,10 @@ COURSE = {
     "db_url": os.environ.get("COURSE_DB_URL", "sqlite:///gradebook.db"),
     # nbgrader's exchange directory (a shared folder on JupyterHub).
     "exchange_root": os.environ.get("COURSE_EXCHANGE", "/srv/nbgrader/exchange"),
+    # The hub's exchange (`python -m autograder hub`: ngshare, a hub service; autograder/hub/exchange_service.py):
+    # what it accepts of one submission when it arrives, and how many submissions of one assignment it keeps per
+    # student. A release notebook is about 0.1 MB; a refused submission gets the reason in Korean at once.
+    "exchange": {"max_submission_mb": 20, "max_files": 100, "max_submissions": 100},
     # Due dates (nbgrader applies them; a submission's time is the exchange's timestamp) and late penalties.
     "due_dates": {
         "attention": "2026-12-07 23:59:00 +0900",
@@ -115,6 +119,14 @@ if c is not None:
     c.CourseDirectory.db_url = COURSE["db_url"]
     c.CourseDirectory.solution_directory = "solutions"
     c.Exchange.root = COURSE["exchange_root"]
+    if os.environ.get("COURSE_NGSHARE_URL"):
+        # On the hub (`python -m autograder hub` sets it for the grading account): the exchange is the hub's ngshare
+        # service; collect and release feedback go on past a submission they cannot take (autograder/hub/exchange.py).
+        from ngshare_exchange import configureExchange as _ngshare
+
+        _ngshare(c, os.environ["COURSE_NGSHARE_URL"])
+        c.ExchangeFactory.collect = "autograder.hub.exchange.ExchangeCollect"
+        c.ExchangeFactory.release_feedback = "autograder.hub.exchange.ExchangeReleaseFeedback"
     c.ExecutePreprocessor.timeout = COURSE["timeouts"]["cell"]
     c.Execute.timeout = COURSE["timeouts"]["cell"]
     c.AssignLatePenalties.plugin_class = "autograder.gradebook.late.PercentPerDay"

@@ -140,6 +140,17 @@ class Reason(_Catalogue):
     SKIPPED = ("건너뛰었습니다.",)
     UNCHECKABLE_VALUE = ("반환값을 검사할 수 없습니다 ({error}): 반환값의 모양과 자료형을 확인하세요.",)
     GRADER_ERROR = ("채점기 내부 오류가 발생했습니다 ({error}). 조교에게 알려 주세요.",)
+    # --- a submission refused by the hub's exchange when it arrives (autograder/hub/exchange_service.py)
+    SUBMISSION_TOO_BIG = ("제출물이 너무 큽니다 ({size_mb:.1f} MB, 한도 {limit_mb:g} MB). 데이터 파일이나 큰 "
+                          "출력을 빼고 다시 제출하세요.",
+                          "the submission is {size_mb:.1f} MB, over the limit of {limit_mb:g} MB")
+    TOO_MANY_FILES = ("제출물의 파일이 너무 많습니다 ({count}개, 한도 {limit}개). 과제 폴더에 필요한 파일만 두고 다시 "
+                      "제출하세요.", "{count} files, over the limit of {limit}")
+    BAD_FILE_NAME = ("제출할 수 없는 파일 이름입니다: {path}", "the file name {path!r} is not allowed")
+    MALFORMED_SUBMISSION = ("제출물의 형식이 올바르지 않습니다 ({what}). JupyterLab의 Assignments 목록에서 다시 "
+                            "제출하세요.", "a malformed submission ({what})")
+    TOO_MANY_SUBMISSIONS = ("이 과제는 이미 {limit}번 제출했습니다. 더 제출하려면 조교에게 문의하세요.",
+                            "{limit} submissions of this assignment already, the limit")
 
 
 class Notice(_Catalogue):

@@ -25,10 +25,11 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 stamp=.venv/.requirements.sha256
-want=$(cat requirements.txt requirements-browser.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+want=$(cat requirements.txt requirements-browser.txt requirements-nodeps.txt pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -r requirements.txt -r requirements-browser.txt
+  .venv/bin/pip install -q --no-deps -r requirements-nodeps.txt
   .venv/bin/pip install -q --no-deps -e .
   bash scripts/install_kernel.sh >/dev/null   # the course kernel (KERAS_BACKEND=torch) and nbgrader's extensions
   echo "$want" > "$stamp"

@@ -36,14 +36,20 @@ def setup(layout: Layout, n_students: int, people: list[roster.Person] | None = 
     step("grading account", accounts.ensure_user, layout.grader)
     step("students' environment", provision.students_env, layout)
     step("Korean Validate, patches", provision.lab_additions, layout)
-    step("exchange", provision.exchange, layout)
     step("global nbgrader config", provision.global_config, layout)
     step("students' page config", provision.students_page_config, layout)
     step("course copy", provision.course_copy, layout)
-    released = step("generate/release", provision.release, layout, students)
+    generated = step("generate", provision.generate, layout, students)
     server.write_config(layout, [p.username for p in students], instructors)
-    print(f"hub: set up ({', '.join(steps)}); released: {', '.join(released) or 'nothing new'}", flush=True)
+    print(f"hub: set up ({', '.join(steps)}); generated: {', '.join(generated) or 'nothing new'}", flush=True)
     return logins
+
+
+def setup_exchange(layout: Layout, students: list[str], instructors: list[str]) -> list[str]:
+    """Once the hub (and its exchange service) runs: the course, its instructors and its students in the exchange,
+    the assignments released there. Returns what it released."""
+    provision.exchange_course(layout, students, instructors)
+    return provision.release(layout)
 
 
 # What must stay unreadable to students in the checkout the hub starts from (the rest is released anyway).
@@ -152,6 +158,7 @@ def main(args) -> int:
     except roster.RosterError as exc:
         print(f"hub: {exc}", file=sys.stderr)
         return 2
+    people = people or roster.generated(layout.students(args.students), layout.instructors)
     setup(layout, args.students, people)
     try:
         proc = server.start(layout)
@@ -159,6 +166,16 @@ def main(args) -> int:
         server.stop_leftovers(layout)
         print(f"hub: {exc}", file=sys.stderr)
         return 1
+    try:
+        released = setup_exchange(layout, [p.username for p in people if p.role == "student"],
+                                  [p.username for p in people if p.role == "instructor"])
+    except (RuntimeError, OSError) as exc:
+        server.stop_process(proc)
+        server.stop_leftovers(layout)
+        print(f"hub: the exchange could not be set up: {exc}\n{server.log_tail(layout)}", file=sys.stderr)
+        return 1
+    print(f"hub: exchange {layout.exchange_url} (ngshare); released: {', '.join(released) or 'nothing new'}",
+          flush=True)
     print(f"hub: JupyterHub at {layout.url} (pid {proc.pid}, log {layout.log}); logins in {layout.passwords} "
           f"(root only); formgrader: {layout.url}/services/{layout.course_id}/formgrader for {layout.formgrade_group}; "
           "Ctrl-C or `python -m autograder hub --stop` stops it", flush=True)

@@ -2,16 +2,18 @@
 
 By default the hub is the course's own: course id and exchange from ``course_config.py``, accounts ``student1``..,
 ``instructor1``/``instructor2`` and ``grader-<course id>``, state in ``/srv/jupyterhub-<course id>``, the students'
-environment in ``/opt/<course id>-env``, ports 8000 (the hub), 8001 (the proxy's API), 8081 (the hub's own API)
-and 9999 (the formgrader service).
+environment in ``/opt/<course id>-env``, ports 8000 (the hub), 8001 (the proxy's API), 8081 (the hub's own API),
+9999 (the formgrader service) and 10000 (the exchange service, ngshare).
 
 A **namespace** (``python -m autograder hub --namespace NAME`` or ``AUTOGRADER_HUB_NAMESPACE=NAME``) is a second,
 separate hub on the same machine, as the package's tests start one: everything that names the course moves with
 it at once, so that nothing of the real course (its accounts, exchange, state, gradebook) is read or written.
 The course id becomes ``NAME``, every account gets the prefix ``NAME-`` (``NAME-student1``, ``NAME-instructor1``;
-the grading account is ``grader-NAME``), the exchange ``/srv/NAME-exchange``, the state folder
-``/srv/jupyterhub-NAME``, the students' environment ``/opt/NAME-env``. The internal ports follow ``--port``
-(proxy API ``port+1``, hub API ``port+81``, formgrader ``port+1999``: 8001, 8081 and 9999 for the default 8000).
+the grading account is ``grader-NAME``), the state folder ``/srv/jupyterhub-NAME`` (with the exchange service's
+database), the students' environment ``/opt/NAME-env`` (and ``exchange``, the filesystem exchange's root that the
+hub does not use, ``/srv/NAME-exchange``). The internal ports follow ``--port``
+(proxy API ``port+1``, hub API ``port+81``, formgrader ``port+1999``, exchange ``port+2000``: 8001, 8081, 9999 and
+10000 for the default 8000).
 """
 from __future__ import annotations
 
@@ -99,6 +101,31 @@ class Layout:
     def service_port(self) -> int:
         """The formgrader service (on 127.0.0.1 only)."""
         return self.port + 1999
+
+    @property
+    def exchange_port(self) -> int:
+        """The exchange service, ngshare (on 127.0.0.1 only)."""
+        return self.port + 2000
+
+    # ------------------------------------------------------------------------------------------ the exchange
+    EXCHANGE_SERVICE = "ngshare"
+
+    @property
+    def exchange_url(self) -> str:
+        """Where every user's nbgrader reaches the exchange service: straight, not through the public proxy."""
+        return f"http://127.0.0.1:{self.exchange_port}/services/{self.EXCHANGE_SERVICE}"
+
+    @property
+    def exchange_state(self) -> Path:
+        """ngshare's database and stored files: in the hub's root-only state folder (not ngshare's default
+        /srv/ngshare, which two hubs would share)."""
+        return self.state / "exchange"
+
+    @property
+    def formgrader_token(self) -> Path:
+        """The formgrader service's hub API token (root only): the hub command uses it to set up the course in the
+        exchange (course, instructors, roster, released assignments) as the course's grading service."""
+        return self.state / "formgrader-token"
 
     # ------------------------------------------------------------------------------------------ files
     @property

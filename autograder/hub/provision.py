@@ -6,10 +6,11 @@
   links, console scripts and the course kernel.
 * ``course_copy``: the repository's files copied into the grading account's private home (0700), owned by it;
   the course's state there (gradebook, submitted/, autograded/, feedback/) is never touched by a re-sync.
-* ``exchange``: nbgrader's exchange root (``ugo+rw`` as nbgrader's docs say, plus the sticky bit, so that no
-  user can rename or remove a folder another user made there).
-* ``global_config``: the nbgrader config (course id and exchange root) of every user of the hub, in the students'
-  environment (``Layout.nbgrader_config``).
+* ``generate``, ``exchange_course``, ``release``: the assignments generated into the gradebook; the course, its
+  instructors and its roster in the exchange service (ngshare, ``autograder/hub/exchange_service.py``); the
+  assignments released there (the last two once the hub runs).
+* ``global_config``: the nbgrader config (course id, the exchange service) of every user of the hub, in the
+  students' environment (``Layout.nbgrader_config``).
 * ``remove``: everything of a namespace's hub (never of the course's own): its accounts, folders and environment.
 """
 from __future__ import annotations
@@ -193,7 +194,7 @@ def grader_env(layout: Layout) -> dict:
     the copy's gradebook, whatever their working directory."""
     return {"PYTHONPATH": str(layout.course_dir), "KERAS_BACKEND": "torch", "COURSE_ID": layout.course_id,
             "COURSE_DB_URL": f"sqlite:///{layout.course_dir / 'gradebook.db'}",
-            "COURSE_EXCHANGE": str(layout.exchange)}
+            "COURSE_NGSHARE_URL": layout.exchange_url}
 
 
 def course_copy(layout: Layout, source: Path = settings.ROOT) -> Path:
@@ -236,23 +237,72 @@ def _gradebook_assignments(course_dir: Path) -> set[str]:
             return set()
 
 
-def release(layout: Layout, students: list) -> list[str]:
-    """As the grading account: every assignment generated (into its gradebook) and released to the exchange, with
-    its due date from ``course_config.py`` set in the gradebook (formgrader shows it, late penalties follow it), and
-    every student in the gradebook with their names. Skips what is already done; returns what it released."""
+def generate(layout: Layout, students: list) -> list[str]:
+    """As the grading account: every assignment generated (into its gradebook) once, with its due date from
+    ``course_config.py`` set in the gradebook (formgrader shows it, late penalties follow it), and every student
+    (user names or ``roster.Person``) in the gradebook with their names. Returns what it generated."""
     nbgrader = [str(layout.python), "-m", "nbgrader"]
     env = grader_env(layout)
     done = _gradebook_assignments(layout.course_dir)
-    released = []
+    generated = []
     for assignment in settings.course()["assignments"]:
         if assignment not in done:
             as_user(layout.grader, [*nbgrader, "generate_assignment", assignment, "--force"], layout,
                     cwd=layout.course_dir, env=env)
-        if not (layout.exchange / layout.course_id / "outbound" / assignment).exists():
-            as_user(layout.grader, [*nbgrader, "release_assignment", assignment], layout,
+            generated.append(assignment)
+    gradebook_students(layout, add=students, due_dates=due_dates_utc(settings.course().get("due_dates", {})))
+    return generated
+
+
+def exchange_request(layout: Layout, method: str, path: str, data: dict | None = None) -> dict:
+    """A request to the exchange service as the course's grading service (its token); returns ngshare's JSON."""
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    from autograder.hub.server import formgrader_token
+
+    body = urllib.parse.urlencode(data).encode() if data is not None else None
+    request = urllib.request.Request(f"{layout.exchange_url}/{path.lstrip('/')}", data=body, method=method,
+                                     headers={"Authorization": f"token {formgrader_token(layout)}"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return json.loads(exc.read() or b"{}") | {"status": exc.code}
+
+
+def exchange_course(layout: Layout, students: list[str], instructors: list[str]) -> None:
+    """The course in the exchange (once), its instructors (the grading service, which collects and releases, and
+    ``instructors``) and its ``students`` (the roster): only they may submit, and only as themselves."""
+    cid = layout.course_id
+    if cid in students:
+        raise RuntimeError(f"a student may not be named {cid}: the exchange knows the grading service by that name")
+    reply = exchange_request(layout, "POST", f"course/{cid}", {"instructors": json.dumps([cid, *instructors])})
+    if not reply.get("success") and reply.get("status") != 409:          # 409: the course exists already
+        raise RuntimeError(f"the exchange refused to create the course {cid}: {reply}")
+    roster = [{"username": s, "first_name": "", "last_name": "", "email": ""} for s in students]
+    reply = exchange_request(layout, "POST", f"students/{cid}", {"students": json.dumps(roster)})
+    if not reply.get("success") or not all(s["success"] for s in reply["status"]):
+        raise RuntimeError(f"the exchange refused the roster of {cid}: {reply}")
+
+
+def release(layout: Layout) -> list[str]:
+    """As the grading account (with its service's token): every assignment not yet in the exchange released
+    there. Returns what it released."""
+    reply = exchange_request(layout, "GET", f"assignments/{layout.course_id}")
+    if not reply.get("success"):
+        raise RuntimeError(f"the exchange did not list the assignments of {layout.course_id}: {reply}")
+    there = set(reply["assignments"])
+    from autograder.hub.server import formgrader_token
+
+    env = {**grader_env(layout), "JUPYTERHUB_API_TOKEN": formgrader_token(layout)}
+    released = []
+    for assignment in settings.course()["assignments"]:
+        if assignment not in there:
+            as_user(layout.grader, [str(layout.python), "-m", "nbgrader", "release_assignment", assignment], layout,
                     cwd=layout.course_dir, env=env)
             released.append(assignment)
-    gradebook_students(layout, add=students, due_dates=due_dates_utc(settings.course().get("due_dates", {})))
     return released
 
 
@@ -301,13 +351,7 @@ def gradebook_students(layout: Layout, add=(), remove=(), due_dates=None) -> Non
             cwd=layout.course_dir, env=env)
 
 
-# ------------------------------------------------------------------------------------------------ exchange, config
-def exchange(layout: Layout) -> Path:
-    layout.exchange.mkdir(parents=True, exist_ok=True)
-    os.chmod(layout.exchange, 0o777 | stat.S_ISVTX)
-    return layout.exchange
-
-
+# ------------------------------------------------------------------------------------------------ config
 def students_config_dir(layout: Layout) -> Path:
     """Jupyter config of students' servers only (``JUPYTER_CONFIG_PATH`` set by the hub's pre-spawn hook)."""
     return layout.env / "etc" / "jupyter-students"
@@ -337,7 +381,10 @@ def global_config(layout: Layout) -> Path:
     path.write_text("# Written by `python -m autograder hub`: the course every user of this hub takes part in.\n"
                     "c = get_config()  # noqa: F821\n"
                     f"c.CourseDirectory.course_id = {layout.course_id!r}\n"
-                    f"c.Exchange.root = {str(layout.exchange)!r}\n"
+                    "# The exchange: the hub's ngshare service (autograder/hub/exchange_service.py); who submits is\n"
+                    "# the hub user of the request's token, when is the server's clock.\n"
+                    "from ngshare_exchange import configureExchange  # noqa: E402\n"
+                    f"configureExchange(c, {layout.exchange_url!r})\n"
                     "# Validate (a student's own check, no grade): a cell may take the course's validate time, and so\n"
                     "# may its output (nbgrader's 30 s and nbclient's 4 s fail the first cell, which imports torch "
                     "and\n"
@@ -380,6 +427,13 @@ def remove(layout: Layout) -> list[str]:
 
     if layout.namespace is None or not layout.user_prefix:
         raise ValueError("only a namespace's hub is removed, never the course's own")
+    try:
+        pid = int(layout.pid_file.read_text().strip())
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        pass
+    else:
+        raise RuntimeError(f"the hub of {layout.namespace} runs (pid {pid}): stop it first")
     users = namespace_users(layout)
     uids = {pwd.getpwnam(u).pw_uid for u in users}
     deadline = time.monotonic() + 10

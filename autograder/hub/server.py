@@ -8,6 +8,7 @@ hub, which stops the proxy, the service and every user's server it started.
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import ssl
 import subprocess
@@ -32,8 +33,10 @@ def cgroup_name(layout: Layout) -> str:
     return f"autograder-{layout.course_id}"
 
 
-def config_text(layout: Layout, students: list[str], instructors: list[str] | None = None) -> str:
-    """jupyterhub_config.py (after nbgrader's demo_one_class_multiple_graders, for JupyterHub 5)."""
+def config_text(layout: Layout, students: list[str], instructors: list[str] | None = None,
+                formgrader_token: str = "") -> str:
+    """jupyterhub_config.py (after nbgrader's demo_one_class_multiple_graders, for JupyterHub 5), with the exchange
+    service (ngshare, ``autograder/hub/exchange_service.py``)."""
     cid, group = layout.course_id, layout.formgrade_group
     instructors = list(layout.instructors if instructors is None else instructors)
     env_bin = layout.env / "bin"
@@ -147,14 +150,32 @@ c.JupyterHub.services = [{culler}{{
     "oauth_no_confirm": True,
     "cwd": "{layout.course_dir}",
     "environment": {service_env!r},
+    "api_token": {formgrader_token!r},
+}}, {{
+    # The exchange (autograder/hub/exchange_service.py): ngshare, as root (its database and files in this hub's
+    # root-only state folder), on 127.0.0.1 only. It asks the hub who sent each request (the request's token).
+    "name": "{layout.EXCHANGE_SERVICE}",
+    "url": "http://127.0.0.1:{layout.exchange_port}",
+    "command": ["{sys.executable}", "-m", "autograder.hub.exchange_service", "--state", "{layout.exchange_state}",
+                "--admins", "{cid}"],
+    "cwd": "{layout.state}",
 }}]
 '''
+
+
+def formgrader_token(layout: Layout) -> str:
+    """The formgrader service's API token, made once and kept (root only) in the state folder."""
+    if not layout.formgrader_token.exists():
+        fd = os.open(layout.formgrader_token, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secrets.token_hex(32))
+    return layout.formgrader_token.read_text().strip()
 
 
 def write_config(layout: Layout, students: list[str], instructors: list[str] | None = None) -> Path:
     layout.state.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(layout.state, 0o700)
-    layout.config.write_text(config_text(layout, students, instructors))
+    layout.config.write_text(config_text(layout, students, instructors, formgrader_token(layout)))
     os.chmod(layout.config, 0o600)
     return layout.config
 
@@ -219,10 +240,10 @@ def log_tail(layout: Layout, n: int = 30) -> str:
 
 
 def leftovers(layout: Layout) -> list[int]:
-    """Processes of this hub's servers (the formgrader service, users' JupyterLabs) and of its proxy that outlived
-    it: JupyterHub stops them when it stops normally, not when it exits at start-up or is killed (a proxy left
-    behind keeps the hub's port, and the next start fails with EADDRINUSE)."""
-    server = str(layout.env / "bin" / "jupyterhub-singleuser").encode()
+    """Processes of this hub's servers (the formgrader and exchange services, users' JupyterLabs) and of its proxy
+    that outlived it: JupyterHub stops them when it stops normally, not when it exits at start-up or is killed (a
+    proxy left behind keeps the hub's port, and the next start fails with EADDRINUSE)."""
+    markers = (str(layout.env / "bin" / "jupyterhub-singleuser").encode(), str(layout.exchange_state).encode())
     proxy = f"--api-port\0{layout.proxy_api_port}\0".encode()
     found = []
     for entry in Path("/proc").iterdir():
@@ -231,7 +252,7 @@ def leftovers(layout: Layout) -> list[int]:
                 cmdline = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if server in cmdline or (b"configurable-http-proxy" in cmdline and proxy in cmdline):
+            if any(m in cmdline for m in markers) or (b"configurable-http-proxy" in cmdline and proxy in cmdline):
                 found.append(int(entry.name))
     return found
 

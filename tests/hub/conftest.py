@@ -26,12 +26,14 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
+sys.path.insert(0, str(HERE))
 
 from browser_course import CHROMEDRIVER, CHROMIUM, missing_browser  # noqa: E402
 
@@ -40,7 +42,7 @@ from autograder.hub.layout import Layout  # noqa: E402
 
 NAMESPACE = os.environ.get("AUTOGRADER_HUB_TEST_NAMESPACE", "aghub")
 PORT = int(os.environ.get("AUTOGRADER_HUB_TEST_PORT", "18000"))
-N_STUDENTS = 2
+N_STUDENTS = 4              # student1, student2: the honest class (Chromium); student3, student4: attackers
 SCREENSHOTS = ROOT / "build" / "screenshots"
 LOGS = ROOT / "build" / "hub-logs"
 SETUP_TIMEOUT_S = 1500        # a fresh machine: students' environment, generate and release of every assignment
@@ -91,6 +93,50 @@ class Hub:
     def home(self, user: str) -> Path:
         return Path(f"/home/{user}")
 
+    def exchange(self, method: str, path: str, data: dict | None = None) -> dict:
+        """A request to the exchange service as the course's grading service."""
+        return provision.exchange_request(self.layout, method, path, data)
+
+    def stored_submissions(self, student: str, assignment: str = "attention") -> list[tuple[str, dict]]:
+        """What the exchange keeps of a student's submissions: (time, {file: checksum}) each, oldest first. On a
+        filesystem exchange (the hub before issue 20) the inbound folders' names and files."""
+        if not hasattr(self.layout, "exchange_url"):
+            import hashlib
+
+            inbound = self.layout.exchange / self.layout.course_id / "inbound"
+            return [(p.name, {f.name: hashlib.md5(f.read_bytes()).hexdigest() for f in p.iterdir() if f.is_file()})
+                    for p in sorted(inbound.glob(f"{student}+{assignment}+*"))]
+        cid = self.layout.course_id
+        listed = self.exchange("GET", f"submissions/{cid}/{assignment}/{student}")
+        assert listed.get("success"), listed
+        stored = []
+        for sub in listed["submissions"]:
+            files = self.exchange("GET", f"submission/{cid}/{assignment}/{student}?list_only=true&timestamp="
+                                         + quote(sub["timestamp"]))
+            assert files.get("success"), files
+            stored.append((sub["timestamp"], {f["path"]: f["checksum"] for f in files["files"]}))
+        return sorted(stored)
+
+    def submitted_notebook(self, student: str, assignment: str = "attention") -> bytes:
+        """The notebook of a student's latest stored submission."""
+        if not hasattr(self.layout, "exchange_url"):
+            inbound = self.layout.exchange / self.layout.course_id / "inbound"
+            return sorted(inbound.glob(f"{student}+{assignment}+*"))[-1].joinpath(f"{assignment}.ipynb").read_bytes()
+        import base64
+
+        reply = self.exchange("GET", f"submission/{self.layout.course_id}/{assignment}/{student}")
+        assert reply.get("success"), reply
+        return base64.b64decode([f for f in reply["files"] if f["path"] == f"{assignment}.ipynb"][0]["content"])
+
+    def gradebook(self, assignment: str = "attention") -> dict:
+        """The grading account's gradebook: its students, and each one's submission of ``assignment`` (time as
+        nbgrader recorded it, score)."""
+        import json
+
+        proc = self.run_as(self.layout.grader, GRADEBOOK, provision.grader_env(self.layout)["COURSE_DB_URL"],
+                           self.layout.course_id, assignment, check=True)
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
     def user_env(self, user: str) -> dict:
         return provision.grader_env(self.layout) if user == self.layout.grader else {}
 
@@ -98,6 +144,22 @@ class Hub:
         """Python ``code`` run as ``user`` with the students' environment's interpreter (as the hub's users do)."""
         return provision.as_user(user, [str(self.layout.python), "-c", code, *args], self.layout, check=check,
                                  env={**self.user_env(user), **(env or {})})
+
+
+GRADEBOOK = """import json, sys
+from nbgrader.api import Gradebook, MissingEntry
+out = {"students": [], "submissions": {}}
+with Gradebook(sys.argv[1], sys.argv[2]) as gb:
+    for student in gb.students:
+        out["students"].append(student.id)
+        try:
+            sub = gb.find_submission(sys.argv[3], student.id)
+        except MissingEntry:
+            continue
+        out["submissions"][student.id] = {"timestamp": sub.timestamp.isoformat() if sub.timestamp else None,
+                                          "score": sub.score}
+print(json.dumps(out))
+"""
 
 
 def test_layout() -> Layout:
@@ -229,3 +291,17 @@ def chromium(tmp_path_factory, hub):
     for driver in drivers.values():
         driver.quit()
     drivers.clear()
+
+
+@pytest.fixture(scope="session")
+def exchange_attacks(hub):
+    """student3 and student4 attack the exchange from their own accounts (tests/hub/attacks.py), once the honest
+    students have submitted and before the instructor collects; what student2 had stored is recorded first."""
+    import attacks
+
+    inbound = hub.layout.exchange / hub.layout.course_id / "inbound"
+    victim = sorted(p.name for p in inbound.glob(f"{hub.students[1]}+attention+*")) if inbound.is_dir() else []
+    victim_before = hub.stored_submissions(hub.students[1])
+    done = attacks.run(hub, victim[-1] if victim else "")
+    print(f"\n[hub] attacks ({done.ended - done.started:.1f} s): forger {done.forger}\nbreaker {done.breaker}")
+    return done, victim_before

@@ -101,15 +101,16 @@ def fetch(lab, hub, user: str) -> None:
     lab.screenshot("fetched")
 
 
-def submit(lab, hub, user: str) -> Path:
+def submit(lab, hub, user: str) -> bytes:
+    """Submit in the Assignment List; returns the notebook the exchange stored (exactly one submission)."""
     assignment_list(lab)
     fetched = row_named(listed(lab, "fetched", 1), ASSIGNMENT)
     fetched.find_element(By.XPATH, ".//*[contains(@class,'item_status')]//button[normalize-space()='Submit']").click()
     listed(lab, "submitted", 1)
     lab.screenshot("submitted")
-    inbound = list((hub.layout.exchange / hub.layout.course_id / "inbound").glob(f"{user}+{ASSIGNMENT}+*"))
-    assert len(inbound) == 1, inbound
-    return inbound[0]
+    stored = hub.stored_submissions(user)
+    assert len(stored) == 1 and f"{ASSIGNMENT}.ipynb" in stored[0][1], stored
+    return hub.submitted_notebook(user)
 
 
 def exercises() -> list[str]:
@@ -161,8 +162,7 @@ def test_student1_logs_in_fetches_writes_softmax_validates_and_submits(hub, chro
     lab.close_dialog()
     assert SOFTMAX.strip() in lab.saved(nb).cells[nb.index("solution_softmax")].source
 
-    submission = submit(lab, hub, student1)
-    submitted = nbformat.read(str(submission / f"{ASSIGNMENT}.ipynb"), 4)
+    submitted = nbformat.reads(submit(lab, hub, student1).decode(), 4)
     assert SOFTMAX.strip() in submitted.cells[nb.index("solution_softmax")].source
 
 
@@ -184,7 +184,7 @@ def test_g1_a_student_past_their_memory_limit_loses_only_their_own_kernel(hub, c
     importing torch and running the notebook): the kernel's OOM killer ends student2's kernel in student2's control
     group; student2's server lives on (JupyterLab restarts the kernel) and student1's Validate completes with the
     same result. Measured: how long the kill took, student2's peak, Validate's time."""
-    student1, student2 = hub.students
+    student1, student2 = hub.students[:2]
     groups = limits.detect(server.cgroup_name(hub.layout))
     limit_mb = settings.course()["hub"]["mem_limit_mb"]
     allocate = f"x = bytearray({limit_mb + 1024} * 2**20)   # past this student's {limit_mb} MiB\nprint('allocated')"
@@ -278,7 +278,10 @@ def submissions(driver, expect: int) -> dict[str, dict]:
     return table if len(table) == expect else None
 
 
-def test_instructor1_collects_autogrades_and_releases_feedback(hub, chromium, screenshots):
+def test_instructor1_collects_autogrades_and_releases_feedback(hub, chromium, screenshots, exchange_attacks):
+    """After student3 and student4 attacked the exchange (tests/hub/attacks.py): the whole class is collected,
+    autograded and gets feedback; test_hub_exchange.py checks the rest."""
+    n = len(hub.students)
     driver = chromium(hub.instructor)
     shot = labpage.Lab(driver, None, screenshots, f"hub-{hub.instructor}").screenshot
     formgrader = f"/services/{hub.layout.course_id}/formgrader"
@@ -288,18 +291,19 @@ def test_instructor1_collects_autogrades_and_releases_feedback(hub, chromium, sc
 
     row.find_element(By.CSS_SELECTOR, "td.collect a").click()
     kind, text = modal(driver, 300)
+    RESULTS["collect"] = (kind, text)
     assert kind == "success", text
-    wait_for(lambda: assignment_row(driver).find_element(By.CSS_SELECTOR, "td.num-submissions").text.strip() == "2",
-             60, "2 submissions")
+    wait_for(lambda: assignment_row(driver).find_element(By.CSS_SELECTOR, "td.num-submissions").text.strip() == str(n),
+             60, f"{n} submissions")
     shot("collected")
 
     assignment_row(driver).find_element(By.CSS_SELECTOR, "td.num-submissions a").click()
-    wait_for(lambda: submissions(driver, 2), 60, "the 2 submissions")
+    wait_for(lambda: submissions(driver, n), 60, f"the {n} submissions")
     times = {}
-    student1, student2 = hub.students
-    for student in (student1, student2):
+    student1, student2 = hub.students[:2]
+    for student in hub.students:
         start = time.perf_counter()
-        wait_for(lambda: submissions(driver, 2), 60, "the submissions")[student]["autograde"] \
+        wait_for(lambda: submissions(driver, n), 60, "the submissions")[student]["autograde"] \
             .find_element(By.TAG_NAME, "a").click()
         kind, text = modal(driver, AUTOGRADE_S)
         times[student] = time.perf_counter() - start
@@ -307,8 +311,9 @@ def test_instructor1_collects_autogrades_and_releases_feedback(hub, chromium, sc
     print(f"\n[hub] autograde from formgrader as {hub.layout.grader}: "
           + ", ".join(f"{s} {t:.1f} s" for s, t in times.items()))
     RESULTS["autograde_s"] = times
-    scores = wait_for(lambda: (t := submissions(driver, 2)) and all(t[s]["score"].text.strip() for s in t) and
-                      {s: t[s]["score"].text.strip() for s in t}, 60, "both scores")
+    scores = wait_for(lambda: (t := submissions(driver, n)) and all(t[s]["score"].text.strip() for s in t) and
+                      {s: t[s]["score"].text.strip() for s in t}, 60, "every score")
+    RESULTS["scores"] = scores
     shot("autograded")
     total, softmax = sum(points().values()), points()["test_softmax"]
     # Both submitted after the due date (conftest.py): the totals are net of the late penalty (one started day).
@@ -336,6 +341,7 @@ def test_instructor1_collects_autogrades_and_releases_feedback(hub, chromium, sc
     assert kind == "success", text
     assignment_row(driver).find_element(By.CSS_SELECTOR, "td.release-feedback a").click()
     kind, text = modal(driver, 300)
+    RESULTS["release_feedback"] = (kind, text)
     assert kind == "success", text
     shot("feedback-released")
 
@@ -370,28 +376,23 @@ def test_student1_fetches_feedback_and_reads_the_korean_report(hub, chromium, sc
 READ_COURSE = "import sys\nprint(open(sys.argv[1] + '/course_config.py').read()[:20]); import os\n" \
               "print(os.listdir(sys.argv[1] + '/autograder/graders'))"
 IMPORT_AUTOGRADER = "import autograder.graders, sys\nprint(autograder.graders.__file__)"
-READ_SUBMISSION = ("import glob, os, sys\ninbound = sys.argv[1]\nprint(os.listdir(inbound))\n"
-                   "found = glob.glob(inbound + f'/{sys.argv[2]}+*/*.ipynb')\nassert found, 'not found'\n"
-                   "print(open(found[0]).read()[:20])")
 READ_GRADEBOOK = ("import sqlite3, sys\ndb = sqlite3.connect(f'file:{sys.argv[1]}?mode=ro', uri=True)\n"
                   "print(db.execute('select id from student').fetchall())")
 
 
 def checks(hub):
     layout = hub.layout
-    inbound = str(layout.exchange / layout.course_id / "inbound")
     return {
         "read the course repository": (READ_COURSE, [str(layout.course_dir)], {}),
         # student1's kernel runs the students' environment's python; even pointed at the copy, no autograder
         "import autograder in the students' environment": (IMPORT_AUTOGRADER, [],
                                                             {"PYTHONPATH": str(layout.course_dir)}),
-        "read student2's submission in the exchange": (READ_SUBMISSION, [inbound, hub.students[1]], {}),
         "read the gradebook": (READ_GRADEBOOK, [str(layout.course_dir / "gradebook.db")], {}),
     }
 
 
 @pytest.mark.parametrize("what", ["read the course repository", "import autograder in the students' environment",
-                                  "read student2's submission in the exchange", "read the gradebook"])
+                                  "read the gradebook"])
 def test_student1_cannot_but_the_grading_account_can(hub, what):
     code, args, env = checks(hub)[what]
     student = hub.run_as(hub.students[0], code, *args, env=env)
@@ -405,3 +406,37 @@ def test_student_kernels_run_the_students_environment(hub):
     spec = json.loads((hub.layout.env / "share" / "jupyter" / "kernels" / "attention-course" / "kernel.json")
                       .read_text())
     assert Path(spec["argv"][0]) == hub.layout.python and spec["env"]["KERAS_BACKEND"] == "torch", spec
+
+
+READ_SUBMISSION = """import base64, os, sys, requests
+exchange, course, victim = sys.argv[1:4]
+token = os.environ.get("JUPYTERHUB_API_TOKEN")
+if not token:                                   # a student: their own token, from their own login
+    hub, me = sys.argv[4:6]
+    s = requests.Session()
+    s.get(f"{hub}/hub/login")
+    s.post(f"{hub}/hub/login", data={"username": me, "password": sys.stdin.read().strip(),
+                                     "_xsrf": s.cookies.get("_xsrf")}, allow_redirects=False)
+    token = s.post(f"{hub}/hub/api/users/{me}/tokens", json={},
+                   headers={"X-XSRFToken": s.cookies.get("_xsrf")}).json()["token"]
+r = requests.get(f"{exchange}/submission/{course}/attention/{victim}", headers={"Authorization": f"token {token}"})
+print(r.status_code)
+assert r.status_code == 200, r.text[:200]
+print(base64.b64decode(r.json()["files"][0]["content"])[:20])
+"""
+
+
+def test_student1_cannot_read_student2s_submission_but_the_grading_account_can(hub):
+    """The exchange service gives a submission to the course's instructors (the grading service) only; student1
+    asks with their own token (from their own login) and is refused."""
+    import attacks
+
+    from autograder.hub.server import formgrader_token
+
+    layout, (student1, student2) = hub.layout, hub.students[:2]
+    student = attacks.su(hub, student1, READ_SUBMISSION, layout.exchange_url, layout.course_id, student2, hub.url,
+                         student1, stdin=hub.passwords[student1])
+    grader = hub.run_as(layout.grader, READ_SUBMISSION, layout.exchange_url, layout.course_id, student2,
+                        env={"JUPYTERHUB_API_TOKEN": formgrader_token(layout)})
+    assert student.returncode != 0 and student.stdout.startswith("403"), (student.stdout, student.stderr[-500:])
+    assert grader.returncode == 0 and grader.stdout.startswith("200"), grader.stderr[-500:]
