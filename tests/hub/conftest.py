@@ -157,7 +157,7 @@ with Gradebook(sys.argv[1], sys.argv[2]) as gb:
         except MissingEntry:
             continue
         out["submissions"][student.id] = {"timestamp": sub.timestamp.isoformat() if sub.timestamp else None,
-                                          "score": sub.score}
+                                          "score": sub.score, "late_penalty": sub.late_submission_penalty}
 print(json.dumps(out))
 """
 

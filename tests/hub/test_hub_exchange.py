@@ -66,8 +66,8 @@ def test_B1_no_student_submits_for_another(hub, after):
     student2 = hub.students[1]
     assert hub.stored_submissions(student2) == victim_before            # nothing added to, or changed in, theirs
     assert SOFTMAX_AXIS_0.strip() in solution_cell((collected(hub, student2) / f"{ASSIGNMENT}.ipynb").read_bytes())
-    score = gradebook["submissions"][student2]["score"]
-    assert f"{score:g} / " in RESULTS["scores"][student2] and score < points()["test_softmax"], score
+    score, penalty = (gradebook["submissions"][student2][k] for k in ("score", "late_penalty"))
+    assert f"{score - penalty:g} / " in RESULTS["scores"][student2] and score < points()["test_softmax"], score
     forged = hub.stored_submissions(hub.students[2])                  # what student3 sent is student3's own
     assert len(forged) >= 2, forged
 
