@@ -216,26 +216,25 @@ def formgrader_totals_with_late_penalties() -> None:
         _net(entry, penalties(self).by_submission.get((assignment_id, student_id), 0.0))
         return entry
 
-    def get_submissions(self, assignment_id):
-        entries = original["get_submissions"](self, assignment_id)
-        late = penalties(self)
+    def net_each(entries, penalty_of):
         for entry in entries:
-            _net(entry, late.by_submission.get((assignment_id, entry["student"]), 0.0))
+            _net(entry, penalty_of(entry))
         return entries
+
+    def get_submissions(self, assignment_id):
+        late = penalties(self).by_submission
+        return net_each(original["get_submissions"](self, assignment_id),
+                        lambda entry: late.get((assignment_id, entry["student"]), 0.0))
 
     def get_notebook_submissions(self, assignment_id, notebook_id):
-        entries = original["get_notebook_submissions"](self, assignment_id, notebook_id)
-        late = penalties(self)
-        for entry in entries:
-            _net(entry, late.by_notebook_submission.get(entry.get("id"), 0.0))
-        return entries
+        late = penalties(self).by_notebook_submission
+        return net_each(original["get_notebook_submissions"](self, assignment_id, notebook_id),
+                        lambda entry: late.get(entry.get("id"), 0.0))
 
     def get_student_notebook_submissions(self, student_id, assignment_id):
-        entries = original["get_student_notebook_submissions"](self, student_id, assignment_id)
-        late = penalties(self)
-        for entry in entries:
-            _net(entry, late.by_notebook_submission.get(entry.get("id"), 0.0))
-        return entries
+        late = penalties(self).by_notebook_submission
+        return net_each(original["get_student_notebook_submissions"](self, student_id, assignment_id),
+                        lambda entry: late.get(entry.get("id"), 0.0))
 
     def get_student(self, student_id, submitted=None):
         entry = original["get_student"](self, student_id, submitted=submitted)
@@ -243,11 +242,8 @@ def formgrader_totals_with_late_penalties() -> None:
         return entry
 
     def get_students(self):
-        entries = original["get_students"](self)
-        late = penalties(self)
-        for entry in entries:
-            _net(entry, late.by_student.get(entry["id"], 0.0))
-        return entries
+        late = penalties(self).by_student
+        return net_each(original["get_students"](self), lambda entry: late.get(entry["id"], 0.0))
 
     for name, function in (("get_assignment", get_assignment), ("get_notebooks", get_notebooks),
                            ("get_submission", get_submission), ("get_submissions", get_submissions),
