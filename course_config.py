@@ -8,12 +8,20 @@ import os
 
 COURSE = {
     # nbgrader course id and the assignments, in teaching order (each is source/<name>/<name>.ipynb).
-    "course_id": "attention-ko",
+    # COURSE_ID: a separate hub's course (`python -m autograder hub --namespace`, the hub tests) in its own copy.
+    "course_id": os.environ.get("COURSE_ID", "attention-ko"),
     "assignments": ["attention", "kv_cache", "quiz"],
+    # Digits after the decimal point of the scores students and instructors read (feedback, formgrader): a test
+    # can be worth 0.125 points, so 3 (2.625 stays 2.625).
+    "score_decimals": 3,
     # The gradebook (SQLite file by default; a PostgreSQL URL for several graders at once).
     "db_url": os.environ.get("COURSE_DB_URL", "sqlite:///gradebook.db"),
     # nbgrader's exchange directory (a shared folder on JupyterHub).
     "exchange_root": os.environ.get("COURSE_EXCHANGE", "/srv/nbgrader/exchange"),
+    # The hub's exchange (`python -m autograder hub`: ngshare, a hub service; autograder/hub/exchange_service.py):
+    # what it accepts of one submission when it arrives, and how many submissions of one assignment it keeps per
+    # student. A release notebook is about 0.1 MB; a refused submission gets the reason in Korean at once.
+    "exchange": {"max_submission_mb": 20, "max_files": 100, "max_submissions": 100},
     # Due dates (nbgrader applies them; a submission's time is the exchange's timestamp) and late penalties.
     "due_dates": {
         "attention": "2026-12-07 23:59:00 +0900",
@@ -48,6 +56,23 @@ COURSE = {
         # startup + submission + this many seconds (nbgrader's own work included), grades it as blank with a
         # note, and goes on with the class; a worker that does not stop 30 s later is killed and replaced.
         "grace": 60,
+    },
+    # The course on JupyterHub (`python -m autograder hub`, autograder/hub).
+    "hub": {
+        # Limits of each user's server: their JupyterLab with every kernel, terminal and process it starts, together
+        # (like The Littlest JupyterHub's mem_limit and cpu_limit), enforced by the kernel's control groups
+        # (autograder/hub/limits.py). A student past the memory limit loses their own largest process (the kernel
+        # that allocates), never another user's. A kernel with torch and keras loaded holds 0.5-0.7 GiB: 2 GiB is two
+        # open notebooks and the server.
+        "mem_limit_mb": 2048,
+        "cpu_limit": 1.0,         # cores (CFS quota); under contention each user gets an equal share:
+        "cpu_weight": 100,        # relative to the other users (cgroup v2's scale, 1..10000)
+        "max_processes": 512,     # tasks (processes and threads: torch starts a thread per core) of one user
+        "file_size_mb": 1024,     # the largest file a user's process may write (RLIMIT_FSIZE; not a disk quota)
+        # jupyterhub-idle-culler (a hub service): a server with no activity (no open tab, no running kernel's output)
+        # for this long is stopped, with everything it started; checked every cull_every_s. 0: never.
+        "idle_timeout_s": 3600,
+        "cull_every_s": 300,
     },
     # Limits of the process that runs student code (applied by autograder/sandbox).
     "sandbox": {
@@ -101,6 +126,14 @@ if c is not None:
     c.CourseDirectory.db_url = COURSE["db_url"]
     c.CourseDirectory.solution_directory = "solutions"
     c.Exchange.root = COURSE["exchange_root"]
+    if os.environ.get("COURSE_NGSHARE_URL"):
+        # On the hub (`python -m autograder hub` sets it for the grading account): the exchange is the hub's ngshare
+        # service; collect and release feedback go on past a submission they cannot take (autograder/hub/exchange.py).
+        from ngshare_exchange import configureExchange as _ngshare
+
+        _ngshare(c, os.environ["COURSE_NGSHARE_URL"])
+        c.ExchangeFactory.collect = "autograder.hub.exchange.ExchangeCollect"
+        c.ExchangeFactory.release_feedback = "autograder.hub.exchange.ExchangeReleaseFeedback"
     c.ExecutePreprocessor.timeout = COURSE["timeouts"]["cell"]
     c.Execute.timeout = COURSE["timeouts"]["cell"]
     c.AssignLatePenalties.plugin_class = "autograder.gradebook.late.PercentPerDay"
@@ -145,7 +178,27 @@ if c is not None:
     # (autograder/feedback/sanitize.py); nbconvert's own sanitising of outputs is on as well.
     c.Autograde.autograde_preprocessors = [*c.Autograde.autograde_preprocessors,
                                            "autograder.feedback.sanitize.SanitizeStudentHTML"]
+    # The students' feedback page: the course's template (Korean labels, the course's score precision, LaTeX by
+    # KaTeX inlined: no CDN needed; autograder/feedback/html.py).
+    c.GenerateFeedback.exporter_class = "autograder.feedback.html.FeedbackExporter"
+    c.FeedbackExporter.template_name = "autograder-feedback"
+    from autograder.feedback.html import template_dirs as _template_dirs
+
+    c.FeedbackExporter.extra_template_basedirs = _template_dirs()   # GenerateFeedback sets HTMLExporter's
     c.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades",
                                         "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
                                         "autograder.feedback.sanitize.SanitizeStudentHTML"]
     c.HTMLExporter.sanitize_html = True
+    # Formgrader's manual-grading view: nbgrader's formgrade template with the notebook's math rendered by the same
+    # inlined KaTeX (offline; nbgrader's loads MathJax from a CDN). Formgrader makes a plain HTMLExporter with this
+    # config; GenerateFeedback's exporter has its own template above.
+    from autograder.feedback.html import template_paths as _template_paths
+
+    c.HTMLExporter.template_name = "autograder-formgrade"
+    c.HTMLExporter.extra_template_basedirs = _template_dirs()
+    c.HTMLExporter.extra_template_paths = _template_paths()
+    c.HTMLExporter.preprocessors = ["autograder.feedback.html.CourseResources"]
+    # Formgrader's totals net of late penalties (nbgrader's own show the raw sum; autograder/patches.py).
+    from autograder.patches import formgrader_totals_with_late_penalties as _net_totals
+
+    _net_totals()

@@ -45,6 +45,14 @@ def build_parser() -> argparse.ArgumentParser:
     hub.add_argument("--students", type=int, default=2, help="student accounts student1..N (default: 2)")
     hub.add_argument("--port", type=int, default=8000, help="the hub's port (default: 8000)")
     hub.add_argument("--ip", default="", help="the hub's address (default: all interfaces)")
+    hub.add_argument("--namespace", help="a separate hub that shares nothing with the course's: course id, accounts "
+                     "(NAME-student1, ...), exchange, state, environment (default: $AUTOGRADER_HUB_NAMESPACE, "
+                     "else the course's own hub)")
+    hub.add_argument("--roster", metavar="CSV", help="the class: username,student_id,last_name,first_name,email,role "
+                     "per line (autograder/hub/roster.py); instead of --students")
+    hub.add_argument("--ssl-cert", metavar="PEM", help="serve HTTPS with this certificate (chain); with --ssl-key "
+                     "(JupyterHub's ssl_cert and ssl_key)")
+    hub.add_argument("--ssl-key", metavar="PEM", help="the certificate's private key (root's, mode 0600)")
     hub.add_argument("--stop", action="store_true", help="stop the hub that runs (and all it started)")
     return parser
 

@@ -9,6 +9,8 @@ the texts they expect from here, so a message is written once.
 - :class:`Reason`: why something could not be graded or gave no value (a refused file, a call past its time, a
   process that ended, a forbidden routine, ...).
 - :class:`Notice`: the texts around a reason (the note on a blank placeholder, a notebook's error line).
+- :class:`Label`: the words of the hub's pages (login, feedback headings).
+- :class:`ValidateText`: what nbgrader's Validate dialog says on the hub (``autograder/hub/lab_validate.py``).
 
 Texts follow docs/glossary.md (particles attached: ``{name}`이(가)``, ``신호 {signal}로``). A grader's own "expected
 vs got" texts stay with the grader (``autograder/graders``).
@@ -162,6 +164,17 @@ class Reason(_Catalogue):
     SKIPPED = ("건너뛰었습니다.",)
     UNCHECKABLE_VALUE = ("반환값을 검사할 수 없습니다 ({error}): 반환값의 모양과 자료형을 확인하세요.",)
     GRADER_ERROR = ("채점기 내부 오류가 발생했습니다 ({error}). 조교에게 알려 주세요.",)
+    # --- a submission refused by the hub's exchange when it arrives (autograder/hub/exchange_service.py)
+    SUBMISSION_TOO_BIG = ("제출물이 너무 큽니다 ({size_mb:.1f} MB, 한도 {limit_mb:g} MB). 데이터 파일이나 큰 "
+                          "출력을 빼고 다시 제출하세요.",
+                          "the submission is {size_mb:.1f} MB, over the limit of {limit_mb:g} MB")
+    TOO_MANY_FILES = ("제출물의 파일이 너무 많습니다 ({count}개, 한도 {limit}개). 과제 폴더에 필요한 파일만 두고 다시 "
+                      "제출하세요.", "{count} files, over the limit of {limit}")
+    BAD_FILE_NAME = ("제출할 수 없는 파일 이름입니다: {path}", "the file name {path!r} is not allowed")
+    MALFORMED_SUBMISSION = ("제출물의 형식이 올바르지 않습니다 ({what}). JupyterLab의 Assignments 목록에서 다시 "
+                            "제출하세요.", "a malformed submission ({what})")
+    TOO_MANY_SUBMISSIONS = ("이 과제는 이미 {limit}번 제출했습니다. 더 제출하려면 조교에게 문의하세요.",
+                            "{limit} submissions of this assignment already, the limit")
 
 
 class Notice(_Catalogue):
@@ -174,3 +187,59 @@ class Notice(_Catalogue):
     NOTEBOOK_FAILED = ("노트북 코드를 실행하는 중 문제가 생겼습니다: {message}",)
     CELL_ERROR = ("{cell}번째 코드 셀: {error}: {message}{where}",)
     OUTPUT_HIDDEN = ("[표시하지 않음: {types} 출력은 보안상 채점 결과에 보이지 않습니다]",)
+
+
+class Label(_Catalogue):
+    """The words around what a student reads on the hub: its login page and the feedback page's headings (nbgrader's
+    and JupyterHub's English labels, in Korean; the English is the original)."""
+
+    # the hub's login page (autograder/hub/templates/login.html)
+    SIGN_IN = ("로그인", "Sign in")
+    USERNAME = ("사용자 이름", "Username:")
+    PASSWORD = ("비밀번호", "Password:")
+    INSECURE = ("주의: 이 허브는 암호화되지 않은 HTTP로 연결되어 있습니다. 비밀번호가 네트워크에서 보일 수 있으니 "
+                "관리자에게 HTTPS를 요청하세요.",
+                "Warning: JupyterHub seems to be served over an unsecured HTTP connection.")
+    # the feedback page (autograder/feedback/templates/autograder-feedback)
+    SCORE = ("점수", "Score")
+    TEST_CELL = ("채점 셀", "Test cell")
+    CODE_ANSWER = ("코드 서술형 답안", "Coding free-response")
+    WRITTEN_ANSWER = ("서술형 답안", "Written response")
+    TASK = ("과제 항목", "Task")
+    COMMENT = ("의견", "Comment")
+    STUDENT_ANSWER = ("학생 답안", "Student's answer")
+    STUDENT_TASK = ("학생 과제 항목", "Student's task")
+    GRADE_CELL = ("채점 셀", "Grade cell")
+    TOP = ("맨 위로", "Top")
+    LATE_PENALTY = ("지각 감점", "Late submission penalty")
+
+    @classmethod
+    def korean_all(cls) -> dict[str, str]:
+        """Every label's Korean by its name in lower case (what the templates read)."""
+        return {member.name.lower(): member.korean() for member in cls}
+
+
+class ValidateText(_Catalogue):
+    """What the Validate dialog of a student's JupyterLab on the hub says (``autograder/hub/lab_validate.py``): one
+    short list of the exercises that passed their visible checks and those that failed, instead of nbgrader's
+    "Validation Results / The following cell failed:" with every failing cell's source. The students' environment
+    has no ``autograder`` package: the hub writes these templates (``templates()``) next to that module."""
+
+    TITLE = ("검증 결과", "Validation Results")
+    COUNTS = ("보이는 확인을 통과한 문제 {passed}개, 실패한 문제 {failed}개", "{passed} passed, {failed} failed")
+    ALL_PASSED = ("보이는 확인을 모두 통과했습니다. 제출하면 비공개 채점기가 더 많은 경우를 검사합니다.",
+                  "Success! Your notebook passes all the tests.")
+    PASSED = ("✅ {name} 통과", "passed: {name}")
+    FAILED = ("❌ {name} 실패: {reason}", "failed: {name}: {reason}")
+    BY_HAND = ("📝 {name}: 제출한 뒤 손으로 채점합니다", "{name}: graded by hand")
+    CHANGED = ("바뀌면 안 되는 셀이 바뀌었습니다: {names}. 채점할 때는 원래 셀로 되돌려 채점합니다.",
+               "The contents of {names} have changed")
+    TYPE_CHANGED = ("셀의 종류(코드, 마크다운)가 바뀌었습니다: {names}. 원래 종류로 되돌린 뒤 다시 검증하세요.",
+                    "The cell types of {names} have changed")
+    NOT_RUN = ("검증을 실행하지 못했습니다: {reason}", "There was an error running the validate command: {reason}")
+    OK = ("확인", "Ok")
+
+    @classmethod
+    def templates(cls) -> dict[str, str]:
+        """Every text's Korean template (its format fields unfilled), by its name in lower case."""
+        return {member.name.lower(): member._korean for member in cls}

@@ -25,19 +25,27 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 stamp=.venv/.requirements.sha256
-want=$(cat requirements.txt requirements-browser.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+want=$(cat requirements.txt requirements-browser.txt requirements-nodeps.txt pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -r requirements.txt -r requirements-browser.txt
+  .venv/bin/pip install -q --no-deps -r requirements-nodeps.txt
   .venv/bin/pip install -q --no-deps -e .
   bash scripts/install_kernel.sh >/dev/null   # the course kernel (KERAS_BACKEND=torch) and nbgrader's extensions
   echo "$want" > "$stamp"
 fi
-# configurable-http-proxy, JupyterHub's proxy (`python -m autograder hub`), pinned, from npm into build/node.
+# From npm into build/node, pinned: configurable-http-proxy, JupyterHub's proxy (`python -m autograder hub`), and
+# KaTeX, the math of the feedback pages (inlined into them: no CDN; its dist files copied to build/katex).
 CHP_VERSION=4.6.3
-if command -v npm >/dev/null 2>&1 && [ "$(cat build/node/.version 2>/dev/null)" != "$CHP_VERSION" ]; then
+KATEX_VERSION=0.16.22
+NODE_PACKAGES="configurable-http-proxy@$CHP_VERSION katex@$KATEX_VERSION"
+if command -v npm >/dev/null 2>&1 && [ "$(cat build/node/.version 2>/dev/null)" != "$NODE_PACKAGES" ]; then
   mkdir -p build/node
-  npm install --silent --no-audit --no-fund --prefix build/node "configurable-http-proxy@$CHP_VERSION" >/dev/null
-  echo "$CHP_VERSION" > build/node/.version
+  npm install --silent --no-audit --no-fund --prefix build/node $NODE_PACKAGES >/dev/null
+  rm -rf build/katex && mkdir -p build/katex/contrib build/katex/fonts
+  cp build/node/node_modules/katex/dist/katex.min.js build/node/node_modules/katex/dist/katex.min.css build/katex/
+  cp build/node/node_modules/katex/dist/contrib/auto-render.min.js build/katex/contrib/
+  cp build/node/node_modules/katex/dist/fonts/*.woff2 build/katex/fonts/
+  echo "$NODE_PACKAGES" > build/node/.version
 fi
 echo "setup: $(KERAS_BACKEND=torch .venv/bin/python -c 'import torch, keras, nbgrader; print(f"torch {torch.__version__}, keras {keras.__version__}, nbgrader {nbgrader.__version__}")')"

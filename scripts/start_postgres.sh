@@ -11,10 +11,24 @@
 set -euo pipefail
 export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 PORT=${PGTEST_PORT:-55432}
-DIR=${PGTEST_DIR:-/tmp/autograder-pg}
+# The data folder: root's under /var/lib, a user's under their own state folder; never a fixed name in a place
+# other users may write (/tmp): whoever makes the name first there owns it, or plants a URL and a pid file in it
+# (issue 20: nothing root runs uses a fixed path in a world-writable place).
+if [ "$(id -u)" = 0 ]; then DEFAULT_DIR=/var/lib/autograder/postgres
+else DEFAULT_DIR=${XDG_STATE_HOME:-$HOME/.local/state}/autograder/postgres; fi
+DIR=${PGTEST_DIR:-$DEFAULT_DIR}
 BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
 run() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 SUPER=$([ "$(id -u)" = 0 ] && echo postgres || id -un)   # the superuser is the account the server runs as
+PARENT=$(dirname "$DIR")
+mkdir -p -m 0755 "$PARENT"
+# The folder the data folder is made in: a real folder of root's or of this user's that nobody else may write.
+if [ -L "$PARENT" ] || [ -L "$DIR" ] || [ -n "$(find "$PARENT" -maxdepth 0 \( -perm -g+w -o -perm -o+w \) )" ] \
+   || ! [ "$(stat -c %u "$PARENT")" = 0 -o "$(stat -c %u "$PARENT")" = "$(id -u)" ]; then
+  echo "start_postgres.sh: refusing $DIR: $PARENT is a link, writable by other users or not this user's" \
+       "(another user could have made the data folder first); set PGTEST_DIR to a private place" >&2
+  exit 2
+fi
 if [ "${1:-}" = "--stop" ]; then
   run "$BIN/pg_ctl" -D "$DIR" -m fast -w stop >/dev/null 2>&1 || true
   rm -rf "$DIR"

@@ -21,7 +21,9 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def postgres_server():
-    folder = Path(tempfile.gettempdir()) / f"autograder-pg-{os.getpid()}-{free_port()}"
+    parent = Path(tempfile.mkdtemp(prefix="autograder-pg-"))   # private (0700, random name), then searchable by the
+    os.chmod(parent, 0o711)                                     # server's account, not listable nor writable
+    folder = parent / "data"
     env = {**os.environ, "PGTEST_PORT": str(free_port()), "PGTEST_DIR": str(folder)}
     try:
         run = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env=env)
@@ -29,3 +31,4 @@ def postgres_server():
         yield run.stdout.strip().splitlines()[-1], env
     finally:
         subprocess.run(["bash", str(SCRIPT), "--stop"], capture_output=True, env=env)
+        parent.rmdir()

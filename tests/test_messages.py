@@ -4,9 +4,9 @@ import string
 
 import pytest
 
-from autograder.messages import Notice, Reason
+from autograder.messages import Label, Notice, Reason, ValidateText
 
-MEMBERS = [*Reason, *Notice]
+MEMBERS = [*Reason, *Notice, *Label, *ValidateText]
 HANGUL = re.compile(r"[가-힣]")
 
 

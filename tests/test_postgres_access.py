@@ -60,3 +60,25 @@ def test_password_needed_over_tcp_and_the_socket_is_private_and_the_server_stops
     with socket.socket() as s:
         assert s.connect_ex(("127.0.0.1", port)) != 0
     assert not folder.exists()
+
+
+def test_a_data_folder_where_other_users_write_is_refused():
+    """The script's data folder was the fixed ``/tmp/autograder-pg``: a name any local user can make first (and plant
+    a URL and a pid file in, which the script reuses). A data folder in a world-writable place (a 1777 folder, like
+    /tmp) is refused before anything is made or started; the default is root's /var/lib/autograder/postgres."""
+    import shutil
+    import tempfile
+
+    from postgres import SCRIPT, free_port
+
+    shared = Path(tempfile.mkdtemp(prefix="agtest-tmp-"))
+    os.chmod(shared, 0o1777)
+    env = {**os.environ, "PGTEST_PORT": str(free_port()), "PGTEST_DIR": str(shared / "autograder-pg")}
+    try:
+        run = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env=env, timeout=120)
+        assert run.returncode == 2 and "refusing" in run.stderr, (run.returncode, run.stdout, run.stderr)
+        assert not (shared / "autograder-pg").exists()
+    finally:
+        subprocess.run(["bash", str(SCRIPT), "--stop"], capture_output=True, env=env)
+        shutil.rmtree(shared, ignore_errors=True)
+    assert "/tmp" not in SCRIPT.read_text().split("DEFAULT_DIR=", 1)[1].split("\n")[0]

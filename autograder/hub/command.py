@@ -1,21 +1,29 @@
-"""``python -m autograder hub [--students N] [--port 8000] [--ip IP] [--stop]``: set up (idempotently) and run the
-course's JupyterHub in the foreground until Ctrl-C, or stop the one that runs (``--stop``)."""
+"""``python -m autograder hub [--students N | --roster CSV] [--port 8000] [--ip IP] [--ssl-cert PEM --ssl-key PEM]
+[--namespace NAME] [--stop]``: set up
+(idempotently) and run the course's JupyterHub in the foreground until Ctrl-C, or stop the one that runs
+(``--stop``). ``--namespace`` (or ``$AUTOGRADER_HUB_NAMESPACE``) runs a separate hub that shares nothing with the
+course's (``autograder/hub/layout.py``), as the tests do."""
 from __future__ import annotations
 
 import os
 import signal
+import ssl
 import stat
 import sys
 import time
+from pathlib import Path
 
 from autograder import settings
-from autograder.hub import accounts, provision, server
-from autograder.hub.layout import INSTRUCTORS, Layout, student_names
+from autograder.hub import accounts, limits, provision, roster, server
+from autograder.hub.layout import Layout
 
 
-def setup(layout: Layout, n_students: int) -> dict[str, str]:
-    """Everything the hub needs, as root; returns the logins (user -> password)."""
-    students = student_names(n_students)
+def setup(layout: Layout, n_students: int, people: list[roster.Person] | None = None) -> dict[str, str]:
+    """Everything the hub needs, as root; returns the logins (user -> password). ``people``: the roster's class,
+    else ``n_students`` made-up students and the two instructors of the layout."""
+    people = people or roster.generated(layout.students(n_students), layout.instructors)
+    students = [p for p in people if p.role == "student"]
+    instructors = [p.username for p in people if p.role == "instructor"]
     steps = []
 
     def step(what, fn, *args):
@@ -24,31 +32,99 @@ def setup(layout: Layout, n_students: int) -> dict[str, str]:
         steps.append(f"{what} {time.perf_counter() - start:.1f} s")
         return result
 
-    logins = step("accounts", accounts.ensure_logins, [*INSTRUCTORS, *students], layout.passwords)
+    logins = step("accounts", accounts.ensure_logins, [p.username for p in people], layout.passwords)
     step("grading account", accounts.ensure_user, layout.grader)
     step("students' environment", provision.students_env, layout)
-    step("exchange", provision.exchange, layout)
+    step("Korean Validate, patches", provision.lab_additions, layout)
     step("global nbgrader config", provision.global_config, layout)
+    step("students' page config", provision.students_page_config, layout)
     step("course copy", provision.course_copy, layout)
-    released = step("generate/release", provision.release, layout, students)
-    server.write_config(layout, students)
-    print(f"hub: set up ({', '.join(steps)}); released: {', '.join(released) or 'nothing new'}", flush=True)
+    generated = step("generate", provision.generate, layout, students)
+    server.write_config(layout, [p.username for p in students], instructors)
+    print(f"hub: set up ({', '.join(steps)}); generated: {', '.join(generated) or 'nothing new'}", flush=True)
     return logins
 
 
-def warn_if_readable(root) -> None:
-    """The checkout this runs from holds the graders: students must not read it (the course copy is private)."""
-    for path in (root, *root.parents):
-        mode = path.stat().st_mode
-        if not mode & stat.S_IXOTH:
-            return
-    if root.stat().st_mode & stat.S_IROTH:
-        print(f"hub: WARNING: {root} (graders, solutions) is readable by every local user, students included; "
-              f"`chmod o-rwx {root}` (the hub uses its own copy, {Layout.for_course().course_dir})", file=sys.stderr)
+def setup_exchange(layout: Layout, students: list[str], instructors: list[str]) -> list[str]:
+    """Once the hub (and its exchange service) runs: the course, its instructors and its students in the exchange,
+    the assignments released there. Returns what it released."""
+    provision.exchange_course(layout, students, instructors)
+    return provision.release(layout)
+
+
+# What must stay unreadable to students in the checkout the hub starts from (the rest is released anyway).
+PRIVATE = ("autograder", "source", "solutions", "tests", ".git", "course_config.py", "gradebook.db", "submitted",
+           "autograded", "feedback", "demo")
+
+
+def readable_by_others(root: Path) -> Path | None:
+    """A file of the checkout's graders, answers or grades that every local user (students included) can read, or
+    None. A user who may search (``o+x``) every folder from ``/`` down to a file that others may read, reads it,
+    even where a folder is not listable; a checkout whose own folder or one above it is closed (``o-x``) is
+    private."""
+    if not all(p.stat().st_mode & stat.S_IXOTH for p in (root, *root.parents)):
+        return None
+    for name in PRIVATE:
+        top = root / name
+        if not top.exists() or top.is_symlink():
+            continue
+        if top.is_file():
+            if top.stat().st_mode & stat.S_IROTH:
+                return top
+            continue
+        for dirpath, dirnames, filenames in os.walk(top):
+            if not os.stat(dirpath).st_mode & stat.S_IXOTH:
+                dirnames[:] = []
+                continue
+            for name_ in filenames:
+                path = Path(dirpath) / name_
+                if not path.is_symlink() and path.stat().st_mode & stat.S_IROTH:
+                    return path
+    return None
+
+
+def refuse_if_readable(root: Path, layout: Layout) -> str | None:
+    """Why the hub must not start from ``root`` (its answer key readable by students), or None."""
+    exposed = readable_by_others(root)
+    if exposed is None:
+        return None
+    return (f"{exposed} (graders, solutions) is readable by every local user, students included: "
+            f"run `chmod o-rwx {root}` and start again (the hub runs from its own private copy, "
+            f"{layout.course_dir}; the checkout only has to be readable by root)")
+
+
+def tls_problem(layout: Layout) -> str | None:
+    """Why the hub cannot serve TLS with ``layout``'s certificate and key, or None. The key must be a plain file of
+    root's that no other user may read or write (a student who reads it can impersonate the hub to the class)."""
+    if not layout.ssl_cert:
+        return None
+    for what, path in (("certificate", layout.ssl_cert), ("key", layout.ssl_key)):
+        if not path.is_file():
+            return f"the TLS {what} {path} is not a file"
+    st = layout.ssl_key.stat()
+    if st.st_uid != 0 or st.st_mode & 0o077:
+        return (f"the TLS key {layout.ssl_key} is not root's alone: other users may read or change it (mode "
+                f"{stat.S_IMODE(st.st_mode):04o}, owner uid {st.st_uid}): run `chown root {layout.ssl_key}; "
+                f"chmod 600 {layout.ssl_key}`")
+    try:
+        ssl.create_default_context().load_cert_chain(layout.ssl_cert, layout.ssl_key)
+    except (ssl.SSLError, OSError) as exc:
+        return f"the TLS certificate {layout.ssl_cert} and key {layout.ssl_key} do not load together: {exc}"
+    return None
 
 
 def main(args) -> int:
-    layout = Layout.for_course(port=args.port, ip=args.ip)
+    cert, key = getattr(args, "ssl_cert", None), getattr(args, "ssl_key", None)
+    if bool(cert) != bool(key):
+        print("hub: TLS needs both --ssl-cert and --ssl-key", file=sys.stderr)
+        return 2
+    try:
+        layout = Layout.for_course(namespace=args.namespace, port=args.port, ip=args.ip,
+                                   ssl_cert=Path(cert).resolve() if cert else None,
+                                   ssl_key=Path(key).resolve() if key else None)
+    except ValueError as exc:
+        print(f"hub: {exc}", file=sys.stderr)
+        return 2
     if args.stop:
         pid = server.running_pid(layout)
         if pid is None:
@@ -64,16 +140,44 @@ def main(args) -> int:
     if server.running_pid(layout):
         print(f"hub: already running (pid {server.running_pid(layout)}); stop it with --stop", file=sys.stderr)
         return 1
-    warn_if_readable(settings.ROOT)
-    setup(layout, args.students)
+    if server.leftovers(layout):                 # a hub that died left its proxy or servers: they hold its ports
+        print(f"hub: stopping what a hub that died left running (pids {server.leftovers(layout)})", flush=True)
+        server.stop_leftovers(layout)
+    try:
+        limits.detect(server.cgroup_name(layout))
+    except limits.Unavailable as exc:
+        print(f"hub: refusing to start: the per-user limits (COURSE['hub']) need the kernel's control groups: {exc}",
+              file=sys.stderr)
+        return 2
+    reason = refuse_if_readable(settings.ROOT, layout) or tls_problem(layout)
+    if reason:
+        print(f"hub: refusing to start: {reason}", file=sys.stderr)
+        return 2
+    try:
+        people = roster.read(Path(args.roster)) if getattr(args, "roster", None) else None
+    except roster.RosterError as exc:
+        print(f"hub: {exc}", file=sys.stderr)
+        return 2
+    people = people or roster.generated(layout.students(args.students), layout.instructors)
+    setup(layout, args.students, people)
     try:
         proc = server.start(layout)
     except RuntimeError as exc:
         server.stop_leftovers(layout)
         print(f"hub: {exc}", file=sys.stderr)
         return 1
+    try:
+        released = setup_exchange(layout, [p.username for p in people if p.role == "student"],
+                                  [p.username for p in people if p.role == "instructor"])
+    except (RuntimeError, OSError) as exc:
+        server.stop_process(proc)
+        server.stop_leftovers(layout)
+        print(f"hub: the exchange could not be set up: {exc}\n{server.log_tail(layout)}", file=sys.stderr)
+        return 1
+    print(f"hub: exchange {layout.exchange_url} (ngshare); released: {', '.join(released) or 'nothing new'}",
+          flush=True)
     print(f"hub: JupyterHub at {layout.url} (pid {proc.pid}, log {layout.log}); logins in {layout.passwords} "
-          f"(root only); formgrader: {layout.url}/services/{layout.course_id}/ for {layout.formgrade_group}; "
+          f"(root only); formgrader: {layout.url}/services/{layout.course_id}/formgrader for {layout.formgrade_group}; "
           "Ctrl-C or `python -m autograder hub --stop` stops it", flush=True)
 
     def stop(signum, frame):

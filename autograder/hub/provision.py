@@ -6,12 +6,16 @@
   links, console scripts and the course kernel.
 * ``course_copy``: the repository's files copied into the grading account's private home (0700), owned by it;
   the course's state there (gradebook, submitted/, autograded/, feedback/) is never touched by a re-sync.
-* ``exchange``: nbgrader's exchange root (``ugo+rw`` as nbgrader's docs say, plus the sticky bit, so that no
-  user can rename or remove a folder another user made there).
-* ``global_config``: ``/etc/jupyter/nbgrader_config.py`` (course id and exchange root) for every user.
+* ``generate``, ``exchange_course``, ``release``: the assignments generated into the gradebook; the course, its
+  instructors and its roster in the exchange service (ngshare, ``autograder/hub/exchange_service.py``); the
+  assignments released there (the last two once the hub runs).
+* ``global_config``: the nbgrader config (course id, the exchange service) of every user of the hub, in the
+  students' environment (``Layout.nbgrader_config``).
+* ``remove``: everything of a namespace's hub (never of the course's own): its accounts, folders and environment.
 """
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import os
@@ -23,6 +27,7 @@ import sys
 from pathlib import Path
 
 from autograder import settings
+from autograder.hub import accounts
 from autograder.hub.layout import Layout
 
 # What a clone of the course's .venv leaves out: the autograder package (its editable install points into the
@@ -33,7 +38,6 @@ NOT_CLONED = ("__editable__", "attention_course_autograder")
 NOT_COPIED = {".git", ".venv", "build", ".pytest_cache", "demo", "gradebook.db", "submitted", "autograded",
               "feedback", ".autograder", "tmp"}
 NOT_COPIED_ANYWHERE = {"__pycache__", ".ipynb_checkpoints"}
-GLOBAL_CONFIG = Path("/etc/jupyter/nbgrader_config.py")
 KERNEL = "attention-course"
 
 
@@ -127,6 +131,36 @@ def students_env(layout: Layout, source: Path = Path(sys.prefix)) -> Path:
     return layout.env
 
 
+LAB_MODULE = "attention_course_lab"          # autograder/hub/lab_validate.py, as the hub's environment imports it
+
+
+def lab_additions(layout: Layout, source: Path = Path(sys.prefix)) -> list[str]:
+    """What the course changes in every user's JupyterLab of the hub (idempotent, at every start): Validate answers
+    with a Korean summary per exercise (``autograder/hub/lab_validate.py``, copied into the environment as
+    ``attention_course_lab`` with its texts from the catalogue, enabled in place of nbgrader's
+    ``validate_assignment`` server extension), and nbgrader's files that only a patch changes
+    (``autograder/patches.py``: the Validate dialog, formgrader's score precision). Returns what it changed."""
+    from autograder.hub import lab_validate
+    from autograder.messages import ValidateText
+    from autograder.patches import apply_file_patches
+
+    site = _site_packages(layout.env)
+    wanted = {site / f"{LAB_MODULE}.py": Path(lab_validate.__file__).read_text(encoding="utf-8"),
+              site / f"{LAB_MODULE}.json": json.dumps(ValidateText.templates(), ensure_ascii=False, indent=1),
+              layout.env / "etc" / "jupyter" / "jupyter_server_config.json": json.dumps(
+                  {"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.validate_assignment": False,
+                                                         LAB_MODULE: True}}}, indent=1)}
+    changed = []
+    for path, text in wanted.items():
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            fresh = path.with_name(path.name + ".new")
+            fresh.write_text(text, encoding="utf-8")
+            os.chmod(fresh, 0o644)
+            os.replace(fresh, path)
+            changed.append(path.name)
+    return changed + apply_file_patches(layout.env, source)
+
+
 # ------------------------------------------------------------------------------------------------ the course copy
 def _repository_files(root: Path) -> list[Path]:
     """The repository's files: git's list (tracked and untracked, not ignored) where it is a clone, else a walk."""
@@ -158,9 +192,9 @@ def as_user(user: str, command: list[str], layout: Layout, cwd: Path | None = No
 def grader_env(layout: Layout) -> dict:
     """What the grading account's processes add to their environment: ``autograder`` from the course copy and
     the copy's gradebook, whatever their working directory."""
-    return {"PYTHONPATH": str(layout.course_dir), "KERAS_BACKEND": "torch",
+    return {"PYTHONPATH": str(layout.course_dir), "KERAS_BACKEND": "torch", "COURSE_ID": layout.course_id,
             "COURSE_DB_URL": f"sqlite:///{layout.course_dir / 'gradebook.db'}",
-            "COURSE_EXCHANGE": str(layout.exchange)}
+            "COURSE_NGSHARE_URL": layout.exchange_url}
 
 
 def course_copy(layout: Layout, source: Path = settings.ROOT) -> Path:
@@ -174,6 +208,9 @@ def course_copy(layout: Layout, source: Path = settings.ROOT) -> Path:
         dst = target / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source / rel, dst)
+    katex = source / "build" / "katex"           # the feedback pages' math (autograder/feedback/html.py)
+    if katex.is_dir():
+        shutil.copytree(katex, target / "build" / "katex", dirs_exist_ok=True)
     for dirpath, dirnames, filenames in os.walk(layout.grader_home):
         for name in [*dirnames, *filenames]:
             os.lchown(os.path.join(dirpath, name), entry.pw_uid, entry.pw_gid)
@@ -200,63 +237,154 @@ def _gradebook_assignments(course_dir: Path) -> set[str]:
             return set()
 
 
-def release(layout: Layout, students: list[str]) -> list[str]:
-    """As the grading account: every assignment generated (into its gradebook) and released to the exchange,
-    and every student in the gradebook. Skips what is already done; returns what it released."""
+def generate(layout: Layout, students: list) -> list[str]:
+    """As the grading account: every assignment generated (into its gradebook) once, with its due date from
+    ``course_config.py`` set in the gradebook (formgrader shows it, late penalties follow it), and every student
+    (user names or ``roster.Person``) in the gradebook with their names. Returns what it generated."""
     nbgrader = [str(layout.python), "-m", "nbgrader"]
     env = grader_env(layout)
     done = _gradebook_assignments(layout.course_dir)
-    released = []
+    generated = []
     for assignment in settings.course()["assignments"]:
         if assignment not in done:
             as_user(layout.grader, [*nbgrader, "generate_assignment", assignment, "--force"], layout,
                     cwd=layout.course_dir, env=env)
-        if not (layout.exchange / layout.course_id / "outbound" / assignment).exists():
-            as_user(layout.grader, [*nbgrader, "release_assignment", assignment], layout,
+            generated.append(assignment)
+    gradebook_students(layout, add=students, due_dates=due_dates_utc(settings.course().get("due_dates", {})))
+    return generated
+
+
+def exchange_request(layout: Layout, method: str, path: str, data: dict | None = None) -> dict:
+    """A request to the exchange service as the course's grading service (its token); returns ngshare's JSON."""
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    from autograder.hub.server import formgrader_token
+
+    body = urllib.parse.urlencode(data).encode() if data is not None else None
+    request = urllib.request.Request(f"{layout.exchange_url}/{path.lstrip('/')}", data=body, method=method,
+                                     headers={"Authorization": f"token {formgrader_token(layout)}"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return json.loads(exc.read() or b"{}") | {"status": exc.code}
+
+
+def exchange_course(layout: Layout, students: list[str], instructors: list[str]) -> None:
+    """The course in the exchange (once), its instructors (the grading service, which collects and releases, and
+    ``instructors``) and its ``students`` (the roster): only they may submit, and only as themselves."""
+    cid = layout.course_id
+    if cid in students:
+        raise RuntimeError(f"a student may not be named {cid}: the exchange knows the grading service by that name")
+    reply = exchange_request(layout, "POST", f"course/{cid}", {"instructors": json.dumps([cid, *instructors])})
+    if not reply.get("success") and reply.get("status") != 409:          # 409: the course exists already
+        raise RuntimeError(f"the exchange refused to create the course {cid}: {reply}")
+    roster = [{"username": s, "first_name": "", "last_name": "", "email": ""} for s in students]
+    reply = exchange_request(layout, "POST", f"students/{cid}", {"students": json.dumps(roster)})
+    if not reply.get("success") or not all(s["success"] for s in reply["status"]):
+        raise RuntimeError(f"the exchange refused the roster of {cid}: {reply}")
+
+
+def release(layout: Layout) -> list[str]:
+    """As the grading account (with its service's token): every assignment not yet in the exchange released
+    there. Returns what it released."""
+    reply = exchange_request(layout, "GET", f"assignments/{layout.course_id}")
+    if not reply.get("success"):
+        raise RuntimeError(f"the exchange did not list the assignments of {layout.course_id}: {reply}")
+    there = set(reply["assignments"])
+    from autograder.hub.server import formgrader_token
+
+    env = {**grader_env(layout), "JUPYTERHUB_API_TOKEN": formgrader_token(layout)}
+    released = []
+    for assignment in settings.course()["assignments"]:
+        if assignment not in there:
+            as_user(layout.grader, [str(layout.python), "-m", "nbgrader", "release_assignment", assignment], layout,
                     cwd=layout.course_dir, env=env)
             released.append(assignment)
-    gradebook_students(layout, add=students)
     return released
 
 
-GRADEBOOK_STUDENTS = """import sys
+def due_dates_utc(due_dates: dict) -> dict[str, str]:
+    """``course_config.py``'s due dates ("2026-12-07 23:59:00 +0900") as naive UTC ISO times, the gradebook's form.
+    Parsed here: nbgrader's own ``parse_utc`` reads the offset "+0900" as 900 seconds (23:44 UTC instead of
+    14:59 UTC) and takes "+09:00" after a space for UTC."""
+    out = {}
+    for name, text in due_dates.items():
+        try:
+            when = dt.datetime.strptime(text, "%Y-%m-%d %H:%M:%S %z")
+        except ValueError:
+            when = dt.datetime.fromisoformat(text)
+        if when.tzinfo is None:
+            raise ValueError(f"due date of {name} ({text!r}) has no time zone: write it as '2026-12-07 23:59:00 +0900'")
+        out[name] = when.astimezone(dt.timezone.utc).replace(tzinfo=None).isoformat()
+    return out
+
+
+GRADEBOOK_SYNC = """import datetime, json, sys
 from nbgrader.api import Gradebook, MissingEntry
+task = json.loads(sys.argv[2])
 with Gradebook(sys.argv[1]) as gb:
-    for arg in sys.argv[2:]:
-        if arg.startswith("+"):
-            gb.update_or_create_student(arg[1:])
-        else:
-            try:
-                gb.remove_student(arg[1:])        # with the student's submissions and grades
-            except MissingEntry:
-                pass
+    for name, due in task["due_dates"].items():
+        if name in {a.name for a in gb.assignments}:
+            gb.update_or_create_assignment(name, duedate=datetime.datetime.fromisoformat(due))     # UTC
+    for student in task["add"]:
+        gb.update_or_create_student(student.pop("id"), **student)
+    for student in task["remove"]:
+        try:
+            gb.remove_student(student)        # with the student's submissions and grades
+        except MissingEntry:
+            pass
 """
 
 
-def gradebook_students(layout: Layout, add=(), remove=()) -> None:
-    """As the grading account: students added to (or removed from, with their grades) the course's gradebook."""
+def gradebook_students(layout: Layout, add=(), remove=(), due_dates=None) -> None:
+    """As the grading account: students (user names or ``roster.Person``) added to the course's gradebook with
+    their names, or removed with their grades; the assignments' due dates (``due_dates_utc``) set."""
+    from autograder.hub.roster import Person
+
     env = grader_env(layout)
-    as_user(layout.grader, [str(layout.python), "-c", GRADEBOOK_STUDENTS, env["COURSE_DB_URL"],
-                            *(f"+{s}" for s in add), *(f"-{s}" for s in remove)], layout,
+    task = {"add": [(p if isinstance(p, Person) else Person(p)).gradebook() for p in add], "remove": list(remove),
+            "due_dates": dict(due_dates or {})}
+    as_user(layout.grader, [str(layout.python), "-c", GRADEBOOK_SYNC, env["COURSE_DB_URL"], json.dumps(task)], layout,
             cwd=layout.course_dir, env=env)
 
 
-# ------------------------------------------------------------------------------------------------ exchange, config
-def exchange(layout: Layout) -> Path:
-    layout.exchange.mkdir(parents=True, exist_ok=True)
-    os.chmod(layout.exchange, 0o777 | stat.S_ISVTX)
-    return layout.exchange
+# ------------------------------------------------------------------------------------------------ config
+def students_config_dir(layout: Layout) -> Path:
+    """Jupyter config of students' servers only (``JUPYTER_CONFIG_PATH`` set by the hub's pre-spawn hook)."""
+    return layout.env / "etc" / "jupyter-students"
 
 
-def global_config(layout: Layout, path: Path = GLOBAL_CONFIG) -> Path:
-    """``/etc/jupyter/nbgrader_config.py``: every user's nbgrader (students' assignment list, validate, fetch,
-    submit) finds the course and the exchange."""
+# nbgrader's lab extension plugins that are an instructor's tool: students' JupyterLab leaves them out.
+INSTRUCTOR_PLUGINS = ("@jupyter/nbgrader:create-assignment",)
+
+
+def students_page_config(layout: Layout) -> Path:
+    """``labconfig/page_config.json`` of students' servers: nbgrader's "Create Assignment" disabled."""
+    path = students_config_dir(layout) / "labconfig" / "page_config.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"disabledExtensions": {p: True for p in INSTRUCTOR_PLUGINS}}, indent=1) + "\n")
+    for p in (students_config_dir(layout), path.parent, path):
+        os.chmod(p, 0o755 if p.is_dir() else 0o644)
+    return path
+
+
+def global_config(layout: Layout) -> Path:
+    """``Layout.nbgrader_config``: every user's nbgrader (students' assignment list, validate, fetch, submit), which
+    runs in the students' environment, finds the course and the exchange. Not ``/etc/jupyter``: a second hub on
+    the machine (the tests') would rewrite the course's."""
+    path = layout.nbgrader_config
     path.parent.mkdir(parents=True, exist_ok=True)
     validate = settings.course()["timeouts"]["validate"]
     path.write_text("# Written by `python -m autograder hub`: the course every user of this hub takes part in.\n"
                     "c = get_config()  # noqa: F821\n"
                     f"c.CourseDirectory.course_id = {layout.course_id!r}\n"
-                    f"c.Exchange.root = {str(layout.exchange)!r}\n"
+                    "# The exchange: the hub's ngshare service (autograder/hub/exchange_service.py); who submits is\n"
+                    "# the hub user of the request's token, when is the server's clock.\n"
+                    "from ngshare_exchange import configureExchange  # noqa: E402\n"
+                    f"configureExchange(c, {layout.exchange_url!r})\n"
                     "# Validate (a student's own check, no grade): a cell may take the course's validate time, and so\n"
                     "# may its output (nbgrader's 30 s and nbclient's 4 s fail the first cell, which imports torch "
                     "and\n"
@@ -265,3 +393,64 @@ def global_config(layout: Layout, path: Path = GLOBAL_CONFIG) -> Path:
                     f"c.Execute.iopub_timeout = {validate}\n")
     os.chmod(path, 0o644)
     return path
+
+
+# ------------------------------------------------------------------------------------------------ a namespace's end
+def processes_of(uids: set[int]) -> list[int]:
+    """Processes whose real uid is one of ``uids``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid in uids:
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+def namespace_users(layout: Layout) -> list[str]:
+    """The Unix accounts of a namespace's hub that exist (its prefixed users and its grading account)."""
+    import pwd
+
+    return sorted(e.pw_name for e in pwd.getpwall()
+                  if e.pw_name.startswith(layout.user_prefix) or e.pw_name == layout.grader)
+
+
+def remove(layout: Layout) -> list[str]:
+    """Remove a namespace's hub (stopped) entirely: its accounts' processes, the accounts with their homes (the
+    grading account's course copy and gradebook), its state, exchange and environment. Refuses the course's own
+    hub. Returns what it removed."""
+    import pwd
+    import signal
+    import time
+
+    if layout.namespace is None or not layout.user_prefix:
+        raise ValueError("only a namespace's hub is removed, never the course's own")
+    try:
+        pid = int(layout.pid_file.read_text().strip())
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        pass
+    else:
+        raise RuntimeError(f"the hub of {layout.namespace} runs (pid {pid}): stop it first")
+    users = namespace_users(layout)
+    uids = {pwd.getpwnam(u).pw_uid for u in users}
+    deadline = time.monotonic() + 10
+    while (pids := processes_of(uids)) and time.monotonic() < deadline:
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.2)
+    for user in users:
+        subprocess.run(["userdel", "--remove", user], check=False, capture_output=True)
+        if accounts.exists(user):
+            raise RuntimeError(f"userdel {user} failed")
+    removed = list(users)
+    for path in (layout.state, layout.exchange, layout.env):
+        if path.exists() or path.is_symlink():
+            shutil.rmtree(path)
+            removed.append(str(path))
+    return removed

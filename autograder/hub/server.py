@@ -8,7 +8,9 @@ hub, which stops the proxy, the service and every user's server it started.
 from __future__ import annotations
 
 import os
+import secrets
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -17,24 +19,52 @@ import urllib.request
 from pathlib import Path
 
 from autograder import settings
-from autograder.hub import provision
-from autograder.hub.layout import INSTRUCTORS, Layout
+from autograder.hub import limits, provision
+from autograder.hub.layout import Layout
+from autograder.messages import Label
 
 SERVICE_WAIT_S = 15
+TEMPLATES = Path(__file__).resolve().parent / "templates"
 PROXY = settings.ROOT / "build" / "node" / "node_modules" / ".bin" / "configurable-http-proxy"
 
 
-def config_text(layout: Layout, students: list[str]) -> str:
-    """jupyterhub_config.py (after nbgrader's demo_one_class_multiple_graders, for JupyterHub 5)."""
+def cgroup_name(layout: Layout) -> str:
+    """The parent control group of this hub's users' groups (below the hub's own group)."""
+    return f"autograder-{layout.course_id}"
+
+
+def config_text(layout: Layout, students: list[str], instructors: list[str] | None = None,
+                formgrader_token: str = "") -> str:
+    """jupyterhub_config.py (after nbgrader's demo_one_class_multiple_graders, for JupyterHub 5), with the exchange
+    service (ngshare, ``autograder/hub/exchange_service.py``)."""
     cid, group = layout.course_id, layout.formgrade_group
+    instructors = list(layout.instructors if instructors is None else instructors)
     env_bin = layout.env / "bin"
     path = f"{env_bin}:/usr/local/bin:/usr/bin:/bin"
     service_env = {"PATH": path, "JUPYTERHUB_DEFAULT_URL": "/lab", **provision.grader_env(layout)}
+    hub = settings.course()["hub"]
+    limits = "\n".join(line for line in (
+        f"c.LimitedSpawner.mem_limit = {hub['mem_limit_mb'] * 2**20}" if hub.get("mem_limit_mb") else "",
+        f"c.LimitedSpawner.cpu_limit = {float(hub['cpu_limit'])!r}" if hub.get("cpu_limit") else "",
+        f"c.LimitedSpawner.cpu_weight = {int(hub.get('cpu_weight', 100))}",
+        f"c.LimitedSpawner.max_processes = {int(hub.get('max_processes') or 0)}",
+        f"c.LimitedSpawner.file_size_limit = {float(hub.get('file_size_mb') or 0)!r}") if line)
+    tls = ""
+    if layout.ssl_cert:                 # the proxy serves HTTPS with them (JupyterHub passes them to it)
+        tls = (f"c.JupyterHub.ssl_cert = {str(layout.ssl_cert)!r}\n"
+               f"c.JupyterHub.ssl_key = {str(layout.ssl_key)!r}\n")
+    culler = ""
+    if hub.get("idle_timeout_s"):
+        command = [sys.executable, "-m", "jupyterhub_idle_culler", f"--timeout={int(hub['idle_timeout_s'])}",
+                   f"--cull-every={int(hub.get('cull_every_s') or 300)}"]
+        culler = f'{{"name": "idle-culler", "command": {command!r}}}, '
     return f'''# Written by `python -m autograder hub` (autograder/hub/server.py); rewritten at every start.
 c = get_config()  # noqa: F821
 
-c.JupyterHub.bind_url = "http://{layout.ip}:{layout.port}"
-c.JupyterHub.hub_ip = "127.0.0.1"
+c.JupyterHub.bind_url = "{layout.scheme}://{layout.ip}:{layout.port}"
+{tls}c.JupyterHub.hub_ip = "127.0.0.1"
+c.JupyterHub.hub_port = {layout.hub_port}
+c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{layout.proxy_api_port}"
 c.JupyterHub.db_url = "sqlite:///{layout.state / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = "{layout.state / 'jupyterhub_cookie_secret'}"
 c.JupyterHub.pid_file = "{layout.pid_file}"
@@ -43,13 +73,20 @@ c.ConfigurableHTTPProxy.pid_file = "{layout.state / 'proxy.pid'}"
 c.JupyterHub.cleanup_servers = True      # stopping the hub stops every user's server
 c.JupyterHub.cleanup_proxy = True
 
+# The login page in Korean (autograder/hub/templates; its words from autograder/messages.py).
+c.JupyterHub.template_paths = ["{TEMPLATES}"]
+c.JupyterHub.template_vars = {{"ko": {Label.korean_all()!r}}}
+
 # Who may log in: PAM (Unix passwords) for the course's instructors and students.
 c.JupyterHub.authenticator_class = "pam"
-c.Authenticator.allowed_users = {set(INSTRUCTORS) | set(students)!r}
+c.Authenticator.allowed_users = {set(instructors) | set(students)!r}
 c.Authenticator.admin_users = set()
 
-# Everyone's JupyterLab: their own Unix user, the students' environment (no autograder package in it).
-c.JupyterHub.spawner_class = "localprocess"
+# Everyone's JupyterLab: their own Unix user, the students' environment (no autograder package in it), in control
+# groups of their own with the course's limits (memory, CPU, processes: autograder/hub/limits.py).
+c.JupyterHub.spawner_class = "autograder.hub.spawner.LimitedSpawner"
+c.LimitedSpawner.cgroup_name = "{cgroup_name(layout)}"
+{limits}
 c.Spawner.cmd = ["{env_bin / 'jupyterhub-singleuser'}"]
 c.Spawner.default_url = "/lab"
 c.Spawner.environment = {{"PATH": "{path}"}}
@@ -57,16 +94,31 @@ c.Spawner.args = ["--KernelSpecManager.allowed_kernelspecs={provision.KERNEL}",
                   "--MultiKernelManager.default_kernel_name={provision.KERNEL}",
                   "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
                   "--LabApp.extension_manager=readonly"]
+# Students' JupyterLab leaves out nbgrader's instructor tool "Create Assignment" (a page_config of their own,
+# provision.global_config); instructors and the formgrader service keep it.
+_INSTRUCTORS = {set(instructors)!r}
+_STUDENTS_CONFIG = "{provision.students_config_dir(layout)}"
+
+
+def _students_page_config(spawner):
+    if spawner.user.name not in _INSTRUCTORS:
+        spawner.environment = {{**spawner.environment, "JUPYTER_CONFIG_PATH": _STUDENTS_CONFIG}}
+
+
+c.Spawner.pre_spawn_hook = _students_page_config
 c.Spawner.http_timeout = 120
 c.Spawner.start_timeout = 120
 
 # The instructors: the formgrade group may reach the course's formgrader service, nobody else.
-c.JupyterHub.load_groups = {{"{group}": {{"users": {list(INSTRUCTORS)!r}}}}}
+c.JupyterHub.load_groups = {{"{group}": {{"users": {instructors!r}}}}}
 c.JupyterHub.load_roles = [
     {{"name": "{group}", "groups": ["{group}"],
      "scopes": ["access:services!service={cid}", "list:services", "read:services!service={cid}"]}},
     # nbgrader's course list (in every user's Lab) asks the hub which course services the user may reach.
     {{"name": "server", "scopes": ["inherit"]}},
+    # jupyterhub-idle-culler: sees the users' activity, stops idle servers (never removes users).
+    {{"name": "idle-culler", "services": ["idle-culler"],
+     "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]}},
 ]
 
 # formgrader: a JupyterLab of the grading account on its course copy, started and stopped by the hub.
@@ -86,7 +138,7 @@ def _patient_wait_up(self, timeout=10, http=False, **kwargs):
 
 _Server.wait_up = _patient_wait_up
 
-c.JupyterHub.services = [{{
+c.JupyterHub.services = [{culler}{{
     "name": "{cid}",
     "url": "http://127.0.0.1:{layout.service_port}",
     "command": ["{env_bin / 'jupyterhub-singleuser'}", "--ServerApp.root_dir={layout.course_dir}",
@@ -98,14 +150,32 @@ c.JupyterHub.services = [{{
     "oauth_no_confirm": True,
     "cwd": "{layout.course_dir}",
     "environment": {service_env!r},
+    "api_token": {formgrader_token!r},
+}}, {{
+    # The exchange (autograder/hub/exchange_service.py): ngshare, as root (its database and files in this hub's
+    # root-only state folder), on 127.0.0.1 only. It asks the hub who sent each request (the request's token).
+    "name": "{layout.EXCHANGE_SERVICE}",
+    "url": "http://127.0.0.1:{layout.exchange_port}",
+    "command": ["{sys.executable}", "-m", "autograder.hub.exchange_service", "--state", "{layout.exchange_state}",
+                "--admins", "{cid}"],
+    "cwd": "{layout.state}",
 }}]
 '''
 
 
-def write_config(layout: Layout, students: list[str]) -> Path:
+def formgrader_token(layout: Layout) -> str:
+    """The formgrader service's API token, made once and kept (root only) in the state folder."""
+    if not layout.formgrader_token.exists():
+        fd = os.open(layout.formgrader_token, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secrets.token_hex(32))
+    return layout.formgrader_token.read_text().strip()
+
+
+def write_config(layout: Layout, students: list[str], instructors: list[str] | None = None) -> Path:
     layout.state.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(layout.state, 0o700)
-    layout.config.write_text(config_text(layout, students))
+    layout.config.write_text(config_text(layout, students, instructors, formgrader_token(layout)))
     os.chmod(layout.config, 0o600)
     return layout.config
 
@@ -139,7 +209,7 @@ def wait_until_up(layout: Layout, proc: subprocess.Popen, timeout: float = 120) 
         if proc.poll() is not None:
             raise RuntimeError(f"jupyterhub exited ({proc.returncode}); its log: {layout.log}\n{log_tail(layout)}")
         try:
-            with urllib.request.urlopen(f"{layout.url}/hub/api/", timeout=5) as response:
+            with urllib.request.urlopen(f"{layout.url}/hub/api/", timeout=5, context=tls_context(layout)) as response:
                 if response.status == 200:
                     return
         except (urllib.error.URLError, ConnectionError, TimeoutError):
@@ -147,6 +217,19 @@ def wait_until_up(layout: Layout, proc: subprocess.Popen, timeout: float = 120) 
         time.sleep(0.5)
     stop_process(proc)
     raise RuntimeError(f"jupyterhub did not answer within {timeout:.0f} s; its log: {layout.log}\n{log_tail(layout)}")
+
+
+def tls_context(layout: Layout) -> ssl.SSLContext | None:
+    """How the start-up check speaks to the hub it started: over TLS where the hub serves it, trusting the system's
+    CAs and the hub's own certificate (a self-signed one too: partial chains accepted). The host name is not
+    checked: the check connects to the hub's address (127.0.0.1 where it binds every interface), not its name."""
+    if not layout.ssl_cert:
+        return None
+    context = ssl.create_default_context()
+    context.load_verify_locations(cafile=str(layout.ssl_cert))
+    context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
+    context.check_hostname = False
+    return context
 
 
 def log_tail(layout: Layout, n: int = 30) -> str:
@@ -157,29 +240,47 @@ def log_tail(layout: Layout, n: int = 30) -> str:
 
 
 def leftovers(layout: Layout) -> list[int]:
-    """Processes of this hub's servers (the formgrader service, users' JupyterLabs) that outlived it: JupyterHub
-    stops them when it stops normally, not when it exits at start-up."""
-    marker = str(layout.env / "bin" / "jupyterhub-singleuser").encode()
+    """Processes of this hub's servers (the formgrader and exchange services, users' JupyterLabs) and of its proxy
+    that outlived it: JupyterHub stops them when it stops normally, not when it exits at start-up or is killed (a
+    proxy left behind keeps the hub's port, and the next start fails with EADDRINUSE)."""
+    markers = (str(layout.env / "bin" / "jupyterhub-singleuser").encode(), str(layout.exchange_state).encode())
+    proxy = f"--api-port\0{layout.proxy_api_port}\0".encode()
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if marker in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
+                cmdline = (entry / "cmdline").read_bytes()
             except OSError:
-                pass
+                continue
+            if any(m in cmdline for m in markers) or (b"configurable-http-proxy" in cmdline and proxy in cmdline):
+                found.append(int(entry.name))
     return found
 
 
-def stop_leftovers(layout: Layout) -> None:
-    for pid in leftovers(layout):
-        try:
-            os.killpg(pid, signal.SIGTERM)     # its kernels are in its process group (a session of its own)
-        except (ProcessLookupError, PermissionError):
+def stop_leftovers(layout: Layout, timeout: float = 10) -> None:
+    """End what a hub left running (its users' groups, servers, proxy): SIGTERM, SIGKILL after ``timeout``, and
+    return once they are gone."""
+    try:                       # whatever is left in the users' control groups (a hub that died leaves them)
+        groups = limits.detect(cgroup_name(layout))
+        for user in groups.users():
+            groups.stop(user)
+    except (limits.Unavailable, OSError):
+        pass
+    deadline, sig = time.monotonic() + timeout, signal.SIGTERM
+    while left := leftovers(layout):
+        if time.monotonic() > deadline:
+            if sig == signal.SIGKILL:
+                return
+            deadline, sig = time.monotonic() + timeout, signal.SIGKILL
+        for pid in left:
             try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+                os.killpg(pid, sig)            # its kernels are in its process group (a session of its own)
+            except (ProcessLookupError, PermissionError):
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+        time.sleep(0.2)
 
 
 def stop_process(proc_or_pid, timeout: float = 60) -> None:

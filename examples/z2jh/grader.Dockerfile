@@ -5,5 +5,6 @@ RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap font
 USER grader
 WORKDIR /home/grader/attention-ko
 COPY --chown=grader . .
-RUN python -m venv .venv && .venv/bin/pip install --no-cache-dir -r requirements.txt ngshare_exchange \
+RUN python -m venv .venv && .venv/bin/pip install --no-cache-dir -r requirements.txt \
+ && .venv/bin/pip install --no-cache-dir --no-deps -r requirements-nodeps.txt \
  && .venv/bin/pip install --no-cache-dir --no-deps -e . && bash scripts/install_kernel.sh --kernel-only

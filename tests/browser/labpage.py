@@ -335,11 +335,22 @@ class Lab:
     def validate(self) -> tuple[str, str]:
         """Click nbgrader's Validate button in the notebook toolbar (it saves, then validates on the server); wait for
         its dialog; return ("success" or "error", the dialog's text). The dialog stays open (``close_dialog``)."""
+        self.start_validate()
+        return self.validation_result()
+
+    def start_validate(self) -> None:
         self.click(By.CSS_SELECTOR, ".jp-NotebookPanel:not(.lm-mod-hidden) jp-button.validate-button")
+
+    def validation_result(self, timeout: float = 180) -> tuple[str, str]:
+        """After ``start_validate``: nbgrader's dialog, ("success" or "error", its text)."""
         dialog = wait_for(lambda: self.driver.find_elements(
-            By.CSS_SELECTOR, ".nbgrader-SuccessDialog, .nbgrader-ErrorDialog"), 180, "nbgrader's validation dialog")[0]
+            By.CSS_SELECTOR, ".nbgrader-SuccessDialog, .nbgrader-ErrorDialog"), timeout,
+            "nbgrader's validation dialog")[0]
         kind = "success" if "nbgrader-SuccessDialog" in dialog.get_attribute("class") else "error"
         return kind, wait_for(lambda: dialog.find_element(By.CSS_SELECTOR, "#validation-message").text, 30, "its text")
+
+    def dialog_title(self) -> str:
+        return self.driver.find_element(By.CSS_SELECTOR, ".jp-Dialog .jp-Dialog-header").text.strip()
 
     def close_dialog(self) -> None:
         self.click(By.CSS_SELECTOR, ".jp-Dialog button.jp-Dialog-button")

@@ -88,6 +88,13 @@ def test_formgrader_shows_autograded_scores_and_a_manual_grade_updates_the_total
         assert WRITTEN_ANSWERS[grade_id] in answer, answer[:300]
     page_text = lab.driver.find_element(By.TAG_NAME, "body").text
     assert "비공개 채점기" in page_text                                # the hidden graders' report in grade cells
+    # The questions' math, rendered offline by the course's template (autograder-formgrade: KaTeX inlined; nbgrader's
+    # loads MathJax from a CDN, and no network is reached here), none left as TeX.
+    rendered = lab.driver.execute_script("return document.querySelectorAll('#notebook .katex').length")
+    assert rendered >= 5 and not lab.driver.find_elements(By.CSS_SELECTOR, ".katex-error"), rendered
+    assert "\\sqrt{d_k}" not in page_text and "$-\\infty$" not in page_text
+    assert not lab.driver.execute_script(
+        "return [...document.scripts].filter(s => s.src && !s.src.startsWith(location.origin)).length")
     lab.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", boxes["written_1"])
 
     # Grade both answers by hand: type the points into each box and move on (Tab), as the formgrader expects.

@@ -82,3 +82,41 @@ def test_lane_lock_folder_refused_when_not_private(tmp_path, monkeypatch):
     monkeypatch.setattr(lanes, "LOCKS", linked)
     with pytest.raises(lanes.LaneError, match="private"):
         lanes.claim_uid()
+
+
+GRADER = "agtest-r2g"
+
+
+@pytest.fixture()
+def grading_account(attacker):
+    subprocess.run(["userdel", "--remove", GRADER], capture_output=True)
+    subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/bin/bash", GRADER], check=True)
+    yield GRADER
+    subprocess.run(["userdel", GRADER], capture_output=True)
+
+
+def test_planted_keras_settings_in_tmp_never_read_by_the_grading_account(attacker, grading_account):
+    """Keras falls back to the fixed ``/tmp/.keras`` where the home folder is not writable (a system account).
+    The student plants ``/tmp/.keras/keras.json`` (epsilon 0.5, float64: every Keras reference of the graders would
+    change); the grading account, home ``/nonexistent``, imports autograder and keras: Keras keeps its defaults."""
+    planted = Path("/tmp/.keras")
+    if planted.exists() or planted.is_symlink():
+        pytest.skip("/tmp/.keras exists already on this machine (made by someone else): not touched")
+    site = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    python = Path(f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}")
+    if not python.exists() or not os.access(settings.ROOT, os.R_OK | os.X_OK):
+        pytest.skip(f"{python} is missing")
+    if any(not p.stat().st_mode & 0o001 for p in (settings.ROOT, *settings.ROOT.parents)):
+        pytest.skip(f"{settings.ROOT} is closed to other users (the grading account could not import it)")
+    try:
+        planted_ok = as_user(attacker, "mkdir -m 755 /tmp/.keras && echo '{\"epsilon\": 0.5, \"floatx\": "
+                                       "\"float64\", \"backend\": \"torch\"}' > /tmp/.keras/keras.json")
+        assert planted_ok.returncode == 0, planted_ok.stderr
+        probe = ("import autograder.grade, keras; print(keras.config.epsilon(), keras.config.floatx())")
+        result = subprocess.run(["runuser", "-u", grading_account, "--", "env", "HOME=/nonexistent",
+                                 f"PYTHONPATH={site}:{settings.ROOT}", "KERAS_BACKEND=torch", str(python), "-c",
+                                 probe], capture_output=True, text=True, timeout=120, cwd="/")
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert result.stdout.split() == ["1e-07", "float32"], f"Keras read the student's settings: {result.stdout}"
+    finally:
+        shutil.rmtree(planted, ignore_errors=True)

@@ -1,0 +1,58 @@
+"""The hub's spawner: JupyterHub's local-process spawner with per-user limits (``autograder/hub/limits.py``).
+
+``LimitedSpawner`` reads the same settings as systemdspawner (The Littlest JupyterHub's spawner): ``mem_limit``
+and ``cpu_limit`` (JupyterHub's own ``Spawner`` options, which the plain local-process spawner ignores), plus
+``cpu_weight``, ``max_processes`` and ``file_size_limit``; ``python -m autograder hub`` sets them from
+``course_config.py`` (``COURSE["hub"]``). Before a user's server starts, the hub (root) makes the user's control
+group(s) with those limits; the server's process joins them between fork and exec, as root, then drops to the
+user's uid (JupyterHub's own ``set_user_setuid``). A server whose group cannot be made or joined does not start.
+When the server stops, whatever the student left running in the group is ended and the group removed.
+"""
+from __future__ import annotations
+
+import asyncio
+import resource
+
+from jupyterhub.spawner import LocalProcessSpawner
+from traitlets import Float, Integer, Unicode
+
+from autograder.hub import limits
+
+
+class LimitedSpawner(LocalProcessSpawner):
+    cgroup_name = Unicode("autograder-hub", help="Name of the parent control group of every user's group, below "
+                          "the hub's own group (one per hub: the course id).").tag(config=True)
+    cpu_weight = Integer(100, help="Each user's share of the CPU when the machine is busy, relative to the others "
+                         "(cgroup v2's weight, 1..10000; 100 for everyone: equal shares per user, not per "
+                         "process).").tag(config=True)
+    max_processes = Integer(0, help="Most tasks (processes and threads) of one user's server with everything it "
+                            "started; 0: no limit.").tag(config=True)
+    file_size_limit = Float(0, help="Largest file (MiB) a user's process may write (RLIMIT_FSIZE, inherited by "
+                            "every child; the hard limit, which the user cannot raise); 0: no limit.").tag(config=True)
+
+    def user_limits(self) -> limits.UserLimits:
+        return limits.UserLimits(memory_mb=int(self.mem_limit / 2**20) if self.mem_limit else None,
+                                 cpu_limit=self.cpu_limit or None, cpu_weight=self.cpu_weight,
+                                 max_processes=self.max_processes or None)
+
+    def groups(self) -> limits.Groups:
+        return limits.detect(self.cgroup_name)
+
+    def make_preexec_fn(self, name):
+        procs = self.groups().make(name, self.user_limits())
+        self.log.info("%s's server in control group(s) %s with %s", name, ", ".join(str(p.parent) for p in procs),
+                      self.user_limits())
+        setuid = super().make_preexec_fn(name)
+        fsize = int(self.file_size_limit * 2**20) if self.file_size_limit else None
+
+        def preexec():
+            limits.join(procs)                       # still root: the user's processes never run outside the group
+            if fsize:
+                resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+            setuid()
+
+        return preexec
+
+    async def stop(self, now=False):
+        await super().stop(now=now)
+        await asyncio.to_thread(self.groups().stop, self.user.name)

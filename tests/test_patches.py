@@ -1,0 +1,189 @@
+"""nbgrader's code as the course changes it (autograder/patches.py), and the Korean Validate summary
+(autograder/hub/lab_validate.py), without a hub: the file patches against the installed upstream files (this test
+fails when nbgrader is upgraded and a patched file changes), applied to a copy only; formgrader's totals net of
+late penalties on a real gradebook; the Validate summary of an executed notebook."""
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import patches
+
+
+@pytest.mark.parametrize("patch", patches.FILE_PATCHES, ids=lambda p: p.name)
+def test_each_file_patch_was_written_against_the_installed_upstream_file(patch):
+    import nbgrader
+
+    upstream = patch.target(Path(sys.prefix))
+    assert nbgrader.__version__ == patches.NBGRADER_VERSION
+    assert hashlib.sha256(upstream.read_bytes()).hexdigest() == patch.upstream_sha256, \
+        f"{upstream} changed upstream: check {patch.name} against it and update autograder/patches.py"
+    new = patch.patched(upstream.read_text(encoding="utf-8"), **patches.patch_values())
+    assert new != upstream.read_text(encoding="utf-8") and patch.new.format(**patches.patch_values()) in new
+
+
+def hard_linked_env(tmp_path: Path) -> Path:
+    """An environment like the hub's: the patched files hard links into this .venv."""
+    env = tmp_path / "env"
+    for patch in patches.FILE_PATCHES:
+        target = patch.target(env)
+        target.parent.mkdir(parents=True)
+        os.link(patch.target(Path(sys.prefix)), target)
+    return env
+
+
+def test_the_patches_go_into_a_copy_once_and_never_through_the_hard_link(tmp_path):
+    env = hard_linked_env(tmp_path)
+    before = {p.name: p.target(Path(sys.prefix)).read_bytes() for p in patches.FILE_PATCHES}
+    assert patches.apply_file_patches(env) == [p.name for p in patches.FILE_PATCHES]
+    assert patches.apply_file_patches(env) == []                                        # idempotent
+    for patch in patches.FILE_PATCHES:
+        source, target = patch.target(Path(sys.prefix)), patch.target(env)
+        assert source.read_bytes() == before[patch.name]                                  # .venv untouched
+        assert not os.path.samefile(source, target)
+        assert patch.new.format(**patches.patch_values()) in target.read_text(encoding="utf-8")
+    utils_js = patches.ROUND_TO_PRECISION.target(env).read_text()
+    assert f"precision = {patches.patch_values()['decimals']};" in utils_js
+
+
+def test_a_changed_upstream_file_is_refused(tmp_path):
+    source = tmp_path / "upgraded"
+    target = patches.ROUND_TO_PRECISION.target(source)
+    target.parent.mkdir(parents=True)
+    target.write_text(patches.ROUND_TO_PRECISION.target(Path(sys.prefix)).read_text() + "\n// 0.9.7\n")
+    with pytest.raises(patches.UpstreamChanged, match="formgrader's score precision"):
+        patches.apply_file_patches(hard_linked_env(tmp_path), source=source)
+
+
+# ------------------------------------------------------------------------------------------------ formgrader's totals
+@pytest.fixture()
+def late_gradebook(tmp_path, monkeypatch):
+    """One assignment (one notebook, one 10-point grade cell); kim scored 10, 2.5 of them lost to lateness; lee
+    scored 6, on time."""
+    from nbgrader.api import Gradebook
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}")  # alembic
+
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with Gradebook(url) as gb:
+        gb.add_assignment("hw")
+        gb.add_notebook("hw", "hw")
+        gb.add_grade_cell("test_a", "hw", "hw", max_score=10, cell_type="code")
+        for student, score, penalty in (("kim", 10.0, 2.5), ("lee", 6.0, 0.0)):
+            gb.add_student(student, first_name=student, last_name="학생")
+            gb.add_submission("hw", student)
+            gb.find_grade("test_a", "hw", "hw", student).auto_score = score
+            gb.find_submission_notebook("hw", "hw", student).late_submission_penalty = penalty
+        gb.db.commit()
+    return tmp_path, url
+
+
+def test_formgrader_totals_are_net_of_the_late_penalty(late_gradebook, monkeypatch):
+    from nbgrader.apps.api import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    root, url = late_gradebook
+    for name in ("get_assignment", "get_notebooks", "get_submission", "get_submissions", "get_notebook_submissions",
+                 "get_student", "get_students", "get_student_notebook_submissions"):
+        monkeypatch.setattr(NbGraderAPI, name, getattr(NbGraderAPI, name))             # undone after the test
+    monkeypatch.setattr(NbGraderAPI, "_attention_course_late_penalties", False, raising=False)
+    (root / "source" / "hw").mkdir(parents=True)
+    for student in ("kim", "lee"):                                  # collected and autograded, as formgrader sees it
+        for folder in ("submitted", "autograded"):
+            (root / folder / student / "hw").mkdir(parents=True)
+            (root / folder / student / "hw" / "hw.ipynb").write_text("{}")
+    api = NbGraderAPI(CourseDirectory(root=str(root), db_url=url))
+    raw = {s["student"]: s["score"] for s in api.get_submissions("hw")}
+    assert raw == {"kim": 10.0, "lee": 6.0}                                             # nbgrader's own: no penalty
+
+    patches.formgrader_totals_with_late_penalties()
+    patches.formgrader_totals_with_late_penalties()                                     # once only
+    assert {s["student"]: s["score"] for s in api.get_submissions("hw")} == {"kim": 7.5, "lee": 6.0}
+    assert api.get_submission("hw", "kim")["score"] == 7.5
+    assert api.get_submission("hw", "kim")["late_submission_penalty"] == 2.5
+    assert [s["score"] for s in api.get_student_submissions("kim")] == [7.5]
+    assert {s["id"]: s["score"] for s in api.get_students()} == {"kim": 7.5, "lee": 6.0}
+    assert api.get_student("kim")["score"] == 7.5
+    assert sorted(s["score"] for s in api.get_notebook_submissions("hw", "hw")) == [6.0, 7.5]
+    assert api.get_assignment("hw")["average_score"] == pytest.approx((7.5 + 6.0) / 2)
+    assert api.get_notebooks("hw")[0]["average_score"] == pytest.approx((7.5 + 6.0) / 2)
+
+
+# ------------------------------------------------------------------------------------------------ Validate's summary
+def executed_notebook(outcomes: dict) -> nbformat.NotebookNode:
+    """Grade cells as nbgrader's validator leaves them after running: an error output where a check failed."""
+    nb = nbformat.v4.new_notebook()
+    for grade_id, outcome in outcomes.items():
+        if outcome == "by hand":
+            cell = nbformat.v4.new_markdown_cell("답")
+            cell.metadata["nbgrader"] = {"grade": True, "solution": True, "grade_id": grade_id, "points": 2}
+        else:
+            cell = nbformat.v4.new_code_cell(f'with visible_check("{grade_id[5:]}"):\n    pass')
+            cell.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": grade_id, "points": 2}
+            if outcome != "passed":
+                cell.outputs = [nbformat.v4.new_output(
+                    "error", ename="CheckFailed", evalue=outcome,
+                    traceback=["\x1b[0;31mCheckFailed\x1b[0m: " + outcome])]
+        nb.cells.append(cell)
+    return nb
+
+
+def test_validate_summary_lists_each_exercise_in_korean():
+    from autograder.hub import lab_validate
+    from autograder.messages import ValidateText
+
+    nb = executed_notebook({"test_softmax": "passed",
+                            "test_causal_mask": "❌ causal_mask: 모양이 다릅니다. 결과 (4,), 기대 (4, 4)",
+                            "test_apply_rope": "❌ apply_rope: 아직 구현하지 않았습니다 (NotImplementedError). "
+                                               + "해답 셀을 완성하세요." * 40,
+                            "written_1": "by hand"})
+    result = {"failed": [{"source": c.source, "error": "…"} for c in nb.cells[1:3]]}
+    got = lab_validate.summary(result, nb)
+    assert got["title"] == ValidateText.TITLE.korean() and got["ok"] is False
+    assert got["headline"] == ValidateText.COUNTS.korean(passed=1, failed=2)
+    texts = [item["text"] for item in got["items"]]
+    assert texts[0] == ValidateText.PASSED.korean(name="softmax")
+    assert texts[1] == ValidateText.FAILED.korean(name="causal_mask", reason="모양이 다릅니다. 결과 (4,), 기대 (4, 4)")
+    assert texts[2].startswith("❌ apply_rope 실패: 아직 구현하지") and len(texts[2]) < 340      # short, one line
+    assert texts[3] == ValidateText.BY_HAND.korean(name="written_1")
+    assert [i["ok"] for i in got["items"]] == [True, False, False, True]
+
+    everything = lab_validate.summary({}, executed_notebook({"test_softmax": "passed"}))
+    assert everything["ok"] is True and everything["headline"] == ValidateText.ALL_PASSED.korean()
+    changed = lab_validate.summary({"type_changed": [{"source": "def f(): pass", "old_type": "markdown",
+                                                      "new_type": "code"}]}, None)
+    assert changed["ok"] is False and changed["headline"].startswith("셀의 종류")
+
+
+def test_the_hub_environment_gets_the_korean_validate_without_the_autograder_package(tmp_path):
+    """provision.lab_additions on an environment like the hub's: the extension module and its texts copied in,
+    enabled in place of nbgrader's validate_assignment, importable without ``autograder``; the file patches."""
+    import json
+    import subprocess
+
+    from autograder.hub import provision
+    from autograder.hub.layout import Layout
+    from autograder.messages import ValidateText
+
+    env = hard_linked_env(tmp_path)
+    (env / "etc" / "jupyter").mkdir(parents=True)
+    layout = Layout(course_id="hubopspatch", env=env, state=tmp_path / "state")
+    changed = provision.lab_additions(layout)
+    assert f"{provision.LAB_MODULE}.py" in changed and patches.VALIDATE_DIALOG.name in changed
+    assert provision.lab_additions(layout) == []                                        # idempotent
+    config = json.loads((env / "etc" / "jupyter" / "jupyter_server_config.json").read_text())
+    assert config["ServerApp"]["jpserver_extensions"] == {"nbgrader.server_extensions.validate_assignment": False,
+                                                          provision.LAB_MODULE: True}
+    site = provision._site_packages(env)
+    probe = ("import sys\nsys.modules['autograder'] = None   # the hub's environment has no autograder package\n"
+             f"import {provision.LAB_MODULE} as lab\nprint(lab.texts()['title'])\n"
+             f"print(len(lab._jupyter_server_extension_points()))")
+    out = subprocess.run([sys.executable, "-c", probe], env={**os.environ, "PYTHONPATH": str(site)}, cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [ValidateText.TITLE.korean(), "1"]
