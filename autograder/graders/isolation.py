@@ -27,6 +27,7 @@ from autograder.graders import references
 
 _ATTENTION = ("softmax", "causal_mask", "scaled_dot_product_attention", "dot_product_attention")
 _HEADS = _ATTENTION + ("split_heads", "merge_heads")
+_LAYER = _HEADS + ("multi_head_attention", "multi_head_attention_layer")
 
 # exercise -> the other contract functions it may call that are answered with the reference while it is graded.
 CALLEES = {
@@ -43,6 +44,9 @@ CALLEES = {
     "grouped_query_attention": _ATTENTION,
     "attend_with_cache": _ATTENTION,
     "flash_attention": ("causal_mask",),
+    # decoder (the earlier assignments' functions are given in its notebook; a student may paste their own)
+    "decoder_block": _LAYER + ("layer_norm",),
+    "generate": _LAYER + ("layer_norm", "decoder_block"),
 }
 
 # Contract functions an exercise depends on without naming them in its code (the cache it is given).
@@ -83,6 +87,31 @@ def _mha(query, key, value, num_heads, mask=None):
     return references.merge_heads(_sdpa(q, k, v, mask))                               # (B, Tq, C)
 
 
+def _mha_layer(x_q, x_kv, params, num_heads, mask=None):
+    p = {name: np.asarray(a, np.float64) for name, a in params.items()}
+    q = np.asarray(x_q, np.float64) @ p["w_q"] + p["b_q"]                             # (B, Tq, H*dk)
+    k = np.asarray(x_kv, np.float64) @ p["w_k"] + p["b_k"]                            # (B, Tk, H*dk)
+    v = np.asarray(x_kv, np.float64) @ p["w_v"] + p["b_v"]                            # (B, Tk, H*dv)
+    heads = _sdpa(*(references.split_heads(a, num_heads) for a in (q, k, v)), mask)   # (B, H, Tq, dv)
+    return references.merge_heads(heads) @ p["w_o"] + p["b_o"]                        # (B, Tq, D)
+
+
+def _layer_norm(x, gamma, beta, eps=1e-5):
+    x = np.asarray(x, np.float64)
+    mean = x.mean(axis=-1, keepdims=True)                                             # (..., 1)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)                              # (..., 1) biased
+    return (x - mean) / np.sqrt(var + eps) * np.asarray(gamma, np.float64) + np.asarray(beta, np.float64)
+
+
+def _decoder_block(x, block, num_heads):
+    x = np.asarray(x, np.float64)
+    a = _layer_norm(x, block["ln_1"]["gamma"], block["ln_1"]["beta"])                  # (B, T, D)
+    h = x + _mha_layer(a, a, block["attn"], num_heads, references.causal_mask(x.shape[-2]))  # (B, T, D)
+    z = _layer_norm(h, block["ln_2"]["gamma"], block["ln_2"]["beta"])                  # (B, T, D)
+    w_1, b_1, w_2, b_2 = (np.asarray(block[k], np.float64) for k in ("w_1", "b_1", "w_2", "b_2"))
+    return h + references.gelu(z @ w_1 + b_1) @ w_2 + b_2                             # (B, T, D)
+
+
 REFERENCES = {
     "softmax": _softmax,
     "causal_mask": references.causal_mask,
@@ -91,7 +120,10 @@ REFERENCES = {
     "split_heads": references.split_heads,
     "merge_heads": references.merge_heads,
     "multi_head_attention": _mha,
+    "multi_head_attention_layer": _mha_layer,
     "kv_cache_bytes": references.kv_cache_bytes,
+    "layer_norm": _layer_norm,
+    "decoder_block": _decoder_block,
 }
 SIGNATURES = {name: inspect.signature(function) for name, function in REFERENCES.items()}
 
@@ -111,6 +143,7 @@ class Answers:
     def __init__(self, allowed):
         self.allowed = set(allowed)
         self.asked: set[str] = set()
+        self.questions: list[tuple[str, tuple]] = []   # (name, shape of its first array argument), in order
 
     def __call__(self, header, arrays):
         from autograder.sandbox.runner import StudentCodeError, decode_value, encode_value
@@ -122,6 +155,8 @@ class Answers:
         try:
             args = _scalars(decode_value(header.get("args"), arrays))
             kwargs = _scalars(decode_value(header.get("kwargs"), arrays))
+            first = next((a for a in [*args, *kwargs.values()] if isinstance(a, np.ndarray)), None)
+            self.questions.append((name, () if first is None else tuple(first.shape)))
             reference = REFERENCES[name]
             bound = SIGNATURES[name].bind(*args, **kwargs)
             if _work(name, bound.arguments) > MAX_ANSWER_ELEMENTS:
@@ -152,6 +187,16 @@ def _work(name: str, arguments: dict) -> int:
         query, key = np.shape(arguments.get("query")), np.shape(arguments.get("key"))
         if len(query) >= 2 and len(key) >= 2:
             total += int(np.prod(query[:-1], dtype=np.int64)) * int(key[-2])
+    elif name in ("multi_head_attention", "multi_head_attention_layer", "decoder_block"):
+        query = np.shape(arguments.get("query", arguments.get("x_q", arguments.get("x"))))
+        key = np.shape(arguments.get("key", arguments.get("x_kv", arguments.get("x"))))
+        heads = arguments.get("num_heads")
+        if len(query) >= 2 and len(key) >= 2 and isinstance(heads, int) and heads > 0:
+            total += heads * int(np.prod(query[:-1], dtype=np.int64)) * int(key[-2])   # the score matrices
+        block = arguments.get("block")
+        if name == "decoder_block" and isinstance(block, dict) and len(query) >= 2:
+            hidden = np.shape(block.get("w_1"))
+            total += int(np.prod(query[:-1], dtype=np.int64)) * int(hidden[-1] if hidden else 0)   # the MLP
     return total
 
 

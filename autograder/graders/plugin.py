@@ -33,6 +33,7 @@ class Call:
     args: tuple
     kwargs: dict
     seconds: float = 0.0
+    questions: list = field(default_factory=list)   # (name, shape) the proxies were asked during the call
 
 
 @dataclass
@@ -108,6 +109,7 @@ class Student:
             raise GradingFailure(f"`{name}`: {exc.message}") from None
         finally:
             self.asked.setdefault(name, set()).update(answers.asked)
+            self.last.questions = list(answers.questions)
         if memory_mb is not None and reply.get("peak_mb", 0) > memory_mb:
             raise GradingFailure(Reason.MEMORY_OVER_LIMIT.korean(name=name, peak_mb=reply["peak_mb"],
                                                                  memory_mb=memory_mb))
