@@ -33,6 +33,12 @@ COURSE = {
         # keras itself there (no warm sandbox), so its first cell and that cell's output may take this long on a
         # busy hub (nbgrader's 30 s and nbclient's 4 s failed there); it judges nothing.
         "validate": 120,
+        # nbgrader's own execution of a whole notebook outside the sandbox, one cell at a time: generate_solution (the
+        # answer key with its outputs, `python -m autograder build`) and Validate in a JupyterLab without the hub's
+        # setting. Grading never uses it (submissions run in the sandbox with "cell" above, demo-only cells skipped),
+        # but the decoder notebook's demo cells train a small model and time generate (15-30 s on a loaded 2-core
+        # machine), which the answer key shows.
+        "execute": 120,
         "call": 20,           # one call of a student's function by a hidden grader (a call with big inputs)
         # A call whose inputs are small (at most call_small numbers: every grader input but flash_attention's
         # 8,192-token memory test; the float64 reference needs milliseconds there) gets call_floor seconds. The
@@ -81,8 +87,8 @@ if c is not None:
     c.CourseDirectory.db_url = COURSE["db_url"]
     c.CourseDirectory.solution_directory = "solutions"
     c.Exchange.root = COURSE["exchange_root"]
-    c.ExecutePreprocessor.timeout = COURSE["timeouts"]["cell"]
-    c.Execute.timeout = COURSE["timeouts"]["cell"]
+    c.ExecutePreprocessor.timeout = COURSE["timeouts"]["execute"]
+    c.Execute.timeout = COURSE["timeouts"]["execute"]
     c.AssignLatePenalties.plugin_class = "autograder.gradebook.late.PercentPerDay"
     for _name, _value in COURSE["late_penalty"].items():
         setattr(c.PercentPerDay, _name, _value)
