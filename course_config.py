@@ -9,7 +9,7 @@ import os
 COURSE = {
     # nbgrader course id and the assignments, in teaching order (each is source/<name>/<name>.ipynb).
     "course_id": "attention-ko",
-    "assignments": ["attention", "kv_cache", "quiz"],
+    "assignments": ["attention", "kv_cache", "decoder", "quiz"],
     # The gradebook (SQLite file by default; a PostgreSQL URL for several graders at once).
     "db_url": os.environ.get("COURSE_DB_URL", "sqlite:///gradebook.db"),
     # nbgrader's exchange directory (a shared folder on JupyterHub).
@@ -18,6 +18,7 @@ COURSE = {
     "due_dates": {
         "attention": "2026-12-07 23:59:00 +0900",
         "kv_cache": "2026-12-14 23:59:00 +0900",
+        "decoder": "2026-12-16 23:59:00 +0900",
         "quiz": "2026-12-18 23:59:00 +0900",
     },
     "late_penalty": {"percent_per_day": 10.0, "grace_minutes": 0.0, "max_percent": 100.0},
