@@ -80,7 +80,7 @@ def reset_class(layout: Layout) -> None:
     for student in STUDENTS:
         if accounts.exists(student):
             home = Path(f"/home/{student}")
-            for name in ("attention", "kv_cache", "quiz", ".local/share/jupyter/nbgrader_cache",
+            for name in ("attention", "kv_cache", "decoder", "quiz", ".local/share/jupyter/nbgrader_cache",
                          ".jupyter/lab/workspaces"):
                 shutil.rmtree(home / name, ignore_errors=True)
         for path in (layout.exchange / layout.course_id / "inbound").glob(f"{student}+*"):

@@ -27,6 +27,8 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from test_browser_assignments import listed  # noqa: E402
 from test_browser_student import SOFTMAX, SOFTMAX_AXIS_0  # noqa: E402
 
+from autograder import settings  # noqa: E402
+
 ASSIGNMENT = "attention"
 SPAWN_S = 300               # a user's first JupyterLab (the hub spawns it after login)
 AUTOGRADE_S = 900           # one submission through formgrader on a busy 2-core machine
@@ -83,8 +85,10 @@ def row_named(rows, name: str):
 
 def fetch(lab, hub, user: str) -> None:
     assignment_list(lab)
-    released = listed(lab, "released", 3)
+    assignments = settings.course()["assignments"]          # the hub releases every assignment of course_config.py
+    released = listed(lab, "released", len(assignments))
     assert {r.find_element(By.CSS_SELECTOR, ".item_course").text for r in released} == {hub.layout.course_id}
+    assert {r.find_element(By.CSS_SELECTOR, ".item_name").text for r in released} == set(assignments)
     lab.screenshot("released")
     row_named(released, ASSIGNMENT).find_element(By.CSS_SELECTOR, ".item_status button").click()     # Fetch
     listed(lab, "fetched", 1)
