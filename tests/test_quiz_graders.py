@@ -280,3 +280,19 @@ def test_each_format_check_asks_for_the_kind_of_its_key():
         cell = next(c for c in SOLUTION.cells
                     if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == f"test_{name}")
         assert cell.source.strip() == f'check_answer("{name}", "{key["kind"]}")', (name, cell.source)
+
+
+def test_the_decoding_numbers_are_recomputed():
+    """The numbers of the decoding questions (q17, q18) and of their explanations, recomputed here: an 8B FP16 model
+    read at 2.0 TB/s takes 8 ms a token, its 16 GFLOPs 0.05 ms on an A100 (312 TFLOPS BF16), about 160 times less;
+    Llama-3-8B's KV cache at batch 32 and 8,192 tokens is 32 GiB (GQA, 8 KV heads) and 128 GiB as MHA."""
+    weights = 8e9 * 2                                                   # bytes of an 8B-parameter FP16 model
+    assert ANSWERS["q17"]["answer"] == weights / 2.0e12 * 1e3 == 8.0   # ms
+    compute_ms = 2 * 8e9 / 312e12 * 1e3
+    assert round(compute_ms, 2) == 0.05 and 150 < 8.0 / compute_ms < 170
+    assert "0.05 ms" in ANSWERS["q17"]["explanation_ko"] and "160배" in ANSWERS["q17"]["explanation_ko"]
+    per_token = 2 * 32 * 8 * 128 * 2                                    # K and V, 32 layers, 8 KV heads, d 128, FP16
+    assert per_token * 8192 * 32 == 32 * 2**30 and 4 * per_token * 8192 * 32 == 128 * 2**30
+    question = next(c.source for c in SOLUTION.cells
+                    if c.cell_type == "markdown" and c.source.startswith("### 문제 18."))
+    assert "32 GiB" in question and "128 GiB" in question
