@@ -61,7 +61,7 @@ def expect_tokens(got, expected, prompt, call, how: str, student=None, rng=None)
     found = of_output(np.asarray(got, np.float64), call, expected=np.asarray(expected, np.float64))
     if len(found) > 1 and student is not None and rng is not None:
         found = narrowed(found, call, student, rng)
-    message = (f"{how}: {col - t0 + 1}번째 새 토큰(위치 {col}, 배치의 {row}번째 행)이 다릅니다: 기대 "
+    message = (f"{how}: {col - t0 + 1}번째 새 토큰(위치 {col}, 배치의 {row + 1}번째 행)이 다릅니다: 기대 "
                f"{int(expected[row, col])}, 실제 {got[row, col].item()}. 프롬프트 {prompt[row].tolist()} 뒤의 기대 "
                f"토큰 {expected[row, t0:].tolist()}, 실제 {got[row, t0:].tolist()}.")
     raise GradingFailure(with_causes(message, found), found)
