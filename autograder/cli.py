@@ -33,6 +33,11 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--shard", metavar="i/n", help="grade only shard i of n (split a class over machines)")
     batch.add_argument("--student", action="append", dest="students", help="only these students (repeatable)")
     batch.add_argument("--course-dir", default=".", help="the nbgrader course directory (default: .)")
+    report = commands.add_parser("report", help="write the instructor's reports of a graded course: grades CSV, "
+                                 "report.html (scores, frequent mistakes, code similarity)")
+    report.add_argument("assignments", nargs="*", help="assignments (default: all of course_config.py)")
+    report.add_argument("--course-dir", default=".", help="the nbgrader course directory (default: .)")
+    report.add_argument("--db-url", help="the gradebook (default: $COURSE_DB_URL, else the course's gradebook.db)")
     demo = commands.add_parser("demo", help="the main job: generate and grade the demo submissions via nbgrader")
     demo.add_argument("assignments", nargs="*", help="assignments (default: all of course_config.py)")
     demo.add_argument("--course-dir", help="where the demo course lives (default: demo/)")
@@ -53,6 +58,10 @@ def main(argv=None) -> int:
 
         outcomes = autograde_class(args.course_dir, args.assignment, args.workers, args.shard, args.students)
         return 0 if all(o.ok for o in outcomes) else 1
+    if args.command == "report":
+        from autograder.feedback.instructor import main as report_main
+
+        return report_main(args.course_dir, args.assignments or None, args.db_url)
     if args.command == "hub":
         from autograder.hub.command import main as hub_main
 

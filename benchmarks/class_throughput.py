@@ -50,13 +50,14 @@ def build_class(course_dir: Path, n: int) -> list[str]:
     """Submissions of `attention` for n students (complete, partial and wrong ones; no unreadable files)."""
     release = nbformat.read(str(course_dir / "release" / "attention" / "attention.ipynb"), as_version=4)
     source = nbformat.read(str(ROOT / "source" / "attention" / "attention.ipynb"), as_version=4)
-    plans = [s.plans["attention"] for s in roster.ROSTER if s.plans["attention"] not in ("broken",)]
+    students = [s for s in roster.ROSTER if s.plans["attention"] not in ("broken",)]
     ids = []
     for i in range(n):
         student = f"s{i:03d}"
         target = course_dir / "submitted" / student / "attention"
         target.mkdir(parents=True, exist_ok=True)
-        nbformat.write(submissions.build(plans[i % len(plans)], release, source), str(target / "attention.ipynb"))
+        built = submissions.notebook_for(students[i % len(students)], "attention", release, source)
+        nbformat.write(built, str(target / "attention.ipynb"))
         ids.append(student)
     return ids
 

@@ -15,7 +15,8 @@ from postgres import postgres_server
 pytestmark = pytest.mark.slow
 
 # A cross-section of the class: solutions, another implementation handed in late, a catalogue mistake, a partial
-# answer, an empty notebook, a truncated file, a cheating attempt and malformed quiz answers.
+# answer, an empty notebook, a truncated file, a cheating attempt, a renamed copy of the late implementation and
+# malformed quiz answers.
 IDS = ["2026001", "2026004", "2026006", "2026021", "2026025", "2026027", "2026028", "2026029"]
 STUDENTS = [s for s in roster.ROSTER if s.id in IDS]
 # The PostgreSQL gradebook gets half of them (the solutions, the late one, a mistake, the truncated file): two in
@@ -73,9 +74,29 @@ def test_class_is_graded_with_penalties_and_exports(sqlite_class):
     assert len(rows) == 2 + len(IDS)
     report = (demo.dir / "reports" / "report.html").read_text(encoding="utf-8")
     assert "data:image/png;base64" in report and "가장 자주 진단된 실수" in report
+    # the similarity report (tests/test_similarity.py measures it on the whole class): 2026029 copied 2026004's
+    # notebook, renamed; their code side by side, escaped, the matched parts marked
+    assert "<h4>비슷한 학생 쌍 (1)</h4>" in report and "2026004 최하은</b> ↔ <b>2026029 유승우</b>" in report
+    assert "def apply_rope(x, positions, base=10000.0):" in report and "<mark>" in report
+    assert "theta = ops.cast(ops.convert_to_tensor(positions), x.dtype)[:, None]" in report
+    assert "<h4>라이브러리 코드와 비슷한 제출 (0)</h4>" in report
     assert (demo.dir / "grades_nbgrader.csv").exists()
     for student in IDS:   # every student fetched their own feedback through the exchange
         assert list((demo.dir / "home" / student / "attention" / "feedback").rglob("attention.html")), student
+
+
+def test_report_command_writes_the_reports_of_a_graded_course(sqlite_class, capsys):
+    """``python -m autograder report`` (an instructor's course, not the demo): the same reports from the gradebook
+    and the autograded notebooks, without grading again."""
+    from autograder import cli
+
+    demo, data = sqlite_class
+    report = demo.dir / "reports" / "report.html"
+    report.unlink()
+    assert cli.main(["report", "--course-dir", str(demo.dir), "attention", "quiz"]) == 0
+    out = capsys.readouterr().out
+    assert "similarity attention: 1 student pair(s) [2026004-2026029], 0 library match(es)" in out, out
+    assert "2026004 최하은</b> ↔ <b>2026029 유승우</b>" in report.read_text(encoding="utf-8")
 
 
 def test_rerun_is_idempotent(sqlite_class):

@@ -3,12 +3,14 @@ proof (feedback, formgrader, instructor report in Chromium) is tests/browser/tes
 from __future__ import annotations
 
 import re
+from html import unescape
 from html.parser import HTMLParser
 
 import nbformat
 import pytest
 from nbconvert.filters.markdown import markdown2html
 
+from autograder.feedback import sanitize
 from autograder.feedback.sanitize import SanitizeStudentHTML
 
 ACTIVE_TAGS = {"script", "iframe", "frame", "svg", "math", "object", "embed", "style", "meta", "base", "link", "form",
@@ -85,6 +87,78 @@ def test_mathjax_gets_no_link():
     cell = nbformat.v4.new_markdown_cell(r"$\href{javascript:alert(1)}{누르기}$ and $x^2$")
     source = sanitized(nbformat.v4.new_notebook(cells=[cell])).cells[0].source
     assert "\\href" not in source and "$x^2$" in source
+
+
+def page_html(markdown: str) -> str:
+    """What formgrader and the feedback page make of a markdown cell of the student's, sanitised."""
+    return markdown2html(sanitized(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(markdown)]))
+                         .cells[0].source)
+
+
+def attributes(html: str, name: str) -> list[str]:
+    class Parser(HTMLParser):
+        found: list = []
+
+        def handle_starttag(self, tag, attrs):
+            self.found += [value for key, value in attrs if key == name]
+
+    parser = Parser()
+    parser.found = []
+    parser.feed(html)
+    return parser.found
+
+
+def test_no_student_element_takes_an_id_of_the_page():
+    """formgrader binds a grade's controls to ``$("#" + grade_id).parents(".nbgrader_cell")``: the first element
+    with that id (issue 21, item 3). An id written in HTML, one nbconvert makes from a heading, links to them."""
+    html = page_html('<span id="test_softmax" class="score">2</span>\n\n# test_softmax\n\n'
+                     '<a href="#test_softmax">위로</a> [아래](#written_1) <p id="user-content-x">p</p>')
+    assert sorted(attributes(html, "id")) == ["user-content-test_softmax", "user-content-test_softmax",
+                                              "user-content-x"], html
+    assert sorted(h for h in attributes(html, "href")) == ["#user-content-test_softmax",
+                                                          "#user-content-test_softmax", "#user-content-written_1"]
+    again = markdown2html(sanitized(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(html)]))
+                          .cells[0].source)   # feedback sanitises the autograded notebook once more
+    assert sorted(attributes(again, "id")) == sorted(attributes(html, "id"))
+
+
+def test_classes_are_only_those_rendering_makes():
+    html = page_html('<div class="alert alert-success" role="alert">만점 (조교 확인)</div>\n\n'
+                     '<div class="panel panel-primary nbgrader_cell"><span class="score full-credit">2</span></div>'
+                     '\n\n## 소제목\n\n```python\ndef f(x):\n    return x ** 2\n```\n\n```mermaid\ngraph TD; A-->B\n```'
+                     '\n\n```tex2jax\nx\n```\n\n- [x] 했음\n\n<span class="k tex2jax_process mathjax_process">k</span>')
+    classes = {c for value in attributes(html, "class") for c in value.split()}
+    assert {"highlight", "k", "nf", "anchor-link", "task-list-item", "language-tex2jax"} <= classes, classes
+    assert classes <= sanitize.CLASSES | {"student-markdown", "language-tex2jax"}, classes
+    assert "만점 (조교 확인)" in html and "graph TD" in html   # the text stays, only as text
+
+
+@pytest.mark.parametrize("tex", [r"$\cssId{test_softmax}{x}$", r"$$\class{alert alert-success}{\text{만점}}$$",
+                                 r"$\style{position:fixed}{x}$", r"$\data{grade=2}{x}$",
+                                 r"$\mmlToken{mi}[id=test_softmax]{x}$", r"$\require{html}$",
+                                 r"<span>\(&bsol;cssId{test_softmax}{x}\)</span>",
+                                 r"<span>&bsol;(&bsol;cssId{test_softmax}{x}&bsol;)</span>",
+                                 r"$\htmlId{test_softmax}{x}$", r"$\htmlClass{alert}{x}$",
+                                 r"$\url{javascript:alert(1)}$", r"$\includegraphics{x.png}$"])
+def test_math_renderers_get_no_macro_that_sets_attributes(tex):
+    """MathJax (which the feedback and formgrader pages load) and KaTeX make ids, classes, styles and links from
+    TeX."""
+    html = page_html("식: " + tex)
+    decoded = unescape(html)   # what the renderer reads: the page's text, character references decoded
+    active_tex = (r"\\(cssId|class|style|data|mmlToken|require|href|url|htmlId|htmlClass|htmlStyle|htmlData|"
+                  r"includegraphics)(?![A-Za-z])")
+    assert not re.search(active_tex, decoded), decoded
+    assert "\\mathrm{" in decoded, decoded   # shown as text
+
+
+def test_html_outputs_get_the_same_treatment():
+    code = nbformat.v4.new_code_cell("x")
+    code.outputs = [nbformat.v4.new_output("display_data", data={
+        "text/html": '<b id="test_softmax" class="alert">x</b><span>$&#92;cssId{test_softmax}{y}$</span>',
+        "text/plain": "x"})]
+    html = sanitized(nbformat.v4.new_notebook(cells=[code])).cells[0].outputs[0].data["text/html"]
+    assert attributes(html, "id") == ["user-content-test_softmax"] and not attributes(html, "class"), html
+    assert "cssId{" not in unescape(html).replace(r"\mathrm{cssId}{", ""), html
 
 
 def test_outputs_and_raw_cells_are_inert():

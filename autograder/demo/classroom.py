@@ -129,14 +129,7 @@ class DemoClass:
         notebook = home / assignment / f"{assignment}.ipynb"
         release_nb = nbformat.read(str(notebook), as_version=4)
         source_nb = nbformat.read(str(self.dir / "source" / assignment / f"{assignment}.ipynb"), as_version=4)
-        plan = student.plans[assignment]
-        answers = None
-        if plan.startswith("answers:"):
-            from autograder.graders.quiz.answer_key import ANSWERS
-
-            answers = submissions.quiz_answers(ANSWERS, roster.QUIZ_ANSWERS[plan.split(":", 1)[1]])
-        written = roster.WRITTEN["short" if plan.endswith(("half", "none")) else "good"]
-        built = submissions.build(plan, release_nb, source_nb, answers, written)
+        built = submissions.notebook_for(student, assignment, release_nb, source_nb)
         if isinstance(built, bytes):
             notebook.write_bytes(built)
         else:
@@ -182,14 +175,18 @@ class DemoClass:
             self.run_assignment(assignment)
         with self.timed("export"):
             self.nbgrader("export", "--to=grades_nbgrader.csv")
-        from autograder.feedback import instructor
+        from autograder.feedback import instructor, similarity
 
         data = instructor.collect_grades(self.env["COURSE_DB_URL"], self.assignments, self.dir)
+        with self.timed("similarity"):
+            data["similarity"] = similarity.for_course(self.dir, self.assignments)
         outputs = instructor.write_all(data, self.dir)
         self.timings["total"] = time.perf_counter() - start
         print(instructor.table(data))
         for label, path in outputs.items():
             print(f"{label}: {path}")
+        for assignment, report in data["similarity"].items():
+            print(f"similarity {assignment}: " + similarity.summary(report))
         print("timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in self.timings.items()))
         return data
 

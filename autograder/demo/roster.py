@@ -4,7 +4,11 @@ A plan says how a student's notebook is built from the release they fetched:
 ``solution`` (the instructor's solutions), ``impl:<name>`` (a differently written correct implementation),
 ``partial:<n>`` (the first n exercises done, the rest left as stubs), ``mistake:<id>`` (one mistake of the
 catalogue, the rest correct), ``empty`` (the release unchanged), ``broken`` (a truncated file), ``cheat`` (an
-attempt to fake the grade), and for the quiz ``answers:<set>``.
+attempt to fake the grade), ``copy:<student id>`` (that student's notebook with the local variables renamed),
+``paste:<name>`` (the solutions, with a library routine's source pasted in: ``submissions.PASTED``), and for the
+quiz ``answers:<set>``. The copy (2026029 of 2026004) and the paste (2026005, Keras's ``Attention`` scoring) are
+what the instructor's similarity report must find, and nothing else among the class's independent
+implementations (tests/test_similarity.py).
 """
 from __future__ import annotations
 
@@ -34,7 +38,7 @@ ROSTER = [  # number, last and first name, then the plans for attention, kv_cach
     _s(2, "이", "서연", "impl:attention_torch", "impl:kv_cache_torch", "impl:decoder_torch", "answers:all_correct"),
     _s(3, "박", "도윤", "impl:attention_loops", "impl:kv_cache_loops", "impl:decoder_loops", "answers:two_wrong"),
     _s(4, "최", "하은", "impl:attention_kerasops", "solution", "solution", "answers:all_correct", late=True),
-    _s(5, "정", "시우", "solution", "impl:kv_cache_numpy", "impl:decoder_numpy", "answers:one_wrong"),
+    _s(5, "정", "시우", "paste:keras_attention", "impl:kv_cache_numpy", "impl:decoder_numpy", "answers:one_wrong"),
     _s(6, "강", "지아", "mistake:sdpa_missing_scale", "mistake:kv_bytes_missing_factor_2",
        "mistake:block_post_norm", "answers:two_wrong"),
     _s(7, "조", "서준", "mistake:sdpa_scale_by_d", "mistake:gqa_tiled_heads",
@@ -61,8 +65,7 @@ ROSTER = [  # number, last and first name, then the plans for attention, kv_cach
        "mistake:ln_no_eps", "answers:one_wrong"),
     _s(18, "송", "서윤", "mistake:sdpa_missing_scale", "mistake:flash_sum_not_rescaled",
        "mistake:gen_first_position_logits", "answers:seed_mistake", late=True),
-    _s(19, "류", "현우", "mistake:merge_heads_reshape_without_transpose", "solution",
-       "solution", "answers:all_correct"),
+    _s(19, "류", "현우", "mistake:merge_heads_reshape_without_transpose", "solution", "solution", "answers:all_correct"),
     _s(20, "전", "지민", "mistake:mha_scale_by_model_dim", "mistake:attend_ignores_cached_keys",
        "mistake:block_ln_1_twice", "answers:two_wrong"),
     _s(21, "홍", "준서", "partial:4", "partial:2", "partial:1", "answers:half"),
@@ -73,7 +76,7 @@ ROSTER = [  # number, last and first name, then the plans for attention, kv_cach
     _s(26, "배", "수빈", "empty", "partial:3", "empty", "answers:malformed"),
     _s(27, "백", "민재", "broken", "solution", "solution", "answers:all_correct"),
     _s(28, "허", "예린", "cheat", "solution", "solution", "answers:all_correct"),
-    _s(29, "유", "승우", "solution", "solution", "mistake:ln_gamma_beta_swapped", "answers:malformed"),
+    _s(29, "유", "승우", "copy:2026004", "solution", "mistake:ln_gamma_beta_swapped", "answers:malformed"),
     _s(30, "남", "지원", "impl:attention_numpy", "mistake:kvcache_nbytes_keys_only",
        "impl:decoder_numpy", "answers:all_correct"),
     _s(31, "심", "태윤", "mistake:bahdanau_sum_instead_of_v", "broken", "broken", "answers:two_wrong"),

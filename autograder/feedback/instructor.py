@@ -130,7 +130,10 @@ def write_report(data: dict, path: Path) -> Path:
              "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; img-src data:; "
              "style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'\"><title>채점 보고서</title>",
              "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-             "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eee}</style></head><body>",
+             "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eee}"
+             ".sbs{display:flex;gap:1em}.sbs>div{flex:1;min-width:0}.sbs pre{overflow-x:auto;font-size:12px;"
+             "background:#f7f7f7;padding:4px}mark{background:#ffd54f}td.l,th.l{text-align:left}"
+             "</style></head><body>",
              "<h1>어텐션 과목 — 채점 보고서</h1>"]
     for assignment in data["assignments"]:
         students = [r for r in data["students"] if assignment in r["assignments"]]
@@ -148,9 +151,95 @@ def write_report(data: dict, path: Path) -> Path:
             parts.append(f"<tr><td>{html.escape(exercise)}</td><td style='text-align:left'>{html.escape(title)}</td>"
                          f"<td>{count}</td></tr>")
         parts.append("</table>")
+        report = data.get("similarity", {}).get(assignment)
+        if report is not None:
+            names = {r["id"]: r["name"] for r in data["students"]}
+            parts.append(similarity_html(report, names))
     parts.append("<h2>학생별 점수</h2><pre>" + html.escape(table(data)) + "</pre></body></html>")
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
+
+
+def _who(student: str, names: dict) -> str:
+    name = names.get(student, "")
+    return html.escape(f"{student} {name}".strip())
+
+
+def _percent(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def _side_by_side(match, left: str, right: str) -> str:
+    """Two codes next to each other (escaped; the matched parts marked)."""
+    left_code, right_code = match.codes()
+    return (f"<div class='sbs'><div><h5>{left}</h5><pre>{left_code}</pre></div>"
+            f"<div><h5>{right}</h5><pre>{right_code}</pre></div></div>")
+
+
+def similarity_html(report, names: dict) -> str:
+    """The similarity section of one assignment (``autograder.feedback.similarity.Report``): student pairs, code
+    like a library routine's, code like the answer key's; every code and name escaped."""
+    from autograder.feedback.similarity import OTHER
+
+    def exercise(name):
+        return "(그 밖의 코드)" if name == OTHER else name
+
+    o = report.options
+    parts = [f"<h3>코드 유사도</h3><p>{html.escape(report.detector)}: 이름·문자열·주석을 뺀 코드의 지문"
+             f"(winnowing)을 연습별로 비교. 배포 노트북의 코드는 제외. 학생 {report.students}명, "
+             f"학생 쌍은 {_percent(o.pair_threshold)} 이상, 라이브러리는 {_percent(o.library_threshold)} 이상, "
+             f"둘 다 {o.min_match}자 이상 일치할 때만 표시 ({report.seconds:.1f} s).</p>"]
+    by_pair: dict = {}
+    for m in report.pairs:
+        by_pair.setdefault((m.left.owner, m.right.owner), []).append(m)
+    parts.append(f"<h4>비슷한 학생 쌍 ({len(by_pair)})</h4>")
+    if not by_pair:
+        parts.append("<p>없음.</p>")
+    for (a, b), matches in sorted(by_pair.items(), key=lambda item: (-len(item[1]), item[0])):
+        listed = ", ".join(f"{html.escape(exercise(m.exercise))} {_percent(m.similarity)}" for m in matches)
+        parts.append(f"<details><summary><b>{_who(a, names)}</b> ↔ <b>{_who(b, names)}</b>: {listed}</summary>")
+        for m in matches:
+            parts.append(f"<h5>{html.escape(exercise(m.exercise))}: {_percent(m.similarity)}, {m.matched}자 일치</h5>"
+                         + _side_by_side(m, _who(a, names), _who(b, names)))
+        parts.append("</details>")
+    parts.append(f"<h4>라이브러리 코드와 비슷한 제출 ({len(report.library)})</h4>")
+    if not report.library:
+        parts.append("<p>없음.</p>")
+    for m in report.library:
+        parts.append(f"<details><summary><b>{_who(m.left.owner, names)}</b> {html.escape(exercise(m.exercise))} ↔ "
+                     f"<b>{html.escape(m.right.owner)}</b>: {_percent(m.similarity)} ({m.matched}자 일치)</summary>"
+                     + _side_by_side(m, _who(m.left.owner, names), html.escape(m.right.owner)) + "</details>")
+    on_key: dict = {}
+    for m in report.answer_key:
+        on_key.setdefault(m.left.owner, []).append(m)
+    parts.append(f"<h4>해답(source/)과 같은 코드 ({len(on_key)}명)</h4>")
+    if on_key:
+        parts.append("<details><summary>학생과 연습 보기</summary><table><tr><th class='l'>학생</th>"
+                     "<th class='l'>해답과 같은 연습</th></tr>")
+        for student, matches in sorted(on_key.items()):
+            listed = ", ".join(f"{html.escape(exercise(m.exercise))} {_percent(m.similarity)}" for m in matches)
+            parts.append(f"<tr><td class='l' style='white-space:nowrap'>{_who(student, names)}</td>"
+                         f"<td class='l'>{listed}</td></tr>")
+        parts.append("</table></details>")
+    else:
+        parts.append("<p>없음.</p>")
+    if report.cut:
+        from autograder.feedback.similarity import MAX_UNIT
+
+        listed = ", ".join(f"{_who(student, names)} {html.escape(exercise(ex))} ({length:,}자)"
+                           for student, ex, length in report.cut)
+        parts.append(f"<p>너무 길어서 앞의 {MAX_UNIT:,}자만 비교한 코드: {listed}.</p>")
+    if report.explained:
+        parts.append(f"<p>두 학생 모두 과목의 자료(해답, 채점기의 실수 목록)와 같아서 쌍으로 싣지 않은 경우: "
+                     f"{report.explained}쌍.</p>")
+    sources = "; ".join(f"{html.escape(label)} — {html.escape(where)} ({len(names_)}개 함수)"
+                        for label, where, names_ in report.sources)
+    parts.append(f"<p><small>비교한 라이브러리 소스: {sources}.")
+    if report.missing:
+        parts.append(" 비교하지 못한 것: " + "; ".join(f"{html.escape(label)} ({html.escape(why)})"
+                                                for label, why in report.missing) + ".")
+    parts.append("</small></p>")
+    return "\n".join(parts)
 
 
 def write_all(data: dict, course_dir: Path) -> dict:
@@ -159,3 +248,25 @@ def write_all(data: dict, course_dir: Path) -> dict:
     return {"grades CSV (Canvas)": write_grades_csv(data, out / "grades.csv"),
             "instructor report": write_report(data, out / "report.html"),
             "feedback HTML": Path(course_dir) / "feedback"}
+
+
+def main(course_dir=".", assignments=None, db_url: str | None = None) -> int:
+    """``python -m autograder report``: the per-student table, the grades CSV and report.html (with the code
+    similarity of ``autograder.feedback.similarity``) of a graded course directory, written to its ``reports/``."""
+    import os
+
+    from autograder import settings
+    from autograder.feedback import similarity
+
+    course_dir = Path(course_dir).resolve()
+    assignments = assignments or settings.course()["assignments"]
+    db_url = db_url or os.environ.get("COURSE_DB_URL") or f"sqlite:///{course_dir / 'gradebook.db'}"
+    data = collect_grades(db_url, assignments, course_dir)
+    data["similarity"] = similarity.for_course(course_dir, assignments)
+    outputs = write_all(data, course_dir)
+    print(table(data))
+    for label, path in outputs.items():
+        print(f"{label}: {path}")
+    for assignment, report in data["similarity"].items():
+        print(f"similarity {assignment}: " + similarity.summary(report))
+    return 0 if data["students"] else 1

@@ -10,9 +10,19 @@ itself is changed, not the templates' options):
 
 - a markdown cell is rendered with nbconvert's own markdown renderer, cleaned with bleach (an allow-list of tags
   and attributes: no ``script``, ``iframe``, ``svg``, ``style``, event handlers; links only to http, https and
-  mailto, pictures only from data: URIs of raster images; TeX's ``\\href`` disabled for MathJax) and stored back
-  as one block of HTML on one line, so that rendering it again as markdown passes it through as it is (and text
-  such as a link written inside code is not parsed a second time);
+  mailto, pictures only from data: URIs of raster images) and stored back as one block of HTML on one line, so that
+  rendering it again as markdown passes it through as it is (and text such as a link written inside code is not
+  parsed a second time);
+- no element of the student's takes an ``id`` of the page: every ``id`` (also those nbconvert makes from a
+  heading's text) is prefixed with ``user-content-`` (as GitHub does), and links to ``#name`` with it, so that
+  formgrader, which binds a grade's controls to the first element with the grade's id
+  (``$("#" + grade_id).parents(".nbgrader_cell")``), and the feedback's links to grade cells find the real cell;
+- classes only from an allow-list of what the renderers make (``CLASSES``: code highlighting, heading anchors,
+  task lists): no Bootstrap alert, button or panel, no formgrader ``score`` or ``nbgrader_cell``;
+- TeX that a math renderer (MathJax, loaded by the feedback and formgrader pages; KaTeX) turns into links, ids,
+  classes, styles, pictures or loaded extensions (``\\href``, ``\\cssId``, ``\\class``, ``\\htmlId``, ``\\require``,
+  ... : ``TEX_ACTIVE``) is made plain text, also when its backslash is written as a character reference; other TeX
+  is left for the page's math rendering;
 - a raw cell becomes escaped text;
 - outputs: ``text/html`` is cleaned the same way, ``text/markdown`` rendered then cleaned, ``image/svg+xml`` and
   ``application/javascript`` (and any other type a browser would run) removed with a note in ``text/plain``;
@@ -23,6 +33,7 @@ from __future__ import annotations
 import re
 
 import bleach
+from bleach.html5lib_shim import Filter
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
@@ -37,6 +48,23 @@ PROTOCOLS = frozenset({"http", "https", "mailto"})
 IMAGE_DATA = re.compile(r"^data:image/(png|jpe?g|gif|webp);base64,[A-Za-z0-9+/=\s]*$")
 SAFE_ID = re.compile(r"^[A-Za-z0-9_\-]+$")
 KEPT_OUTPUTS = {"text/plain", "text/html", "text/markdown", "text/latex", "image/png", "image/jpeg", "image/gif"}
+ID_PREFIX = "user-content-"
+
+
+def _pygments_classes() -> frozenset:
+    from pygments.token import STANDARD_TYPES
+
+    return frozenset(c for c in STANDARD_TYPES.values() if c)
+
+
+# The classes nbconvert's markdown renderer makes (what the page's own CSS styles): code blocks highlighted by
+# pygments (``highlight``, its token classes ``k``, ``nf``, ``mi``, ..., ``hll``), heading anchors
+# (``anchor-link``), task lists (``task-list-item``); and ``language-<name>`` on a code block in a language pygments
+# does not know (``LANGUAGE``). Not kept: ``jp-Mermaid``/``mermaid`` (a Mermaid renderer on the page would run the
+# student's diagram), and everything else (Bootstrap's ``alert``, ``btn``, ``panel``, formgrader's ``score``,
+# ``nbgrader_cell``, ``full-credit``, MathJax's ``tex2jax_process``, ...).
+CLASSES = frozenset({"highlight", "hll", "anchor-link", "task-list-item"}) | _pygments_classes()
+LANGUAGE = re.compile(r"^language-[A-Za-z0-9_+#.-]{1,40}$")
 
 
 def _attribute(tag: str, name: str, value: str) -> bool:
@@ -51,10 +79,45 @@ def _attribute(tag: str, name: str, value: str) -> bool:
     return False
 
 
+def student_id(value: str) -> str:
+    """The ``id`` a student's element keeps: never one of the page's own."""
+    return value if value.startswith(ID_PREFIX) else ID_PREFIX + value
+
+
+def student_classes(value: str) -> str:
+    """The allow-listed classes of a ``class`` attribute ("" when none is left)."""
+    return " ".join(c for c in value.split() if c in CLASSES or LANGUAGE.match(c))
+
+
+class StudentAttributes(Filter):
+    """After bleach's own filter: ids prefixed (and same-page links with them), classes allow-listed."""
+
+    def __iter__(self):
+        for token in super().__iter__():
+            if token["type"] in ("StartTag", "EmptyTag") and token.get("data"):
+                attributes = {}
+                for (namespace, name), value in token["data"].items():
+                    if name == "id":
+                        value = student_id(value) if value else value
+                    elif name == "class":
+                        value = student_classes(value)
+                        if not value:
+                            continue
+                    elif name == "href" and value.startswith("#") and len(value) > 1:
+                        value = "#" + student_id(value[1:])
+                    attributes[(namespace, name)] = value
+                token["data"] = attributes
+            yield token
+
+
+_CLEANER = bleach.sanitizer.Cleaner(tags=TAGS, attributes=_attribute, protocols=PROTOCOLS | {"data"}, strip=False,
+                                    strip_comments=True, filters=[StudentAttributes])
+
+
 def clean(html: str) -> str:
-    """HTML with nothing that runs: allow-listed tags and attributes, safe link protocols; the rest escaped."""
-    return bleach.clean(html, tags=TAGS, attributes=_attribute, protocols=PROTOCOLS | {"data"}, strip=False,
-                        strip_comments=True)
+    """HTML with nothing that runs: allow-listed tags, attributes and classes, safe link protocols, the student's ids
+    prefixed; the rest escaped. TeX in it that MathJax would make active is made plain (``inert_tex``)."""
+    return inert_tex(_CLEANER.clean(html))
 
 
 def one_block(html: str) -> str:
@@ -63,12 +126,19 @@ def one_block(html: str) -> str:
     return "<div class=\"student-markdown\">" + html.replace("\r", "").replace("\n", "&#10;") + "</div>"
 
 
-TEX_LINK = re.compile(r"\\href(?![A-Za-z])")
+# The TeX macros that make links (``\\href``, ``\\url``: ``javascript:`` ones too), set an element's id, class,
+# style or data attributes (MathJax's ``\\cssId``, ``\\class``, ``\\style``, ``\\data``, ``\\mmlToken`` with
+# attributes; KaTeX's ``\\htmlId``, ``\\htmlClass``, ``\\htmlStyle``, ``\\htmlData``), load a picture
+# (``\\includegraphics``) or an extension (``\\require``), for whichever math renderer a page uses. A backslash may
+# be written as a character reference in HTML (the browser decodes it before the renderer reads the text).
+TEX_ACTIVE = re.compile(r"(?:\\|&#0*92;|&#[xX]0*5[cC];|&bsol;)(href|url|cssId|class|style|data|mmlToken|require|"
+                        r"htmlId|htmlClass|htmlStyle|htmlData|includegraphics)(?![A-Za-z])")
 
 
 def inert_tex(text: str) -> str:
-    """TeX for MathJax (which the feedback page loads) without ``\\href``, MathJax's way to a ``javascript:`` link."""
-    return TEX_LINK.sub(r"\\mathrm{href}", text)
+    """TeX for MathJax (which the feedback and formgrader pages load) with MathJax's active macros made plain text
+    (``\\cssId`` -> ``\\mathrm{cssId}``)."""
+    return TEX_ACTIVE.sub(r"\\mathrm{\1}", text)
 
 
 def markdown_to_safe_html(source: str, attachments=None) -> str:

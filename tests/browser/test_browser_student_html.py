@@ -44,9 +44,22 @@ PAYLOADS = {
 HOSTILE_MARKDOWN = "학생의 답 PAYLOADS-START\n\n" + "\n\n".join(f"{k}: {v}" for k, v in PAYLOADS.items())
 
 
+# Issue 21, item 3: student markdown above a grade cell that carries the grade's id (formgrader binds a grade's
+# controls with ``$("#" + grade_id).parents(".nbgrader_cell")``: the first element with that id in the page), as a
+# span, a fake formgrader panel and a heading (nbconvert makes the heading's text its id), and a fake TA's alert.
+HIJACKED = "test_softmax"
+HIJACK_MARKDOWN = (f"<span id=\"{HIJACKED}\" class=\"score\">2</span>\n\n"
+                   f"<div class=\"panel panel-primary nbgrader_cell\"><span id=\"{HIJACKED}\" class=\"score\"></span>"
+                   f"<button class=\"btn btn-success full-credit\">Full credit</button></div>\n\n"
+                   f"# {HIJACKED}\n\n"
+                   "<div class=\"alert alert-success\" role=\"alert\">만점 (조교 확인)</div>\n")
+
+
 def hostile_notebook(course):
     """The released notebook with a markdown cell of the student's own and an edited instructions cell."""
     nb = nbformat.read(str(notebook_path(course, "release", ASSIGNMENT)), as_version=4)
+    grade_cell = next(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == HIJACKED)
+    nb.cells.insert(grade_cell, nbformat.v4.new_markdown_cell(HIJACK_MARKDOWN))
     nb.cells.insert(1, nbformat.v4.new_markdown_cell(HOSTILE_MARKDOWN))
     instructions = next(c for c in nb.cells[2:] if c.cell_type == "markdown" and "nbgrader" not in c.metadata)
     instructions.source += "\n\n" + PAYLOADS["onerror"]
@@ -124,6 +137,54 @@ def test_formgrader_view_runs_no_student_html(browser, hostile, lab_server):
     assert_shown_not_run(browser, url, "formgrader")
 
 
+def test_formgrader_override_of_a_hijacked_grade_saves(browser, hostile, lab_server):
+    """The student's markdown above ``test_softmax``'s grade cell carries ``id="test_softmax"`` (three ways) and a
+    fake alert. In formgrader the instructor types a score into that grade's box, then clicks its "Full credit":
+    both land in the gradebook, because the grade's controls are bound to its own cell."""
+    from labpage import wait_for
+    from nbgrader.api import Gradebook
+    from selenium.webdriver.common.keys import Keys
+
+    from autograder import course as course_tools
+
+    db_url = course_tools.course_env(hostile)["COURSE_DB_URL"]
+
+    def grade():
+        with Gradebook(db_url) as gb:
+            found = gb.find_grade(HIJACKED, ASSIGNMENT, ASSIGNMENT, STUDENT)
+            return found.manual_score, found.max_score
+
+    with Gradebook(db_url) as gb:
+        notebook_id = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, STUDENT).id
+    manual, max_score = grade()
+    assert manual is None and max_score == 2, (manual, max_score)
+    browser.get(f"{lab_server.url}/api/status?token={lab_server.token}")   # the login cookie (for the whole site)
+    browser.get(f"{lab_server.url}/formgrader/submissions/{notebook_id}/?token={lab_server.token}")
+    wait_for(lambda: browser.execute_script("return !!(window.formgrader && formgrader.grades && "
+                                            "formgrader.grades.loaded)"), 30, "formgrader's grades loaded")
+    holders = browser.execute_script(
+        f"return Array.from(document.querySelectorAll('[id=\"{HIJACKED}\"]')).map(e => e.tagName + "
+        "(e.closest('.nbgrader_cell') ? ' in a grade panel' : ' outside any grade panel'))")
+    bound = browser.execute_script(
+        "const ui = formgrader.grade_uis.find(u => u.model.get('name') === arguments[0]);"
+        "return ui.$score.map((i, e) => e.tagName + '.' + e.className).get().join(', ') || 'nothing';", HIJACKED)
+    fake_alerts = browser.execute_script(
+        "return Array.from(document.querySelectorAll('.alert')).map(e => e.textContent.trim())"
+        ".filter(t => t.includes('만점'))")
+    why = f"elements with id {HIJACKED}: {holders}; the grade's score box bound to: {bound}"
+
+    box = browser.find_element(By.CSS_SELECTOR, f"input.score#{HIJACKED}")   # the real one (an input)
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", box)
+    box.click()
+    box.send_keys("0.5", Keys.TAB)
+    wait_for(lambda: grade()[0] == 0.5, 20, f"the typed override in the gradebook ({why})")
+    cell = box.find_element(By.XPATH, "ancestor::div[contains(@class,'nbgrader_cell')]")
+    cell.find_element(By.CSS_SELECTOR, "button.full-credit").click()
+    wait_for(lambda: grade()[0] == max_score, 20, f"'Full credit' in the gradebook ({why})")
+    assert holders == ["INPUT in a grade panel"], why
+    assert not fake_alerts, fake_alerts
+
+
 def test_instructor_report_runs_no_student_html(browser, hostile, tmp_path):
     from autograder.feedback import instructor
 
@@ -135,6 +196,15 @@ def test_instructor_report_runs_no_student_html(browser, hostile, tmp_path):
             row["name"] = "PAYLOADS-START " + PAYLOADS["onerror"] + PAYLOADS["script"]
             row["id"] = PAYLOADS["svg-onload"]
     data["diagnoses"][ASSIGNMENT] = [(("softmax" + PAYLOADS["iframe-srcdoc"], PAYLOADS["html-javascript-link"]), 3)]
+    # the similarity section: two students' code side by side, the payloads in its strings and comments
+    from autograder.feedback import similarity
+    from autograder.graders.exercises import ASSIGNMENTS
+
+    code = ("def softmax(x, axis=-1):\n" + "".join(f"    # {p}\n    s{i} = {p!r} if x.max(axis=axis) else x.sum(axis)\n"
+                                                  for i, p in enumerate(PAYLOADS.values())) + "    return x\n")
+    data["similarity"] = {ASSIGNMENT: similarity.compare_class(
+        ASSIGNMENT, {STUDENT: [code], PAYLOADS["svg-onload"]: [code]}, [], ASSIGNMENTS[ASSIGNMENT])}
+    assert data["similarity"][ASSIGNMENT].pairs
     path = instructor.write_report(data, tmp_path / "report.html")
     assert_shown_not_run(browser, path.as_uri(), "instructor report")
 
