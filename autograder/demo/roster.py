@@ -65,7 +65,8 @@ ROSTER = [  # number, last and first name, then the plans for attention, kv_cach
        "mistake:ln_no_eps", "answers:one_wrong"),
     _s(18, "송", "서윤", "mistake:sdpa_missing_scale", "mistake:flash_sum_not_rescaled",
        "mistake:gen_first_position_logits", "answers:seed_mistake", late=True),
-    _s(19, "류", "현우", "mistake:merge_heads_reshape_without_transpose", "solution", "solution", "answers:all_correct"),
+    _s(19, "류", "현우", "mistake:merge_heads_reshape_without_transpose", "solution",
+       "solution", "answers:all_correct"),
     _s(20, "전", "지민", "mistake:mha_scale_by_model_dim", "mistake:attend_ignores_cached_keys",
        "mistake:block_ln_1_twice", "answers:two_wrong"),
     _s(21, "홍", "준서", "partial:4", "partial:2", "partial:1", "answers:half"),
@@ -78,7 +79,7 @@ ROSTER = [  # number, last and first name, then the plans for attention, kv_cach
     _s(28, "허", "예린", "cheat", "solution", "solution", "answers:all_correct"),
     _s(29, "유", "승우", "copy:2026004", "solution", "mistake:ln_gamma_beta_swapped", "answers:malformed"),
     _s(30, "남", "지원", "impl:attention_numpy", "mistake:kvcache_nbytes_keys_only",
-       "impl:decoder_numpy", "answers:all_correct"),
+       "mistake:block_relu_mlp", "answers:all_correct"),
     _s(31, "심", "태윤", "mistake:bahdanau_sum_instead_of_v", "broken", "broken", "answers:two_wrong"),
     _s(32, "노", "유나", "mistake:self_attention_no_value_projection", "cheat", "cheat", "answers:one_wrong"),
 ]
