@@ -10,7 +10,7 @@ COURSE = {
     # nbgrader course id and the assignments, in teaching order (each is source/<name>/<name>.ipynb).
     # COURSE_ID: a separate hub's course (`python -m autograder hub --namespace`, the hub tests) in its own copy.
     "course_id": os.environ.get("COURSE_ID", "attention-ko"),
-    "assignments": ["attention", "kv_cache", "quiz"],
+    "assignments": ["attention", "kv_cache", "decoder", "quiz"],
     # Digits after the decimal point of the scores students and instructors read (feedback, formgrader): a test
     # can be worth 0.125 points, so 3 (2.625 stays 2.625).
     "score_decimals": 3,
@@ -26,6 +26,7 @@ COURSE = {
     "due_dates": {
         "attention": "2026-12-07 23:59:00 +0900",
         "kv_cache": "2026-12-14 23:59:00 +0900",
+        "decoder": "2026-12-16 23:59:00 +0900",
         "quiz": "2026-12-18 23:59:00 +0900",
     },
     "late_penalty": {"percent_per_day": 10.0, "grace_minutes": 0.0, "max_percent": 100.0},
@@ -41,6 +42,12 @@ COURSE = {
         # keras itself there (no warm sandbox), so its first cell and that cell's output may take this long on a
         # busy hub (nbgrader's 30 s and nbclient's 4 s failed there); it judges nothing.
         "validate": 120,
+        # nbgrader's own execution of a whole notebook outside the sandbox, one cell at a time: generate_solution (the
+        # answer key with its outputs, `python -m autograder build`) and Validate in a JupyterLab without the hub's
+        # setting. Grading never uses it (submissions run in the sandbox with "cell" above, demo-only cells skipped),
+        # but the decoder notebook's demo cells train a small model and time generate (15-30 s on a loaded 2-core
+        # machine), which the answer key shows.
+        "execute": 120,
         "call": 20,           # one call of a student's function by a hidden grader (a call with big inputs)
         # A call whose inputs are small (at most call_small numbers: every grader input but flash_attention's
         # 8,192-token memory test; the float64 reference needs milliseconds there) gets call_floor seconds. The
@@ -134,8 +141,8 @@ if c is not None:
         _ngshare(c, os.environ["COURSE_NGSHARE_URL"])
         c.ExchangeFactory.collect = "autograder.hub.exchange.ExchangeCollect"
         c.ExchangeFactory.release_feedback = "autograder.hub.exchange.ExchangeReleaseFeedback"
-    c.ExecutePreprocessor.timeout = COURSE["timeouts"]["cell"]
-    c.Execute.timeout = COURSE["timeouts"]["cell"]
+    c.ExecutePreprocessor.timeout = COURSE["timeouts"]["execute"]
+    c.Execute.timeout = COURSE["timeouts"]["execute"]
     c.AssignLatePenalties.plugin_class = "autograder.gradebook.late.PercentPerDay"
     for _name, _value in COURSE["late_penalty"].items():
         setattr(c.PercentPerDay, _name, _value)

@@ -169,6 +169,15 @@ def test_the_answers_are_the_references():
     x = rng.normal(size=(2, 5, 12))
     assert np.allclose(answer["multi_head_attention"](x, x[:, :4], x[:, :4], 3),
                        references.multi_head_attention(x, x[:, :4], x[:, :4], 3), atol=1e-12)
+    block = _block(lambda *shape: rng.normal(size=shape), 12, 3, 24)
+    causal = np.tril(np.ones((5, 5), bool))
+    assert np.allclose(answer["multi_head_attention_layer"](x, x[:, :4], block["attn"], 3),
+                       references.multi_head_attention_layer(x, x[:, :4], block["attn"], 3), atol=1e-12)
+    assert np.allclose(answer["multi_head_attention_layer"](x, x, block["attn"], 3, causal),
+                       references.multi_head_attention_layer(x, x, block["attn"], 3, causal), atol=1e-12)
+    assert np.allclose(answer["layer_norm"](x, block["ln_1"]["gamma"], block["ln_1"]["beta"], eps=1e-3),
+                       references.layer_norm(x, block["ln_1"]["gamma"], block["ln_1"]["beta"], eps=1e-3), atol=1e-12)
+    assert np.allclose(answer["decoder_block"](x, block, 3), references.decoder_block(x, block, 3), atol=1e-12)
 
 
 # ----------------------------------------------------------------------------------------------- answers bounded
@@ -200,7 +209,27 @@ def _sizes_cases():
         ("multi_head_attention", (f(1, 300, 64), f(8, 400, 64), f(8, 400, 32), 8, mask(8, 1, 300, 400)), {}),
         ("multi_head_attention", tuple(np.ones((1, 3000, 1), np.float16) for _ in range(3)) + (1,), {}),
         ("kv_cache_bytes", (32, 8, 128, 8192), {"batch_size": 4}),
+        ("layer_norm", (f(64, 300, 128), f(128), f(128)), {}),
+        ("layer_norm", (f(4000, 16), f(16), f(16)), {"eps": 1e-3}),
+        ("multi_head_attention_layer", (f(4, 300, 64), f(4, 400, 64), _layer_params(f, 64, 4, 16, 8), 4), {}),
+        ("multi_head_attention_layer", (f(2, 300, 32), f(2, 300, 32), _layer_params(f, 32, 2, 16, 16), 2,
+                                        np.tril(np.ones((300, 300), bool))), {}),
+        ("decoder_block", (f(4, 300, 64), _block(f, 64, 4, 256), 4), {}),
+        ("decoder_block", (f(2, 600, 32), _block(f, 32, 2, 128), 2), {}),
     ]
+
+
+def _layer_params(f, d, heads, dk, dv) -> dict:
+    """multi_head_attention_layer's params (contract layout) of random float32 weights."""
+    return {"w_q": f(d, heads * dk), "b_q": f(heads * dk), "w_k": f(d, heads * dk), "b_k": f(heads * dk),
+            "w_v": f(d, heads * dv), "b_v": f(heads * dv), "w_o": f(heads * dv, d), "b_o": f(d)}
+
+
+def _block(f, d, heads, hidden) -> dict:
+    """A decoder block (contract layout) of random float32 weights."""
+    return {"ln_1": {"gamma": f(d), "beta": f(d)}, "ln_2": {"gamma": f(d), "beta": f(d)},
+            "attn": _layer_params(f, d, heads, d // heads, d // heads),
+            "w_1": f(d, hidden), "b_1": f(hidden), "w_2": f(hidden, d), "b_2": f(d)}
 
 
 @pytest.mark.parametrize("name, args, kwargs",

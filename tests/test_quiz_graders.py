@@ -2,7 +2,7 @@
 
 * the answer key (autograder/graders/quiz/answer_key.py) is the source notebook's solution cells, and neither
   appears in the release notebook;
-* the solution gets 15/15; the untouched release notebook gets 0 with a Korean "no answer" message;
+* the solution gets 18/18; the untouched release notebook gets 0 with a Korean "no answer" message;
 * a wrong answer loses exactly its question's point (with the question's explanation in the message), a
   malformed one (a word instead of a letter, a list, None, a string for a number, a bool, a dict) gets a Korean
   message about the format and no grader error, and every other question keeps its point;
@@ -34,7 +34,7 @@ pytestmark = pytest.mark.slow
 ASSIGNMENT = "quiz"
 SEED = int(os.environ.get("QUIZ_GRADER_SEED", "20240613"))
 SOLUTION = notebooks.solution_notebook(ASSIGNMENT)
-QUESTIONS = [f"q{i}" for i in range(1, 16)]
+QUESTIONS = [f"q{i}" for i in range(1, 19)]
 
 NO_ANSWER = "답이 없습니다"
 FORMAT_LETTER = "보기 글자"
@@ -88,7 +88,7 @@ def test_answer_key_is_the_source_solution():
             assert abs(values[name] - key["answer"]) <= key["atol"], name
         assert points[name] == key["points"] == 1.0, name
         assert key["topic_ko"] and key["explanation_ko"], name
-    assert sum(k["points"] for k in ANSWERS.values()) == 15
+    assert sum(k["points"] for k in ANSWERS.values()) == 18
 
 
 def test_release_holds_no_answer():
@@ -113,12 +113,12 @@ def test_solution_gets_full_marks():
     result = graded("solution", lambda: SOLUTION)
     assert [e.name for e in result.exercises] == QUESTIONS
     assert {e.name: (e.score, e.max_score) for e in result.exercises} == {q: (1.0, 1.0) for q in QUESTIONS}
-    assert result.score == result.max_score == 15
+    assert result.score == result.max_score == 18
 
 
 def test_release_notebook_gets_zero_with_no_answer_message():
     result = graded("release", lambda: notebooks.release_notebook(ASSIGNMENT))
-    assert result.score == 0 and result.max_score == 15
+    assert result.score == 0 and result.max_score == 18
     for name in QUESTIONS:
         assert NO_ANSWER in message(result, name), message(result, name)
 
@@ -141,7 +141,7 @@ MIXED = answers(
     q14='"E"',                 # malformed: not one of A-D
     q15='{"answer": "B"}',     # malformed: a dict
 )
-MIXED_RIGHT = {"q1", "q2", "q8", "q9", "q13"}
+MIXED_RIGHT = {"q1", "q2", "q8", "q9", "q13", "q16", "q17", "q18"}   # q16-q18: the solution's
 MIXED_WRONG = {"q10", "q11"}
 MIXED_FORMAT = {"q4": FORMAT_LETTER, "q5": FORMAT_LETTER, "q7": FORMAT_LETTER, "q14": FORMAT_LETTER,
                 "q15": FORMAT_LETTER, "q3": FORMAT_NUMBER, "q6": FORMAT_NUMBER, "q12": FORMAT_NUMBER}
@@ -177,7 +177,7 @@ def test_numbers_within_tolerance_and_numpy_numbers():
     scores = {e.name: e.score for e in result.exercises}
     lost = {q for q, s in scores.items() if s < 1.0}
     assert lost == {"q6", "q9", "q12"}, {q: message(result, q) for q in lost}
-    assert result.score == 12
+    assert result.score == 15
     assert WRONG in message(result, "q6")
     assert "유한한 숫자" in message(result, "q9")
     assert FORMAT_NUMBER in message(result, "q12")
@@ -306,3 +306,19 @@ def test_the_dominating_key_question_holds_at_every_length_it_allows():
 
     assert top_weight(gap, keys) > 0.999, (gap, keys, top_weight(gap, keys))
     assert top_weight(10, 4096) < 0.85 and top_weight(10, 32768) < 0.41
+
+
+def test_the_decoding_numbers_are_recomputed():
+    """The numbers of the decoding questions (q17, q18) and of their explanations, recomputed here: an 8B FP16 model
+    read at 2.0 TB/s takes 8 ms a token, its 16 GFLOPs 0.05 ms on an A100 (312 TFLOPS BF16), about 160 times less;
+    Llama-3-8B's KV cache at batch 32 and 8,192 tokens is 32 GiB (GQA, 8 KV heads) and 128 GiB as MHA."""
+    weights = 8e9 * 2                                                   # bytes of an 8B-parameter FP16 model
+    assert ANSWERS["q17"]["answer"] == weights / 2.0e12 * 1e3 == 8.0   # ms
+    compute_ms = 2 * 8e9 / 312e12 * 1e3
+    assert round(compute_ms, 2) == 0.05 and 150 < 8.0 / compute_ms < 170
+    assert "0.05 ms" in ANSWERS["q17"]["explanation_ko"] and "160배" in ANSWERS["q17"]["explanation_ko"]
+    per_token = 2 * 32 * 8 * 128 * 2                                    # K and V, 32 layers, 8 KV heads, d 128, FP16
+    assert per_token * 8192 * 32 == 32 * 2**30 and 4 * per_token * 8192 * 32 == 128 * 2**30
+    question = next(c.source for c in SOLUTION.cells
+                    if c.cell_type == "markdown" and c.source.startswith("### 문제 18."))
+    assert "32 GiB" in question and "128 GiB" in question

@@ -20,7 +20,7 @@ from autograder.feedback import similarity
 from autograder.feedback.instructor import similarity_html
 from autograder.graders import exercises, forbidden, mistakes
 
-CODED = tuple(exercises.ASSIGNMENTS)   # attention, kv_cache (the quiz's answers are not code)
+CODED = tuple(exercises.ASSIGNMENTS)   # attention, kv_cache, decoder (the quiz's answers are not code)
 
 
 def independent(assignment: str) -> set[str]:
@@ -152,7 +152,8 @@ def test_template_code_is_nobodys(root):
 def test_every_library_routine_of_the_rules_is_read():
     rules = {label for module in map(exercises.module, sum(exercises.ASSIGNMENTS.values(), ()))
              if module.FORBIDDEN for label in module.FORBIDDEN["runtime"]}
-    assert rules <= forbidden.SOFTMAX["runtime"] | forbidden.ATTENTION["runtime"]
+    assert rules <= (forbidden.SOFTMAX["runtime"] | forbidden.ATTENTION["runtime"] | forbidden.NORM["runtime"]
+                     | forbidden.BLOCK["runtime"])
     assert {label for label, *_ in similarity.LIBRARY} == rules
     lib = similarity.library()
     not_installed = {label for label, package, *_ in similarity.LIBRARY if similarity._package_dir(package) is None}

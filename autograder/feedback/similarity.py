@@ -25,7 +25,8 @@ What is compared (nothing is run: the notebooks are read as data, the code only 
 * **library**: every unit against the routines of each run-time label of the forbidden rules (``LIBRARY``: Keras's
   attention layers, ``keras.ops.dot_product_attention`` and its backends, torch's ``multi_head_attention_forward``
   and ``nn.MultiheadAttention``, the reference code in ``scaled_dot_product_attention``'s documentation, torch's
-  softmax references and decompositions, scipy's softmax), read from the installed files (never imported),
+  softmax references and decompositions, scipy's softmax; torch's and Keras's normalisation functions, modules,
+  layers and decompositions for the decoder's ``layer_norm``), read from the installed files (never imported),
   measured on the student's side against ``library_threshold``;
 * **the course's own material**: every unit against the answer key (the source notebook) and the graders'
   catalogue of mistakes (which the demo class hands in). A unit that matches the answer key is listed under it; a
@@ -86,6 +87,30 @@ LIBRARY = (
     ("torch:multi_head_attention_forward", "torch", "nn/modules/activation.py", ("MultiheadAttention",)),
     ("scipy:special.softmax", "scipy", "special/_logsumexp.py", ("softmax",)),
     ("scipy:special.log_softmax", "scipy", "special/_logsumexp.py", ("log_softmax",)),
+    # layer_norm's rule (forbidden.NORM): torch's normalisation functions, modules and reference decompositions,
+    # Keras's normalisation layers and ops
+    ("torch:layer_norm", "torch", "nn/functional.py", ("layer_norm",)),
+    ("torch:layer_norm", "torch", "nn/modules/normalization.py", ("LayerNorm",)),
+    ("torch:layer_norm", "torch", "_refs/__init__.py", ("native_layer_norm",)),
+    ("torch:layer_norm", "torch", "_refs/nn/functional/__init__.py", ("layer_norm",)),
+    ("torch:group_norm", "torch", "nn/functional.py", ("group_norm",)),
+    ("torch:group_norm", "torch", "nn/modules/normalization.py", ("GroupNorm",)),
+    ("torch:group_norm", "torch", "_refs/__init__.py", ("native_group_norm",)),
+    ("torch:group_norm", "torch", "_refs/nn/functional/__init__.py", ("group_norm",)),
+    ("torch:batch_norm", "torch", "nn/functional.py", ("batch_norm", "instance_norm")),
+    ("torch:batch_norm", "torch", "nn/modules/batchnorm.py", ("_NormBase", "_BatchNorm")),
+    ("torch:batch_norm", "torch", "_decomp/decompositions.py",
+     ("native_batch_norm_helper", "native_batch_norm", "_native_batch_norm_legit")),
+    ("torch:rms_norm", "torch", "nn/functional.py", ("rms_norm",)),
+    ("torch:rms_norm", "torch", "nn/modules/normalization.py", ("RMSNorm",)),
+    ("keras:layers.LayerNormalization", "keras", "src/layers/normalization/layer_normalization.py", ("*",)),
+    ("keras:layers.GroupNormalization", "keras", "src/layers/normalization/group_normalization.py", ("*",)),
+    ("keras:layers.BatchNormalization", "keras", "src/layers/normalization/batch_normalization.py", ("*",)),
+    ("keras:layers.RMSNormalization", "keras", "src/layers/normalization/rms_normalization.py", ("*",)),
+    ("keras:ops.normalization", "keras", "src/ops/nn.py",
+     ("layer_normalization", "_layer_normalization", "rms_normalization", "_rms_normalization",
+      "batch_normalization")),
+    ("keras:ops.normalization", "keras", "src/backend/torch/nn.py", ("batch_normalization",)),
 )
 
 

@@ -44,6 +44,30 @@ CAUSAL = {"runtime": set(), "names": {"causal_lower_right", "causal_upper_left"}
 # Library RoPE (keras_hub.layers.RotaryEmbedding, torchtune's RotaryPositionalEmbeddings, transformers'
 # apply_rotary_pos_emb); none is installed in the sandbox, so the source is what can show them.
 ROPE = {"runtime": set(), "names": {"RotaryEmbedding", "RotaryPositionalEmbeddings", "apply_rotary_pos_emb"}}
+# A layer norm: torch's normalisation kernels (layer, group, batch/instance and RMS norm each compute a layer norm of a
+# reshaped or centred input) and Keras's normalisation layers and ops. Means and variances (np.var, torch.var_mean,
+# keras.ops.moments) are building blocks, not layer norms, and stay allowed.
+NORM = {
+    "runtime": {"torch:layer_norm", "torch:group_norm", "torch:batch_norm", "torch:rms_norm",
+                "keras:layers.LayerNormalization", "keras:layers.GroupNormalization",
+                "keras:layers.BatchNormalization", "keras:layers.RMSNormalization", "keras:ops.normalization"},
+    "names": {"layer_norm", "native_layer_norm", "LayerNorm", "LayerNormalization", "layer_normalization",
+              "group_norm", "GroupNorm", "GroupNormalization", "batch_norm", "BatchNorm1d", "BatchNorm2d",
+              "BatchNormalization", "batch_normalization", "instance_norm", "InstanceNorm1d", "rms_norm", "RMSNorm",
+              "RMSNormalization", "rms_normalization"} | SWITCHES,
+}
+# A decoder block or a whole model: the multi-head attention layers (the block's attention sublayer is the student's
+# own multi_head_attention_layer) and torch's transformer layers (TransformerEncoderLayer(norm_first=True) with a
+# causal mask is a pre-norm decoder block). Scaled dot-product attention, softmax and layer norms are parts
+# another exercise asks for and stay allowed here.
+BLOCK = {
+    "runtime": {"torch:multi_head_attention_forward", "keras:layers.MultiHeadAttention",
+                "keras:layers.GroupQueryAttention"},
+    "names": {"MultiHeadAttention", "MultiheadAttention", "multi_head_attention_forward", "GroupQueryAttention",
+              "GroupedQueryAttention", "_compute_attention", "_native_multi_head_attention", "Transformer",
+              "TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder", "TransformerDecoder",
+              "_transformer_encoder_layer_fwd"} | SWITCHES,
+}
 # Each exercise names its rule (one of the above, or None) in ``exercises/<exercise>.py``.
 
 

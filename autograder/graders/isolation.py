@@ -36,6 +36,7 @@ from autograder.messages import Reason
 
 _ATTENTION = ("softmax", "causal_mask", "scaled_dot_product_attention", "dot_product_attention")
 _HEADS = _ATTENTION + ("split_heads", "merge_heads")
+_LAYER = _HEADS + ("multi_head_attention", "multi_head_attention_layer")
 
 # exercise -> the other contract functions it may call that are answered with the reference while it is graded.
 CALLEES = {
@@ -52,6 +53,9 @@ CALLEES = {
     "grouped_query_attention": _ATTENTION,
     "attend_with_cache": _ATTENTION,
     "flash_attention": ("causal_mask",),
+    # decoder (the earlier assignments' functions are given in its notebook; a student may paste their own)
+    "decoder_block": _LAYER + ("layer_norm",),
+    "generate": _LAYER + ("layer_norm", "decoder_block"),
 }
 
 # Contract functions an exercise depends on without naming them in its code (the cache it is given).
@@ -107,6 +111,60 @@ def _mha(query, key, value, num_heads, mask=None):
     return references.merge_heads(_sdpa(q, k, v, mask))                               # (B, Tq, C)
 
 
+def _linear(x, w, b):
+    out = np.asarray(x, np.float64) @ np.asarray(w, np.float64)                       # (..., out)
+    out += np.asarray(b, np.float64)
+    return out
+
+
+def _mha_layer(x_q, x_kv, params, num_heads, mask=None):
+    q = _linear(x_q, params["w_q"], params["b_q"])                                    # (B, Tq, H*dk)
+    k = _linear(x_kv, params["w_k"], params["b_k"])                                   # (B, Tk, H*dk)
+    v = _linear(x_kv, params["w_v"], params["b_v"])                                   # (B, Tk, H*dv)
+    heads = _mha(q, k, v, num_heads, mask)                                            # (B, Tq, H*dv)
+    del q, k, v
+    return _linear(heads, params["w_o"], params["b_o"])                               # (B, Tq, D)
+
+
+def _layer_norm(x, gamma, beta, eps=1e-5):
+    out = np.array(x, np.float64)                                                     # (..., D) the result
+    out -= out.mean(axis=-1, keepdims=True)
+    scale = np.einsum("...d,...d->...", out, out)[..., None]                          # (..., 1)
+    scale /= out.shape[-1]                                                            # the biased variance
+    scale += eps
+    np.sqrt(scale, out=scale)
+    out /= scale
+    out *= np.asarray(gamma, np.float64)
+    out += np.asarray(beta, np.float64)
+    return out
+
+
+def _gelu(z):
+    """The exact (erf) GELU, z * Phi(z), in float64 (torch's erf, computed in place on numpy's memory)."""
+    import torch
+
+    out = z * 0.7071067811865476                                                      # (..., F)
+    erf = torch.from_numpy(out)
+    torch.special.erf(erf, out=erf)
+    out += 1.0
+    out *= 0.5
+    out *= z
+    return out
+
+
+def _decoder_block(x, block, num_heads):
+    h = np.array(x, np.float64)                                                       # (B, T, D) the result
+    a = _layer_norm(h, block["ln_1"]["gamma"], block["ln_1"]["beta"])                 # (B, T, D)
+    h += _mha_layer(a, a, block["attn"], num_heads, _causal_mask(h.shape[-2]))        # (B, T, D)
+    del a
+    z = _layer_norm(h, block["ln_2"]["gamma"], block["ln_2"]["beta"])                 # (B, T, D)
+    u = _linear(z, block["w_1"], block["b_1"])                                        # (B, T, F)
+    del z
+    u = _gelu(u)                                                                      # (B, T, F)
+    h += _linear(u, block["w_2"], block["b_2"])                                       # (B, T, D)
+    return h
+
+
 REFERENCES = {
     "softmax": _softmax,
     "causal_mask": _causal_mask,
@@ -115,7 +173,10 @@ REFERENCES = {
     "split_heads": references.split_heads,
     "merge_heads": references.merge_heads,
     "multi_head_attention": _mha,
+    "multi_head_attention_layer": _mha_layer,
     "kv_cache_bytes": references.kv_cache_bytes,
+    "layer_norm": _layer_norm,
+    "decoder_block": _decoder_block,
 }
 SIGNATURES = {name: inspect.signature(function) for name, function in REFERENCES.items()}
 
@@ -174,6 +235,15 @@ def _need(name: str, a: dict) -> Need:
         return _need_heads(_shape(a["x"]), None, split=False)
     if name == "multi_head_attention":
         return _need_mha(a)
+    if name == "multi_head_attention_layer":
+        return _need_mha_layer(_shape(a["x_q"]), _shape(a["x_kv"]), a["params"], a["num_heads"], a.get("mask"),
+                               copy_x=True)
+    if name == "layer_norm":
+        if not isinstance(a.get("eps", 1e-5), (int, float)):
+            raise Unfit("eps")
+        return _need_layer_norm(_shape(a["x"]), a["gamma"], a["beta"])
+    if name == "decoder_block":
+        return _need_decoder_block(_shape(a["x"]), a["block"], a["num_heads"])
     if name == "kv_cache_bytes":
         if not all(type(v) in (int, float) for v in a.values()):
             raise Unfit("numbers only")
@@ -228,16 +298,86 @@ def _need_heads(shape, num_heads, split: bool) -> Need:
 
 
 def _need_mha(a) -> Need:
-    q, k, v, heads = _shape(a["query"]), _shape(a["key"]), _shape(a["value"]), a["num_heads"]
+    return _need_heads_attention(_shape(a["query"]), _shape(a["key"]), _shape(a["value"]), a["num_heads"],
+                                 a.get("mask"))
+
+
+def _need_heads_attention(q, k, v, heads, mask) -> Need:
+    """``_mha`` for queries, keys and values of these shapes: their float64 copies (none where they are float64
+    already; counted all the same), the attention of the split heads and the merged output."""
     for shape in (q, k, v):
         _need_heads(shape, heads, split=True)
     if q[2] != k[2]:
         raise Unfit("channels")
     split = [(s[0], heads, s[1], s[2] // heads) for s in (q, k, v)]                # (B, H, T, dh)
-    attention = _need_attention(*split, a.get("mask"), weights=False, copies=False)
+    attention = _need_attention(*split, mask, weights=False, copies=False)
     out = attention.result // F64
     copies = F64 * (math.prod(q) + math.prod(k) + math.prod(v))
     return Need(copies + attention.peak + F64 * out, attention.result, attention.work + out)
+
+
+def _weights(params, names: str) -> dict:
+    """The shapes of the arrays ``names`` of a parameter dict (``Unfit`` for anything else)."""
+    if not isinstance(params, dict):
+        raise Unfit("params")
+    return {name: _shape(params[name]) for name in names.split()}
+
+
+def _need_linear(x, w, b, copy_x: bool) -> Need:
+    """``_linear``: the float64 copies of x (unless it is float64 already), w and b, and the output."""
+    if len(x) < 1 or len(w) != 2 or x[-1] != w[0] or b not in ((w[1],), ()):
+        raise Unfit("a linear layer's shapes")
+    out = math.prod(x[:-1]) * w[1]
+    peak = F64 * ((math.prod(x) if copy_x else 0) + math.prod(w) + out + math.prod(b))
+    return Need(peak, F64 * out, out * x[-1])
+
+
+def _need_mha_layer(x_q, x_kv, params, heads, mask, copy_x: bool) -> Need:
+    p = _weights(params, "w_q b_q w_k b_k w_v b_v w_o b_o")
+    if len(x_q) != 3 or len(x_kv) != 3 or x_q[0] != x_kv[0]:
+        raise Unfit("shapes")
+    q = _need_linear(x_q, p["w_q"], p["b_q"], copy_x)
+    k = _need_linear(x_kv, p["w_k"], p["b_k"], copy_x)
+    v = _need_linear(x_kv, p["w_v"], p["b_v"], copy_x)
+    qs, ks, vs = (x_q[:2] + (p["w_q"][1],)), (x_kv[:2] + (p["w_k"][1],)), (x_kv[:2] + (p["w_v"][1],))
+    attention = _need_heads_attention(qs, ks, vs, heads, mask)       # counts q, k and v (alive while attending)
+    o = _need_linear(qs[:2] + (vs[2],), p["w_o"], p["b_o"], copy_x=False)
+    peak = max(q.peak, q.result + k.peak, q.result + k.result + v.peak, attention.peak,
+               attention.result + o.peak)
+    return Need(peak, o.result, q.work + k.work + v.work + attention.work + o.work)
+
+
+def _need_layer_norm(x, gamma, beta) -> Need:
+    if not x or _shape(gamma) not in ((x[-1],), ()) or _shape(beta) not in ((x[-1],), ()):
+        raise Unfit("layer_norm's shapes")
+    n, rows = math.prod(x), math.prod(x) // max(x[-1], 1)
+    # the result, the means, the variances, float64 copies of gamma and beta
+    return Need(F64 * (n + 2 * rows + 2 * x[-1]), F64 * n, 8 * n)
+
+
+def _need_decoder_block(x, block, heads) -> Need:
+    if len(x) != 3 or not isinstance(block, dict) or not all(isinstance(block.get(k), dict) for k in
+                                                            ("ln_1", "ln_2", "attn")):
+        raise Unfit("block")
+    b, t, d = x
+    n = F64 * b * t * d                                                              # one (B, T, D) float64 array
+    ln_1 = _need_layer_norm(x, block["ln_1"].get("gamma"), block["ln_1"].get("beta"))
+    ln_2 = _need_layer_norm(x, block["ln_2"].get("gamma"), block["ln_2"].get("beta"))
+    mask = _need_causal_mask(t, None)
+    attn = _need_mha_layer(x, x, block["attn"], heads, np.ones((t, t), bool), copy_x=False)
+    w = _weights(block, "w_1 b_1 w_2 b_2")
+    up = _need_linear(x, w["w_1"], w["b_1"], copy_x=False)
+    hidden = up.result                                                               # one (B, T, F) float64 array
+    down = _need_linear(x[:2] + (w["w_1"][1],), w["w_2"], w["b_2"], copy_x=False)
+    if down.result != n:
+        raise Unfit("the MLP's shapes")
+    peak = max(n + ln_1.peak,                                         # h, then the first norm
+               2 * n + mask.peak + attn.peak,                         # h, a, the mask, attention
+               n + ln_2.peak,                                         # h, the second norm
+               2 * n + up.peak,                                       # h, z, the first linear layer
+               n + 2 * hidden,                                        # h, u, the GELU
+               n + hidden + down.peak)                                # h, gelu(u), the second linear layer
+    return Need(peak, n, ln_1.work + attn.work + ln_2.work + up.work + 10 * hidden // F64 + down.work)
 
 
 def _broadcast(*shapes) -> tuple:
@@ -312,6 +452,7 @@ class Answers:
         self.refused: list[str] = []
         self.apart_peak = 0
         self.limit = int((answer_mb() if limit_mb is None else limit_mb) * (1 << 20))
+        self.questions: list[tuple[str, tuple]] = []   # (name, shape of its first array argument), in order
 
     def __call__(self, header, arrays, deadline: float | None = None):
         from autograder.sandbox.runner import StudentCodeError, decode_value, encode_value
@@ -322,6 +463,8 @@ class Answers:
         try:
             args = _scalars(decode_value(header.get("args"), arrays))
             kwargs = _scalars(decode_value(header.get("kwargs"), arrays))
+            first = next((a for a in [*args, *kwargs.values()] if isinstance(a, np.ndarray)), None)
+            self.questions.append((name, () if first is None else tuple(first.shape)))
             sized = need(name, SIGNATURES[name].bind(*args, **kwargs).arguments)
         except (StudentCodeError, Exception):  # noqa: BLE001 - arguments the reference cannot take
             return _FALLBACK, []
@@ -352,6 +495,35 @@ class Answers:
     def _refuse(self, reason: str):
         self.refused.append(reason)
         return {"ok": False, "error": "RuntimeError", "message": reason}, []
+
+# The most numbers an answer may make the grader compute (2^24 float64: 128 MiB): bigger questions run the
+# student's own function in the student's process, so a proxy cannot make the grader allocate without bound.
+MAX_ANSWER_ELEMENTS = 1 << 24
+
+
+def _work(name: str, arguments: dict) -> int:
+    """How many numbers the reference computes for these arguments (the score matrix of an attention)."""
+    if name == "causal_mask":
+        t_q = arguments.get("t_q")
+        t_k = arguments.get("t_k")
+        t_k = t_q if t_k is None else t_k
+        return int(t_q) * int(t_k) if isinstance(t_q, int) and isinstance(t_k, int) else 0
+    total = elements(arguments)
+    if name in ("scaled_dot_product_attention", "dot_product_attention"):
+        query, key = np.shape(arguments.get("query")), np.shape(arguments.get("key"))
+        if len(query) >= 2 and len(key) >= 2:
+            total += int(np.prod(query[:-1], dtype=np.int64)) * int(key[-2])
+    elif name in ("multi_head_attention", "multi_head_attention_layer", "decoder_block"):
+        query = np.shape(arguments.get("query", arguments.get("x_q", arguments.get("x"))))
+        key = np.shape(arguments.get("key", arguments.get("x_kv", arguments.get("x"))))
+        heads = arguments.get("num_heads")
+        if len(query) >= 2 and len(key) >= 2 and isinstance(heads, int) and heads > 0:
+            total += heads * int(np.prod(query[:-1], dtype=np.int64)) * int(key[-2])   # the score matrices
+        block = arguments.get("block")
+        if name == "decoder_block" and isinstance(block, dict) and len(query) >= 2:
+            hidden = np.shape(block.get("w_1"))
+            total += int(np.prod(query[:-1], dtype=np.int64)) * int(hidden[-1] if hidden else 0)   # the MLP
+    return total
 
 
 def _scalars(value):

@@ -40,6 +40,7 @@ class Call:
     seconds: float = 0.0
     value: object = None
     history: list = field(default_factory=list, repr=False)
+    questions: list = field(default_factory=list)   # (name, shape) the proxies were asked during the call
 
     def returned(self, value) -> None:
         """Record the call's result in the function's history (only results small enough to re-check)."""
@@ -137,6 +138,7 @@ class Student:
         finally:
             self.asked.setdefault(name, set()).update(answers.asked)
             self.answer_peak = max(self.answer_peak, answers.apart_peak)
+            self.last.questions = list(answers.questions)
         if memory_mb is not None and reply.get("peak_mb", 0) > memory_mb:
             raise GradingFailure(Reason.MEMORY_OVER_LIMIT.korean(name=name, peak_mb=reply["peak_mb"],
                                                                  memory_mb=memory_mb))

@@ -136,7 +136,8 @@ def namespace() -> dict:
     names = ["softmax", "causal_mask", "scaled_dot_product_attention", "dot_product_attention",
              "additive_attention", "split_heads", "merge_heads", "multi_head_attention", "self_attention",
              "apply_rope", "kv_cache_bytes", "grouped_query_attention", "attention_weights",
-             "sliding_window_mask"]
+             "sliding_window_mask", "multi_head_attention_layer", "layer_norm", "gelu", "decoder_block",
+             "KVCache", "attend_with_cache"]
     ns = {name: globals()[name] for name in names}
     ns.update(np=np, torch=torch, F=F, math=math)
     return ns
@@ -158,3 +159,75 @@ def rope_causal_attention(query, key, value, base=10000.0):
     positions = np.arange(t)
     q, k = apply_rope(query, positions, base), apply_rope(key, positions, base)
     return scaled_dot_product_attention(q, k, value, causal_mask(t))
+
+
+# ----------------------------------------------------------------------------------------------- decoder
+def layer_norm(x, gamma, beta, eps=1e-5):
+    """torch's layer_norm in float64 over the last axis (mean and biased variance, eps inside the square root)."""
+    x = _t(x)
+    return F.layer_norm(x, x.shape[-1:], _t(gamma), _t(beta), eps).numpy()             # (..., D)
+
+
+def gelu(x):
+    """The exact (erf) GELU, x * Phi(x), in float64."""
+    return F.gelu(_t(x)).numpy()
+
+
+def decoder_block(x, block, num_heads):
+    """A pre-norm GPT-2 block: h = x + attn(ln_1(x)) with causal_mask(T), then h + mlp(ln_2(h))."""
+    x = np.asarray(x, np.float64)
+    a = layer_norm(x, block["ln_1"]["gamma"], block["ln_1"]["beta"])                   # (B, T, D)
+    h = x + multi_head_attention_layer(a, a, block["attn"], num_heads, causal_mask(x.shape[-2]))  # (B, T, D)
+    z = layer_norm(h, block["ln_2"]["gamma"], block["ln_2"]["beta"])                   # (B, T, D)
+    w_1, b_1, w_2, b_2 = (np.asarray(block[k], np.float64) for k in ("w_1", "b_1", "w_2", "b_2"))
+    return h + gelu(z @ w_1 + b_1) @ w_2 + b_2                                         # (B, T, D)
+
+
+def next_token_logits(params, tokens, num_heads):
+    """Logits (B, V) of the token after ``tokens`` (B, T): the whole sequence through the model, no cache."""
+    tokens = np.asarray(tokens)
+    wte = np.asarray(params["wte"], np.float64)
+    h = wte[tokens] + np.asarray(params["wpe"], np.float64)[: tokens.shape[1]]         # (B, T, D)
+    for block in params["blocks"]:
+        h = decoder_block(h, block, num_heads)                                         # (B, T, D)
+    h = layer_norm(h[:, -1], params["ln_f"]["gamma"], params["ln_f"]["beta"])          # (B, D)
+    return h @ wte.T                                                                   # (B, V)
+
+
+def generate(params, prompt, max_new_tokens, num_heads, use_cache=True, margins=None):
+    """Greedy tokens (B, T0 + max_new_tokens) of the float64 model, recomputed from scratch at every step (what
+    the cached path must equal). ``margins``, a list, receives each step's smallest gap between the best and the
+    second-best logit of a row (how far the choice is from a tie)."""
+    tokens = np.asarray(prompt, dtype=np.int64)                                        # (B, T0)
+    for _ in range(max_new_tokens):
+        logits = next_token_logits(params, tokens, num_heads)                          # (B, V)
+        if margins is not None:
+            top = np.sort(logits, axis=-1)
+            margins.append(float(np.min(top[:, -1] - top[:, -2])))
+        tokens = np.concatenate([tokens, np.argmax(logits, axis=-1)[:, None]], axis=1)  # (B, T + 1)
+    return tokens
+
+
+class KVCache:
+    """The trusted cache a mistake of ``generate`` runs with when it is replayed for the diagnosis."""
+
+    def __init__(self):
+        self.keys = self.values = None
+
+    def append(self, k, v):
+        k, v = np.array(k, np.float64), np.array(v, np.float64)                        # (B, H, t, d)
+        self.keys = k if self.keys is None else np.concatenate([self.keys, k], axis=2)
+        self.values = v if self.values is None else np.concatenate([self.values, v], axis=2)
+        return self.keys, self.values                                                  # (B, H, T, d)
+
+    def __len__(self):
+        return 0 if self.keys is None else self.keys.shape[2]
+
+    @property
+    def nbytes(self):
+        return 0 if self.keys is None else self.keys.nbytes + self.values.nbytes
+
+
+def attend_with_cache(query, key, value, cache):
+    keys, values = cache.append(key, value)                                            # (B, H, T, d)
+    return scaled_dot_product_attention(query, keys, values, causal_mask(np.shape(query)[-2], len(cache)))

@@ -27,7 +27,7 @@ CHROMIUM = Path(os.environ.get("BROWSER_TESTS_CHROMIUM", "/usr/bin/chromium"))
 CHROMEDRIVER = Path(os.environ.get("BROWSER_TESTS_CHROMEDRIVER", "/usr/bin/chromedriver"))
 SCREENSHOTS = ROOT / "build" / "screenshots"
 LOGS = ROOT / "build" / "browser-logs"
-ASSIGNMENTS = ("attention", "kv_cache", "quiz")
+ASSIGNMENTS = ("attention", "kv_cache", "decoder", "quiz")
 KERNEL_NAME = "attention-course"
 KERNEL_DISPLAY_NAME = "Python 3 (어텐션 과목)"
 
@@ -53,12 +53,15 @@ def notebook_path(course_dir: Path, folder: str, assignment: str) -> Path:
 
 
 def student_copy(course: Path, assignment: str, student: str) -> str:
-    """A student's copy of the released notebook, under the server root (students/<who>/<a>/<a>.ipynb, as if
-    fetched); returns its path relative to the root."""
-    target = course / "students" / student / assignment / f"{assignment}.ipynb"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy(notebook_path(course, "release", assignment), target)
-    return str(target.relative_to(course))
+    """A student's copy of the released assignment, under the server root (students/<who>/<a>/: the notebook and the
+    files released with it, such as the decoder's poems, as if fetched); returns the notebook's path relative to the
+    root."""
+    folder = course / "students" / student / assignment
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in notebook_path(course, "release", assignment).parent.iterdir():
+        if path.is_file():
+            shutil.copy(path, folder / path.name)
+    return str((folder / f"{assignment}.ipynb").relative_to(course))
 
 
 def quiz_answer_key() -> dict[str, str]:

@@ -6,17 +6,18 @@ cell's editor. Screenshots of each step: ``build/screenshots/``.
 """
 import re
 
+import nbformat
 import pytest
 
 pytest.importorskip("selenium", reason="selenium is not installed (pip install -r requirements-browser.txt)")
 
-from browser_course import ASSIGNMENTS, KERNEL_DISPLAY_NAME, student_copy  # noqa: E402
+from browser_course import ASSIGNMENTS, KERNEL_DISPLAY_NAME, ROOT, student_copy  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
 # What a grade cell says while its exercise is still the stub (the quiz asks for answers, not implementations).
 NOT_DONE = {"attention": "아직 구현하지 않았습니다", "kv_cache": "아직 구현하지 않았습니다",
-            "quiz": "아직 답하지 않았습니다"}
+            "decoder": "아직 구현하지 않았습니다", "quiz": "아직 답하지 않았습니다"}
 PASSED = "보이는 확인을 모두 통과했습니다"
 
 SOFTMAX = '''def softmax(x, axis=-1):
@@ -181,3 +182,48 @@ def test_kv_cache_table_and_plot_appear_once_kv_cache_bytes_works(lab, course):
     assert "Qwen3-8B" in seen[tables[0]]["text"] and "576 MiB" in seen[tables[0]]["text"]
     lab.show_output(tables[0])
     lab.screenshot("model-table")
+
+
+def solutions_of(assignment: str) -> dict:
+    """grade_id -> the source notebook's whole solution cell, markers removed (what a student who solved it types)."""
+    nb = nbformat.read(str(ROOT / "source" / assignment / f"{assignment}.ipynb"), as_version=4)
+    found = {}
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("solution"):
+            lines = [line for line in cell.source.splitlines() if line.strip() not in ("### BEGIN SOLUTION",
+                                                                                       "### END SOLUTION")]
+            found[meta["grade_id"]] = "\n".join(lines)
+    return found
+
+
+def test_decoder_trains_on_the_poems_and_writes_them_with_the_students_cache(lab, course):
+    """decoder: type the three solutions and run the notebook as a student does (demo cells included): every check
+    passes with ✅, the count of tokens per step shows one token for each cached step, the demo cell trains the
+    character model on the released Kim Sowol poems and writes them with the student's generate and KVCache (the
+    same text as without the cache), and the learned head's attention heatmap appears."""
+    nb = lab.open_notebook(student_copy(course, "decoder", "complete"))
+    for grade_id, code in solutions_of("decoder").items():
+        lab.type_into_cell(nb.index(grade_id), code)
+    stops = lab.run_through(nb)
+    lab.save()
+    seen, saved = lab.outputs(), lab.saved(nb).cells
+    assert not stops, stopped_at(nb, stops)
+    for i in nb.grade_cells():
+        assert f"✅ {exercise(nb, i)}: {PASSED}" in seen[i]["text"], seen[i]["text"][-600:]
+    for i in nb.code_cells():
+        errors = [o for o in saved[i].outputs if o.output_type == "error"]
+        assert not errors, f"cell {i}: {describe(errors)}"
+    count = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "block_flops(" in c.source
+                 and "def block_flops" in c.source)
+    assert re.search(r"\n\s+12\s+12\s+1\s+[\d,]+\s+12\s+[\d,]+", seen[count]["text"]), seen[count]["text"][-800:]
+    demo = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "train_char_model(poems)" in c.source)
+    text = seen[demo]["text"]
+    assert "학습 400단계" in text and text.count("캐시 없이 만든 글과 같음: True") == 3, text[-1500:]
+    assert "엄마야 누나야 강변 살자" in text, text[-1500:]
+    lab.show_output(demo)
+    lab.screenshot("decoder-poems")
+    heatmap = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "show_attention(ax, w" in c.source)
+    assert seen[heatmap]["images"] == 1, describe(saved[heatmap].outputs)
+    lab.show_figure(heatmap)
+    lab.screenshot("decoder-learned-head")

@@ -92,8 +92,10 @@ def row_named(rows, name: str):
 
 def fetch(lab, hub, user: str) -> None:
     assignment_list(lab)
-    released = listed(lab, "released", 3)
+    assignments = settings.course()["assignments"]          # the hub releases every assignment of course_config.py
+    released = listed(lab, "released", len(assignments))
     assert {r.find_element(By.CSS_SELECTOR, ".item_course").text for r in released} == {hub.layout.course_id}
+    assert {r.find_element(By.CSS_SELECTOR, ".item_name").text for r in released} == set(assignments)
     lab.screenshot("released")
     row_named(released, ASSIGNMENT).find_element(By.CSS_SELECTOR, ".item_status button").click()     # Fetch
     listed(lab, "fetched", 1)

@@ -15,6 +15,7 @@ ASSIGNMENTS = {
                   "merge_heads", "multi_head_attention", "multi_head_attention_layer"),
     "kv_cache": ("kv_cache_bytes", "max_cached_tokens", "grouped_query_attention", "KVCache", "attend_with_cache",
                  "flash_attention", "sliding_window_mask", "attend_with_rope_cache"),
+    "decoder": ("layer_norm", "decoder_block", "generate"),
 }
 
 

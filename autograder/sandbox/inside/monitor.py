@@ -25,10 +25,18 @@ _KERNEL_OPS = {   # aten operator -> what the trusted side calls it (every regis
     "_scaled_dot_product_flash_attention_for_cpu": "torch:scaled_dot_product_attention",
     "_native_multi_head_attention": "torch:multi_head_attention_forward",
     "_transformer_encoder_layer_fwd": "torch:multi_head_attention_forward",
+    # normalisation layers (``layer_norm`` may not call them: each computes a layer norm over a reshaped input)
+    "layer_norm": "torch:layer_norm", "native_layer_norm": "torch:layer_norm",
+    "group_norm": "torch:group_norm", "native_group_norm": "torch:group_norm",
+    "batch_norm": "torch:batch_norm", "native_batch_norm": "torch:batch_norm",
+    "_native_batch_norm_legit": "torch:batch_norm", "_native_batch_norm_legit_no_training": "torch:batch_norm",
+    "_batch_norm_with_update": "torch:batch_norm", "_batch_norm_no_update": "torch:batch_norm",
+    "instance_norm": "torch:batch_norm",
+    "rms_norm": "torch:rms_norm", "_fused_rms_norm": "torch:rms_norm",
 }
 # Kernels that every Python-level library routine of the rule reaches (matrix products, tanh, exp): they report the
 # routine when one of its functions is on the calling thread's stack.
-_PROBE_OPS = ("mm", "bmm", "baddbmm", "addmm", "mv", "dot", "tanh", "exp")
+_PROBE_OPS = ("mm", "bmm", "baddbmm", "addmm", "mv", "dot", "tanh", "exp", "rsqrt", "rsqrt_")
 _KEYS = ("CPU", "SparseCPU", "NestedTensorCPU", "MkldnnCPU", "QuantizedCPU", "CompositeImplicitAutograd",
          "CompositeExplicitAutograd", "FuncTorchBatchedDecomposition", "FuncTorchVmapMode")
 _RUNTIME_KEY = {"CompositeImplicitAutograd": "CPU", "CompositeExplicitAutograd": "CPU",
@@ -46,6 +54,11 @@ _LAYERS = {   # Keras attention layers: module -> (class, label)
     "keras.src.layers.attention.additive_attention": ("AdditiveAttention", "keras:layers.AdditiveAttention"),
     "keras.src.layers.attention.multi_head_attention": ("MultiHeadAttention", "keras:layers.MultiHeadAttention"),
     "keras.src.layers.attention.grouped_query_attention": ("GroupedQueryAttention", "keras:layers.GroupQueryAttention"),
+    # Keras normalisation layers (on torch they end at torch's kernels above, or at ``rsqrt`` where they do not)
+    "keras.src.layers.normalization.layer_normalization": ("LayerNormalization", "keras:layers.LayerNormalization"),
+    "keras.src.layers.normalization.group_normalization": ("GroupNormalization", "keras:layers.GroupNormalization"),
+    "keras.src.layers.normalization.batch_normalization": ("BatchNormalization", "keras:layers.BatchNormalization"),
+    "keras.src.layers.normalization.rms_normalization": ("RMSNormalization", "keras:layers.RMSNormalization"),
 }
 _SCIPY = ("softmax", "log_softmax")   # scipy.special's routines, wrapped (``watch_scipy``)
 # Audit events reported once each for the instructor's review (as ``review:<kind>`` lines): making a code object
@@ -55,6 +68,7 @@ _REVIEWED_EVENTS = {"code.__new__": "code.__new__", "function.__new__": "functio
 REVIEWS = frozenset(_REVIEWED_EVENTS.values())   # every review kind this monitor can report
 # Every label this monitor can report; a grader's rule naming another could never see it (tests/sandbox/test_policy.py).
 LABELS = frozenset({*_KERNEL_OPS.values(), *(label for _, label in _LAYERS.values()), "keras:ops.dot_product_attention",
+                    "keras:ops.normalization",
                     "torch:multi_head_attention_forward", "torch:log_softmax", "torch:softmax",
                     "torch:scaled_dot_product_attention", *(f"scipy:special.{name}" for name in _SCIPY)})
 
@@ -85,6 +99,8 @@ def _routine_codes():
         for attr, value in vars(module(name) or object).items() if module(name) else ():
             if "attention" in attr.lower():
                 add(value, "keras:ops.dot_product_attention")
+            elif "normalization" in attr.lower():      # layer_normalization, rms_normalization, batch_normalization
+                add(value, "keras:ops.normalization")
     functional = module("torch.nn.functional")
     if functional is not None:
         add(functional.multi_head_attention_forward, "torch:multi_head_attention_forward")

@@ -1,0 +1,108 @@
+"""Shared helpers of the `decoder` graders: random blocks and tiny models in the contract's GPT-2 layout
+(``params = {"wte", "wpe", "blocks", "ln_f"}``), a model and prompt whose greedy choices are clear (no near-ties),
+and the block built from Keras layers with the same weights.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.graders import references, tolerances
+from autograder.graders.attention.inputs import normal
+
+
+def norm_params(rng, d_model) -> dict:
+    """A layer norm's gamma (around 1) and beta (around 0), both far enough from 1 and 0 to matter."""
+    return {"gamma": 1 + 0.3 * normal(rng, d_model), "beta": 0.3 * normal(rng, d_model)}
+
+
+def block_params(rng, d_model, num_heads, hidden) -> dict:
+    """One block: weights scaled like Glorot, non-zero biases (a block that ignores one must fail)."""
+    def w(n_in, n_out):
+        return normal(rng, n_in, n_out) / np.float32(np.sqrt(n_in))
+
+    def bias(n):
+        return normal(rng, n) * np.float32(0.3)
+
+    attn = {"w_q": w(d_model, d_model), "b_q": bias(d_model), "w_k": w(d_model, d_model), "b_k": bias(d_model),
+            "w_v": w(d_model, d_model), "b_v": bias(d_model), "w_o": w(d_model, d_model), "b_o": bias(d_model)}
+    return {"ln_1": norm_params(rng, d_model), "attn": attn, "ln_2": norm_params(rng, d_model),
+            "w_1": w(d_model, hidden), "b_1": bias(hidden), "w_2": w(hidden, d_model), "b_2": bias(d_model)}
+
+
+def model_params(rng, vocab, d_model, num_heads, hidden, layers, t_max) -> dict:
+    """A tiny decoder-only model in the contract's layout (float32).
+
+    Scaled so that its greedy tokens depend on everything a mistake can break. With the tied embedding a random
+    model tends to repeat its last token (the residual stream carries wte[token], and the logits are dot products
+    with wte): smaller token embeddings (0.5), larger position embeddings (1.5) and sublayer outputs (w_o, w_2
+    x 3) and a final layer norm of gain ~4 give 3 distinct tokens in 8 on average instead of 1.4 (rows of different
+    prompts mostly differ), and each catalogued mistake of generate changes the tokens of 85-95 % of scenarios
+    (batch 3, prompt 3, 8 new tokens; 40 draws) instead of 30-85 %.
+    """
+    blocks = []
+    for _ in range(layers):
+        block = block_params(rng, d_model, num_heads, hidden)
+        block["attn"]["w_o"] = block["attn"]["w_o"] * np.float32(3)
+        block["w_2"] = block["w_2"] * np.float32(3)
+        blocks.append(block)
+    ln_f = norm_params(rng, d_model)
+    ln_f["gamma"] = ln_f["gamma"] * np.float32(4)
+    return {"wte": np.float32(0.5) * normal(rng, vocab, d_model), "wpe": np.float32(1.5) * normal(rng, t_max, d_model),
+            "blocks": blocks, "ln_f": ln_f}
+
+
+# The graders' model: 2 blocks, D = 16, 4 heads of 4, MLP 32 wide, 23 tokens, positions up to 16.
+MODEL = {"vocab": 23, "d_model": 16, "num_heads": 4, "hidden": 32, "layers": 2, "t_max": 16}
+
+
+def model_and_prompt(rng, batch, prompt_len, new_tokens, tries=64):
+    """A model, a prompt (B, T0) and the float64 reference's tokens (B, T0 + N), redrawn until every greedy choice
+    leads the runner-up by ``tolerances.TOKEN_MARGIN`` (so float32 and float64 computations choose alike)."""
+    for _ in range(tries):
+        params = model_params(rng, **MODEL)
+        prompt = rng.integers(0, MODEL["vocab"], size=(batch, prompt_len))
+        margins: list = []
+        tokens = references.generate(params, prompt, new_tokens, MODEL["num_heads"], margins=margins)
+        if min(margins, default=np.inf) >= tolerances.TOKEN_MARGIN:
+            return params, prompt, tokens
+    raise RuntimeError("no model with clear greedy choices")   # ~1 % of draws are redrawn; 64 failures never happen
+
+
+# ----------------------------------------------------------------------------------------------- Keras
+def keras_block(block, num_heads, x):
+    """The block of Keras layers (LayerNormalization, MultiHeadAttention with a causal mask, Dense with exact GELU,
+    Dense) holding ``block``'s weights, applied to ``x`` (B, T, D); float32."""
+    import keras
+
+    b, t, d_model = x.shape
+    dh = d_model // num_heads
+    hidden = block["w_1"].shape[1]
+
+    def layer_norm(weights):
+        layer = keras.layers.LayerNormalization(epsilon=1e-5)
+        layer.build(x.shape)
+        layer.gamma.assign(weights["gamma"])
+        layer.beta.assign(weights["beta"])
+        return layer
+
+    ln_1, ln_2 = layer_norm(block["ln_1"]), layer_norm(block["ln_2"])
+    attention = keras.layers.MultiHeadAttention(num_heads=num_heads, key_dim=dh)
+    attention.build(x.shape, x.shape, x.shape)
+    p = block["attn"]
+    for dense, name in ((attention._query_dense, "q"), (attention._key_dense, "k"), (attention._value_dense, "v")):
+        dense.kernel.assign(p[f"w_{name}"].reshape(d_model, num_heads, dh))
+        dense.bias.assign(p[f"b_{name}"].reshape(num_heads, dh))
+    attention._output_dense.kernel.assign(p["w_o"].reshape(num_heads, dh, d_model))
+    attention._output_dense.bias.assign(p["b_o"])
+    fc = keras.layers.Dense(hidden, activation="gelu")              # keras's gelu: approximate=False (erf)
+    fc.build(x.shape)
+    fc.kernel.assign(block["w_1"])
+    fc.bias.assign(block["b_1"])
+    proj = keras.layers.Dense(d_model)
+    proj.build((b, t, hidden))
+    proj.kernel.assign(block["w_2"])
+    proj.bias.assign(block["b_2"])
+    x = keras.ops.convert_to_tensor(x)
+    a = ln_1(x)                                                      # (B, T, D)
+    h = x + attention(a, a, a, use_causal_mask=True)                 # (B, T, D): Tq == Tk, so top-left is right
+    return keras.ops.convert_to_numpy(h + proj(fc(ln_2(h))))         # (B, T, D)

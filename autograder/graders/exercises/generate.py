@@ -1,0 +1,110 @@
+"""`generate` (decoder): the library routines it may not call and its known mistakes.
+
+Its grader, ``graders/decoder/test_generate.py``, declares at its top the references and tolerances it compares
+with. Every mistake below is a whole ``generate`` as a student writes it, its cached block step inside; the
+diagnosis runs it on the failing call's model and prompt in the grading process (with a trusted ``KVCache``).
+"""
+from autograder.graders import forbidden
+from autograder.graders.mistakes import Mistake
+
+ASSIGNMENT = "decoder"
+
+# The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
+FORBIDDEN = forbidden.BLOCK
+
+# The correct generate; each mistake rewrites the line(s) marked ``# @NAME``.
+_TEMPLATE = '''
+def generate(params, prompt, max_new_tokens, num_heads, use_cache=True):
+    def cached_block(x, block, cache):
+        p = block["attn"]
+        a = layer_norm(x, block["ln_1"]["gamma"], block["ln_1"]["beta"])
+        q, k, v = (split_heads(a @ p["w_" + n] + p["b_" + n], num_heads) for n in "qkv")
+        y = attend_with_cache(q, k, v, cache)                                      # @ATTEND
+        h = x + merge_heads(y) @ p["w_o"] + p["b_o"]
+        z = layer_norm(h, block["ln_2"]["gamma"], block["ln_2"]["beta"])
+        return h + gelu(z @ block["w_1"] + block["b_1"]) @ block["w_2"] + block["b_2"]
+
+    tokens = np.asarray(prompt)
+    caches = [KVCache() for _ in params["blocks"]]
+    for _ in range(max_new_tokens):
+        start = len(caches[0]) if use_cache else 0                                 # @START
+        x = tokens[:, start:]
+        h = params["wte"][x] + params["wpe"][start:start + x.shape[1]]             # @POSITIONS
+        for block, cache in zip(params["blocks"], caches):
+            h = cached_block(h, block, cache) if use_cache else decoder_block(h, block, num_heads)   # @BLOCKS
+        h = layer_norm(h[:, -1], params["ln_f"]["gamma"], params["ln_f"]["beta"])  # @FINAL
+        logits = h @ params["wte"].T
+        tokens = np.concatenate([tokens, np.argmax(logits, axis=-1)[:, None]], axis=1)
+    return tokens
+'''
+
+
+def _with(**lines: str) -> str:
+    """The template with the line marked ``# @NAME`` replaced by ``lines[NAME]`` (one or more lines, indented like
+    the line they replace); the markers removed."""
+    out = []
+    for text in _TEMPLATE.splitlines():
+        code, _, marker = text.partition("  # @")
+        indent = text[: len(text) - len(text.lstrip())]
+        if marker and marker.strip() in lines:
+            out += [indent + line for line in lines[marker.strip()].splitlines()]
+        else:
+            out.append(code.rstrip() if marker else text)
+    return "\n".join(out) + "\n"
+
+
+MISTAKES = [
+    Mistake(
+        id="gen_positions_restart",
+        exercise="generate",
+        title="캐시를 쓸 때 새 토큰의 위치를 0부터 다시 셈 (wpe[:t])",
+        hint=("캐시를 쓰면 단계마다 새 토큰 하나만 넣지만 그 토큰의 위치는 0이 아니라 지금까지의 길이입니다. "
+              "이미 캐시에 든 토큰 수 start = len(cache)부터 params[\"wpe\"][start:start + t]를 더하세요."),
+        source=_with(POSITIONS='h = params["wte"][x] + params["wpe"][:x.shape[1]]'),
+    ),
+    Mistake(
+        id="gen_attends_before_append",
+        exercise="generate",
+        title="새 토큰이 자기 키를 캐시에 넣기 전에 어텐션함 (새 토큰이 자기 자신을 못 봄)",
+        hint=("새 토큰도 자기 자신을 봅니다. 새 토큰의 K, V를 먼저 캐시에 덧붙이고, 그다음 캐시 전체로 어텐션하세요 "
+              "(주어진 attend_with_cache가 이 순서입니다)."),
+        source=_with(ATTEND="if len(cache):\n"
+                            "    y = scaled_dot_product_attention(q, cache.keys, cache.values)   # 과거만 봄\n"
+                            "    cache.append(k, v)\n"
+                            "else:\n"
+                            "    y = attend_with_cache(q, k, v, cache)"),
+    ),
+    Mistake(
+        id="gen_logits_without_ln_f",
+        exercise="generate",
+        title="마지막 층 정규화 ln_f를 빼고 정규화하지 않은 은닉 상태로 로짓을 계산함",
+        hint=("GPT-2는 마지막 블록 뒤에 층 정규화 ln_f를 한 번 더 합니다: "
+              "logits = layer_norm(h, ln_f의 gamma, beta) @ wte.T."),
+        source=_with(FINAL="h = h[:, -1]"),
+    ),
+    Mistake(
+        id="gen_first_position_logits",
+        exercise="generate",
+        title="마지막 위치가 아니라 첫 위치(h[:, 0])의 로짓으로 다음 토큰을 고름",
+        hint=("다음 토큰을 예측하는 것은 시퀀스의 마지막 위치입니다: h[:, -1]. 프롬프트가 토큰 하나보다 길거나 캐시 "
+              "없이 전체 시퀀스를 넣을 때 첫 위치와 달라집니다."),
+        source=_with(FINAL='h = layer_norm(h[:, 0], params["ln_f"]["gamma"], params["ln_f"]["beta"])'),
+    ),
+    Mistake(
+        id="gen_refeeds_whole_sequence",
+        exercise="generate",
+        title="캐시를 쓰면서도 매 단계 시퀀스 전체를 넣어 같은 키·값이 캐시에 거듭 쌓임",
+        hint=("캐시에 이미 든 토큰은 다시 넣지 않습니다. 첫 단계(프리필)에는 프롬프트 전체를, 그다음부터는 새 토큰 "
+              "하나만 넣으세요: x = tokens[:, len(cache):]."),
+        source=_with(START="start = 0"),
+    ),
+    Mistake(
+        id="gen_ignores_cache",
+        exercise="generate",
+        title="use_cache=True여도 캐시를 쓰지 않고 매 단계 전체 시퀀스를 처음부터 다시 계산함",
+        hint=("토큰은 맞지만 캐시의 이득이 없습니다: 단계마다 새 토큰 하나만 모델에 넣고, 층마다 KVCache에 쌓인 과거 "
+              "토큰의 K, V를 다시 쓰세요 (attend_with_cache)."),
+        source=_with(START="start = 0", BLOCKS="h = decoder_block(h, block, num_heads)"),
+        diagnosable=False,   # right tokens: named by the grader that sees the token counts (test_generate.py)
+    ),
+]

@@ -1,0 +1,98 @@
+"""`layer_norm` (decoder): the library routines it may not call and its known mistakes.
+
+Its grader, ``graders/decoder/test_layer_norm.py``, declares at its top the references and tolerances it compares
+with.
+"""
+from autograder.graders import forbidden
+from autograder.graders.mistakes import Mistake
+
+ASSIGNMENT = "decoder"
+
+# The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
+FORBIDDEN = forbidden.NORM
+
+MISTAKES = [
+    Mistake(
+        id="ln_unbiased_variance",
+        exercise="layer_norm",
+        title="분산을 D가 아니라 D - 1로 나눔 (불편 분산, torch.var의 기본값)",
+        hint=("층 정규화의 분산은 편향 분산 mean((x - mean)²)입니다. torch.var와 torch.std는 기본이 D - 1로 나누는 "
+              "불편 분산이니 unbiased=False(또는 correction=0)를 주고, np.var는 기본값(ddof=0) 그대로 쓰세요."),
+        source='''
+def layer_norm(x, gamma, beta, eps=1e-5):
+    t = torch.as_tensor(np.asarray(x, dtype=np.float64))
+    mean = t.mean(dim=-1, keepdim=True)
+    var = torch.var(t, dim=-1, keepdim=True)
+    out = (t - mean) / torch.sqrt(var + eps)
+    return out.numpy() * gamma + beta
+''',
+    ),
+    Mistake(
+        id="ln_eps_outside_sqrt",
+        exercise="layer_norm",
+        title="eps를 제곱근 밖에서 더함: (x - 평균) / (√분산 + eps)",
+        hint=("eps는 분산에 더한 뒤 제곱근을 취합니다: (x - mean) / sqrt(var + eps). 분산이 eps 정도로 작은 행"
+              "(거의 일정한 값)에서 두 식의 차이가 큽니다."),
+        source='''
+def layer_norm(x, gamma, beta, eps=1e-5):
+    x = np.asarray(x)
+    mean = x.mean(axis=-1, keepdims=True)
+    std = x.std(axis=-1, keepdims=True)
+    return (x - mean) / (std + eps) * gamma + beta
+''',
+    ),
+    Mistake(
+        id="ln_no_eps",
+        exercise="layer_norm",
+        title="eps를 더하지 않아 값이 모두 같은 행에서 0으로 나눔",
+        hint=("분산이 0인 행(모든 원소가 같음)이 있으면 sqrt(var)가 0이 되어 NaN이 나옵니다. eps 인자를 분산에 "
+              "더하세요: sqrt(var + eps)."),
+        source='''
+def layer_norm(x, gamma, beta, eps=1e-5):
+    x = np.asarray(x)
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var) * gamma + beta
+''',
+    ),
+    Mistake(
+        id="ln_divides_by_variance",
+        exercise="layer_norm",
+        title="표준편차가 아니라 분산으로 나눔 (제곱근을 빠뜨림)",
+        hint="정규화는 표준편차 sqrt(var + eps)로 나눕니다. 분산 var + eps로 나누면 크기가 맞지 않습니다.",
+        source='''
+def layer_norm(x, gamma, beta, eps=1e-5):
+    x = np.asarray(x)
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mean) / (var + eps) * gamma + beta
+''',
+    ),
+    Mistake(
+        id="ln_batch_axis",
+        exercise="layer_norm",
+        title="평균과 분산을 마지막 축이 아니라 배치 축(axis 0)에서 구함 (배치 정규화)",
+        hint=("층 정규화는 토큰마다 자기 특징 D개의 평균과 분산을 씁니다: axis=-1, keepdims=True. 배치 축으로 구하면 "
+              "다른 시퀀스의 값이 섞이는 배치 정규화가 됩니다."),
+        source='''
+def layer_norm(x, gamma, beta, eps=1e-5):
+    x = np.asarray(x)
+    mean = x.mean(axis=0, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=0, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * gamma + beta
+''',
+    ),
+    Mistake(
+        id="ln_gamma_beta_swapped",
+        exercise="layer_norm",
+        title="gamma와 beta를 바꿔 씀 (정규화한 값에 beta를 곱하고 gamma를 더함)",
+        hint="gamma는 곱하는 배율(처음 값 1), beta는 더하는 이동(처음 값 0)입니다: normed * gamma + beta.",
+        source='''
+def layer_norm(x, gamma, beta, eps=1e-5):
+    x = np.asarray(x)
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * beta + gamma
+''',
+    ),
+]

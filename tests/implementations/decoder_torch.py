@@ -1,0 +1,80 @@
+# The `decoder` assignment in torch, in the inputs' own precision (float32 stays float32): the layer norm from
+# torch.var_mean(unbiased=False), the block on the notebook's multi_head_attention_layer called with torch tensors,
+# a cache of its own (a list of K and V tensors grown with torch.cat per block), logits for every position and the
+# last row taken afterwards, torch.argmax. Returns torch tensors.
+import torch
+import torch.nn.functional as F
+
+
+def _t(x, like=None):
+    if isinstance(x, torch.Tensor):
+        return x
+    t = torch.as_tensor(x)
+    return t if like is None or not t.is_floating_point() else t.to(like.dtype)
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    x = _t(x)
+    var, mean = torch.var_mean(x, dim=-1, keepdim=True, unbiased=False)
+    return (x - mean) * torch.rsqrt(var + eps) * _t(gamma, x) + _t(beta, x)
+
+
+def _ln(x, weights):
+    return layer_norm(x, weights["gamma"], weights["beta"])
+
+
+def _mlp(h, block):
+    z = _ln(h, block["ln_2"])
+    return h + F.gelu(z @ _t(block["w_1"], h) + _t(block["b_1"], h)) @ _t(block["w_2"], h) + _t(block["b_2"], h)
+
+
+def decoder_block(x, block, num_heads):
+    x = _t(x)
+    t = x.shape[-2]
+    mask = torch.ones(t, t, dtype=torch.bool).tril()
+    a = _ln(x, block["ln_1"])
+    attn = {name: _t(w, x) for name, w in block["attn"].items()}
+    y = multi_head_attention_layer(a, a, attn, num_heads, mask)   # noqa: F821 - the notebook's
+    return _mlp(x + _t(y, x), block)
+
+
+class _Cache:
+    def __init__(self):
+        self.k = self.v = None
+
+    def add(self, k, v):
+        self.k = k if self.k is None else torch.cat([self.k, k], dim=2)
+        self.v = v if self.v is None else torch.cat([self.v, v], dim=2)
+        return self.k, self.v
+
+
+def _cached_block(h, block, num_heads, cache):
+    b, t, d = h.shape
+    p = {name: _t(w, h) for name, w in block["attn"].items()}
+    a = _ln(h, block["ln_1"])
+    q, k, v = ((a @ p[f"w_{n}"] + p[f"b_{n}"]).view(b, t, num_heads, d // num_heads).transpose(1, 2) for n in "qkv")
+    keys, values = cache.add(k, v)                                                  # (B, H, T, dh)
+    total = keys.shape[2]
+    scores = q @ keys.transpose(-1, -2) / (d // num_heads) ** 0.5                   # (B, H, t, T)
+    visible = torch.arange(total)[None, :] <= torch.arange(total - t, total)[:, None]
+    weights = torch.softmax(scores.masked_fill(~visible, float("-inf")), dim=-1)
+    y = (weights @ values).transpose(1, 2).reshape(b, t, d)
+    return _mlp(h + y @ p["w_o"] + p["b_o"], block)
+
+
+def generate(params, prompt, max_new_tokens, num_heads, use_cache=True):
+    wte = _t(params["wte"])
+    wpe = _t(params["wpe"], wte)
+    tokens = torch.as_tensor(prompt, dtype=torch.long)
+    caches = [_Cache() for _ in params["blocks"]]
+    seen = 0
+    for _ in range(max_new_tokens):
+        start = seen if use_cache else 0
+        fresh = tokens[:, start:]
+        h = wte[fresh] + wpe[start:tokens.shape[1]]
+        for block, cache in zip(params["blocks"], caches, strict=True):
+            h = _cached_block(h, block, num_heads, cache) if use_cache else _t(decoder_block(h, block, num_heads), h)
+        seen = tokens.shape[1]
+        logits = _ln(h, params["ln_f"]) @ wte.T                                      # (B, t, V)
+        tokens = torch.cat([tokens, torch.argmax(logits[:, -1], dim=-1, keepdim=True)], dim=1)
+    return tokens
