@@ -253,3 +253,4 @@ def formgrader_totals_with_late_penalties() -> None:
         function.__doc__ = f"{original[name].__doc__ or ''}\n\n(Scores net of late penalties: autograder/patches.py)"
         setattr(NbGraderAPI, name, function)
     NbGraderAPI._attention_course_late_penalties = True
+    NbGraderAPI._attention_course_originals = original     # nbgrader's own methods (tests compare with them)
