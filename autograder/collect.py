@@ -146,8 +146,10 @@ def read_notebook(path) -> nbformat.NotebookNode:
     data = read_submitted(path)
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise NotGradable(Reason.NOT_UTF8(path=path)) from None
+    except UnicodeDecodeError as exc:
+        if exc.reason != "unexpected end of data":
+            raise NotGradable(Reason.NOT_UTF8(path=path)) from None
+        text = data[:exc.start].decode("utf-8")   # cut inside a character (a cut file): what is left is not JSON
     try:
         return nbformat.reads(text, as_version=4)
     except (json.JSONDecodeError, nbformat.reader.NotJSONError, Exception) as exc:  # noqa: BLE001

@@ -95,6 +95,22 @@ def test_assignment_is_detected_from_the_cells_not_the_name(root, tmp_path, assi
         assert detect_assignment(read_notebook(renamed), f"{other}.ipynb") == assignment
 
 
+def test_a_notebook_cut_inside_a_korean_character_is_a_cut_notebook_not_another_encoding(tmp_path):
+    """A file cut in the middle (an interrupted upload) often ends inside a multi-byte character of the Korean
+    text: it is named as what it is, a file whose JSON ends too early, not a file in another encoding; a file in
+    another encoding (CP949) is still named so."""
+    data = json.dumps({"cells": [{"cell_type": "markdown", "source": "어텐션"}]}, ensure_ascii=False).encode()
+    cut = data[: data.index("텐".encode()) + 1]                    # one byte into a three-byte character
+    (tmp_path / "cut.ipynb").write_bytes(cut)
+    with pytest.raises(NotGradable) as caught:
+        read_notebook(tmp_path / "cut.ipynb")
+    assert caught.value.message.code is Reason.NOT_A_NOTEBOOK, caught.value.message
+    (tmp_path / "cp949.ipynb").write_bytes(data.decode().encode("cp949"))
+    with pytest.raises(NotGradable) as caught:
+        read_notebook(tmp_path / "cp949.ipynb")
+    assert caught.value.message.code is Reason.NOT_UTF8, caught.value.message
+
+
 def test_a_notebook_without_any_assignment_cells_is_not_gradable(tmp_path):
     path = tmp_path / "notes.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")]), str(path))
