@@ -18,7 +18,6 @@ import os
 import pytest
 
 os.environ.setdefault("KERAS_BACKEND", "torch")
-os.environ.setdefault("MPLBACKEND", "Agg")
 
 import notebooks  # noqa: E402 - tests/ is on sys.path (tests/conftest.py)
 
@@ -84,6 +83,9 @@ def cells_with_tensor_results(assignment: str, kind: str) -> list[tuple[int, str
 @pytest.mark.parametrize("kind", sorted(CONVERT))
 @pytest.mark.parametrize("assignment", ["attention", "kv_cache"])
 def test_every_cell_runs_with_tensor_results(assignment, kind):
+    import matplotlib
+
+    matplotlib.use("Agg")   # in this process only (an MPLBACKEND set here would reach the browser tests' kernels)
     import matplotlib.pyplot as plt
     from IPython.display import display  # noqa: F401 - the notebooks import it themselves
 
