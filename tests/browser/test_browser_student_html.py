@@ -174,12 +174,19 @@ def test_formgrader_override_of_a_hijacked_grade_saves(browser, hostile, lab_ser
     why = f"elements with id {HIJACKED}: {holders}; the grade's score box bound to: {bound}"
 
     box = browser.find_element(By.CSS_SELECTOR, f"input.score#{HIJACKED}")   # the real one (an input)
-    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", box)
-    box.click()
+
+    def focus_box():     # the page's math is typeset after it loads and moves the box: scroll to it again
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", box)
+        box.click()
+        return True
+
+    wait_for(focus_box, 20, "the grade's score box, clickable")
     box.send_keys("0.5", Keys.TAB)
     wait_for(lambda: grade()[0] == 0.5, 20, f"the typed override in the gradebook ({why})")
     cell = box.find_element(By.XPATH, "ancestor::div[contains(@class,'nbgrader_cell')]")
-    cell.find_element(By.CSS_SELECTOR, "button.full-credit").click()
+    full = cell.find_element(By.CSS_SELECTOR, "button.full-credit")
+    wait_for(lambda: browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", full) or full.click()
+             or True, 20, "'Full credit', clickable")
     wait_for(lambda: grade()[0] == max_score, 20, f"'Full credit' in the gradebook ({why})")
     assert holders == ["INPUT in a grade panel"], why
     assert not fake_alerts, fake_alerts
