@@ -11,7 +11,8 @@ import gc
 import json
 import sys
 
-from autograder.collect import NotGradable, collect_file
+from autograder.submission.files import NotGradable
+from autograder.submission.notebook import collect_file
 
 
 def build_parser() -> argparse.ArgumentParser:

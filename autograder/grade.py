@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from autograder import settings
-from autograder.collect import GRADERS, Submission, collect, exercises_of
+from autograder.graders.registry import GRADERS, exercises_of
+from autograder.submission.notebook import Submission, collect
 from autograder.graders import forbidden, isolation
 from autograder.graders.plugin import GradingSession, Student, TestResult
 from autograder.messages import Notice

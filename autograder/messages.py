@@ -72,7 +72,7 @@ _SLOWER = "더 빠르게 (예: 반복문 대신 벡터 연산으로) 계산하�
 class Reason(_Catalogue):
     """Why a submission, a file, a cell or a call gave no grade or no value."""
 
-    # --- a submitted file (autograder/collect.py, autograder/gradebook): refused, or not a gradable notebook
+    # --- a submitted file (autograder/submission, autograder/gradebook): refused, or not a gradable notebook
     SYMBOLIC_LINK = ("심볼릭 링크입니다. 링크가 가리키는 파일은 읽지 않습니다 (노트북 파일 자체를 제출하세요)",
                      "it is a symbolic link")
     HARD_LINK = ("하드 링크입니다. 다른 이름과 내용을 공유하는 파일은 읽지 않습니다 "

@@ -19,7 +19,7 @@ import types
 
 import numpy as np
 
-from autograder.collect import collect
+from autograder.submission.notebook import collect
 from autograder.grade import run_graders
 from autograder.graders import isolation
 from autograder.graders.compare import GradingFailure
@@ -210,7 +210,7 @@ def run(assignment: str, ns: dict, seed: int = 20240611, record: list | None = N
 
     import pytest
 
-    from autograder.collect import GRADERS
+    from autograder.graders.registry import GRADERS
     from autograder.graders.plugin import GradingSession
 
     if select is None:

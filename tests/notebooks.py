@@ -188,7 +188,7 @@ def grader_points(assignment: str) -> dict:
 
     import pytest
 
-    from autograder.collect import GRADERS
+    from autograder.graders.registry import GRADERS
     from autograder.graders.plugin import GradingSession
 
     session = GradingSession(None, 0)
@@ -209,7 +209,7 @@ def minimal_notebook(assignment: str, points: dict | None = None) -> nbformat.No
     exercise gets a solution cell (its ``def``, with the ``### BEGIN/END SOLUTION`` markers the file carries)
     and a grade cell right after it. ``points`` defaults to the hidden graders' totals (``grader_points``).
     """
-    from autograder.collect import exercises_of
+    from autograder.graders.registry import exercises_of
 
     source = implementation(f"{assignment}_numpy")
     names = set(exercises_of(assignment))

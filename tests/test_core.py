@@ -176,7 +176,7 @@ def test_demo_only_cells_are_not_run_by_grading():
     """A cell tagged demo-only (e.g. training a model) is skipped; the tag on an nbgrader cell changes nothing."""
     from nbformat.v4 import new_code_cell, new_notebook
 
-    from autograder.collect import collect
+    from autograder.submission.notebook import collect
 
     demo = new_code_cell("train()", metadata={"tags": ["demo-only"]})
     solution = new_code_cell("def softmax(x, axis=-1): pass", metadata={
@@ -192,7 +192,7 @@ def test_review_lists_escape_hatches_and_not_honest_code():
     """The instructor's review list names what the sandbox cannot block (signal handlers, copied library source,
     kernels registered over the guard's), wherever in the notebook it is; honest notebooks have none."""
     import notebooks
-    from autograder.collect import collect
+    from autograder.submission.notebook import collect
     from autograder.graders.forbidden import review_items
 
     for assignment in ("attention", "kv_cache", "decoder", "quiz"):

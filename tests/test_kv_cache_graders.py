@@ -134,7 +134,7 @@ def test_catalogue_covers_every_exercise():
 
 def test_grader_modules_carry_the_points_of_the_grade_cells():
     """Every grader module exists and the notebook's grade cells carry the points the graders add up to."""
-    from autograder.collect import exercises_of
+    from autograder.graders.registry import exercises_of
 
     assert set(exercises_of(ASSIGNMENT)) == set(POINTS)
     assert notebooks.grade_points(SOLUTION) == {k: float(v) for k, v in POINTS.items()}

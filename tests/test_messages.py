@@ -38,7 +38,7 @@ def test_a_message_shows_english_to_instructors_and_korean_to_students():
 
 
 def test_an_unreadable_file_is_explained_in_korean(tmp_path):
-    from autograder.collect import NotGradable, read_submitted
+    from autograder.submission.files import NotGradable, read_submitted
 
     with pytest.raises(NotGradable) as refused:
         read_submitted(tmp_path / "gone.ipynb")

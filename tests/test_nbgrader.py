@@ -7,7 +7,7 @@ import nbformat
 import pytest
 
 from autograder import course
-from autograder.collect import exercises_of
+from autograder.graders.registry import exercises_of
 from autograder.grade import grade_notebook
 from autograder.messages import Reason
 

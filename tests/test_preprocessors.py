@@ -51,7 +51,7 @@ def test_something_else_in_the_handoff_is_refused():
 
 
 def _release():
-    from autograder.collect import RELEASE
+    from autograder.submission.notebook import RELEASE
 
     return nbformat.read(str(RELEASE / "attention" / "attention.ipynb"), as_version=4)
 

@@ -18,7 +18,8 @@ import nbformat
 import pytest
 
 from autograder import course
-from autograder.collect import NotGradable, RefusedFile, collect_file, detect_assignment, read_notebook
+from autograder.submission.files import NotGradable, RefusedFile
+from autograder.submission.notebook import collect_file, detect_assignment, read_notebook
 from autograder.gradebook import staging
 from autograder.messages import Notice, Reason
 

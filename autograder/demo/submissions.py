@@ -226,9 +226,9 @@ def quiz_answers(key: dict, overrides: dict) -> dict:
 
 def class_code(assignment: str, students=None) -> dict[str, list[str]]:
     """``{student id: code cells}`` of what the demo class hands in for ``assignment``, built from the repository's
-    release and source notebooks without grading anything (the student's program as ``autograder.collect`` reads
+    release and source notebooks without grading anything (the student's program as ``autograder.submission`` reads
     it; a truncated file has none: it is graded as the blank release)."""
-    from autograder.collect import collect
+    from autograder.submission.notebook import collect
     from autograder.demo import roster
 
     root = Path(__file__).resolve().parents[2]

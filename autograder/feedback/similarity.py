@@ -15,7 +15,7 @@ What is compared (nothing is run: the notebooks are read as data, the code only 
 * **units**: in each submission, every top-level ``def``/``class`` of a contract function (the assignment's
   exercises, wherever in the notebook it stands; the last definition wins, as when the cells run) is the unit of
   that exercise; every other top-level statement of the student's code cells is the unit ``OTHER`` (helpers,
-  scratch code). Grade cells are not the student's code (``autograder.collect``);
+  scratch code). Grade cells are not the student's code (``autograder.submission``);
 * **template**: cells and top-level statements of the release notebook are left out, and the fingerprints of all
   its code (the provided helpers, the stubs with their signatures and docstrings, the visible checks) are removed
   from every unit, so code that every student was given matches nothing;
@@ -549,7 +549,7 @@ def compare_class(assignment: str, submissions: dict, template_cells, exercises,
                   options: Options | None = None, lib: Library | None = None) -> Report:
     """The similarity report of one assignment.
 
-    ``submissions``: ``{student: [code cell source, ...]}`` (the student's program, ``autograder.collect``);
+    ``submissions``: ``{student: [code cell source, ...]}`` (the student's program, ``autograder.submission``);
     ``template_cells``: the release's code cells (ignored wherever they appear); ``answer_key``: the source
     notebook's code cells (a unit that matches its exercise's solution is listed under the answer key);
     ``catalogue``: ``[(name, code)]``, the graders' catalogue of mistakes (the demo class hands them in). A pair
@@ -626,11 +626,12 @@ def _code_cells(nb) -> list[str]:
 def for_course(course_dir, assignments, options: Options | None = None) -> dict[str, Report]:
     """The report of each coded assignment (``graders.exercises.ASSIGNMENTS``: the quiz's answers are not code)
     of a course directory: the autograded notebooks (``autograded/<student>/<assignment>/``, the pipeline's own
-    copies, read as data like every submission: ``autograder.collect``), the release as template, the answer key
+    copies, read as data like every submission: ``autograder.submission``), the release as template, the answer key
     (``source/``) and the graders' catalogue of mistakes as the course's own material."""
     import nbformat
 
-    from autograder.collect import NotGradable, collect, read_notebook
+    from autograder.submission.files import NotGradable
+    from autograder.submission.notebook import collect, read_notebook
     from autograder.graders import exercises, mistakes
 
     course_dir = Path(course_dir)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from nbconvert.exporters import NotebookExporter
 
-from autograder.collect import MAX_NOTEBOOK_BYTES, NotGradable, RefusedFile, read_submitted, refusal
+from autograder.submission.files import MAX_NOTEBOOK_BYTES, NotGradable, RefusedFile, read_submitted, refusal
 from autograder.messages import Message, Reason
 
 MAX_FILE_BYTES = MAX_NOTEBOOK_BYTES   # an extra file of a submission bigger than this is not copied

@@ -165,7 +165,7 @@ class ExchangeReleaseFeedback(NgshareReleaseFeedback):
     """ngshare-exchange's release feedback, one submission at a time, going on past one that cannot be released."""
 
     def copy_files(self):
-        from autograder.collect import NotGradable, read_submitted
+        from autograder.submission.files import NotGradable, read_submitted
 
         exclude = set(filter(None, self.coursedir.student_id_exclude.split(",")))
         staged: dict[tuple[str, str], list] = {}

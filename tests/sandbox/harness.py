@@ -230,7 +230,7 @@ def write_submission(nb, folder: Path) -> Path:
 
 def grade_file(path: Path):
     """Grade a submitted file in this process, as `python -m autograder grade` does (no gradebook)."""
-    from autograder.collect import collect_file
+    from autograder.submission.notebook import collect_file
     from autograder.grade import grade_submission
 
     return grade_submission(collect_file(path, ASSIGNMENT), SEED)

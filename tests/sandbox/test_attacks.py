@@ -90,7 +90,7 @@ def test_catalogue_covers_the_issue():
 def test_catalogue_notebooks_are_well_formed(ctx):
     """Every entry builds; every code cell of the cell- and notebook-level entries compiles (but the syntax error's),
     so that a 0 means the attack failed in the sandbox, not that its code was broken."""
-    from autograder.collect import strip_magics
+    from autograder.submission.notebook import strip_magics
 
     broken = []
     for entry in catalogue.ALL + [catalogue.CONTROL]:

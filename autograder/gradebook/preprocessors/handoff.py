@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
-    from autograder.collect import Submission
+    from autograder.submission.notebook import Submission
     from autograder.grade import GradeResult
     from autograder.sandbox.runner import StudentProcess
 

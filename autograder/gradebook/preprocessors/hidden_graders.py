@@ -14,7 +14,7 @@ import os
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, default
 
-from autograder.collect import exercises_of
+from autograder.graders.registry import exercises_of
 from autograder.grade import grade_submission
 from autograder.gradebook.preprocessors.handoff import Graded, RanInSandbox
 

@@ -19,7 +19,8 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from autograder import settings
-from autograder.collect import collect, exercises_of
+from autograder.graders.registry import exercises_of
+from autograder.submission.notebook import collect
 from autograder.grade import import_for_graders, start_student
 from autograder.gradebook.preprocessors.handoff import RanInSandbox
 from autograder.sandbox import lanes

@@ -13,7 +13,7 @@ from pathlib import Path
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
-from autograder.collect import exercises_of
+from autograder.graders.registry import exercises_of
 from autograder.feedback.instructor import RESULTS_DIR
 from autograder.gradebook.preprocessors.handoff import Graded
 
