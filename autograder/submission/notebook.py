@@ -15,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.graders.registry import exercises_of, known_assignments
+from autograder import settings
 from autograder.messages import Reason
 from autograder.submission.files import NotGradable, read_submitted
 
@@ -77,13 +77,18 @@ def read_notebook(path) -> nbformat.NotebookNode:
 
 @functools.lru_cache(maxsize=None)
 def release_ids(assignment: str) -> frozenset[str]:
-    """The nbgrader grade ids of an assignment's release notebooks (its graded exercises' ids without them)."""
+    """The nbgrader grade ids of an assignment's release notebooks (none before it is built)."""
     ids = set()
     for path in sorted((RELEASE / assignment).glob("*.ipynb")):
         ids |= {_nbgrader(c).get("grade_id", "") for c in nbformat.read(str(path), as_version=4).cells}
     ids.discard("")
     ids.discard("helpers")   # every assignment has one
-    return frozenset(ids or {f"{kind}_{e}" for e in exercises_of(assignment) for kind in ("test", "solution")})
+    return frozenset(ids)
+
+
+def course_assignments() -> list[str]:
+    """The assignments a notebook may belong to: ``COURSE["assignments"]`` of course_config.py, sorted."""
+    return sorted(settings.course()["assignments"])
 
 
 def detect_assignment(nb, path: str = "") -> str:
@@ -92,12 +97,12 @@ def detect_assignment(nb, path: str = "") -> str:
     ids = {_nbgrader(c).get("grade_id", "") for c in nb.get("cells", []) if isinstance(c, dict)}
     stem = Path(path).stem
     best, best_hits = None, 0
-    for assignment in known_assignments():
+    for assignment in course_assignments():
         hits = len(ids & release_ids(assignment))
         if hits > best_hits or (hits == best_hits and hits and stem == assignment):
             best, best_hits = assignment, hits
     if best is None:
-        if stem in known_assignments():
+        if stem in course_assignments():
             return stem
         raise NotGradable(Reason.NO_ASSIGNMENT())
     return best
