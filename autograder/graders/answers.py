@@ -1,0 +1,112 @@
+"""The float64 answers to the proxies' questions: while an exercise is graded, the other contract functions it
+calls are answered with these (``isolation.py``).
+
+They are numpy versions of ``references.py`` (the same formulas; numpy because a proxy's question is small and
+torch's per-call overhead is not: ~300 answers per submission), with the contract's signatures (a call that does not
+fit runs the student's own function). tests/test_isolation.py checks them against ``references.py``. They work in
+place where they can, so that what they allocate is what ``sizing.need`` counts.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.graders import references
+
+
+def softmax(x, axis=-1):
+    e = np.array(x, np.float64)                                                       # a copy: the result
+    top = np.max(e, axis=axis, keepdims=True)
+    e -= np.where(np.isfinite(top), top, 0.0)
+    np.exp(e, out=e)
+    e /= np.sum(e, axis=axis, keepdims=True)
+    return e
+
+
+def causal_mask(t_q, t_k=None):
+    t_k = t_q if t_k is None else t_k
+    return np.arange(t_k)[None, :] <= np.arange(t_q)[:, None] + (t_k - t_q)           # (Tq, Tk)
+
+
+def attention(query, key, value, mask, scale):
+    q, k, v = (np.asarray(a, np.float64) for a in (query, key, value))
+    scores = q @ np.swapaxes(k, -1, -2)                                               # (..., Tq, Tk)
+    scores *= scale
+    if mask is not None:
+        mask = np.asarray(mask, dtype=bool)
+        shape = np.broadcast_shapes(scores.shape, mask.shape)
+        if shape != scores.shape:                                                     # a mask with more batch axes
+            scores = np.array(np.broadcast_to(scores, shape))
+        np.copyto(scores, -np.inf, where=~mask)
+    top = np.max(scores, axis=-1, keepdims=True)                                      # softmax, in place
+    scores -= np.where(np.isfinite(top), top, 0.0)
+    np.exp(scores, out=scores)
+    scores /= np.sum(scores, axis=-1, keepdims=True)                                  # (..., Tq, Tk) weights
+    return scores @ v, scores                                                         # (..., Tq, dv)
+
+
+def scaled_dot_product_attention(query, key, value, mask=None, return_weights=False):
+    out, weights = attention(query, key, value, mask, np.shape(query)[-1] ** -0.5)
+    return (out, weights) if return_weights else out
+
+
+def dot_product_attention(query, key, value, mask=None):
+    return attention(query, key, value, mask, 1.0)[0]
+
+
+def multi_head_attention(query, key, value, num_heads, mask=None):
+    q, k, v = (references.split_heads(a, num_heads) for a in (query, key, value))     # (B, H, T, dh)
+    return references.merge_heads(scaled_dot_product_attention(q, k, v, mask))        # (B, Tq, C)
+
+
+def linear(x, w, b):
+    out = np.asarray(x, np.float64) @ np.asarray(w, np.float64)                       # (..., out)
+    out += np.asarray(b, np.float64)
+    return out
+
+
+def multi_head_attention_layer(x_q, x_kv, params, num_heads, mask=None):
+    q = linear(x_q, params["w_q"], params["b_q"])                                     # (B, Tq, H*dk)
+    k = linear(x_kv, params["w_k"], params["b_k"])                                    # (B, Tk, H*dk)
+    v = linear(x_kv, params["w_v"], params["b_v"])                                    # (B, Tk, H*dv)
+    heads = multi_head_attention(q, k, v, num_heads, mask)                            # (B, Tq, H*dv)
+    del q, k, v
+    return linear(heads, params["w_o"], params["b_o"])                                # (B, Tq, D)
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    out = np.array(x, np.float64)                                                     # (..., D) the result
+    out -= out.mean(axis=-1, keepdims=True)
+    scale = np.einsum("...d,...d->...", out, out)[..., None]                          # (..., 1)
+    scale /= out.shape[-1]                                                            # the biased variance
+    scale += eps
+    np.sqrt(scale, out=scale)
+    out /= scale
+    out *= np.asarray(gamma, np.float64)
+    out += np.asarray(beta, np.float64)
+    return out
+
+
+def gelu(z):
+    """The exact (erf) GELU, z * Phi(z), in float64 (torch's erf, computed in place on numpy's memory)."""
+    import torch
+
+    out = z * 0.7071067811865476                                                      # (..., F)
+    erf = torch.from_numpy(out)
+    torch.special.erf(erf, out=erf)
+    out += 1.0
+    out *= 0.5
+    out *= z
+    return out
+
+
+def decoder_block(x, block, num_heads):
+    h = np.array(x, np.float64)                                                       # (B, T, D) the result
+    a = layer_norm(h, block["ln_1"]["gamma"], block["ln_1"]["beta"])                  # (B, T, D)
+    h += multi_head_attention_layer(a, a, block["attn"], num_heads, causal_mask(h.shape[-2]))  # (B, T, D)
+    del a
+    z = layer_norm(h, block["ln_2"]["gamma"], block["ln_2"]["beta"])                  # (B, T, D)
+    u = linear(z, block["w_1"], block["b_1"])                                         # (B, T, F)
+    del z
+    u = gelu(u)                                                                       # (B, T, F)
+    h += linear(u, block["w_2"], block["b_2"])                                        # (B, T, D)
+    return h
