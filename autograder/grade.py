@@ -14,13 +14,14 @@ from pathlib import Path
 import pytest
 
 from autograder import settings
-from autograder.graders.registry import GRADERS, exercises_of
-from autograder.submission.notebook import Submission, collect
-from autograder.graders import forbidden, isolation
+from autograder.graders import isolation
 from autograder.graders.plugin import GradingSession, Student, TestResult
+from autograder.graders.registry import GRADERS, exercises_of
+from autograder.graders.review import review_items, runtime_review_items
 from autograder.messages import Notice
 from autograder.sandbox import lanes
 from autograder.sandbox.runner import StudentCodeError, StudentProcess
+from autograder.submission.notebook import Submission, collect
 
 
 @dataclass
@@ -149,7 +150,7 @@ def grade_submission(submission: Submission, seed: int | None = None, started=No
         costs = {**process.costs, "answer_mb": round(student.answer_peak / (1 << 20), 1)}
     finally:
         process.cleanup()
-    review = forbidden.review_items(submission.code_cells) + forbidden.runtime_review_items(process.reviewed)
+    review = review_items(submission.code_cells) + runtime_review_items(process.reviewed)
     exercises = []
     for name in exercises_of(submission.assignment):
         tests = [t for t in session.results.values() if t.exercise == name]

@@ -193,7 +193,7 @@ def test_review_lists_escape_hatches_and_not_honest_code():
     kernels registered over the guard's), wherever in the notebook it is; honest notebooks have none."""
     import notebooks
     from autograder.submission.notebook import collect
-    from autograder.graders.forbidden import review_items
+    from autograder.graders.review import review_items
 
     for assignment in ("attention", "kv_cache", "decoder", "quiz"):
         assert review_items(collect(notebooks.solution_notebook(assignment), "x.ipynb", assignment).code_cells) == []
@@ -212,7 +212,7 @@ def test_review_lists_escape_hatches_and_not_honest_code():
 def test_review_lists_what_the_students_process_reported():
     """What the monitor's audit hook reported while the code ran (names built from strings are seen there) is in
     the review list, in Korean, once each; an unknown report is listed as it came."""
-    from autograder.graders.forbidden import runtime_review_items
+    from autograder.graders.review import runtime_review_items
 
     items = runtime_review_items({"function.__new__", "code.__new__", "function.__code__"})
     assert [item.split("`")[1] for item in items] == ["types.CodeType / code.replace", "__code__ =",

@@ -228,8 +228,8 @@ def class_code(assignment: str, students=None) -> dict[str, list[str]]:
     """``{student id: code cells}`` of what the demo class hands in for ``assignment``, built from the repository's
     release and source notebooks without grading anything (the student's program as ``autograder.submission`` reads
     it; a truncated file has none: it is graded as the blank release)."""
-    from autograder.submission.notebook import collect
     from autograder.demo import roster
+    from autograder.submission.notebook import collect
 
     root = Path(__file__).resolve().parents[2]
     release_nb = nbformat.read(str(root / "release" / assignment / f"{assignment}.ipynb"), as_version=4)

@@ -630,9 +630,9 @@ def for_course(course_dir, assignments, options: Options | None = None) -> dict[
     (``source/``) and the graders' catalogue of mistakes as the course's own material."""
     import nbformat
 
+    from autograder.graders import exercises, mistakes
     from autograder.submission.files import NotGradable
     from autograder.submission.notebook import collect, read_notebook
-    from autograder.graders import exercises, mistakes
 
     course_dir = Path(course_dir)
     options = options or Options.from_course()

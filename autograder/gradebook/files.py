@@ -24,8 +24,8 @@ from pathlib import Path
 
 from nbconvert.exporters import NotebookExporter
 
-from autograder.submission.files import MAX_NOTEBOOK_BYTES, NotGradable, RefusedFile, read_submitted, refusal
 from autograder.messages import Message, Reason
+from autograder.submission.files import MAX_NOTEBOOK_BYTES, NotGradable, RefusedFile, read_submitted, refusal
 
 MAX_FILE_BYTES = MAX_NOTEBOOK_BYTES   # an extra file of a submission bigger than this is not copied
 RELEASE_FEEDBACK_READS = frozenset({"timestamp.txt", "submission_secret.txt"})   # written by nbgrader's submit

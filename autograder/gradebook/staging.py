@@ -33,9 +33,9 @@ def stage(course_dir: Path, assignment: str, student: str) -> list[str]:
     Only plain files are copied (``autograder.gradebook.files.copy_plain_tree``: no link is followed, no FIFO,
     device or hard-linked file is read). A release notebook that was refused or cannot be graded is staged as the
     blank release with the reason in Korean."""
+    from autograder.gradebook.files import copy_plain_tree
     from autograder.submission.files import NotGradable, refused
     from autograder.submission.notebook import detect_assignment, read_notebook
-    from autograder.gradebook.files import copy_plain_tree
 
     source = course_dir / "submitted" / student / assignment
     target = course_dir / STAGING / student / assignment

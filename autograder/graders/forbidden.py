@@ -96,7 +96,7 @@ def static_violations(function: str, sources: list[str]) -> list[str]:
     names, found = forbidden["names"], set()
     aliases = _global_imports(sources, names)
     for source in sources:
-        for node in _nodes(source):
+        for node in nodes(source):
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == function:
                 found |= _names_in(node, names, aliases)
     return sorted(found)
@@ -160,7 +160,7 @@ def _body(source: str) -> tuple:
 
 
 @functools.lru_cache(maxsize=512)
-def _nodes(source: str) -> tuple:
+def nodes(source: str) -> tuple:
     """Every node of a cell's syntax tree (parsed once per cell, not once per exercise; () when it does not parse)."""
     try:
         return tuple(ast.walk(ast.parse(source)))
@@ -185,76 +185,3 @@ def _names_in(definition, names, aliases) -> set[str]:
             if not (docstring is not None and node is docstring.value):
                 found.add(node.value.strip())
     return found
-
-
-# Escape hatches the sandbox refuses or cannot see (README, trust boundary): a submission that names one is listed
-# for the instructor's review, whatever its score. name -> why it is worth a look.
-REVIEW = {
-    "signal": "신호 처리기는 실행 중인 프레임을 받습니다 (감시 커널의 프레임일 수 있음)",
-    "setitimer": "신호 처리기는 실행 중인 프레임을 받습니다", "alarm": "신호 처리기는 실행 중인 프레임을 받습니다",
-    "f_back": "프레임을 거슬러 올라갑니다", "f_locals": "프레임의 지역 변수를 읽습니다",
-    "f_globals": "프레임의 전역을 읽습니다",
-    "tb_frame": "트레이스백의 프레임을 읽습니다", "tb_next": "트레이스백을 따라갑니다",
-    "gi_frame": "제너레이터의 프레임을 읽습니다",
-    "_getframe": "호출 스택의 프레임을 읽습니다", "currentframe": "호출 스택의 프레임을 읽습니다",
-    "__closure__": "함수의 클로저를 읽습니다 (감싼 원본 함수)",
-    "__defaults__": "함수의 기본값을 읽습니다 (감싼 원본 함수)",
-    "__kwdefaults__": "함수의 기본값을 읽습니다 (감싼 원본 함수)", "__code__": "함수의 코드 객체를 다룹니다",
-    "getsource": "라이브러리 소스를 가져와 실행할 수 있습니다", "library": "torch 디스패처에 커널을 등록합니다",
-    "Library": "torch 디스패처에 커널을 등록합니다", "get_kernel": "torch 디스패처의 커널을 직접 다룹니다",
-    "call_boxed": "torch 디스패처의 커널을 직접 다룹니다", "redispatch": "torch 디스패처를 직접 다룹니다",
-    "dup2": "파일 기술자를 바꿔치기합니다 (채점 기록 통로)", "ctypes": "네이티브 함수 호출 (샌드박스가 거부)",
-    "fork": "자식 프로세스 (샌드박스가 거부)", "subprocess": "자식 프로세스 (샌드박스가 거부)",
-    "get_referrers": "gc로 객체를 찾습니다 (샌드박스가 거부)", "get_objects": "gc로 객체를 찾습니다 (샌드박스가 거부)",
-    "settrace": "추적 함수 (샌드박스가 거부)", "setprofile": "추적 함수 (샌드박스가 거부)",
-    "_calculate_scores": "keras 어텐션 층의 내부 메서드", "_apply_scores": "keras 어텐션 층의 내부 메서드",
-    "_compute_attention": "keras MultiHeadAttention의 내부 메서드", "_masked_softmax": "keras 층의 내부 메서드",
-    "_refs": "torch의 파이썬 분해 구현", "_decomp": "torch의 파이썬 분해 구현",
-    # making or replacing code objects and functions: how a library routine is cloned (issue 21)
-    "CodeType": "코드 객체를 만듭니다 (라이브러리 루틴의 복제일 수 있음)",
-    "FunctionType": "코드 객체로 함수를 만듭니다 (라이브러리 루틴의 복제일 수 있음)",
-    "LambdaType": "코드 객체로 함수를 만듭니다 (라이브러리 루틴의 복제일 수 있음)",
-    "MethodType": "함수를 다른 객체의 메서드로 붙입니다 (라이브러리 루틴의 복제일 수 있음)",
-    "code.replace": "코드 객체를 바꿔 새로 만듭니다 (라이브러리 루틴의 복제일 수 있음)",
-}
-# What the student's process reported while it ran (``inside.monitor.guard``'s audit hook: names built from strings
-# are seen there too): report -> (what it is, why it is worth a look).
-RUNTIME_REVIEW = {
-    "code.__new__": ("types.CodeType / code.replace", "코드 객체를 만들거나 바꿔 새로 만들었습니다"),
-    "function.__new__": ("types.FunctionType", "코드 객체로 함수를 만들었습니다"),
-    "function.__code__": ("__code__ =", "함수의 코드 객체를 바꿨습니다"),
-}
-
-
-def review_items(sources: list[str]) -> list[str]:
-    """What an instructor should look at in a submission's code cells (names of ``REVIEW`` used as attributes,
-    names, imports or strings anywhere, not only in an exercise's ``def``): one Korean line per cell and name."""
-    items = []
-    for index, source in enumerate(sources):
-        found = set()
-        for node in _nodes(source):
-            if isinstance(node, ast.Attribute) and node.attr in REVIEW:
-                found.add(node.attr)
-            elif isinstance(node, ast.Name) and node.id in REVIEW:
-                found.add(node.id)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom)
-                                                          and node.module else [])
-                found |= {part for name in names for part in name.split(".") if part in REVIEW}
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.strip() in REVIEW:
-                found.add(node.value.strip())
-            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "replace"
-                  and any((k.arg or "").startswith("co_") for k in node.keywords)):
-                found.add("code.replace")
-        items += [f"{index + 1}번째 코드 셀: `{name}` — {REVIEW[name]}" for name in sorted(found)]
-    return items
-
-
-def runtime_review_items(reported) -> list[str]:
-    """Korean review lines for what the student's process reported while it ran (``RUNTIME_REVIEW``); an unknown
-    report is listed as it came."""
-    items = []
-    for report in sorted(reported):
-        what, why = RUNTIME_REVIEW.get(report, (report, "채점 중 감시기가 보고했습니다"))
-        items.append(f"실행 중: `{what}` — {why} (라이브러리 루틴의 복제일 수 있음)")
-    return items

@@ -7,7 +7,7 @@ the student's environment and limits from the same declarations.
 """
 from __future__ import annotations
 
-from autograder.graders import forbidden
+from autograder.graders import forbidden, review
 from autograder.sandbox import policy
 from autograder.sandbox.inside import monitor
 
@@ -118,4 +118,4 @@ def test_the_guard_uses_no_global_or_builtin_when_student_code_runs():
 
 def test_every_review_the_monitor_reports_has_a_korean_line():
     """The audit hook's review kinds (``monitor.REVIEWS``) are the ones the grader turns into Korean review lines."""
-    assert set(forbidden.RUNTIME_REVIEW) == set(monitor.REVIEWS)
+    assert set(review.RUNTIME_REVIEW) == set(monitor.REVIEWS)

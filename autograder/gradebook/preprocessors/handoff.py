@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
-    from autograder.submission.notebook import Submission
     from autograder.grade import GradeResult
     from autograder.sandbox.runner import StudentProcess
+    from autograder.submission.notebook import Submission
 
 SETTING = "c.Autograde.autograde_preprocessors (course_config.py)"
 

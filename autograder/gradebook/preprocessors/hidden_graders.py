@@ -14,9 +14,9 @@ import os
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, default
 
-from autograder.graders.registry import exercises_of
 from autograder.grade import grade_submission
 from autograder.gradebook.preprocessors.handoff import Graded, RanInSandbox
+from autograder.graders.registry import exercises_of
 
 
 class HiddenGraders(NbGraderPreprocessor):

@@ -19,11 +19,11 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from autograder import settings
-from autograder.graders.registry import exercises_of
-from autograder.submission.notebook import collect
 from autograder.grade import import_for_graders, start_student
 from autograder.gradebook.preprocessors.handoff import RanInSandbox
+from autograder.graders.registry import exercises_of
 from autograder.sandbox import lanes
+from autograder.submission.notebook import collect
 
 MAX_PNG = 2 << 20
 

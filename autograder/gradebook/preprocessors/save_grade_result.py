@@ -13,9 +13,9 @@ from pathlib import Path
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
-from autograder.graders.registry import exercises_of
 from autograder.feedback.instructor import RESULTS_DIR
 from autograder.gradebook.preprocessors.handoff import Graded
+from autograder.graders.registry import exercises_of
 
 
 class SaveGradeResult(NbGraderPreprocessor):

@@ -14,9 +14,9 @@ import math
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from autograder.graders.registry import exercises_of
 from autograder.feedback.report import exercise_report
 from autograder.gradebook.preprocessors.handoff import Graded
+from autograder.graders.registry import exercises_of
 
 
 def cell_score(points: float, earned: float, possible: float) -> float:
