@@ -31,12 +31,12 @@ def main() -> None:
     import notebooks
     from family_mutants import MUTANTS
 
-    from autograder.graders import exercises
+    from autograder.graders import registry
 
     base = {}
-    for assignment in exercises.ASSIGNMENTS:
+    for assignment in registry.coded_assignments():
         base[assignment] = inprocess.notebook_code(notebooks.solution_notebook(assignment), assignment)
-    assignment_of = {name: a for a, names in exercises.ASSIGNMENTS.items() for name in names}
+    assignment_of = {exercise.name: exercise.assignment for exercise in registry.RECORDS.values()}
 
     start = time.perf_counter()
     caught = named = wrong = 0

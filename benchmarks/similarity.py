@@ -28,13 +28,14 @@ import json, sys, time
 import nbformat
 from autograder.demo import submissions
 from autograder.feedback import similarity
-from autograder.graders import exercises, mistakes
+from autograder.graders import mistakes, registry
 
 out = {}
 start = time.perf_counter()
 similarity.library()
 out["library"] = time.perf_counter() - start
-for assignment, names in exercises.ASSIGNMENTS.items():
+for assignment in registry.coded_assignments():
+    names = registry.exercises_of(assignment)
     code = submissions.class_code(assignment)
     cells = lambda folder: [c.source for c in nbformat.read(f"{folder}/{assignment}/{assignment}.ipynb", 4).cells
                             if c.cell_type == "code"]
@@ -46,7 +47,7 @@ for assignment, names in exercises.ASSIGNMENTS.items():
     out[assignment + " found"] = similarity.summary(report)
 if len(sys.argv) > 1:
     start = time.perf_counter()
-    similarity.for_course(sys.argv[1], list(exercises.ASSIGNMENTS))
+    similarity.for_course(sys.argv[1], registry.coded_assignments())
     out["for_course"] = time.perf_counter() - start
 print(json.dumps(out))
 """

@@ -23,7 +23,7 @@ import pytest
 os.environ.setdefault("KERAS_BACKEND", "torch")
 
 from autograder.grade import GradeResult, grade_notebook  # noqa: E402
-from autograder.graders import mistakes  # noqa: E402
+from autograder.graders import mistakes, registry  # noqa: E402
 from autograder.messages import Reason  # noqa: E402
 
 
@@ -34,12 +34,8 @@ pytestmark = pytest.mark.slow
 ASSIGNMENT = "attention"
 BASE_SEED = int(os.environ.get("ATTENTION_GRADER_SEED", "20240611"))
 
-# Points of every exercise (the notebook's grade cells carry the same numbers).
-POINTS = {
-    "softmax": 2, "additive_attention": 2, "bahdanau_attention": 2, "dot_product_attention": 2,
-    "scaled_dot_product_attention": 3, "causal_mask": 2, "self_attention": 3, "split_heads": 1,
-    "merge_heads": 1, "multi_head_attention": 3, "multi_head_attention_layer": 4, "apply_rope": 2,
-}
+# Points of every exercise, from its record (the notebook's grade cells and the graders carry the same numbers).
+POINTS = {exercise.name: exercise.points for exercise in registry.of_assignment(ASSIGNMENT)}
 NOT_IMPLEMENTED = Reason.NOT_IMPLEMENTED.korean()
 
 MISTAKES = mistakes.of_assignment("attention")
@@ -123,6 +119,7 @@ def test_grader_modules_carry_the_points_of_the_grade_cells():
 
     assert set(exercises_of(ASSIGNMENT)) == set(POINTS)
     assert notebooks.grade_points(SOLUTION) == {k: float(v) for k, v in POINTS.items()}
+    assert notebooks.grader_points(ASSIGNMENT) == pytest.approx({k: float(v) for k, v in POINTS.items()}, abs=1e-3)
     assert set(notebooks.exercises(SOLUTION)) == set(POINTS)
 
 

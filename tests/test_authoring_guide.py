@@ -1,11 +1,12 @@
 """docs/authoring.md's "Adding an exercise" cannot go stale: this test follows its steps for the toy exercise.
 
 It copies the repository, writes the files and notebook cells exactly as the guide's marked blocks give them
-(``<!-- guide: file PATH -->`` and ``<!-- guide: cell GRADE_ID [points=P] -->``), makes the two registrations the guide
-asks for in words (the assignment in ``course_config.py``, the exercise in ``exercises.ASSIGNMENTS``), builds the
-assignment with the real nbgrader (``python -m autograder build toy``) and grades it both ways with
-``python -m autograder grade``: the solution gets full marks; the guide's mistake in the solution cell loses the
-exercise's points and the feedback names the mistake.
+(``<!-- guide: file PATH -->`` and ``<!-- guide: cell GRADE_ID [points=P] -->``: the grader file, the exercise record,
+the notebook cells), makes the one registration the guide asks for in words (the new assignment in
+``course_config.py``; the exercise itself is registered by its record), builds the assignment with the real
+nbgrader (``python -m autograder build toy``) and grades it both ways with ``python -m autograder grade``: the
+solution gets full marks; the guide's mistake in the solution cell loses the exercise's points and the feedback
+names the mistake.
 """
 import json
 import os
@@ -63,13 +64,11 @@ def follow_the_guide(root, repo):
     nb = nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                                        "language": "python"}})
     nbformat.write(nb, str(repo / "source" / "toy" / "toy.ipynb"))
-    # Step 1 and the end of step 4: the registrations the guide names in words.
+    # Step 1: the new assignment, which the guide names in words.
     replace_once(repo / "course_config.py", '"assignments": ["attention", "kv_cache", "decoder", "quiz"],',
                  '"assignments": ["attention", "kv_cache", "decoder", "quiz", "toy"],')
     replace_once(repo / "course_config.py", '"due_dates": {',
                  '"due_dates": {\n        "toy": "2026-12-21 23:59:00 +0900",')
-    replace_once(repo / "autograder" / "graders" / "exercises" / "__init__.py", "ASSIGNMENTS = {",
-                 'ASSIGNMENTS = {\n    "toy": ("l2_normalize",),')
 
 
 def autograder(repo, *args):

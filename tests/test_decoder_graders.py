@@ -31,7 +31,7 @@ import pytest
 os.environ.setdefault("KERAS_BACKEND", "torch")
 
 from autograder.grade import GradeResult, grade_notebook  # noqa: E402
-from autograder.graders import isolation, mistakes, references, tolerances  # noqa: E402
+from autograder.graders import isolation, mistakes, references, registry, tolerances  # noqa: E402
 from autograder.messages import Reason  # noqa: E402
 
 import notebooks  # noqa: E402 - tests/ is on sys.path (tests/conftest.py)
@@ -41,8 +41,8 @@ pytestmark = pytest.mark.slow
 ASSIGNMENT = "decoder"
 BASE_SEED = int(os.environ.get("DECODER_GRADER_SEED", "20240614"))
 
-# Points of every exercise (the notebook's grade cells carry the same numbers).
-POINTS = {"layer_norm": 2, "decoder_block": 3, "generate": 5}
+# Points of every exercise, from its record (the notebook's grade cells and the graders carry the same numbers).
+POINTS = {exercise.name: exercise.points for exercise in registry.of_assignment(ASSIGNMENT)}
 NOT_IMPLEMENTED = Reason.NOT_IMPLEMENTED.korean()
 
 MISTAKES = mistakes.of_assignment(ASSIGNMENT)
@@ -130,6 +130,7 @@ def test_grader_modules_carry_the_points_of_the_grade_cells():
 
     assert set(exercises_of(ASSIGNMENT)) == set(POINTS)
     assert notebooks.grade_points(SOLUTION) == {k: float(v) for k, v in POINTS.items()}
+    assert notebooks.grader_points(ASSIGNMENT) == pytest.approx({k: float(v) for k, v in POINTS.items()}, abs=1e-3)
     assert set(notebooks.exercises(SOLUTION)) == set(POINTS)
 
 

@@ -98,7 +98,7 @@ def test_a_question_too_big_to_answer_is_refused_with_a_reason(proc):
         proc.graded_call("mask_rows", (100_000,), {}, isolate=["causal_mask"], answer=answers)
     assert answers.asked == set() and len(answers.refused) == 1
     assert Reason.ANSWER_TOO_BIG.found_in(answers.refused[0]) and answers.refused[0] in refused.value.message
-    assert f"{sizing.need('causal_mask', {'t_q': 100_000}).mb:,.0f} MiB" in answers.refused[0]   # 10^10 bytes
+    assert f"{isolation.need('causal_mask', {'t_q': 100_000}).mb:,.0f} MiB" in answers.refused[0]   # 10^10 bytes
 
 
 def test_a_hung_call_is_interrupted_and_recognised_once(proc):
@@ -235,12 +235,12 @@ def _block(f, d, heads, hidden) -> dict:
 @pytest.mark.parametrize("name, args, kwargs",
                          [pytest.param(*c, id=f"{c[0]}-{i}") for i, c in enumerate(_sizes_cases())])
 def test_sizes_are_known_before_the_answer_is_computed(name, args, kwargs):
-    """``sizing.need`` counts, from the shapes alone, what the reference then really allocates (numpy's
+    """``isolation.need`` counts, from the shapes alone, what the reference then really allocates (numpy's
     allocations as ``tracemalloc`` sees them, the answer made contiguous to be sent included): never less, and
     at most a quarter more plus numpy's fixed overhead; the result's bytes exactly."""
     import tracemalloc
 
-    sized = sizing.need(name, isolation.SIGNATURES[name].bind(*args, **kwargs).arguments)
+    sized = isolation.need(name, isolation.SIGNATURES[name].bind(*args, **kwargs).arguments)
     tracemalloc.start()
     try:
         base = tracemalloc.get_traced_memory()[0]
@@ -302,7 +302,7 @@ def test_a_bigger_question_is_computed_apart_within_its_limits():
     arrays: list = []
     header = {"name": "scaled_dot_product_attention", "args": encode_value([q, k, v], arrays),
               "kwargs": encode_value({}, arrays)}
-    sized = sizing.need(header["name"], {"query": q, "key": k, "value": v})
+    sized = isolation.need(header["name"], {"query": q, "key": k, "value": v})
     assert isolation.INLINE_BYTES < sized.peak < isolation.answer_mb() << 20          # the middle path
     answers = isolation.Answers([header["name"]])
     reply, out = answers(header, arrays, time.monotonic() + 30)

@@ -29,7 +29,7 @@ os.environ.setdefault("KERAS_BACKEND", "torch")
 from autograder.grade import GradeResult, grade_notebook  # noqa: E402
 from autograder.graders import references  # noqa: E402
 from autograder.graders.kv_cache import TrustedCache  # noqa: E402
-from autograder.graders import mistakes  # noqa: E402
+from autograder.graders import mistakes, registry  # noqa: E402
 from autograder.messages import Reason  # noqa: E402
 
 
@@ -40,9 +40,8 @@ pytestmark = pytest.mark.slow
 ASSIGNMENT = "kv_cache"
 BASE_SEED = int(os.environ.get("KV_CACHE_GRADER_SEED", "20240612"))
 
-# Points of every exercise (the notebook's grade cells carry the same numbers).
-POINTS = {"kv_cache_bytes": 2, "max_cached_tokens": 2, "grouped_query_attention": 3, "KVCache": 2,
-          "attend_with_cache": 3, "sliding_window_mask": 2, "attend_with_rope_cache": 3, "flash_attention": 4}
+# Points of every exercise, from its record (the notebook's grade cells and the graders carry the same numbers).
+POINTS = {exercise.name: exercise.points for exercise in registry.of_assignment(ASSIGNMENT)}
 NOT_IMPLEMENTED = Reason.NOT_IMPLEMENTED.korean()
 
 MISTAKES = mistakes.of_assignment("kv_cache")
@@ -138,6 +137,7 @@ def test_grader_modules_carry_the_points_of_the_grade_cells():
 
     assert set(exercises_of(ASSIGNMENT)) == set(POINTS)
     assert notebooks.grade_points(SOLUTION) == {k: float(v) for k, v in POINTS.items()}
+    assert notebooks.grader_points(ASSIGNMENT) == pytest.approx({k: float(v) for k, v in POINTS.items()}, abs=1e-3)
     assert set(notebooks.exercises(SOLUTION)) == set(POINTS)
 
 
@@ -403,8 +403,9 @@ def test_static_scan_follows_what_the_name_is_bound_to(cells, flagged):
     ends up bound to it (cells run in order): a scratch import above the helper or inside another function does
     not make the notebook's own numpy helper a forbidden call."""
     from autograder.graders.forbidden import static_violations
+    from autograder.graders.registry import record
 
-    found = static_violations("grouped_query_attention", cells)
+    found = static_violations("grouped_query_attention", record("grouped_query_attention").forbidden, cells)
     assert found == (["scaled_dot_product_attention"] if flagged else []), found
 
 

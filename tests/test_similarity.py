@@ -18,9 +18,9 @@ from test_student_html import active
 from autograder.demo import roster, submissions
 from autograder.feedback import similarity
 from autograder.feedback.instructor import similarity_html
-from autograder.graders import exercises, forbidden, mistakes
+from autograder.graders import forbidden, mistakes, registry
 
-CODED = tuple(exercises.ASSIGNMENTS)   # attention, kv_cache, decoder (the quiz's answers are not code)
+CODED = tuple(registry.coded_assignments())   # attention, decoder, kv_cache (the quiz's answers are not code)
 
 
 def independent(assignment: str) -> set[str]:
@@ -62,7 +62,7 @@ def demo_class(root):
         code = submissions.class_code(assignment)
         source = nbformat.read(str(root / "source" / assignment / f"{assignment}.ipynb"), as_version=4)
         report = similarity.compare_class(
-            assignment, code, release_cells(assignment, root), exercises.ASSIGNMENTS[assignment],
+            assignment, code, release_cells(assignment, root), registry.exercises_of(assignment),
             [c.source for c in source.cells if c.cell_type == "code"],
             [(m.id, m.source) for m in mistakes.of_assignment(assignment)], similarity.Options.from_course())
         print(f"\n[similarity] {assignment}: {similarity.summary(report)}")
@@ -112,11 +112,11 @@ def test_independent_implementations_stay_below_the_thresholds(demo_class, assig
     lax = similarity.Options(0.0, 0.0, options.min_match)
     template = release_cells(assignment, root)
     pair = similarity.compare_class(assignment, {s: code[s] for s in independent(assignment)}, template,
-                                    exercises.ASSIGNMENTS[assignment], options=lax)
+                                    registry.exercises_of(assignment), options=lax)
     worst_library = max((m.similarity for m in pair.library), default=0.0)
     worst_pair = max((m.similarity for m in pair.pairs), default=0.0)
     half = similarity.compare_class(assignment, {s: code[s] for s in independent(assignment)}, template,
-                                    exercises.ASSIGNMENTS[assignment], options=similarity.Options(0, 0, 60))
+                                    registry.exercises_of(assignment), options=similarity.Options(0, 0, 60))
     print(f"\n[similarity] {assignment}: independent implementations {sorted(independent(assignment))}: worst pair "
           f"{worst_pair:.2f}, worst library {worst_library:.2f} with >= {options.min_match} characters matched; "
           f"with >= 60: {max((m.similarity for m in half.pairs), default=0):.2f}, "
@@ -143,15 +143,15 @@ def test_template_code_is_nobodys(root):
     release = release_cells("attention", root)
     checks = [c for c in release if "assert" in c][:3]
     report = similarity.compare_class("attention", {"a": release + checks, "b": release + checks}, release,
-                                      exercises.ASSIGNMENTS["attention"], release, options=similarity.Options(0, 0, 0))
+                                      registry.exercises_of("attention"), release, options=similarity.Options(0, 0, 0))
     assert not report.pairs and not report.library and not report.answer_key
-    assert similarity.units_of(release + checks, exercises.ASSIGNMENTS["attention"],
-                               similarity.Template.of(release)).keys() <= set(exercises.ASSIGNMENTS["attention"])
+    assert similarity.units_of(release + checks, registry.exercises_of("attention"),
+                               similarity.Template.of(release)).keys() <= set(registry.exercises_of("attention"))
 
 
 def test_every_library_routine_of_the_rules_is_read():
-    rules = {label for module in map(exercises.module, sum(exercises.ASSIGNMENTS.values(), ()))
-             if module.FORBIDDEN for label in module.FORBIDDEN["runtime"]}
+    rules = {label for exercise in registry.RECORDS.values()
+             if exercise.forbidden for label in exercise.forbidden["runtime"]}
     assert rules <= (forbidden.SOFTMAX["runtime"] | forbidden.ATTENTION["runtime"] | forbidden.NORM["runtime"]
                      | forbidden.BLOCK["runtime"])
     assert {label for label, *_ in similarity.LIBRARY} == rules
@@ -180,7 +180,7 @@ def test_student_code_and_names_are_escaped_in_the_report():
                "    e = e.exp()\n    total = e.sum(axis=axis, keepdims=True)\n    w = e / total\n"
                "    return w if s else w * 1.0 + 0.0 * total.mean(axis=axis, keepdims=True)\n")
     report = similarity.compare_class("attention", {"<b>a</b>": [hostile], "b": [hostile]}, [],
-                                      exercises.ASSIGNMENTS["attention"], options=similarity.Options(0.5, 0.5, 20))
+                                      registry.exercises_of("attention"), options=similarity.Options(0.5, 0.5, 20))
     assert report.pairs
     page = similarity_html(report, {"<b>a</b>": "<script>alert(1)</script>", "b": "<svg onload=alert(1)>"})
     assert not active(page), active(page)
@@ -198,7 +198,7 @@ def test_pairs_compare_each_exercise_once():
     a = "def softmax(x, axis=-1):\n" + "".join(f"    x{i} = x.max(axis=axis, keepdims=True) + {i}\n"
                                                for i in range(8)) + "    return x\n"
     report = similarity.compare_class("attention", {"a": [a], "b": [a], "c": [a]}, [],
-                                      exercises.ASSIGNMENTS["attention"], options=similarity.Options(0.8, 0.8, 50))
+                                      registry.exercises_of("attention"), options=similarity.Options(0.8, 0.8, 50))
     assert [(m.left.owner, m.right.owner) for m in report.pairs] == list(combinations("abc", 2))
     assert {m.exercise for m in report.pairs} == {"softmax"}
 
@@ -206,7 +206,7 @@ def test_pairs_compare_each_exercise_once():
 def test_a_huge_cell_is_compared_on_its_beginning():
     """A cell of pasted data does not make the report slow: it is cut, and the report says so."""
     huge = "data = [" + ", ".join(str(i) for i in range(40_000)) + "]\n"
-    report = similarity.compare_class("attention", {"a": [huge], "b": [huge]}, [], exercises.ASSIGNMENTS["attention"])
+    report = similarity.compare_class("attention", {"a": [huge], "b": [huge]}, [], registry.exercises_of("attention"))
     assert [(s, ex) for s, ex, _ in report.cut] == [("a", similarity.OTHER), ("b", similarity.OTHER)]
     assert report.seconds < 30
     assert "앞의 20,000자만 비교한 코드" in similarity_html(report, {})

@@ -624,13 +624,13 @@ def _code_cells(nb) -> list[str]:
 
 
 def for_course(course_dir, assignments, options: Options | None = None) -> dict[str, Report]:
-    """The report of each coded assignment (``graders.exercises.ASSIGNMENTS``: the quiz's answers are not code)
+    """The report of each coded assignment (``graders.registry.coded_assignments``: the quiz's answers are not code)
     of a course directory: the autograded notebooks (``autograded/<student>/<assignment>/``, the pipeline's own
     copies, read as data like every submission: ``autograder.submission``), the release as template, the answer key
     (``source/``) and the graders' catalogue of mistakes as the course's own material."""
     import nbformat
 
-    from autograder.graders import exercises, mistakes
+    from autograder.graders import mistakes, registry
     from autograder.submission.files import NotGradable
     from autograder.submission.notebook import collect, read_notebook
 
@@ -639,7 +639,7 @@ def for_course(course_dir, assignments, options: Options | None = None) -> dict[
     reports = {}
     for assignment in assignments:
         release = sorted((course_dir / "release" / assignment).glob("*.ipynb"))
-        if assignment not in exercises.ASSIGNMENTS or not release:
+        if assignment not in registry.coded_assignments() or not release:
             continue
         template = [c for path in release for c in _code_cells(nbformat.read(str(path), as_version=4))]
         key = [c for path in sorted((course_dir / "source" / assignment).glob("*.ipynb"))
@@ -654,7 +654,7 @@ def for_course(course_dir, assignments, options: Options | None = None) -> dict[
                 except NotGradable:   # missing or refused: nothing of it is compared
                     continue
             submissions[folder.parent.name] = cells
-        reports[assignment] = compare_class(assignment, submissions, template, exercises.ASSIGNMENTS[assignment],
+        reports[assignment] = compare_class(assignment, submissions, template, registry.exercises_of(assignment),
                                             key, catalogue, options)
     return reports
 

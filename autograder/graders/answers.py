@@ -8,9 +8,13 @@ place where they can, so that what they allocate is what ``sizing.need`` counts.
 """
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
 
-from autograder.graders import references
+from autograder.graders import sizing
 
 
 def softmax(x, axis=-1):
@@ -54,8 +58,22 @@ def dot_product_attention(query, key, value, mask=None):
 
 
 def multi_head_attention(query, key, value, num_heads, mask=None):
-    q, k, v = (references.split_heads(a, num_heads) for a in (query, key, value))     # (B, H, T, dh)
-    return references.merge_heads(scaled_dot_product_attention(q, k, v, mask))        # (B, Tq, C)
+    q, k, v = (split_heads(a, num_heads) for a in (query, key, value))     # (B, H, T, dh)
+    return merge_heads(scaled_dot_product_attention(q, k, v, mask))        # (B, Tq, C)
+
+
+def split_heads(x, num_heads):
+    b, t, c = np.shape(x)
+    return np.asarray(x, np.float64).reshape(b, t, num_heads, c // num_heads).transpose(0, 2, 1, 3)  # (B, H, T, dh)
+
+
+def merge_heads(x):
+    b, h, t, dh = np.shape(x)
+    return np.asarray(x, np.float64).transpose(0, 2, 1, 3).reshape(b, t, h * dh)                     # (B, T, C)
+
+
+def kv_cache_bytes(num_layers, num_kv_heads, head_dim, seq_len, batch_size=1, bytes_per_element=2):
+    return 2 * num_layers * num_kv_heads * head_dim * seq_len * batch_size * bytes_per_element
 
 
 def linear(x, w, b):
@@ -110,3 +128,34 @@ def decoder_block(x, block, num_heads):
     u = gelu(u)                                                                       # (B, T, F)
     h += linear(u, block["w_2"], block["b_2"])                                        # (B, T, D)
     return h
+
+
+# ----------------------------------------------------------------------------------------------- the records' answers
+@dataclass(frozen=True)
+class Answer:
+    """How a call of a contract function is answered while another exercise is graded (an exercise record's
+    ``answer``): ``compute``, its float64 answer above, and ``size``, what that needs for some arguments before it
+    runs (``sizing.py``)."""
+
+    compute: Callable
+    size: Callable[[dict], sizing.Need]
+
+    @property
+    def signature(self) -> inspect.Signature:
+        return inspect.signature(self.compute)
+
+    def need(self, arguments: dict) -> sizing.Need:
+        return sizing.need(self.size, arguments)
+
+
+SOFTMAX = Answer(softmax, sizing.softmax)
+CAUSAL_MASK = Answer(causal_mask, sizing.causal_mask)
+SCALED_DOT_PRODUCT_ATTENTION = Answer(scaled_dot_product_attention, sizing.attention)
+DOT_PRODUCT_ATTENTION = Answer(dot_product_attention, sizing.attention)
+SPLIT_HEADS = Answer(split_heads, sizing.split_heads)
+MERGE_HEADS = Answer(merge_heads, sizing.merge_heads)
+MULTI_HEAD_ATTENTION = Answer(multi_head_attention, sizing.multi_head_attention)
+MULTI_HEAD_ATTENTION_LAYER = Answer(multi_head_attention_layer, sizing.multi_head_attention_layer)
+KV_CACHE_BYTES = Answer(kv_cache_bytes, sizing.kv_cache_bytes)
+LAYER_NORM = Answer(layer_norm, sizing.layer_norm)
+DECODER_BLOCK = Answer(decoder_block, sizing.decoder_block)

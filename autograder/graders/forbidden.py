@@ -68,32 +68,22 @@ BLOCK = {
               "TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder", "TransformerDecoder",
               "_transformer_encoder_layer_fwd"} | SWITCHES,
 }
-# Each exercise names its rule (one of the above, or None) in ``exercises/<exercise>.py``.
+# Each exercise's record names its rule (one of the above, or None): ``exercises/<exercise>.py``.
 
 
-def rule(function: str) -> dict | None:
-    """The rule of ``function``'s exercise (its module's ``FORBIDDEN``, ``exercises/<function>.py``), or None."""
-    from autograder.graders import exercises
-
-    module = exercises.module(function)
-    return module.FORBIDDEN if module else None
-
-
-def runtime_violations(function: str, events) -> list[str]:
-    """Watched routines among ``events`` (those that ran while a call of ``function`` was in flight) that the
-    rule forbids ``function``."""
-    found = rule(function)
-    if not found:
+def runtime_violations(rule: dict | None, events) -> list[str]:
+    """Watched routines among ``events`` (those that ran while a graded call was in flight) that ``rule`` (the
+    called exercise's, ``registry.record(name).forbidden``) forbids."""
+    if not rule:
         return []
-    return sorted(set(events) & found["runtime"])
+    return sorted(set(events) & rule["runtime"])
 
 
-def static_violations(function: str, sources: list[str]) -> list[str]:
-    """Forbidden names that appear inside the submitted ``def function`` (or its imports)."""
-    forbidden = rule(function)
-    if not forbidden:
+def static_violations(function: str, rule: dict | None, sources: list[str]) -> list[str]:
+    """Names that ``rule`` forbids and that appear inside the submitted ``def function`` (or its imports)."""
+    if not rule:
         return []
-    names, found = forbidden["names"], set()
+    names, found = rule["names"], set()
     aliases = _global_imports(sources, names)
     for source in sources:
         for node in nodes(source):

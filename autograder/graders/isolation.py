@@ -24,58 +24,26 @@ from __future__ import annotations
 
 import ast
 import functools
-import inspect
 import time
 
 import numpy as np
 
-from autograder.graders import answers, bounded, references
-from autograder.graders.sizing import need
+from autograder.graders import bounded, registry, sizing
 from autograder.messages import Reason
 
-_ATTENTION = ("softmax", "causal_mask", "scaled_dot_product_attention", "dot_product_attention")
-_HEADS = _ATTENTION + ("split_heads", "merge_heads")
-_LAYER = _HEADS + ("multi_head_attention", "multi_head_attention_layer")
-
-# exercise -> the other contract functions it may call that are answered with the reference while it is graded.
-CALLEES = {
-    # attention
-    "additive_attention": ("softmax",),
-    "bahdanau_attention": ("softmax",),
-    "dot_product_attention": ("softmax",),
-    "scaled_dot_product_attention": ("softmax",),
-    "self_attention": _ATTENTION,
-    "multi_head_attention": _HEADS,
-    "multi_head_attention_layer": _HEADS + ("multi_head_attention",),
-    # kv_cache (softmax, causal_mask and scaled_dot_product_attention are given in its notebook)
-    "max_cached_tokens": ("kv_cache_bytes",),
-    "grouped_query_attention": _ATTENTION,
-    "attend_with_cache": _ATTENTION,
-    "flash_attention": ("causal_mask",),
-    # decoder (the earlier assignments' functions are given in its notebook; a student may paste their own)
-    "decoder_block": _LAYER + ("layer_norm",),
-    "generate": _LAYER + ("layer_norm", "decoder_block"),
-}
-
-# Contract functions an exercise depends on without naming them in its code (the cache it is given).
-IMPLIED = {"attend_with_cache": ("KVCache",)}
+# The proxies' table, from the exercise records (``exercises/<exercise>.py``):
+# exercise -> the other contract functions it may call that are answered with the reference while it is graded,
+CALLEES = {r.name: r.callees for r in registry.RECORDS.values() if r.callees}
+# the contract functions it depends on without naming them in its code (the cache it is given),
+IMPLIED = {r.name: r.implied for r in registry.RECORDS.values() if r.implied}
+# and contract function -> its float64 answer (answers.py), sized by ``need`` before it is computed.
+REFERENCES = {r.name: r.answer.compute for r in registry.RECORDS.values() if r.answer}
+SIGNATURES = {name: registry.record(name).answer.signature for name in REFERENCES}
 
 
-# contract function -> its float64 answer (answers.py), sized by ``sizing.need`` before it is computed.
-REFERENCES = {
-    "softmax": answers.softmax,
-    "causal_mask": answers.causal_mask,
-    "scaled_dot_product_attention": answers.scaled_dot_product_attention,
-    "dot_product_attention": answers.dot_product_attention,
-    "split_heads": references.split_heads,
-    "merge_heads": references.merge_heads,
-    "multi_head_attention": answers.multi_head_attention,
-    "multi_head_attention_layer": answers.multi_head_attention_layer,
-    "kv_cache_bytes": references.kv_cache_bytes,
-    "layer_norm": answers.layer_norm,
-    "decoder_block": answers.decoder_block,
-}
-SIGNATURES = {name: inspect.signature(function) for name, function in REFERENCES.items()}
+def need(name: str, arguments: dict) -> sizing.Need:
+    """What the answer to ``name`` needs for ``arguments`` (``sizing.need``)."""
+    return registry.record(name).answer.need(arguments)
 
 
 def callees(exercise: str, defined) -> tuple:

@@ -1,4 +1,4 @@
-"""The catalogue of realistic mistakes (mutants); each exercise lists its own in ``exercises/<exercise>.py``.
+"""The catalogue of realistic mistakes (mutants), built from the exercise records (``exercises/<exercise>.py``).
 
 Each mistake is the source of a student-style function with one known error, defined as a student might write it
 in the solution cell (numpy, calling the other contract functions and the notebook's helpers where a student
@@ -13,45 +13,23 @@ scenario on a trusted cache): ``diagnosis.py``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 
+from autograder.graders import registry
+from autograder.graders.exercises import Mistake
 
-@dataclass(frozen=True)
-class Mistake:
-    id: str          # e.g. "softmax_wrong_axis"
-    exercise: str    # the contract's function name
-    title: str       # Korean, short: what is wrong
-    hint: str        # Korean: how to find and fix it
-    source: str      # a complete student-style definition of `exercise` with the mistake
-    diagnosable: bool = True   # False when its output equals the reference on ordinary inputs
-
-    def function(self):
-        return _compile(self)
-
-
-@cache
-def _compile(mistake: Mistake):
-    from autograder.graders import references
-
-    namespace = references.namespace()
-    exec(compile(mistake.source, f"<mistake {mistake.id}>", "exec"), namespace)
-    return namespace[mistake.exercise]
+__all__ = ["Mistake", "catalogue", "for_exercise", "of_assignment"]
 
 
 def of_assignment(assignment: str) -> list[Mistake]:
-    """The mistakes of an assignment's exercises, in the order of its notebook."""
-    from autograder.graders import exercises
-
-    return [m for module in exercises.of_assignment(assignment) for m in module.MISTAKES]
+    """The mistakes of an assignment's exercises (``registry.of_assignment``'s order, each exercise's in its own)."""
+    return [m for exercise in registry.of_assignment(assignment) for m in exercise.mistakes]
 
 
 @cache
 def catalogue() -> tuple[Mistake, ...]:
-    """Every mistake of every assignment."""
-    from autograder.graders import exercises
-
-    return tuple(m for assignment in exercises.ASSIGNMENTS for m in of_assignment(assignment))
+    """Every mistake of every exercise."""
+    return tuple(m for exercise in registry.RECORDS.values() for m in exercise.mistakes)
 
 
 def for_exercise(exercise: str) -> list[Mistake]:

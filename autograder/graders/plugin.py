@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from autograder.graders import forbidden, isolation
+from autograder.graders import forbidden, isolation, registry
 from autograder.graders.compare import GradingFailure
 from autograder.messages import Reason
 from autograder.sandbox.runner import Remote, StudentCodeError, StudentProcess
@@ -120,7 +120,7 @@ class Student:
                 raise GradingFailure(f"`{name}`: {self._process.fatal}")
             raise GradingFailure(Reason.UNDEFINED_FUNCTION.korean(name=name))
         if name not in self._static:
-            self._static[name] = forbidden.static_violations(name, self._sources)
+            self._static[name] = forbidden.static_violations(name, _rule(name), self._sources)
         if self._static[name]:
             raise _forbidden_failure(name, self._static[name])
         self.last = Call(name, args, kwargs, history=self.history.setdefault(name, []))
@@ -142,7 +142,7 @@ class Student:
         if memory_mb is not None and reply.get("peak_mb", 0) > memory_mb:
             raise GradingFailure(Reason.MEMORY_OVER_LIMIT.korean(name=name, peak_mb=reply["peak_mb"],
                                                                  memory_mb=memory_mb))
-        used = forbidden.runtime_violations(name, reply.get("events", []))
+        used = forbidden.runtime_violations(_rule(name), reply.get("events", []))
         if used:
             raise _forbidden_failure(name, used)
         self.last.seconds = reply.get("seconds", 0.0)
@@ -204,6 +204,12 @@ class _MemoryLimited:
 
     def __getattr__(self, name: str):
         return lambda *args, **kwargs: self._student._call(name, args, kwargs, self._memory_mb)
+
+
+def _rule(name: str) -> dict | None:
+    """The forbidden-routine rule of the exercise ``name`` (its record's)."""
+    found = registry.RECORDS.get(name)
+    return found.forbidden if found else None
 
 
 def _forbidden_failure(name, routines) -> GradingFailure:

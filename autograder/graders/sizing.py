@@ -34,51 +34,69 @@ NUMPY_OVERHEAD = 1 << 18
 LIST_ELEMENTS = 1 << 16   # a nested list (plain data on the wire) with more numbers than this is not converted here
 
 
-def need(name: str, arguments: dict) -> Need:
-    """What the answer to ``name`` (``isolation.REFERENCES[name]``) needs for ``arguments`` (its signature's
-    ``bind(...).arguments``), exactly from the broadcast shapes of every argument, or ``Unfit`` for arguments it
-    cannot take. Counted as the answers of ``answers.py`` allocate: the float64 copy of each array argument, the
-    score matrix of the broadcast batch (and a bigger one when a mask broadcasts it further), softmax's per-row
-    temporaries, the output, and a contiguous copy where the answer is a view that has to be copied to be sent
-    (``split_heads``). tests/test_isolation.py checks the peak against what numpy really allocates
-    (``tracemalloc``) for every answer."""
-    sized = _need(name, dict(arguments))
+def need(size, arguments: dict) -> Need:
+    """What an answer needs for ``arguments`` (its signature's ``bind(...).arguments``), ``size`` being its sizing
+    function below: exactly from the broadcast shapes of every argument, or ``Unfit`` for arguments it cannot take.
+    Counted as the answers of ``answers.py`` allocate: the float64 copy of each array argument, the score matrix of
+    the broadcast batch (and a bigger one when a mask broadcasts it further), softmax's per-row temporaries, the
+    output, and a contiguous copy where the answer is a view that has to be copied to be sent (``split_heads``).
+    tests/test_isolation.py checks the peak against what numpy really allocates (``tracemalloc``) for every answer."""
+    sized = size(dict(arguments))
     return Need(sized.peak + NUMPY_OVERHEAD, sized.result, sized.work)
 
 
-def _need(name: str, a: dict) -> Need:
-    if name == "softmax":
-        return _need_softmax(a["x"], a.get("axis", -1))
-    if name == "causal_mask":
-        return _need_causal_mask(a["t_q"], a.get("t_k"))
-    if name in ("scaled_dot_product_attention", "dot_product_attention"):
-        weights = a.get("return_weights", False)
-        if not isinstance(weights, (bool, int, type(None))):
-            raise Unfit("return_weights")
-        return _need_attention(_shape(a["query"]), _shape(a["key"]), _shape(a["value"]), a.get("mask"),
-                               bool(weights), copies=True)
-    if name == "split_heads":
-        return _need_heads(_shape(a["x"]), a["num_heads"], split=True)
-    if name == "merge_heads":
-        return _need_heads(_shape(a["x"]), None, split=False)
-    if name == "multi_head_attention":
-        return _need_mha(a)
-    if name == "multi_head_attention_layer":
-        return _need_mha_layer(_shape(a["x_q"]), _shape(a["x_kv"]), a["params"], a["num_heads"], a.get("mask"),
-                               copy_x=True)
-    if name == "layer_norm":
-        if not isinstance(a.get("eps", 1e-5), (int, float)):
-            raise Unfit("eps")
-        return _need_layer_norm(_shape(a["x"]), a["gamma"], a["beta"])
-    if name == "decoder_block":
-        return _need_decoder_block(_shape(a["x"]), a["block"], a["num_heads"])
-    if name == "kv_cache_bytes":
-        if not all(type(v) in (int, float) for v in a.values()):
-            raise Unfit("numbers only")
-        return Need(0, 0, len(a))
-    raise Unfit(name)
+# ----------------------------------------------------------------------------------------------- one per answer
+def softmax(a: dict) -> Need:
+    return _need_softmax(a["x"], a.get("axis", -1))
 
 
+def causal_mask(a: dict) -> Need:
+    return _need_causal_mask(a["t_q"], a.get("t_k"))
+
+
+def attention(a: dict) -> Need:
+    """``scaled_dot_product_attention`` and ``dot_product_attention``."""
+    weights = a.get("return_weights", False)
+    if not isinstance(weights, (bool, int, type(None))):
+        raise Unfit("return_weights")
+    return _need_attention(_shape(a["query"]), _shape(a["key"]), _shape(a["value"]), a.get("mask"),
+                           bool(weights), copies=True)
+
+
+def split_heads(a: dict) -> Need:
+    return _need_heads(_shape(a["x"]), a["num_heads"], split=True)
+
+
+def merge_heads(a: dict) -> Need:
+    return _need_heads(_shape(a["x"]), None, split=False)
+
+
+def multi_head_attention(a: dict) -> Need:
+    return _need_mha(a)
+
+
+def multi_head_attention_layer(a: dict) -> Need:
+    return _need_mha_layer(_shape(a["x_q"]), _shape(a["x_kv"]), a["params"], a["num_heads"], a.get("mask"),
+                           copy_x=True)
+
+
+def layer_norm(a: dict) -> Need:
+    if not isinstance(a.get("eps", 1e-5), (int, float)):
+        raise Unfit("eps")
+    return _need_layer_norm(_shape(a["x"]), a["gamma"], a["beta"])
+
+
+def decoder_block(a: dict) -> Need:
+    return _need_decoder_block(_shape(a["x"]), a["block"], a["num_heads"])
+
+
+def kv_cache_bytes(a: dict) -> Need:
+    if not all(type(v) in (int, float) for v in a.values()):
+        raise Unfit("numbers only")
+    return Need(0, 0, len(a))
+
+
+# ----------------------------------------------------------------------------------------------- the parts
 def _need_softmax(x, axis) -> Need:
     shape = _shape(x)
     if type(axis) is not int or not shape or not -len(shape) <= axis < len(shape) or shape[axis] == 0:

@@ -205,12 +205,12 @@ def test_instructor_report_runs_no_student_html(browser, hostile, tmp_path):
     data["diagnoses"][ASSIGNMENT] = [(("softmax" + PAYLOADS["iframe-srcdoc"], PAYLOADS["html-javascript-link"]), 3)]
     # the similarity section: two students' code side by side, the payloads in its strings and comments
     from autograder.feedback import similarity
-    from autograder.graders.exercises import ASSIGNMENTS
+    from autograder.graders.registry import exercises_of
 
     code = ("def softmax(x, axis=-1):\n" + "".join(f"    # {p}\n    s{i} = {p!r} if x.max(axis=axis) else x.sum(axis)\n"
                                                   for i, p in enumerate(PAYLOADS.values())) + "    return x\n")
     data["similarity"] = {ASSIGNMENT: similarity.compare_class(
-        ASSIGNMENT, {STUDENT: [code], PAYLOADS["svg-onload"]: [code]}, [], ASSIGNMENTS[ASSIGNMENT])}
+        ASSIGNMENT, {STUDENT: [code], PAYLOADS["svg-onload"]: [code]}, [], exercises_of(ASSIGNMENT))}
     assert data["similarity"][ASSIGNMENT].pairs
     path = instructor.write_report(data, tmp_path / "report.html")
     assert_shown_not_run(browser, path.as_uri(), "instructor report")

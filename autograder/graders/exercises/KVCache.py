@@ -1,14 +1,9 @@
-"""`KVCache` (kv_cache): the library routines it may not call and its known mistakes.
+"""`KVCache` (kv_cache): its exercise record (at the end) and its known mistakes.
 
 Its grader, ``graders/kv_cache/test_KVCache.py``, declares at its top the references, tolerances and
 stored GPU cases it compares with.
 """
-from autograder.graders.mistakes import Mistake
-
-ASSIGNMENT = "kv_cache"
-
-# No library routine computes it, so nothing is forbidden (``forbidden.py``).
-FORBIDDEN = None
+from autograder.graders.exercises import Exercise, Mistake
 
 MISTAKES = [
     Mistake(
@@ -191,3 +186,12 @@ class KVCache:
 ''',
     ),
 ]
+
+EXERCISE = Exercise(
+    "KVCache",
+    assignment="kv_cache",
+    points=2,
+    # No library routine computes it, so nothing is forbidden (``forbidden.py``).
+    forbidden=None,
+    mistakes=MISTAKES,
+)

@@ -1,31 +1,95 @@
-"""One module per coded exercise: the library routines it may not call (``FORBIDDEN``) and its known mistakes
-(``MISTAKES``). Its grader is ``graders/<ASSIGNMENT>/test_<exercise>.py``, which declares at its top the references,
-tolerances and stored GPU cases it compares with: those two files hold everything about an exercise.
+"""The exercise record: everything the package knows about one coded exercise, declared once.
+
+Each module ``exercises/<exercise>.py`` ends with ``EXERCISE = Exercise(...)``; its grader is
+``graders/<assignment>/test_<exercise>.py``, which declares at its top the references, tolerances and stored GPU
+cases it compares with. ``registry.py`` reads every record and builds every list from them (the exercises and points
+of an assignment, the forbidden-routine rules, the catalogue of mistakes, the proxies' table). (The quiz's answers
+are not code: quiz/answer_key.py.)
+
+Example (the toy exercise of docs/authoring.md)::
+
+    EXERCISE = Exercise(
+        "l2_normalize",
+        assignment="toy",
+        points=1,
+        forbidden=None,
+        mistakes=[Mistake(id="l2_normalize_no_sqrt", exercise="l2_normalize", title=..., hint=..., source=...)],
+    )
 """
 from __future__ import annotations
 
-import importlib
+from dataclasses import dataclass
 from functools import cache
-from types import ModuleType
+from typing import TYPE_CHECKING
 
-# The coded exercises of each assignment, in the order of its notebook. (The quiz's answers: quiz/answer_key.py.)
-ASSIGNMENTS = {
-    "attention": ("softmax", "scaled_dot_product_attention", "additive_attention", "bahdanau_attention",
-                  "dot_product_attention", "causal_mask", "self_attention", "apply_rope", "split_heads",
-                  "merge_heads", "multi_head_attention", "multi_head_attention_layer"),
-    "kv_cache": ("kv_cache_bytes", "max_cached_tokens", "grouped_query_attention", "KVCache", "attend_with_cache",
-                 "flash_attention", "sliding_window_mask", "attend_with_rope_cache"),
-    "decoder": ("layer_norm", "decoder_block", "generate"),
-}
+if TYPE_CHECKING:
+    from autograder.graders.answers import Answer
+
+__all__ = ["ATTENTION_STEPS", "HEAD_STEPS", "LAYER_STEPS", "Exercise", "Mistake"]
+
+# The ladder's rungs (``callees``): the contract functions an exercise may build on, answered with their answers
+# while it is graded. No exercise may ask for one that may ask for it (``registry.py`` checks).
+ATTENTION_STEPS = ("softmax", "causal_mask", "scaled_dot_product_attention", "dot_product_attention")
+HEAD_STEPS = ATTENTION_STEPS + ("split_heads", "merge_heads")
+LAYER_STEPS = HEAD_STEPS + ("multi_head_attention", "multi_head_attention_layer")
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A realistic mistake (a mutant): the source of a student-style function with one known error (see
+    ``mistakes.py``, the catalogue)."""
+
+    id: str          # e.g. "softmax_wrong_axis"
+    exercise: str    # the contract's function name
+    title: str       # Korean, short: what is wrong
+    hint: str        # Korean: how to find and fix it
+    source: str      # a complete student-style definition of `exercise` with the mistake
+    diagnosable: bool = True   # False when its output equals the reference on ordinary inputs
+
+    def function(self):
+        return _compile(self)
 
 
 @cache
-def module(exercise: str) -> ModuleType | None:
-    """The exercise's module, or None for a name that is no coded exercise."""
-    if not any(exercise in names for names in ASSIGNMENTS.values()):
-        return None
-    return importlib.import_module(f"{__name__}.{exercise}")
+def _compile(mistake: Mistake):
+    from autograder.graders import references
+
+    namespace = references.namespace()
+    exec(compile(mistake.source, f"<mistake {mistake.id}>", "exec"), namespace)
+    return namespace[mistake.exercise]
 
 
-def of_assignment(assignment: str) -> list[ModuleType]:
-    return [module(name) for name in ASSIGNMENTS[assignment]]
+@dataclass(frozen=True)
+class Exercise:
+    """One coded exercise.
+
+    Args:
+        name: the contract's function (or class) name; the module's name ``exercises/<name>.py`` and the grader's
+            ``test_<name>.py``.
+        assignment: the assignment whose notebook holds it (one of ``COURSE["assignments"]``) and whose grader
+            folder holds its grader.
+        points: its grade cell's points, which equal the total of its grader's ``@pytest.mark.points`` (the
+            graders' collection checks it).
+        forbidden: the library routines it may not call (a rule of ``forbidden.py``), or ``None``.
+        mistakes: realistic wrong versions (``Mistake``): the package's tests prove each loses points, the
+            diagnosis names them in the feedback.
+        callees: the other contract functions it may call that are answered with their ``answer`` while it is
+            graded (``isolation.py``), so that it is judged on its own logic.
+        implied: contract functions it depends on without naming them in its code (the cache it is given), for
+            the dependency note.
+        answer: how a call of this function is answered while another exercise is graded (``answers.py``);
+            ``None`` for an exercise no other exercise calls.
+    """
+
+    name: str
+    assignment: str
+    points: float
+    forbidden: dict | None
+    mistakes: tuple[Mistake, ...] = ()
+    callees: tuple[str, ...] = ()
+    implied: tuple[str, ...] = ()
+    answer: Answer | None = None
+
+    def __post_init__(self):
+        for field in ("mistakes", "callees", "implied"):
+            object.__setattr__(self, field, tuple(getattr(self, field)))

@@ -1,15 +1,10 @@
-"""`apply_rope` (attention): the library routines it may not call and its known mistakes.
+"""`apply_rope` (attention): its exercise record (at the end) and its known mistakes.
 
 Its grader, ``graders/attention/test_apply_rope.py``, declares at its top the references, tolerances and
 stored GPU cases it compares with.
 """
 from autograder.graders import forbidden
-from autograder.graders.mistakes import Mistake
-
-ASSIGNMENT = "attention"
-
-# The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
-FORBIDDEN = forbidden.ROPE
+from autograder.graders.exercises import Exercise, Mistake
 
 MISTAKES = [
     Mistake(
@@ -119,3 +114,12 @@ def apply_rope(x, positions, base=10000.0):
 ''',
     ),
 ]
+
+EXERCISE = Exercise(
+    "apply_rope",
+    assignment="attention",
+    points=2,
+    # The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
+    forbidden=forbidden.ROPE,
+    mistakes=MISTAKES,
+)

@@ -1,15 +1,10 @@
-"""`attend_with_cache` (kv_cache): the library routines it may not call and its known mistakes.
+"""`attend_with_cache` (kv_cache): its exercise record (at the end) and its known mistakes.
 
 Its grader, ``graders/kv_cache/test_attend_with_cache.py``, declares at its top the references, tolerances and
 stored GPU cases it compares with.
 """
 from autograder.graders import forbidden
-from autograder.graders.mistakes import Mistake
-
-ASSIGNMENT = "kv_cache"
-
-# The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
-FORBIDDEN = forbidden.ATTENTION
+from autograder.graders.exercises import ATTENTION_STEPS, Exercise, Mistake
 
 MISTAKES = [
     Mistake(
@@ -61,3 +56,17 @@ def attend_with_cache(query, key, value, cache):
 ''',
     ),
 ]
+
+EXERCISE = Exercise(
+    "attend_with_cache",
+    assignment="kv_cache",
+    points=3,
+    # The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
+    forbidden=forbidden.ATTENTION,
+    mistakes=MISTAKES,
+    # answered with their answers while it is graded, so that it is judged on its own logic (isolation.py)
+    # (softmax, causal_mask and scaled_dot_product_attention are given in the kv_cache notebook)
+    callees=ATTENTION_STEPS,
+    # it depends on the cache it is given without naming KVCache in its code (the dependency note)
+    implied=("KVCache",),
+)

@@ -1,15 +1,10 @@
-"""`attend_with_rope_cache` (kv_cache): the library routines it may not call and its known mistakes.
+"""`attend_with_rope_cache` (kv_cache): its exercise record (at the end) and its known mistakes.
 
 Its grader, ``graders/kv_cache/test_attend_with_rope_cache.py``, declares at its top the references, tolerances and
 stored GPU cases it compares with.
 """
 from autograder.graders import forbidden
-from autograder.graders.mistakes import Mistake
-
-ASSIGNMENT = "kv_cache"
-
-# The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
-FORBIDDEN = forbidden.ATTENTION
+from autograder.graders.exercises import Exercise, Mistake
 
 MISTAKES = [
     Mistake(
@@ -162,3 +157,12 @@ def attend_with_rope_cache(query, key, value, cache, base=10000.0):
 ''',
     ),
 ]
+
+EXERCISE = Exercise(
+    "attend_with_rope_cache",
+    assignment="kv_cache",
+    points=3,
+    # The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
+    forbidden=forbidden.ATTENTION,
+    mistakes=MISTAKES,
+)

@@ -1,15 +1,10 @@
-"""`bahdanau_attention` (attention): the library routines it may not call and its known mistakes.
+"""`bahdanau_attention` (attention): its exercise record (at the end) and its known mistakes.
 
 Its grader, ``graders/attention/test_bahdanau_attention.py``, declares at its top the references, tolerances and
 stored GPU cases it compares with.
 """
 from autograder.graders import forbidden
-from autograder.graders.mistakes import Mistake
-
-ASSIGNMENT = "attention"
-
-# The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
-FORBIDDEN = forbidden.ATTENTION
+from autograder.graders.exercises import Exercise, Mistake
 
 MISTAKES = [
     Mistake(
@@ -98,3 +93,14 @@ def bahdanau_attention(query, key, value, w_q, w_k, v, mask=None):
 ''',
     ),
 ]
+
+EXERCISE = Exercise(
+    "bahdanau_attention",
+    assignment="attention",
+    points=2,
+    # The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
+    forbidden=forbidden.ATTENTION,
+    mistakes=MISTAKES,
+    # answered with their answers while it is graded, so that it is judged on its own logic (isolation.py)
+    callees=("softmax",),
+)

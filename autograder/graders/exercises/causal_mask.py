@@ -1,15 +1,10 @@
-"""`causal_mask` (attention): the library routines it may not call and its known mistakes.
+"""`causal_mask` (attention): its exercise record (at the end) and its known mistakes.
 
 Its grader, ``graders/attention/test_causal_mask.py``, declares at its top the references, tolerances and
 stored GPU cases it compares with.
 """
-from autograder.graders import forbidden
-from autograder.graders.mistakes import Mistake
-
-ASSIGNMENT = "attention"
-
-# The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
-FORBIDDEN = forbidden.CAUSAL
+from autograder.graders import answers, forbidden
+from autograder.graders.exercises import Exercise, Mistake
 
 MISTAKES = [
     Mistake(
@@ -84,3 +79,14 @@ def causal_mask(t_q, t_k=None):
 ''',
     ),
 ]
+
+EXERCISE = Exercise(
+    "causal_mask",
+    assignment="attention",
+    points=2,
+    # The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
+    forbidden=forbidden.CAUSAL,
+    mistakes=MISTAKES,
+    # a call of it while another exercise is graded is answered with this (answers.py)
+    answer=answers.CAUSAL_MASK,
+)

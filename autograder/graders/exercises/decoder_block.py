@@ -1,15 +1,10 @@
-"""`decoder_block` (decoder): the library routines it may not call and its known mistakes.
+"""`decoder_block` (decoder): its exercise record (at the end) and its known mistakes.
 
 Its grader, ``graders/decoder/test_decoder_block.py``, declares at its top the references and tolerances it
 compares with.
 """
-from autograder.graders import forbidden
-from autograder.graders.mistakes import Mistake
-
-ASSIGNMENT = "decoder"
-
-# The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
-FORBIDDEN = forbidden.BLOCK
+from autograder.graders import answers, forbidden
+from autograder.graders.exercises import LAYER_STEPS, Exercise, Mistake
 
 MISTAKES = [
     Mistake(
@@ -102,3 +97,17 @@ def decoder_block(x, block, num_heads):
 ''',
     ),
 ]
+
+EXERCISE = Exercise(
+    "decoder_block",
+    assignment="decoder",
+    points=3,
+    # The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
+    forbidden=forbidden.BLOCK,
+    mistakes=MISTAKES,
+    # answered with their answers while it is graded, so that it is judged on its own logic (isolation.py)
+    # (the earlier assignments' functions are given in the decoder notebook; a student may paste their own)
+    callees=LAYER_STEPS + ("layer_norm",),
+    # a call of it while another exercise is graded is answered with this (answers.py)
+    answer=answers.DECODER_BLOCK,
+)

@@ -1,15 +1,10 @@
-"""`dot_product_attention` (attention): the library routines it may not call and its known mistakes.
+"""`dot_product_attention` (attention): its exercise record (at the end) and its known mistakes.
 
 Its grader, ``graders/attention/test_dot_product_attention.py``, declares at its top the references, tolerances and
 stored GPU cases it compares with.
 """
-from autograder.graders import forbidden
-from autograder.graders.mistakes import Mistake
-
-ASSIGNMENT = "attention"
-
-# The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
-FORBIDDEN = forbidden.ATTENTION
+from autograder.graders import answers, forbidden
+from autograder.graders.exercises import Exercise, Mistake
 
 MISTAKES = [
     Mistake(
@@ -81,3 +76,16 @@ def dot_product_attention(query, key, value, mask=None):
 ''',
     ),
 ]
+
+EXERCISE = Exercise(
+    "dot_product_attention",
+    assignment="attention",
+    points=2,
+    # The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
+    forbidden=forbidden.ATTENTION,
+    mistakes=MISTAKES,
+    # answered with their answers while it is graded, so that it is judged on its own logic (isolation.py)
+    callees=("softmax",),
+    # a call of it while another exercise is graded is answered with this (answers.py)
+    answer=answers.DOT_PRODUCT_ATTENTION,
+)

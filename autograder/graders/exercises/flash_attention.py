@@ -1,15 +1,10 @@
-"""`flash_attention` (kv_cache): the library routines it may not call and its known mistakes.
+"""`flash_attention` (kv_cache): its exercise record (at the end) and its known mistakes.
 
 Its grader, ``graders/kv_cache/test_flash_attention.py``, declares at its top the references, tolerances and
 stored GPU cases it compares with.
 """
 from autograder.graders import forbidden
-from autograder.graders.mistakes import Mistake
-
-ASSIGNMENT = "kv_cache"
-
-# The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
-FORBIDDEN = forbidden.ATTENTION
+from autograder.graders.exercises import Exercise, Mistake
 
 MISTAKES = [
     Mistake(
@@ -222,3 +217,15 @@ def flash_attention(query, key, value, block_size=64, causal=False):
 ''',
     ),
 ]
+
+EXERCISE = Exercise(
+    "flash_attention",
+    assignment="kv_cache",
+    points=4,
+    # The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
+    forbidden=forbidden.ATTENTION,
+    mistakes=MISTAKES,
+    # answered with their answers while it is graded, so that it is judged on its own logic (isolation.py)
+    # (softmax, causal_mask and scaled_dot_product_attention are given in the kv_cache notebook)
+    callees=("causal_mask",),
+)

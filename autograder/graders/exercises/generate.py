@@ -1,16 +1,11 @@
-"""`generate` (decoder): the library routines it may not call and its known mistakes.
+"""`generate` (decoder): its exercise record (at the end) and its known mistakes.
 
 Its grader, ``graders/decoder/test_generate.py``, declares at its top the references and tolerances it compares
 with. Every mistake below is a whole ``generate`` as a student writes it, its cached block step inside; the
 diagnosis runs it on the failing call's model and prompt in the grading process (with a trusted ``KVCache``).
 """
 from autograder.graders import forbidden
-from autograder.graders.mistakes import Mistake
-
-ASSIGNMENT = "decoder"
-
-# The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
-FORBIDDEN = forbidden.BLOCK
+from autograder.graders.exercises import LAYER_STEPS, Exercise, Mistake
 
 # The correct generate; each mistake rewrites the line(s) marked ``# @NAME``.
 _TEMPLATE = '''
@@ -108,3 +103,15 @@ MISTAKES = [
         diagnosable=False,   # right tokens: named by the grader that sees the token counts (test_generate.py)
     ),
 ]
+
+EXERCISE = Exercise(
+    "generate",
+    assignment="decoder",
+    points=5,
+    # The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
+    forbidden=forbidden.BLOCK,
+    mistakes=MISTAKES,
+    # answered with their answers while it is graded, so that it is judged on its own logic (isolation.py)
+    # (the earlier assignments' functions are given in the decoder notebook; a student may paste their own)
+    callees=LAYER_STEPS + ("layer_norm", "decoder_block"),
+)

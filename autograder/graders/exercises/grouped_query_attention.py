@@ -1,15 +1,10 @@
-"""`grouped_query_attention` (kv_cache): the library routines it may not call and its known mistakes.
+"""`grouped_query_attention` (kv_cache): its exercise record (at the end) and its known mistakes.
 
 Its grader, ``graders/kv_cache/test_grouped_query_attention.py``, declares at its top the references, tolerances and
 stored GPU cases it compares with.
 """
 from autograder.graders import forbidden
-from autograder.graders.mistakes import Mistake
-
-ASSIGNMENT = "kv_cache"
-
-# The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
-FORBIDDEN = forbidden.ATTENTION
+from autograder.graders.exercises import ATTENTION_STEPS, Exercise, Mistake
 
 MISTAKES = [
     Mistake(
@@ -65,3 +60,15 @@ def grouped_query_attention(query, key, value, mask=None):
 ''',
     ),
 ]
+
+EXERCISE = Exercise(
+    "grouped_query_attention",
+    assignment="kv_cache",
+    points=3,
+    # The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
+    forbidden=forbidden.ATTENTION,
+    mistakes=MISTAKES,
+    # answered with their answers while it is graded, so that it is judged on its own logic (isolation.py)
+    # (softmax, causal_mask and scaled_dot_product_attention are given in the kv_cache notebook)
+    callees=ATTENTION_STEPS,
+)

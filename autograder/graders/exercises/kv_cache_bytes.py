@@ -1,4 +1,4 @@
-"""`kv_cache_bytes` (kv_cache): the library routines it may not call and its known mistakes.
+"""`kv_cache_bytes` (kv_cache): its exercise record (at the end) and its known mistakes.
 
 Its grader, ``graders/kv_cache/test_kv_cache_bytes.py``, declares at its top the references, tolerances and
 stored GPU cases it compares with.
@@ -9,12 +9,8 @@ where a model has fewer KV heads (Qwen3-8B with 32 instead of 8) is a mistake at
 shows it on purpose, and the quiz (q8, q9) and written answer 2 grade it. ``kv_bytes_query_heads`` below is its
 signature-compatible form: a student who turns the KV heads back into query heads with Llama's group size.
 """
-from autograder.graders.mistakes import Mistake
-
-ASSIGNMENT = "kv_cache"
-
-# No library routine computes it, so nothing is forbidden (``forbidden.py``).
-FORBIDDEN = None
+from autograder.graders import answers
+from autograder.graders.exercises import Exercise, Mistake
 
 MISTAKES = [
     Mistake(
@@ -93,3 +89,14 @@ def kv_cache_bytes(num_layers, num_kv_heads, head_dim, seq_len, batch_size=1, by
 ''',
     ),
 ]
+
+EXERCISE = Exercise(
+    "kv_cache_bytes",
+    assignment="kv_cache",
+    points=2,
+    # No library routine computes it, so nothing is forbidden (``forbidden.py``).
+    forbidden=None,
+    mistakes=MISTAKES,
+    # a call of it while another exercise is graded is answered with this (answers.py)
+    answer=answers.KV_CACHE_BYTES,
+)

@@ -1,15 +1,10 @@
-"""`layer_norm` (decoder): the library routines it may not call and its known mistakes.
+"""`layer_norm` (decoder): its exercise record (at the end) and its known mistakes.
 
 Its grader, ``graders/decoder/test_layer_norm.py``, declares at its top the references and tolerances it compares
 with.
 """
-from autograder.graders import forbidden
-from autograder.graders.mistakes import Mistake
-
-ASSIGNMENT = "decoder"
-
-# The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
-FORBIDDEN = forbidden.NORM
+from autograder.graders import answers, forbidden
+from autograder.graders.exercises import Exercise, Mistake
 
 MISTAKES = [
     Mistake(
@@ -96,3 +91,14 @@ def layer_norm(x, gamma, beta, eps=1e-5):
 ''',
     ),
 ]
+
+EXERCISE = Exercise(
+    "layer_norm",
+    assignment="decoder",
+    points=2,
+    # The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
+    forbidden=forbidden.NORM,
+    mistakes=MISTAKES,
+    # a call of it while another exercise is graded is answered with this (answers.py)
+    answer=answers.LAYER_NORM,
+)

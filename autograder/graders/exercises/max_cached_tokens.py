@@ -1,14 +1,9 @@
-"""`max_cached_tokens` (kv_cache): the library routines it may not call and its known mistakes.
+"""`max_cached_tokens` (kv_cache): its exercise record (at the end) and its known mistakes.
 
 Its grader, ``graders/kv_cache/test_max_cached_tokens.py``, declares at its top the references, tolerances and
 stored GPU cases it compares with.
 """
-from autograder.graders.mistakes import Mistake
-
-ASSIGNMENT = "kv_cache"
-
-# No library routine computes it, so nothing is forbidden (``forbidden.py``).
-FORBIDDEN = None
+from autograder.graders.exercises import Exercise, Mistake
 
 MISTAKES = [
     Mistake(
@@ -74,3 +69,14 @@ def max_cached_tokens(memory_bytes, num_layers, num_kv_heads, head_dim, batch_si
 ''',
     ),
 ]
+
+EXERCISE = Exercise(
+    "max_cached_tokens",
+    assignment="kv_cache",
+    points=2,
+    # No library routine computes it, so nothing is forbidden (``forbidden.py``).
+    forbidden=None,
+    mistakes=MISTAKES,
+    # answered with their answers while it is graded, so that it is judged on its own logic (isolation.py)
+    callees=("kv_cache_bytes",),
+)

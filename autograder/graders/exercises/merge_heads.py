@@ -1,14 +1,10 @@
-"""`merge_heads` (attention): the library routines it may not call and its known mistakes.
+"""`merge_heads` (attention): its exercise record (at the end) and its known mistakes.
 
 Its grader, ``graders/attention/test_merge_heads.py``, declares at its top the references, tolerances and
 stored GPU cases it compares with.
 """
-from autograder.graders.mistakes import Mistake
-
-ASSIGNMENT = "attention"
-
-# No library routine computes it, so nothing is forbidden (``forbidden.py``).
-FORBIDDEN = None
+from autograder.graders import answers
+from autograder.graders.exercises import Exercise, Mistake
 
 MISTAKES = [
     Mistake(
@@ -34,3 +30,14 @@ def merge_heads(x):
 ''',
     ),
 ]
+
+EXERCISE = Exercise(
+    "merge_heads",
+    assignment="attention",
+    points=1,
+    # No library routine computes it, so nothing is forbidden (``forbidden.py``).
+    forbidden=None,
+    mistakes=MISTAKES,
+    # a call of it while another exercise is graded is answered with this (answers.py)
+    answer=answers.MERGE_HEADS,
+)

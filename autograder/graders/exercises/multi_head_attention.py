@@ -1,15 +1,10 @@
-"""`multi_head_attention` (attention): the library routines it may not call and its known mistakes.
+"""`multi_head_attention` (attention): its exercise record (at the end) and its known mistakes.
 
 Its grader, ``graders/attention/test_multi_head_attention.py``, declares at its top the references, tolerances and
 stored GPU cases it compares with.
 """
-from autograder.graders import forbidden
-from autograder.graders.mistakes import Mistake
-
-ASSIGNMENT = "attention"
-
-# The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
-FORBIDDEN = forbidden.ATTENTION
+from autograder.graders import answers, forbidden
+from autograder.graders.exercises import HEAD_STEPS, Exercise, Mistake
 
 MISTAKES = [
     Mistake(
@@ -95,3 +90,16 @@ def multi_head_attention(query, key, value, num_heads, mask=None):
 ''',
     ),
 ]
+
+EXERCISE = Exercise(
+    "multi_head_attention",
+    assignment="attention",
+    points=3,
+    # The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
+    forbidden=forbidden.ATTENTION,
+    mistakes=MISTAKES,
+    # answered with their answers while it is graded, so that it is judged on its own logic (isolation.py)
+    callees=HEAD_STEPS,
+    # a call of it while another exercise is graded is answered with this (answers.py)
+    answer=answers.MULTI_HEAD_ATTENTION,
+)

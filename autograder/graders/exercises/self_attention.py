@@ -1,15 +1,10 @@
-"""`self_attention` (attention): the library routines it may not call and its known mistakes.
+"""`self_attention` (attention): its exercise record (at the end) and its known mistakes.
 
 Its grader, ``graders/attention/test_self_attention.py``, declares at its top the references, tolerances and
 stored GPU cases it compares with.
 """
 from autograder.graders import forbidden
-from autograder.graders.mistakes import Mistake
-
-ASSIGNMENT = "attention"
-
-# The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
-FORBIDDEN = forbidden.ATTENTION
+from autograder.graders.exercises import ATTENTION_STEPS, Exercise, Mistake
 
 MISTAKES = [
     Mistake(
@@ -91,3 +86,14 @@ def self_attention(x, w_q, w_k, w_v, causal=False):
 ''',
     ),
 ]
+
+EXERCISE = Exercise(
+    "self_attention",
+    assignment="attention",
+    points=3,
+    # The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
+    forbidden=forbidden.ATTENTION,
+    mistakes=MISTAKES,
+    # answered with their answers while it is graded, so that it is judged on its own logic (isolation.py)
+    callees=ATTENTION_STEPS,
+)

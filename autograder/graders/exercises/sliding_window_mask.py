@@ -1,14 +1,9 @@
-"""`sliding_window_mask` (kv_cache): the library routines it may not call and its known mistakes.
+"""`sliding_window_mask` (kv_cache): its exercise record (at the end) and its known mistakes.
 
 Its grader, ``graders/kv_cache/test_sliding_window_mask.py``, declares at its top the references, tolerances and
 stored GPU cases it compares with.
 """
-from autograder.graders.mistakes import Mistake
-
-ASSIGNMENT = "kv_cache"
-
-# No library routine computes it, so nothing is forbidden (``forbidden.py``).
-FORBIDDEN = None
+from autograder.graders.exercises import Exercise, Mistake
 
 MISTAKES = [
     Mistake(
@@ -81,3 +76,12 @@ def sliding_window_mask(t_q, t_k=None, window=4096):
 ''',
     ),
 ]
+
+EXERCISE = Exercise(
+    "sliding_window_mask",
+    assignment="kv_cache",
+    points=2,
+    # No library routine computes it, so nothing is forbidden (``forbidden.py``).
+    forbidden=None,
+    mistakes=MISTAKES,
+)

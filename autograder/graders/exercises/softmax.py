@@ -1,15 +1,10 @@
-"""`softmax` (attention): the library routines it may not call and its known mistakes.
+"""`softmax` (attention): its exercise record (at the end) and its known mistakes.
 
 Its grader, ``graders/attention/test_softmax.py``, declares at its top the references, tolerances and
 stored GPU cases it compares with.
 """
-from autograder.graders import forbidden
-from autograder.graders.mistakes import Mistake
-
-ASSIGNMENT = "attention"
-
-# The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
-FORBIDDEN = forbidden.SOFTMAX
+from autograder.graders import answers, forbidden
+from autograder.graders.exercises import Exercise, Mistake
 
 MISTAKES = [
     Mistake(
@@ -62,3 +57,14 @@ def softmax(x, axis=-1):
 ''',
     ),
 ]
+
+EXERCISE = Exercise(
+    "softmax",
+    assignment="attention",
+    points=2,
+    # The library routines it may not call (``forbidden.py``: checked at run time and in the submitted source).
+    forbidden=forbidden.SOFTMAX,
+    mistakes=MISTAKES,
+    # a call of it while another exercise is graded is answered with this (answers.py)
+    answer=answers.SOFTMAX,
+)

@@ -1,14 +1,10 @@
-"""`split_heads` (attention): the library routines it may not call and its known mistakes.
+"""`split_heads` (attention): its exercise record (at the end) and its known mistakes.
 
 Its grader, ``graders/attention/test_split_heads.py``, declares at its top the references, tolerances and
 stored GPU cases it compares with.
 """
-from autograder.graders.mistakes import Mistake
-
-ASSIGNMENT = "attention"
-
-# No library routine computes it, so nothing is forbidden (``forbidden.py``).
-FORBIDDEN = None
+from autograder.graders import answers
+from autograder.graders.exercises import Exercise, Mistake
 
 MISTAKES = [
     Mistake(
@@ -35,3 +31,14 @@ def split_heads(x, num_heads):
 ''',
     ),
 ]
+
+EXERCISE = Exercise(
+    "split_heads",
+    assignment="attention",
+    points=1,
+    # No library routine computes it, so nothing is forbidden (``forbidden.py``).
+    forbidden=None,
+    mistakes=MISTAKES,
+    # a call of it while another exercise is graded is answered with this (answers.py)
+    answer=answers.SPLIT_HEADS,
+)
