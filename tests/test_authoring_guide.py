@@ -6,7 +6,7 @@ the notebook cells), makes the one registration the guide asks for in words (the
 ``course_config.py``; the exercise itself is registered by its record), builds the assignment with the real
 nbgrader (``python -m autograder build toy``) and grades it both ways with ``python -m autograder grade``: the
 solution gets full marks; the guide's mistake in the solution cell loses the exercise's points and the feedback
-names the mistake.
+names the mistake. Before the exercise record is written, grading stops with the registry's error.
 """
 import json
 import os
@@ -48,12 +48,21 @@ def replace_once(path, old, new):
     path.write_text(text.replace(old, new), encoding="utf-8")
 
 
-def follow_the_guide(root, repo):
+RECORD = "autograder/graders/exercises/l2_normalize.py"
+
+
+def write_file(repo, name, body):
+    (repo / name).parent.mkdir(parents=True, exist_ok=True)
+    (repo / name).write_text(body, encoding="utf-8")
+
+
+def follow_the_guide(root, repo, leave_out=()):
+    """Every step of the guide, but the files named in ``leave_out``."""
     cells = [nbformat.v4.new_markdown_cell("# 토이 과제: L2 정규화"), nbformat.v4.new_code_cell("import numpy as np")]
     for kind, name, points, body in guide_blocks(root):
         if kind == "file":
-            (repo / name).parent.mkdir(parents=True, exist_ok=True)
-            (repo / name).write_text(body, encoding="utf-8")
+            if name not in leave_out:
+                write_file(repo, name, body)
             continue
         grade = name.startswith("test_")
         meta = {"grade": grade, "grade_id": name, "locked": grade, "schema_version": 3, "solution": not grade}
@@ -85,7 +94,7 @@ def graded(repo, notebook):
 
 def test_the_guide_adds_an_exercise_that_is_graded_both_ways(root, tmp_path):
     repo = repository_copy(root, tmp_path / "repo")
-    follow_the_guide(root, repo)
+    follow_the_guide(root, repo, leave_out=[RECORD])
 
     built = autograder(repo, "build", "toy")
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-3000:]
@@ -95,6 +104,13 @@ def test_the_guide_adds_an_exercise_that_is_graded_both_ways(root, tmp_path):
     assert "raise NotImplementedError" in stub and "np.sqrt" not in stub    # nbgrader cleared the solution
 
     solution = repo / "solutions" / "toy" / "toy.ipynb"
+    # Without its exercise record the grader is refused, loudly, before anything is graded.
+    refused = autograder(repo, "grade", str(solution), "--json", "-")
+    assert refused.returncode != 0 and not refused.stdout.strip(), refused.stdout[-2000:]
+    assert "RegistryError" in refused.stderr and "test_l2_normalize.py has no exercise record: write" in refused.stderr
+    assert RECORD in refused.stderr, refused.stderr[-3000:]
+    write_file(repo, RECORD, next(body for kind, name, _, body in guide_blocks(root) if name == RECORD))
+
     right = graded(repo, solution)
     assert right["assignment"] == "toy"
     assert (right["score"], right["max_score"]) == (1.0, 1.0), right

@@ -207,9 +207,9 @@ class _MemoryLimited:
 
 
 def _rule(name: str) -> dict | None:
-    """The forbidden-routine rule of the exercise ``name`` (its record's)."""
-    found = registry.RECORDS.get(name)
-    return found.forbidden if found else None
+    """The forbidden-routine rule of the exercise ``name`` (its record's); a name without a record is an error, never
+    a call without a rule (``registry.RegistryError``)."""
+    return registry.record(name).forbidden
 
 
 def _forbidden_failure(name, routines) -> GradingFailure:
@@ -235,6 +235,7 @@ class GradingSession:
         config.addinivalue_line("markers", "points(p): points of a grader test (split over its cases)")
         config.addinivalue_line("markers", "exercise(name): the exercise a test belongs to")
 
+    @pytest.hookimpl(tryfirst=True)   # before ``-k`` deselects any: the points are those of the whole grader
     def pytest_collection_modifyitems(self, session, config, items):
         per_function = Counter(_function_key(item) for item in items)
         for item in items:
@@ -248,6 +249,7 @@ class GradingSession:
             doc = (getattr(item.function, "__doc__", None) or "").strip().splitlines()
             name = item.name[len("test_"):] if item.name.startswith("test_") else item.name
             self.results[item.nodeid] = TestResult(exercise, name, doc[0] if doc else name, round(points, 6))
+        _check_points(self.results.values())
 
     # --------------------------------------------------------------- outcomes
     @pytest.hookimpl(hookwrapper=True)
@@ -286,6 +288,19 @@ class GradingSession:
     def rng_for(self, nodeid: str) -> np.random.Generator:
         test_id = nodeid.split("::", 1)[-1]
         return np.random.default_rng([self.seed, zlib.crc32(test_id.encode())])
+
+
+def _check_points(results) -> None:
+    """Each exercise's tests add up to the points of its record (its grade cell's), or the graders do not run."""
+    totals = Counter()
+    for result in results:
+        totals[result.exercise] += result.points
+    for exercise, total in totals.items():
+        declared = registry.RECORDS.get(exercise)
+        if declared is not None and round(total, 4) != round(float(declared.points), 4):
+            raise pytest.UsageError(f"the graders of {exercise} declare {total:g} points and its exercise record "
+                                    f"{declared.points:g} ({registry.RECORDS_DIR / exercise}.py): the two must agree "
+                                    "(and the grade cell's points with them)")
 
 
 def _function_key(item):

@@ -1,4 +1,4 @@
-"""The course's exercises, one record each, and every list built from them.
+"""The course's exercises, one record each, and every list built from them; it fails closed.
 
 An exercise is three things (docs/authoring.md): its grader ``graders/<assignment>/test_<exercise>.py``, its record
 ``graders/exercises/<exercise>.py`` (``EXERCISE = Exercise(...)``: assignment, points, forbidden rule, mistakes,
@@ -6,8 +6,11 @@ callees, answer) and its notebook cells. Everything else is read from the record
 an assignment, the forbidden-routine rule of a function (``record``), the catalogue of mistakes (``mistakes.py``),
 the proxies' table (``isolation.py``).
 
-Importing this module reads every record. An assignment whose answers are not code (the quiz: its folder holds
-``answer_key.py``, one entry per question) has graders and no exercise records.
+Importing this module reads every record and stops with ``RegistryError`` when they do not fit the graders: a
+grader without a record, a record without a grader or in another assignment's folder, a mistake of another
+exercise, a callee without an answer, a ladder that climbs back. A name without a record has no rule to be graded
+by, so ``record`` refuses it instead of grading without one. An assignment whose answers are not code (the quiz:
+its folder holds ``answer_key.py``, one entry per question) has graders and no exercise records.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from autograder.graders.exercises import Exercise
 
 GRADERS = Path(__file__).parent
 RECORDS_DIR = GRADERS / "exercises"
+QUESTIONS = "answer_key.py"   # in an assignment's grader folder: its answers are not code (the quiz)
 
 
 class RegistryError(RuntimeError):
@@ -51,6 +55,12 @@ def coded_assignments() -> list[str]:
     return sorted({r.assignment for r in RECORDS.values()})
 
 
+def _graded() -> dict[str, Path]:
+    """``{exercise: grader file}`` of every assignment whose answers are code."""
+    return {p.stem[len("test_"):]: p for p in sorted(GRADERS.glob("*/test_*.py"))
+            if not (p.parent / QUESTIONS).exists()}
+
+
 def _records() -> dict[str, Exercise]:
     records = {}
     for info in sorted(pkgutil.iter_modules(exercises.__path__), key=lambda i: i.name):
@@ -63,4 +73,45 @@ def _records() -> dict[str, Exercise]:
     return records
 
 
+def check(records: dict[str, Exercise], graded: dict[str, Path]) -> None:
+    """``RegistryError`` unless every grader has its record and every record its grader, in its assignment's folder,
+    with its own mistakes and a ladder of callees that have answers."""
+    for name in sorted(set(graded) - set(records)):
+        raise RegistryError(f"{graded[name]} has no exercise record: write {RECORDS_DIR / name}.py ending with "
+                            f"EXERCISE = Exercise({name!r}, assignment=..., points=..., forbidden=..., mistakes=...) "
+                            "(docs/authoring.md, step 4)")
+    for name in sorted(set(records) - set(graded)):
+        raise RegistryError(f"{RECORDS_DIR / name}.py is the record of an exercise without a grader: write "
+                            f"{GRADERS / records[name].assignment / f'test_{name}.py'} (docs/authoring.md, step 3)")
+    ids = {}   # assignment -> its mistakes' ids (an id names one mistake of an assignment)
+    for name, r in records.items():
+        where = f"{RECORDS_DIR / name}.py"
+        if graded[name].parent.name != r.assignment:
+            raise RegistryError(f"{where}: assignment {r.assignment!r}, but its grader is {graded[name]}")
+        if not r.points > 0:
+            raise RegistryError(f"{where}: points must be positive (its grade cell's points)")
+        for m in r.mistakes:
+            if m.exercise != name or m.id in ids.setdefault(r.assignment, set()):
+                raise RegistryError(f"{where}: mistake {m.id!r} is of {m.exercise!r} or not the only one of its id "
+                                    f"in {r.assignment}")
+            ids[r.assignment].add(m.id)
+        for other in r.callees + r.implied:
+            if other not in records or other == name:
+                raise RegistryError(f"{where}: {other!r} is not another exercise with a record")
+        for callee in r.callees:
+            if records[callee].answer is None:
+                raise RegistryError(f"{where}: callee {callee!r} has no answer in its record (answers.py)")
+    for name, r in records.items():
+        where = f"{RECORDS_DIR / name}.py"
+        seen, todo = set(), list(r.callees)
+        while todo:
+            callee = todo.pop()
+            if callee == name:
+                raise RegistryError(f"{where}: its callees call it back (the callees must be a ladder)")
+            if callee not in seen:
+                seen.add(callee)
+                todo += records[callee].callees
+
+
 RECORDS: dict[str, Exercise] = _records()
+check(RECORDS, _graded())
