@@ -1,11 +1,12 @@
 """additive_attention(query, key, value, mask=None): score(q, k) = sum over d of tanh(q + k)."""
 import keras
-import numpy as np
 import pytest
 
-from autograder.graders import references, tolerances
-from autograder.graders.attention.inputs import draw, hidden_keys_mask, key_mask, normal
-from autograder.graders.compare import as_array, expect_close, expect_true
+from autograder.graders import references
+from autograder.graders.attention import properties
+from autograder.graders.attention.inputs import draw
+from autograder.graders.attention.keras_layers import expect_like_keras_attention
+from autograder.graders.compare import expect_close
 
 # Judged against (forbidden routines and known mistakes: exercises/additive_attention.py):
 REFERENCE = references.additive_attention
@@ -21,19 +22,20 @@ CASES = [
 ]
 
 
+@pytest.fixture
+def attention(student):
+    """The student's additive_attention and its reference, for the shared tests (properties.py)."""
+    return properties.Attention(student, "additive_attention", REFERENCE, "float64 가산 어텐션",
+                                weights_against="float64 softmax(Σ tanh(q + k))")
+
+
 @pytest.mark.points(0.5)
 @pytest.mark.parametrize("masked", [pytest.param(False, id="nomask"), pytest.param(True, id="keymask")])
 def test_matches_keras_additive_attention(student, rng, masked):
     """keras.layers.AdditiveAttention(use_scale=False)와 같은 출력"""
-    b, tq, tk, d, dv = 2, 4, 6, 8, 5
-    q, k, v = normal(rng, b, tq, d), normal(rng, b, tk, d), normal(rng, b, tk, dv)
-    value_mask = key_mask(rng, b, tk) if masked else None
-    layer = keras.layers.AdditiveAttention(use_scale=False)
-    expected = layer([q, v, k], mask=[None, value_mask] if masked else None)       # (B, Tq, dv)
-    mask = value_mask[:, None, :] if masked else None                              # (B, 1, Tk)
-    got = student.additive_attention(q, k, v, mask)
-    expect_close(got, keras.ops.convert_to_numpy(expected), tol=tolerances.STUDENT_VS_KERAS,
-                 against="keras.layers.AdditiveAttention", call=student.last)
+    expect_like_keras_attention(student, "additive_attention", rng, masked,
+                                lambda q, v, k: keras.layers.AdditiveAttention(use_scale=False),
+                                against="keras.layers.AdditiveAttention")
 
 
 @pytest.mark.points(0.75)
@@ -46,44 +48,7 @@ def test_matches_float64_reference(student, rng, lead, tq, tk, d, dv, mask_kind)
                  call=student.last)
 
 
-@pytest.mark.points(0.25)
-def test_weights_form_a_distribution(student, rng):
-    """값으로 단위 행렬을 주면 출력 = 가중치: 0 이상, 행 합 1, 가려진 위치는 정확히 0"""
-    b, tq, tk, d = 2, 5, 7, 6
-    q, k = normal(rng, b, tq, d), normal(rng, b, tk, d)
-    mask = key_mask(rng, b, tq, tk)
-    eye = np.broadcast_to(np.eye(tk, dtype=np.float32), (b, tk, tk)).copy()          # (B, Tk, Tk)
-    got = student.additive_attention(q, k, eye, mask)
-    weights = as_array(got, "가중치")
-    expect_close(got, REFERENCE(q, k, eye, mask), what="가중치 (값 = 단위 행렬)",
-                 against="float64 softmax(Σ tanh(q + k))", call=student.last)
-    expect_true(np.all(weights >= 0), "어텐션 가중치에 음수가 있습니다.")
-    expect_true(np.all(weights[~mask] == 0), "가려진(mask=False) 위치의 가중치가 정확히 0이 아닙니다.")
-    expect_close(weights.sum(-1), np.ones((b, tq)), what="가중치의 행 합", against="확률의 합 1")
-
-
-@pytest.mark.points(0.25)
-def test_masked_keys_do_not_matter(student, rng):
-    """가려진 키·값을 바꿔도 출력이 그대로"""
-    q, k, v, _ = draw(rng, (2,), 4, 7, 8, 5, None)
-    mask = hidden_keys_mask(rng, 7)                                    # (1, Tk)
-    first = student.additive_attention(q, k, v, mask)
-    expect_close(first, REFERENCE(q, k, v, mask), against="float64 가산 어텐션",
-                 call=student.last)
-    hidden = ~mask[0]                                                  # (Tk,) keys nobody may see
-    k2, v2 = k.copy(), v.copy()
-    k2[:, hidden] = normal(rng, 2, int(hidden.sum()), 8) * 5
-    v2[:, hidden] = normal(rng, 2, int(hidden.sum()), 5) * 5
-    second = student.additive_attention(q, k2, v2, mask)
-    expect_close(second, as_array(first), what="가려진 키를 바꾼 뒤의 출력", against="바꾸기 전의 출력")
-
-
-@pytest.mark.points(0.25)
-def test_permuting_keys_and_values(student, rng):
-    """키와 값을 같은 순서로 섞어도 출력이 그대로"""
-    q, k, v, mask = draw(rng, (2,), 5, 9, 8, 6, "full")
-    perm = rng.permutation(9)
-    first = student.additive_attention(q, k, v, mask)
-    second = student.additive_attention(q, k[:, perm], v[:, perm], mask[..., perm])
-    expect_close(second, as_array(first), what="키·값을 섞은 뒤의 출력", against="섞기 전의 출력")
-    expect_close(first, REFERENCE(q, k, v, mask), against="float64 가산 어텐션")
+# What holds for any attention (properties.py), on this module's ``attention``:
+test_weights_form_a_distribution = properties.test_weights_form_a_distribution
+test_masked_keys_do_not_matter = properties.test_masked_keys_do_not_matter
+test_permuting_keys_and_values = properties.test_permuting_keys_and_values

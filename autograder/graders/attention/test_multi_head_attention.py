@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from autograder.graders import references, tolerances
+from autograder.graders.attention import keras_layers
 from autograder.graders.attention.inputs import key_mask, normal
 from autograder.graders.compare import as_array, expect_close, expect_true
 
@@ -67,12 +68,9 @@ def test_matches_keras_with_identity_projections(student, rng, masked):
     c = h * dh
     q, k, v = normal(rng, b, tq, c), normal(rng, b, tk, c), normal(rng, b, tk, c)
     attention_mask = key_mask(rng, b, tq, tk) if masked else None                     # Keras: (B, Tq, Tk)
-    layer = keras.layers.MultiHeadAttention(num_heads=h, key_dim=dh, use_bias=False)
-    layer.build(q.shape, v.shape, k.shape)
     identity = np.eye(c, dtype=np.float32)
-    for dense in (layer._query_dense, layer._key_dense, layer._value_dense):
-        dense.kernel.assign(identity.reshape(c, h, dh))
-    layer._output_dense.kernel.assign(identity.reshape(h, dh, c))
+    params = {"w_q": identity, "w_k": identity, "w_v": identity, "w_o": identity}      # no biases
+    layer = keras_layers.multi_head_attention(params, h, q.shape, v.shape, k.shape)
     expected = keras.ops.convert_to_numpy(layer(q, v, k, attention_mask=attention_mask))  # (B, Tq, C)
     got = student.multi_head_attention(q, k, v, h, None if attention_mask is None else attention_mask[:, None])
     expect_close(got, expected, tol=tolerances.STUDENT_VS_KERAS, against="keras.layers.MultiHeadAttention",

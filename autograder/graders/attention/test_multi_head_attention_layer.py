@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from autograder.graders import gpu_checks, references, tolerances
+from autograder.graders.attention import keras_layers
 from autograder.graders.attention.inputs import key_mask, normal
 from autograder.graders.compare import as_array, expect_close
 
@@ -63,18 +64,9 @@ def draw(rng, b, tq, tk, d_model, h, dk, dv, mask_kind):
 
 def keras_layer(params, num_heads, x_q, x_kv, mask):
     """keras.layers.MultiHeadAttention with the student's weights; the mask goes in as (B, Tq, Tk)."""
-    b, tq, d_model = x_q.shape
+    b, tq, _ = x_q.shape
     tk = x_kv.shape[1]
-    dk = params["w_q"].shape[1] // num_heads
-    dv = params["w_v"].shape[1] // num_heads
-    layer = keras.layers.MultiHeadAttention(num_heads=num_heads, key_dim=dk, value_dim=dv)
-    layer.build(x_q.shape, x_kv.shape, x_kv.shape)
-    for dense, w, bias, width in ((layer._query_dense, "w_q", "b_q", dk), (layer._key_dense, "w_k", "b_k", dk),
-                                  (layer._value_dense, "w_v", "b_v", dv)):
-        dense.kernel.assign(params[w].reshape(d_model, num_heads, width))
-        dense.bias.assign(params[bias].reshape(num_heads, width))
-    layer._output_dense.kernel.assign(params["w_o"].reshape(num_heads, dv, d_model))
-    layer._output_dense.bias.assign(params["b_o"])
+    layer = keras_layers.multi_head_attention(params, num_heads, x_q.shape, x_kv.shape)
     attention_mask = None if mask is None else np.broadcast_to(mask, (b, 1, tq, tk))[:, 0].copy()  # (B, Tq, Tk)
     return keras.ops.convert_to_numpy(layer(x_q, x_kv, x_kv, attention_mask=attention_mask))  # (B, Tq, D)
 

@@ -5,8 +5,10 @@ import keras
 import numpy as np
 import pytest
 
-from autograder.graders import gpu_checks, references, tolerances
-from autograder.graders.attention.inputs import draw, key_mask, normal
+from autograder.graders import gpu_checks, references
+from autograder.graders.attention import properties
+from autograder.graders.attention.inputs import draw, normal
+from autograder.graders.attention.keras_layers import expect_like_keras_attention
 from autograder.graders.compare import as_array, expect_close, expect_true
 
 # Judged against (forbidden routines and known mistakes: exercises/scaled_dot_product_attention.py):
@@ -34,21 +36,26 @@ def test_matches_torch_sdpa(student, rng, lead, tq, tk, d, dv, mask_kind):
                  against="float64 torch scaled_dot_product_attention", call=student.last)
 
 
+@pytest.fixture
+def attention(student):
+    """The student's scaled_dot_product_attention and its reference, for the shared tests (properties.py)."""
+    return properties.Attention(student, "scaled_dot_product_attention", REFERENCE, "float64 torch")
+
+
+def keras_scaled_attention(q, v, k):
+    """keras.layers.Attention with its learned scale set to 1/√d."""
+    layer = keras.layers.Attention(use_scale=True)
+    layer.build([q.shape, v.shape, k.shape])
+    layer.scale.assign(1.0 / math.sqrt(q.shape[-1]))
+    return layer
+
+
 @pytest.mark.points(0.5)
 @pytest.mark.parametrize("masked", [pytest.param(False, id="nomask"), pytest.param(True, id="keymask")])
 def test_matches_keras_attention(student, rng, masked):
     """keras.layers.Attention(스케일 1/√d)와 같은 출력"""
-    b, tq, tk, d = 2, 4, 6, 8
-    q, k, v = normal(rng, b, tq, d), normal(rng, b, tk, d), normal(rng, b, tk, d)
-    value_mask = key_mask(rng, b, tk) if masked else None
-    layer = keras.layers.Attention(use_scale=True)
-    layer.build([q.shape, v.shape, k.shape])
-    layer.scale.assign(1.0 / math.sqrt(d))
-    expected = layer([q, v, k], mask=[None, value_mask] if masked else None)
-    mask = value_mask[:, None, :] if masked else None
-    got = student.scaled_dot_product_attention(q, k, v, mask)
-    expect_close(got, keras.ops.convert_to_numpy(expected), tol=tolerances.STUDENT_VS_KERAS,
-                 against="keras.layers.Attention", call=student.last)
+    expect_like_keras_attention(student, "scaled_dot_product_attention", rng, masked, keras_scaled_attention,
+                                against="keras.layers.Attention", dv=8)
 
 
 @pytest.mark.points(0.5)
@@ -81,15 +88,8 @@ def test_masked_keys_do_not_matter(student, rng):
     expect_close(second, as_array(first), what="가려진 키를 바꾼 뒤의 출력", against="바꾸기 전의 출력")
 
 
-@pytest.mark.points(0.25)
-def test_permuting_keys_and_values(student, rng):
-    """키와 값을 같은 순서로 섞어도 출력이 그대로"""
-    q, k, v, mask = draw(rng, (2,), 5, 9, 8, 6, "full")
-    perm = rng.permutation(9)
-    first = student.scaled_dot_product_attention(q, k, v, mask)
-    second = student.scaled_dot_product_attention(q, k[:, perm], v[:, perm], mask[..., perm])
-    expect_close(second, as_array(first), what="키·값을 섞은 뒤의 출력", against="섞기 전의 출력")
-    expect_close(first, REFERENCE(q, k, v, mask), against="float64 torch")
+# What holds for any attention (properties.py), on this module's ``attention``:
+test_permuting_keys_and_values = properties.test_permuting_keys_and_values
 
 
 @pytest.mark.points(0.75)

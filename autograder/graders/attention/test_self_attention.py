@@ -7,6 +7,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from autograder.graders import gpu_checks, references, tolerances
+from autograder.graders.attention import keras_layers
 from autograder.graders.attention.inputs import normal
 from autograder.graders.compare import as_array, expect_close, expect_true
 
@@ -58,12 +59,8 @@ def test_matches_keras_single_head(student, rng, causal):
     b, t, d_model, dk, dv = 2, 6, 8, 4, 5
     x = normal(rng, b, t, d_model)
     w_q, w_k, w_v = projections(rng, d_model, dk, dv)
-    layer = keras.layers.MultiHeadAttention(num_heads=1, key_dim=dk, value_dim=dv, use_bias=False, output_shape=dv)
-    layer.build(x.shape, x.shape, x.shape)
-    layer._query_dense.kernel.assign(w_q.reshape(d_model, 1, dk))
-    layer._key_dense.kernel.assign(w_k.reshape(d_model, 1, dk))
-    layer._value_dense.kernel.assign(w_v.reshape(d_model, 1, dv))
-    layer._output_dense.kernel.assign(np.eye(dv, dtype=np.float32).reshape(1, dv, dv))
+    params = {"w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": np.eye(dv, dtype=np.float32)}   # no biases
+    layer = keras_layers.multi_head_attention(params, 1, x.shape, x.shape)
     expected = keras.ops.convert_to_numpy(layer(x, x, use_causal_mask=causal))        # (B, T, dv)
     got = student.self_attention(x, w_q, w_k, w_v, causal=causal)
     expect_close(got, expected, tol=tolerances.STUDENT_VS_KERAS, against="keras.layers.MultiHeadAttention",

@@ -74,8 +74,9 @@ def keras_block(block, num_heads, x):
     Dense) holding ``block``'s weights, applied to ``x`` (B, T, D); float32."""
     import keras
 
+    from autograder.graders.attention import keras_layers
+
     b, t, d_model = x.shape
-    dh = d_model // num_heads
     hidden = block["w_1"].shape[1]
 
     def layer_norm(weights):
@@ -86,14 +87,7 @@ def keras_block(block, num_heads, x):
         return layer
 
     ln_1, ln_2 = layer_norm(block["ln_1"]), layer_norm(block["ln_2"])
-    attention = keras.layers.MultiHeadAttention(num_heads=num_heads, key_dim=dh)
-    attention.build(x.shape, x.shape, x.shape)
-    p = block["attn"]
-    for dense, name in ((attention._query_dense, "q"), (attention._key_dense, "k"), (attention._value_dense, "v")):
-        dense.kernel.assign(p[f"w_{name}"].reshape(d_model, num_heads, dh))
-        dense.bias.assign(p[f"b_{name}"].reshape(num_heads, dh))
-    attention._output_dense.kernel.assign(p["w_o"].reshape(num_heads, dh, d_model))
-    attention._output_dense.bias.assign(p["b_o"])
+    attention = keras_layers.multi_head_attention(block["attn"], num_heads, x.shape, x.shape)
     fc = keras.layers.Dense(hidden, activation="gelu")              # keras's gelu: approximate=False (erf)
     fc.build(x.shape)
     fc.kernel.assign(block["w_1"])
