@@ -23,18 +23,17 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import time
 
 import numpy as np
 import pytest
 
 os.environ.setdefault("KERAS_BACKEND", "torch")
 
-from autograder.grade import GradeResult, grade_notebook  # noqa: E402
 from autograder.graders import isolation, mistakes, references, registry, tolerances  # noqa: E402
 from autograder.messages import Reason  # noqa: E402
 
 import notebooks  # noqa: E402 - tests/ is on sys.path (tests/conftest.py)
+from graded import GradingCache, failures, scores  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -54,27 +53,9 @@ REQUIRED_MISTAKES = {
 
 
 # ----------------------------------------------------------------------------------------------- grading cache
-_GRADED: dict[str, GradeResult] = {}
-_SUMMARY: dict[str, list[str]] = {}
-
-
-def graded(name: str, build) -> GradeResult:
-    """Grade the notebook ``build()`` once per test session (``name`` identifies it)."""
-    if name not in _GRADED:
-        seed = BASE_SEED + len(_GRADED)
-        start = time.perf_counter()
-        _GRADED[name] = grade_notebook(build(), f"{ASSIGNMENT}.ipynb", ASSIGNMENT, seed=seed)
-        _SUMMARY.setdefault("gradings", []).append(f"{name}: seed {seed}, {time.perf_counter() - start:.1f} s")
-    return _GRADED[name]
-
-
-def failures(result: GradeResult, exercise: str | None = None) -> list[str]:
-    return [f"{e.name}::{t.name}: {t.message}" for e in result.exercises if exercise in (None, e.name)
-            for t in e.tests if not t.passed]
-
-
-def scores(result: GradeResult) -> dict:
-    return {e.name: e.score for e in result.exercises}
+CACHE = GradingCache(ASSIGNMENT, BASE_SEED)
+graded = CACHE.graded
+_SUMMARY = CACHE.summary
 
 
 # ----------------------------------------------------------------------------------------------- mistakes: groups
@@ -86,13 +67,9 @@ def mistake_dependencies(mistake) -> set:
     return uses - {mistake.exercise} - set(isolation.CALLEES.get(mistake.exercise, ()))
 
 
-GROUPS = notebooks.independent_groups(MISTAKES, mistake_dependencies)
-GROUP_OF = {m.id: i for i, group in enumerate(GROUPS) for m in group}
-
-
-def graded_group(index: int) -> GradeResult:
-    group = GROUPS[index]
-    return graded(f"mistakes-{index}", lambda: notebooks.with_code(SOLUTION, {m.exercise: m.source for m in group}))
+GROUPS = CACHE.mistake_groups(MISTAKES, mistake_dependencies, SOLUTION)
+GROUP_OF = CACHE.group_of
+graded_group = CACHE.graded_group
 
 
 # ----------------------------------------------------------------------------------------------- summary
@@ -100,16 +77,7 @@ def graded_group(index: int) -> GradeResult:
 def summary(request):
     """Prints which mistakes were caught and named, and what each grading cost (visible without -s)."""
     yield
-    lines = [f"decoder graders: {len(_GRADED)} notebooks graded"] + [f"  {x}" for x in _SUMMARY.get("gradings", [])]
-    for key in ("mistakes", "visible"):
-        lines += _SUMMARY.get(key, [])
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line("")
-        for line in lines:
-            reporter.write_line(line)
-    else:
-        print("\n".join(lines))
+    CACHE.report(request, "decoder graders", ("mistakes", "visible"))
 
 
 # ----------------------------------------------------------------------------------------------- no grading needed

@@ -22,12 +22,13 @@ import re
 import numpy as np
 import pytest
 
-from autograder.grade import GradeResult, grade_notebook
+from autograder.grade import GradeResult
 from autograder.graders.compare import GradingFailure
 from autograder.graders.quiz.answer_key import ANSWERS, WRITTEN
 
 
 import notebooks  # noqa: E402 - tests/ is on sys.path (tests/conftest.py)
+from graded import GradingCache  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -43,13 +44,7 @@ WRONG = "오답입니다"
 GRADER_ERROR = "채점기"
 
 
-_GRADED: dict[str, GradeResult] = {}
-
-
-def graded(name: str, build) -> GradeResult:
-    if name not in _GRADED:
-        _GRADED[name] = grade_notebook(build(), f"{ASSIGNMENT}.ipynb", ASSIGNMENT, seed=SEED)
-    return _GRADED[name]
+graded = GradingCache(ASSIGNMENT, SEED, step=0).graded   # every notebook with the same seed
 
 
 def by_question(result: GradeResult) -> dict:
