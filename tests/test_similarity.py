@@ -1,4 +1,4 @@
-"""The instructor's similarity report (issue 21, item 4: ``autograder/feedback/similarity.py``), measured on the
+"""The instructor's similarity report (issue 21, item 4: ``autograder/feedback/similarity/``), measured on the
 demo class: the planted copy (2026029 handed in 2026004's notebook with renamed variables) and the planted paste
 (2026005 built two exercises on Keras's ``Attention._calculate_scores``/``_apply_scores``) are found, and nothing
 else; the independent implementations (the solution, torch, loops, keras.ops, numpy) stay far below the thresholds.
@@ -17,6 +17,7 @@ from test_student_html import active
 
 from autograder.demo import roster, submissions
 from autograder.feedback import similarity
+from autograder.feedback.similarity import fingerprints, routines
 from autograder.feedback.instructor import similarity_html
 from autograder.graders import forbidden, mistakes, registry
 
@@ -156,7 +157,7 @@ def test_every_library_routine_of_the_rules_is_read():
                      | forbidden.BLOCK["runtime"])
     assert {label for label, *_ in similarity.LIBRARY} == rules
     lib = similarity.library()
-    not_installed = {label for label, package, *_ in similarity.LIBRARY if similarity._package_dir(package) is None}
+    not_installed = {label for label, package, *_ in similarity.LIBRARY if routines.package_dir(package) is None}
     assert {label for label, _ in lib.missing} == not_installed, lib.missing   # every named routine was found
     assert {p.owner for p in lib.pieces} == rules - not_installed
     assert all(p.size() > 200 for p in lib.pieces), [(p.owner, p.size()) for p in lib.pieces]
@@ -165,10 +166,11 @@ def test_every_library_routine_of_the_rules_is_read():
 def test_the_report_is_the_same_in_every_process():
     """copydetect hashes with Python's salted ``hash``; the report's fingerprints must not depend on the process."""
     code = submissions.PASTED["keras_attention"]["additive_attention"]
-    here = sorted(int(h) for h in similarity._fingerprint(code).hashes)
-    script = ("import sys; from autograder.demo import submissions; from autograder.feedback import similarity; "
+    here = sorted(int(h) for h in fingerprints.fingerprint(code).hashes)
+    script = ("import sys; from autograder.demo import submissions; "
+              "from autograder.feedback.similarity import fingerprints; "
               "code = submissions.PASTED['keras_attention']['additive_attention']; "
-              "print(sorted(int(h) for h in similarity._fingerprint(code).hashes))")
+              "print(sorted(int(h) for h in fingerprints.fingerprint(code).hashes))")
     other = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": "12345"}).stdout
     assert here and other.strip() == str(here)
