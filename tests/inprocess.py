@@ -22,8 +22,8 @@ import numpy as np
 from autograder.submission.notebook import collect
 from autograder.grade import run_graders
 from autograder.graders import isolation
+from autograder.graders.calls import Call
 from autograder.graders.compare import GradingFailure
-from autograder.graders.plugin import Call
 from autograder.messages import Reason
 from autograder.sandbox.inside.proxies import _like, _NotPlain, _plain
 from autograder.sandbox.inside.values import to_numpy

@@ -23,7 +23,7 @@ import inprocess  # noqa: E402 - tests/ is on sys.path (tests/conftest.py)
 import notebooks  # noqa: E402
 
 from autograder.graders import diagnosis, mistakes  # noqa: E402
-from autograder.graders.plugin import HISTORY_ELEMENTS, Call, _elements  # noqa: E402
+from autograder.graders.calls import HISTORY_ELEMENTS, Call, _elements  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -46,7 +46,7 @@ def test_correct_results_are_never_diagnosed(assignment, implementation):
     extra = notebooks.implementation(implementation) if implementation else ""
     calls: list = []
     # the memory tests (8,192 queries) and the stored 4,096-token cases are left out: their results are too big for
-    # the diagnosis anyway (plugin.HISTORY_ELEMENTS), and they cost most of a grading's time
+    # the diagnosis anyway (calls.HISTORY_ELEMENTS), and they cost most of a grading's time
     session = inprocess.run(assignment, inprocess.namespace(solution, extra), record=calls,
                             select="not memory_stays_below and not flash_long")
     assert [r.name for r in session.results.values() if r.message] == []
