@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.graders import mistakes
+from autograder.graders import mistakes, tolerances
+
+CLOSE = tolerances.DIAGNOSIS_CLOSE   # a mistake's output this close to the student's explains it (atol = rtol)
 
 
 def with_causes(message: str, found) -> str:
@@ -54,7 +56,7 @@ def of_output(got, call, pick=None, expected=None) -> list:
         if value.shape != got.shape:
             continue
         same_nan = np.array_equal(np.isfinite(value), np.isfinite(got))
-        close = np.allclose(np.nan_to_num(got), np.nan_to_num(value), atol=1e-4, rtol=1e-4)
+        close = np.allclose(np.nan_to_num(got), np.nan_to_num(value), atol=CLOSE, rtol=CLOSE)
         right = expected is not None and np.allclose(value, expected, atol=apart, rtol=apart, equal_nan=True)
         if same_nan and close and not right:
             found.append(mistake)
@@ -66,7 +68,7 @@ def _resolution(call) -> float:
     coarsest floating input's precision (float16: 1e-2). A mistake that on these inputs gives the right answer
     computed in float16 (``softmax`` ignoring ``axis`` when ``axis`` is -1) is no explanation of a float16 result."""
     eps = [np.finfo(a.dtype).eps for a in _arrays((call.args, call.kwargs)) if a.dtype.kind == "f"]
-    return max([1e-4] + [10 * float(e) for e in eps])
+    return max([tolerances.DIAGNOSIS_APART] + [tolerances.DIAGNOSIS_APART_UNITS * float(e) for e in eps])
 
 
 def _arrays(value):
@@ -131,7 +133,7 @@ def _agree(theirs, got) -> bool:
         np.allclose(np.nan_to_num(a), np.nan_to_num(b), atol=LOOSE, rtol=LOOSE)
 
 
-LOOSE = 1e-2   # consistency with the other results (``_agree``), not the closeness that names a mistake (1e-4)
+LOOSE = tolerances.DIAGNOSIS_CONSISTENT   # consistency with the other results (``_agree``), not ``CLOSE``
 
 
 def same(a, b) -> bool:
@@ -144,7 +146,7 @@ def same(a, b) -> bool:
         a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     except (TypeError, ValueError):
         return False
-    return a.shape == b.shape and np.allclose(a, b, atol=1e-4, rtol=1e-4)
+    return a.shape == b.shape and np.allclose(a, b, atol=CLOSE, rtol=CLOSE)
 
 
 def of_replay(exercise: str, replay, observed: list, expected: list) -> list:

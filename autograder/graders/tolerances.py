@@ -27,6 +27,11 @@ and bf16 tolerances (stored CPU outputs and a rounding emulation of flash; gpu_r
 every matmul input to 11 significant bits, and an attention layer chains two (SDPA) to four (MHA: in-projection,
 Q @ Kᵀ, P @ V, out-projection) such matmuls: emulated, the MHA case uses 0.74 of a 1e-3 tolerance with inputs
 rounded to nearest and 1.45 with inputs truncated (the worst case); 2e-3 brings that to 0.39 and 0.76.
+
+Kept elsewhere, on purpose (every other closeness of autograder/graders is here): the quiz's tolerances are part of
+its questions (``quiz/answer_key.py``: each numeric question's ``atol``, which the question states to the student)
+with ``quiz/test_quiz.py``'s ``ROUNDING`` (1e-9: the float error of key + atol, 0.757 + 0.001 != 0.758);
+``eps=1e-5`` in the layer norms is the function's contract (exercises.md), not a tolerance.
 """
 from __future__ import annotations
 
@@ -77,6 +82,28 @@ EXACT = Tolerance(0.0, 0.0, "integers are exact")
 # second by at least TOKEN_MARGIN, 600 times that, so a correct float32 implementation always gets the reference's
 # tokens (about one draw in 30-60 is redrawn; the redraw is deterministic: it uses the test's rng).
 TOKEN_MARGIN = 1e-2
+
+# softmax's worked example: the course text prints softmax([4.06, 5.65, 3.51]) to three decimals
+# ([0.154, 0.757, 0.089]): the printed values are within 5e-4 of the exact ones, and 1e-3 is twice that.
+WORKED_EXAMPLE = Tolerance(1e-3, 0, "the text's values, printed to three decimals")
+
+# apply_rope: scores of rotated vectors, a sum of d = 8 products, each off by about 100 * 1.2e-7 * |q_c k_c| in
+# float32 (positions below 100), so |error| ~ 8 * 1.2e-5 * 2 = 2e-4 for N(0, 1) entries: ten times less than 1e-3.
+ROPE_SCORES = Tolerance(1e-3, 1e-3, "scores of float32-rotated vectors, d = 8, positions < 100")
+# apply_rope: a rotated unit vector e_i has components outside its plane (i, i + d/2) that any correct computation
+# makes exactly 0 (rotate-half, a rotation matrix or complex numbers: sums of products with zeros); a component that
+# leaks is a cos or sin of the angle, of order 0.1-1.
+ROPE_LEAK_ATOL = 1e-6
+
+# The diagnosis of mistakes (diagnosis.py) names a mistake when its output is within DIAGNOSIS_CLOSE of the
+# student's (atol = rtol: the float32 bound of STUDENT) and at least DIAGNOSIS_APART from the expected one, or
+# DIAGNOSIS_APART_UNITS units of the coarsest floating input's precision where that is more (float16: 1e-2); a
+# mistake that explains the failing call must agree with the function's other results within DIAGNOSIS_CONSISTENT,
+# looser because those results were computed by the student in float32 (or float16) on other inputs.
+DIAGNOSIS_CLOSE = 1e-4
+DIAGNOSIS_APART = 1e-4
+DIAGNOSIS_APART_UNITS = 10
+DIAGNOSIS_CONSISTENT = 1e-2
 
 # Stored GPU outputs: the error of the dtype/backend that produced them (anchored on PyTorch's SDPA tests).
 GPU = {

@@ -10,7 +10,8 @@ from autograder.graders.compare import as_array, expect_close, expect_true
 # Judged against (forbidden routines and known mistakes: exercises/softmax.py):
 REFERENCE = references.softmax
 # reference: float64 torch.softmax; keras.ops.softmax
-# tolerance (tolerances.py): STUDENT_VS_KERAS against Keras, STABILITY for large logits, FLOAT16 for float16
+# tolerance (tolerances.py): STUDENT_VS_KERAS against Keras, STABILITY for large logits, FLOAT16 for float16,
+# WORKED_EXAMPLE for the text's printed values
 # inputs, STUDENT otherwise
 
 SHAPES = [pytest.param((7,), -1, id="1d"), pytest.param((3, 5), -1, id="2d-last"),
@@ -34,7 +35,7 @@ def test_worked_example(student):
     x = np.array([4.06, 5.65, 3.51])
     got = student.softmax(x)
     expect_close(got, REFERENCE(x), against="float64 torch.softmax", call=student.last)
-    expect_close(got, [0.154, 0.757, 0.089], tol=tolerances.Tolerance(1e-3, 0), against="본문의 계산")
+    expect_close(got, [0.154, 0.757, 0.089], tol=tolerances.WORKED_EXAMPLE, against="본문의 계산")
 
 
 @pytest.mark.points(0.5)
