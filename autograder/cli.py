@@ -87,8 +87,7 @@ def main(argv=None) -> int:
 
 
 def grade(args) -> int:
-    from autograder import settings
-    from autograder.sandbox import lanes
+    from autograder.sandbox import bubblewrap, lanes
     from autograder.sandbox.bubblewrap import SandboxUnavailable
 
     try:
@@ -97,7 +96,7 @@ def grade(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        lanes.nursery(settings.sandboxed())  # the sandbox's imports run while this process does its own
+        lanes.nursery(bubblewrap.sandboxed())  # the sandbox's imports run while this process does its own
         from autograder.feedback.report import table
         from autograder.grade import grade_submission, import_for_graders
 

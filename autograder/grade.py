@@ -18,7 +18,8 @@ from autograder.collect import GRADERS, Submission, collect, exercises_of
 from autograder.graders import forbidden, isolation
 from autograder.graders.plugin import GradingSession, Student, TestResult
 from autograder.messages import Notice
-from autograder.sandbox import lanes
+from autograder.sandbox import bubblewrap, lanes
+from autograder.sandbox.policy import Limits
 from autograder.sandbox.runner import StudentCodeError, StudentProcess
 
 
@@ -120,8 +121,8 @@ def run_graders(assignment: str, student: Student, seed: int) -> GradingSession:
 def start_student(submission: Submission, capture: int | None = None) -> tuple[StudentProcess, list[str]]:
     """Run the submission's code cells in its sandboxed process; returns the process and the notebook's errors."""
     timeouts = settings.course()["timeouts"]
-    sandboxed = settings.sandboxed()
-    process = StudentProcess(submission.code_cells, settings.limits(), timeouts["startup"], timeouts["call"],
+    sandboxed = bubblewrap.sandboxed()
+    process = StudentProcess(submission.code_cells, Limits.from_course(), timeouts["startup"], timeouts["call"],
                              sandboxed=sandboxed, lane=lanes.shared(sandboxed), capture=capture,
                              cell_timeout=timeouts["cell"])
     errors: list[str] = [] if sandboxed else [UNSANDBOXED]

@@ -15,7 +15,7 @@ import pytest
 
 os.environ.setdefault("KERAS_BACKEND", "torch")
 
-from autograder import settings  # noqa: E402
+from autograder.sandbox import bubblewrap  # noqa: E402
 from autograder.graders import bounded, isolation  # noqa: E402
 from autograder.messages import Reason  # noqa: E402
 from autograder.sandbox import lanes  # noqa: E402
@@ -43,7 +43,7 @@ CELLS = [
 
 @pytest.fixture(scope="module")
 def proc():
-    sandboxed = settings.sandboxed()
+    sandboxed = bubblewrap.sandboxed()
     with StudentProcess(CELLS, call_timeout=1, sandboxed=sandboxed, lane=lanes.shared(sandboxed)) as p:
         p.start()
         yield p

@@ -139,9 +139,9 @@ def _init_worker(course_dir: str, index: int, db_url: str | None) -> None:
 
 
 def _sandbox_ok() -> bool:
-    from autograder import settings
+    from autograder.sandbox import bubblewrap
 
-    return settings.sandboxed()
+    return bubblewrap.sandboxed()
 
 
 def _grade_one(job) -> Outcome:
@@ -238,9 +238,9 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
     index, total = parse_shard(shard)
     everyone = students or submitted_students(course_dir, assignment)
     mine = [s for s in everyone if shard_of(s, total) == index]
-    from autograder import settings
+    from autograder.sandbox import bubblewrap
 
-    sandboxed = settings.sandboxed()  # refuse before starting anything when the sandbox cannot run
+    sandboxed = bubblewrap.sandboxed()  # refuse before starting anything when the sandbox cannot run
     from autograder.sandbox import lanes
 
     if not mine:

@@ -68,6 +68,22 @@ def probe(bwrap: str = "bwrap") -> str:
     return ""
 
 
+def sandboxed() -> bool:
+    """True when student code runs in bubblewrap; False only when unsandboxed grading is allowed explicitly.
+
+    Raises ``SandboxUnavailable`` (with the reason) when bubblewrap cannot run and nothing allows that.
+    """
+    from autograder import settings
+
+    reason = probe()
+    if not reason:
+        return True
+    if settings.course()["sandbox"].get("allow_unsandboxed"):
+        return False
+    raise SandboxUnavailable(f"{reason}. Grading refuses to run student code without the sandbox; "
+                             "set AUTOGRADER_ALLOW_UNSANDBOXED=1 to allow it explicitly (logged on every result).")
+
+
 def python_roots(python: str = sys.executable) -> list[Path]:
     """Directories the interpreter needs: its installation and the virtual environment (read-only)."""
     out = subprocess.run([python, "-I", "-c", "import sys; print(sys.base_prefix); print(sys.prefix)"],

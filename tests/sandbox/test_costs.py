@@ -21,7 +21,7 @@ import pytest
 
 import catalogue
 from harness import GraderPeak, bounds, describe, grade_file, judge, wait_lane_quiet, write_submission
-from autograder import settings
+from autograder.sandbox import bubblewrap
 from autograder.feedback.report import exercise_report
 from autograder.sandbox.runner import StudentCodeError, StudentProcess
 
@@ -65,7 +65,7 @@ def watch(monkeypatch):
 
 @pytest.mark.parametrize("cost", [pytest.param(c, id=c.entry.id) for c in catalogue.COSTS])
 def test_a_mistake_costs_its_own_points_once(cost, ctx, honest, short_timeouts, watch, tmp_path):
-    assert settings.sandboxed() is True
+    assert bubblewrap.sandboxed() is True
     short_timeouts["startup"] = 20   # every demo cell of these notebooks may hang: the course's own total
     entry = cost.entry
     honest_scores = {e.name: e.score for e in honest.exercises}

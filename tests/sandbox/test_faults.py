@@ -18,6 +18,7 @@ import pytest
 import catalogue
 from harness import GraderPeak, bounds, describe, entry_timeouts, grade_file, judge, wait_lane_quiet, write_submission
 from autograder import settings
+from autograder.sandbox import bubblewrap
 from autograder.feedback.report import exercise_report
 from autograder.messages import Reason
 
@@ -58,7 +59,7 @@ def test_catalogue_covers_the_faults():
 # ----------------------------------------------------------------------------------------------- cell-level faults
 @pytest.mark.parametrize("entry", params(catalogue.FAULTS))
 def test_fault(entry, ctx, honest, fingerprint, short_timeouts, tmp_path, monkeypatch):
-    assert settings.sandboxed() is True
+    assert bubblewrap.sandboxed() is True
     entry_timeouts(entry, monkeypatch)
     honest_scores = {e.name: e.score for e in honest.exercises}
     path = write_submission(entry.build(ctx), tmp_path)
@@ -107,7 +108,7 @@ def test_fault(entry, ctx, honest, fingerprint, short_timeouts, tmp_path, monkey
 @pytest.mark.parametrize("entry", params(catalogue.FILE_FAULTS))
 def test_file_fault(entry, nb_class):
     """Graded through nbgrader as the blank release with a Korean note: 0 points, the reason in the feedback."""
-    assert settings.sandboxed() is True
+    assert bubblewrap.sandboxed() is True
     outcome = nb_class["outcomes"].get(entry.id)
     scores = nb_class["scores"].get(entry.id, {})
     html = nb_class["feedback"].get(entry.id, "")

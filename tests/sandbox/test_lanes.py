@@ -17,6 +17,7 @@ import pytest
 from autograder import settings
 from autograder.sandbox import bubblewrap
 from autograder.sandbox import lanes
+from autograder.sandbox.policy import Limits
 from autograder.sandbox.runner import StudentProcess
 
 PLANT = '''
@@ -73,7 +74,7 @@ def nspid(pid: int) -> list[int]:
 
 @pytest.fixture(scope="module")
 def two_lanes():
-    assert settings.sandboxed() is True
+    assert bubblewrap.sandboxed() is True
     nursery = lanes.Nursery(True).launch()
     pair = [lanes.Lane(True, index, nursery=nursery) for index in (101, 102)]
     for lane in pair:
@@ -86,7 +87,7 @@ def two_lanes():
 
 def student(lane, mark: str) -> StudentProcess:
     timeouts = settings.course()["timeouts"]
-    process = StudentProcess([PLANT.format(mark=mark), LOOK], settings.limits(), timeouts["startup"],
+    process = StudentProcess([PLANT.format(mark=mark), LOOK], Limits.from_course(), timeouts["startup"],
                              timeouts["call"], sandboxed=True, lane=lane)
     report = process.start()
     assert all(cell.get("ok") for cell in report.cells), report.cells
@@ -159,7 +160,7 @@ def test_what_is_mounted_below_tmp_stays_visible_in_a_lane(monkeypatch):
         assert lane.proc is None and not lane.fallback
         timeouts = settings.course()["timeouts"]
         process = StudentProcess([f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\nimport lane_probe_module\n"
-                                  "V = lane_probe_module.VALUE\n"], settings.limits(), timeouts["startup"],
+                                  "V = lane_probe_module.VALUE\n"], Limits.from_course(), timeouts["startup"],
                                  timeouts["call"], sandboxed=True, lane=lane)
         try:
             report = process.start()

@@ -22,7 +22,7 @@ from autograder import settings
 from autograder.collect import collect, exercises_of
 from autograder.grade import import_for_graders, start_student
 from autograder.gradebook.preprocessors.handoff import RanInSandbox
-from autograder.sandbox import lanes
+from autograder.sandbox import bubblewrap, lanes
 
 MAX_PNG = 2 << 20
 
@@ -59,7 +59,7 @@ class SandboxedExecute(NbGraderPreprocessor):
             raise ValueError(f"no hidden graders for assignment {assignment!r}")
         limit = settings.course()["sandbox"]["output_kb"] * 1024
         submission = collect(nb, f"{info.get('notebook', assignment)}.ipynb", assignment)
-        sandboxed = settings.sandboxed()
+        sandboxed = bubblewrap.sandboxed()
         if not lanes.has_lane(sandboxed):   # the first submission of a plain `nbgrader autograde`
             lanes.nursery(sandboxed)        # the sandbox imports keras while this process imports the graders'
             import_for_graders()
