@@ -20,7 +20,7 @@ from autograder.graders.plugin import GradingSession, Student, TestResult
 from autograder.messages import Notice
 from autograder.sandbox import bubblewrap, lanes
 from autograder.sandbox.policy import Limits
-from autograder.sandbox.runner import StudentCodeError, StudentProcess
+from autograder.sandbox.process import StudentCodeError, StudentProcess
 
 
 @dataclass

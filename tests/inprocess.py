@@ -27,7 +27,7 @@ from autograder.graders.plugin import Call
 from autograder.messages import Reason
 from autograder.sandbox.inside.proxies import _like, _NotPlain, _plain
 from autograder.sandbox.inside.values import to_numpy
-from autograder.sandbox.runner import _exception_message
+from autograder.sandbox.process import _exception_message
 
 
 def definitions(sources) -> str:

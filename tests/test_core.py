@@ -8,7 +8,7 @@ import pytest
 
 import minimal
 from autograder.grade import grade_notebook
-from autograder.sandbox.runner import StudentCodeError, StudentProcess
+from autograder.sandbox.process import StudentCodeError, StudentProcess
 
 
 def grade(nb, seed=7):

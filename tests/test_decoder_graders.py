@@ -469,7 +469,7 @@ def test_every_road_to_a_layer_norm_is_seen_at_run_time():
     forbids; a layer norm written with var_mean and rsqrt reports nothing forbidden."""
     from autograder.graders import forbidden
     from autograder.sandbox import lanes
-    from autograder.sandbox.runner import StudentProcess
+    from autograder.sandbox.process import StudentProcess
     from autograder.sandbox import bubblewrap
 
     sandboxed = bubblewrap.sandboxed()

@@ -19,7 +19,7 @@ from autograder.sandbox import bubblewrap  # noqa: E402
 from autograder.graders import bounded, isolation  # noqa: E402
 from autograder.messages import Reason  # noqa: E402
 from autograder.sandbox import lanes  # noqa: E402
-from autograder.sandbox.runner import StudentCodeError, StudentProcess  # noqa: E402
+from autograder.sandbox.process import StudentCodeError, StudentProcess  # noqa: E402
 
 CELLS = [
     "import time\nimport numpy as np\nimport torch",
@@ -268,7 +268,7 @@ def test_the_issues_questions_are_refused_before_anything_is_computed(name, args
     import time
     import tracemalloc
 
-    from autograder.sandbox.runner import encode_value
+    from autograder.sandbox.process import encode_value
 
     arrays: list = []
     header = {"name": name, "args": encode_value(list(args), arrays), "kwargs": encode_value({}, arrays)}
@@ -295,7 +295,7 @@ def test_a_bigger_question_is_computed_apart_within_its_limits():
     call has left, is stopped and the question refused with the reason."""
     import time
 
-    from autograder.sandbox.runner import encode_value
+    from autograder.sandbox.process import encode_value
 
     rng = np.random.default_rng(1)
     q, k, v = rng.normal(size=(8, 600, 32)), rng.normal(size=(8, 700, 32)), rng.normal(size=(8, 700, 16))

@@ -20,7 +20,7 @@ import pytest
 from autograder.graders import forbidden, isolation
 from autograder.graders.compare import GradingFailure
 from autograder.messages import Reason
-from autograder.sandbox.runner import Remote, StudentCodeError, StudentProcess
+from autograder.sandbox.process import Remote, StudentCodeError, StudentProcess
 
 SESSION_KEY = pytest.StashKey["GradingSession"]()
 

@@ -215,7 +215,7 @@ class Lane:
 
 
 class Child:
-    """A forked student process, with just the part of ``subprocess.Popen`` the runner uses."""
+    """A forked student process, with just the part of ``subprocess.Popen`` that ``process.StudentProcess`` uses."""
 
     def __init__(self, lane: Lane, ns_pid: int, scratch: Path):
         self.lane, self.ns_pid, self.scratch = lane, ns_pid, scratch

@@ -3,7 +3,7 @@
 Read like nsjail's config: the environment, the resource limits, the namespaces and the mounts of the process
 that runs a submission's code are data here, and each launcher applies them as they are:
 
-* a fresh interpreter in bubblewrap (``runner.StudentProcess``, no warm lane): ``bubblewrap.Sandbox.wrap``
+* a fresh interpreter in bubblewrap (``process.StudentProcess``, no warm lane): ``bubblewrap.Sandbox.wrap``
   makes ``SANDBOX_NAMESPACES`` and mounts ``SYSTEM_DIRS`` read-only, the process gets ``environment()``, and
   ``Limits.apply`` sets ``Limits.rlimits()`` between fork and exec;
 * a child of a lane's fork server (``lanes.Lane.fork``): the lane itself was made with ``LANE_NAMESPACES`` and

@@ -23,7 +23,7 @@ import catalogue
 from harness import GraderPeak, bounds, describe, grade_file, judge, wait_lane_quiet, write_submission
 from autograder.sandbox import bubblewrap
 from autograder.feedback.report import exercise_report
-from autograder.sandbox.runner import StudentCodeError, StudentProcess
+from autograder.sandbox.process import StudentCodeError, StudentProcess
 
 pytestmark = pytest.mark.slow
 

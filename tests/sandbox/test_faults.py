@@ -161,7 +161,7 @@ def test_a_stalled_grader_never_stalls_the_class(generated_course, tmp_path_fact
     import nbformat
 
     from autograder.gradebook import batch
-    from autograder.sandbox import runner
+    from autograder.sandbox import process as runner
     from harness import cell_scores, expected_cell_scores, new_course, submit
 
     real = runner.read_frame
@@ -248,7 +248,7 @@ def test_a_worker_that_dies_is_noticed_at_once(generated_course, tmp_path_factor
     import nbformat
 
     from autograder.gradebook import batch
-    from autograder.sandbox import runner
+    from autograder.sandbox import process as runner
     from harness import cell_scores, expected_cell_scores, new_course, submit
 
     cgroup = _memory_cgroup()

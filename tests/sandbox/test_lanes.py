@@ -18,7 +18,7 @@ from autograder import settings
 from autograder.sandbox import bubblewrap
 from autograder.sandbox import lanes
 from autograder.sandbox.policy import Limits
-from autograder.sandbox.runner import StudentProcess
+from autograder.sandbox.process import StudentProcess
 
 PLANT = '''
 import os, socket, sys, time

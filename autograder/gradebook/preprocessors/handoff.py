@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, ClassVar
 if TYPE_CHECKING:
     from autograder.collect import Submission
     from autograder.grade import GradeResult
-    from autograder.sandbox.runner import StudentProcess
+    from autograder.sandbox.process import StudentProcess
 
 SETTING = "c.Autograde.autograde_preprocessors (course_config.py)"
 
