@@ -20,7 +20,8 @@ from autograder.graders.plugin import GradingSession, Student, TestResult
 from autograder.messages import Notice
 from autograder.sandbox import bubblewrap, lanes
 from autograder.sandbox.policy import Limits
-from autograder.sandbox.process import StudentCodeError, StudentProcess
+from autograder.sandbox.errors import StudentCodeError
+from autograder.sandbox.process import StudentProcess
 
 
 @dataclass

@@ -8,7 +8,8 @@ import pytest
 
 import minimal
 from autograder.grade import grade_notebook
-from autograder.sandbox.process import StudentCodeError, StudentProcess
+from autograder.sandbox.errors import Failure, StudentCodeError
+from autograder.sandbox.process import StudentProcess
 
 
 def grade(nb, seed=7):
@@ -43,13 +44,13 @@ def test_crash_timeout_and_restart():
         proc.start()
         with pytest.raises(StudentCodeError) as crash:
             proc.call("die")
-        assert crash.value.kind == "crashed"
+        assert crash.value.kind is Failure.CRASHED
         with pytest.raises(StudentCodeError) as slow:
             proc.call("spin")
-        assert slow.value.kind == "timeout"
+        assert slow.value.kind is Failure.TIMEOUT
         with pytest.raises(StudentCodeError) as leave:
             proc.call("leave")
-        assert leave.value.kind == "exception"
+        assert leave.value.kind is Failure.EXCEPTION
         assert proc.call("ok")["value"] == 1
         assert proc.restarts == 1 and proc.interrupted == 1   # the hung call was stopped, its process lived on
 
@@ -97,10 +98,10 @@ def test_closing_the_event_pipe_is_tampering():
         proc.start()
         with pytest.raises(StudentCodeError) as closed:
             proc.call("close_pipe", np.ones(3))
-        assert closed.value.kind == "tampered", closed.value.message
+        assert closed.value.kind is Failure.TAMPERED, closed.value.message
         with pytest.raises(StudentCodeError) as later:   # the rest of the submission is lost with it
             proc.call("own_softmax", np.ones(3))
-        assert later.value.kind == "tampered"
+        assert later.value.kind is Failure.TAMPERED
 
 
 def test_a_replaced_event_pipe_stops_the_kernels():

@@ -19,7 +19,8 @@ from autograder.sandbox import bubblewrap  # noqa: E402
 from autograder.graders import bounded, isolation  # noqa: E402
 from autograder.messages import Reason  # noqa: E402
 from autograder.sandbox import lanes  # noqa: E402
-from autograder.sandbox.process import StudentCodeError, StudentProcess  # noqa: E402
+from autograder.sandbox.errors import Failure, StudentCodeError  # noqa: E402
+from autograder.sandbox.process import StudentProcess  # noqa: E402
 
 CELLS = [
     "import time\nimport numpy as np\nimport torch",
@@ -105,7 +106,7 @@ def test_a_hung_call_is_interrupted_and_recognised_once(proc):
     restarts = proc.restarts
     with pytest.raises(StudentCodeError) as first:
         proc.call("spin")
-    assert first.value.kind == "timeout"
+    assert first.value.kind is Failure.TIMEOUT
     with pytest.raises(StudentCodeError) as again:
         proc.call("spin")
     assert again.value.message == first.value.message                # at once, the same message

@@ -455,7 +455,8 @@ class Answers:
         self.questions: list[tuple[str, tuple]] = []   # (name, shape of its first array argument), in order
 
     def __call__(self, header, arrays, deadline: float | None = None):
-        from autograder.sandbox.process import StudentCodeError, decode_value, encode_value
+        from autograder.sandbox.errors import StudentCodeError
+        from autograder.sandbox.process import decode_value, encode_value
 
         name = header.get("name")
         if name not in self.allowed:

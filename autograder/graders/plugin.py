@@ -20,7 +20,8 @@ import pytest
 from autograder.graders import forbidden, isolation
 from autograder.graders.compare import GradingFailure
 from autograder.messages import Reason
-from autograder.sandbox.process import Remote, StudentCodeError, StudentProcess
+from autograder.sandbox.errors import Failure, StudentCodeError
+from autograder.sandbox.process import Remote, StudentProcess
 
 SESSION_KEY = pytest.StashKey["GradingSession"]()
 
@@ -133,7 +134,7 @@ class Student:
             reply = self._timed(name if small else None, self._process.graded_call, name, args, kwargs, **options)
         except StudentCodeError as exc:
             # a question the grader refused to answer (too big) is why the call failed, unless its time ran out
-            why = answers.refused[-1] if answers.refused and exc.kind != "timeout" else exc.message
+            why = answers.refused[-1] if answers.refused and exc.kind is not Failure.TIMEOUT else exc.message
             raise GradingFailure(f"`{name}`: {why}") from None
         finally:
             self.asked.setdefault(name, set()).update(answers.asked)

@@ -27,19 +27,10 @@ import numpy as np
 from autograder.messages import Reason
 from autograder.sandbox import policy
 from autograder.sandbox.bubblewrap import Sandbox, copy_inside
+from autograder.sandbox.errors import Failure, StudentCodeError, crash_reason, from_reply
 from autograder.sandbox.inside.wire import FrameError, FrameTooBig, read_frame, write_frame
 from autograder.sandbox.logs import EventLog, OutputLog
 from autograder.sandbox.policy import Limits
-
-
-class StudentCodeError(Exception):
-    """A call into the student's code did not produce a value. ``kind`` says why; the message is Korean."""
-
-    def __init__(self, kind: str, message: str, detail: str = ""):
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.detail = detail
 
 
 @dataclass
@@ -90,8 +81,8 @@ class StudentProcess:
         self.proc: subprocess.Popen | None = None
         self._report: StartReport | None = None   # the notebook's run: each cell's status, the names defined
         self.restarts = 0
-        self._fatal = None                # why no process is left for this submission (Korean), if none is
-        self.broken: dict = {}            # function -> why it is not called again (its first hang or crash)
+        self._fatal = None                # why no process is left for this submission (a Message), if none is
+        self.broken: dict = {}            # function -> why it is not called again (its first hang or crash's reason)
         self._deadline: float | None = None  # monotonic time after which no more calls start (``grade_within``)
         self.timeouts = 0                 # calls that ran past their limit
         self.interrupted = 0              # of those, the ones its own alarm stopped (the process lived on)
@@ -158,7 +149,7 @@ class StudentProcess:
         try:
             return self._run_notebook(started)
         except StudentCodeError as exc:
-            self._fatal = exc.message   # every later call fails at once with the same reason
+            self._fatal = exc.reason   # every later call fails at once with the same reason
             raise
 
     def _run_notebook(self, started: float) -> StartReport:
@@ -171,18 +162,18 @@ class StudentProcess:
         for index in range(len(self.cells)):
             left = deadline - time.monotonic()
             if stopped is None and left <= 0:
-                stopped = Reason.NOTEBOOK_TIMEOUT.korean(seconds=self.startup_timeout)
+                stopped = Reason.NOTEBOOK_TIMEOUT(seconds=self.startup_timeout)
             if stopped:
-                statuses.append({"ok": False, "error": "Timeout", "message": stopped})
+                statuses.append({"ok": False, "error": "Timeout", "message": stopped.korean})
                 continue
             try:
                 status = self._run_cell(index, min(self.cell_timeout, left), self.capture)
             except StudentCodeError as exc:
-                status = {"ok": False, "error": exc.kind, "message": exc.message}
+                status = {"ok": False, "error": exc.kind.value, "message": exc.message}
                 try:
                     self._restart(deadline)
                 except StudentCodeError as why:
-                    stopped = self._fatal = why.message   # no process left: later calls fail at once
+                    stopped = self._fatal = why.reason   # no process left: later calls fail at once
             status = _kept(status)
             budget -= _output_size(status)
             if budget < 0 and status.get("outputs"):
@@ -201,8 +192,8 @@ class StudentProcess:
         ``StudentCodeError`` when the submission's restarts are used up or the replay does not fit)."""
         if self.restarts >= self.limits.total_restarts:
             self.close()
-            self._fatal = Reason.RESTART_LIMIT.korean(restarts=self.restarts)
-            raise StudentCodeError("crashed", self._fatal)
+            self._fatal = Reason.RESTART_LIMIT(restarts=self.restarts)
+            raise StudentCodeError(Failure.CRASHED, self._fatal)
         self.restarts += 1
         self._launch()
         self._replay(deadline)
@@ -214,7 +205,7 @@ class StudentProcess:
             left = deadline - time.monotonic()
             if left <= 0:
                 self.close()
-                raise StudentCodeError("timeout", Reason.REPLAY_TIMEOUT.korean())
+                raise StudentCodeError(Failure.TIMEOUT, Reason.REPLAY_TIMEOUT())
             self._run_cell(index, min(self.cell_timeout, left))
 
     def _spawn(self, request_r: int, response_w: int, event_w: int) -> None:
@@ -283,7 +274,7 @@ class StudentProcess:
         if self.proc is not None and self.proc.poll() is None and not _stopped(self.proc.pid):
             return
         if self._fatal:
-            raise StudentCodeError("crashed", self._fatal)
+            raise StudentCodeError(Failure.CRASHED, self._fatal)
         if self._report is None:
             self.start()
             return
@@ -295,7 +286,7 @@ class StudentProcess:
             self._restart(deadline)
         except StudentCodeError as exc:
             if time.monotonic() >= deadline:
-                self._fatal = exc.message   # every later call fails at once with the same reason
+                self._fatal = exc.reason   # every later call fails at once with the same reason
             raise
 
     # ------------------------------------------------------------------ requests
@@ -305,7 +296,7 @@ class StudentProcess:
             return timeout
         left = self._deadline - time.monotonic()
         if left <= 0:
-            raise StudentCodeError("timeout", Reason.SUBMISSION_TIMEOUT.korean())
+            raise StudentCodeError(Failure.TIMEOUT, Reason.SUBMISSION_TIMEOUT())
         return min(timeout, left)
 
     def _exchange(self, header, arrays, timeout, what, answering=False):
@@ -316,7 +307,7 @@ class StudentProcess:
         it carries no request number."""
         timeout = self._within_deadline(timeout)
         if self.proc is None or self._w is None:
-            raise StudentCodeError("crashed", Reason.NOT_RUNNING.korean())
+            raise StudentCodeError(Failure.CRASHED, Reason.NOT_RUNNING())
         if not answering:
             self._sequence += 1
         deadline = time.monotonic() + timeout
@@ -326,21 +317,21 @@ class StudentProcess:
                                     max_elements=self.limits.reply_elements)
         except TimeoutError:
             self.close()
-            raise StudentCodeError("timeout", Reason.WAIT_TIMEOUT.korean(seconds=timeout, what=what)) from None
+            raise StudentCodeError(Failure.TIMEOUT, Reason.WAIT_TIMEOUT(seconds=timeout, what=what)) from None
         except FrameTooBig as exc:
             self.close()
-            raise StudentCodeError("protocol", Reason.REPLY_TOO_BIG.korean(
+            raise StudentCodeError(Failure.PROTOCOL, Reason.REPLY_TOO_BIG(
                 size_mb=exc.size / (1 << 20), limit_mb=self.limits.reply_mb)) from exc
         except FrameError as exc:
             self.close()
-            raise StudentCodeError("protocol", Reason.MALFORMED_REPLY.korean(error=exc)) from exc
+            raise StudentCodeError(Failure.PROTOCOL, Reason.MALFORMED_REPLY(error=exc)) from exc
         except (EOFError, OSError) as exc:
             code = self.proc.wait() if self.proc else None
             self.close()
-            raise StudentCodeError("crashed", _crash_message(code), self.output_tail()) from exc
+            raise StudentCodeError(Failure.CRASHED, crash_reason(code), self.output_tail()) from exc
         if reply.get("op") != "callback" and reply.get("id") != self._sequence:
             self.close()
-            raise StudentCodeError("protocol", Reason.UNASKED_REPLY.korean())
+            raise StudentCodeError(Failure.PROTOCOL, Reason.UNASKED_REPLY())
         return reply, out
 
     def request(self, header: dict, arrays=(), timeout: float | None = None, answer=None) -> dict:
@@ -358,7 +349,7 @@ class StudentProcess:
         """
         key = header.get("target") if isinstance(header.get("target"), str) else "<object>"
         if key in self.broken:
-            raise StudentCodeError("broken", self.broken[key])
+            raise StudentCodeError(Failure.BROKEN, self.broken[key])
         timeout = timeout or self.call_timeout
         timeout = self._within_deadline(timeout)
         self._ensure_running()
@@ -373,26 +364,23 @@ class StudentProcess:
             reply, out = self._answer_callbacks(reply, out, answer, deadline, timeout, what)
             if limited and reply.get("error") == "TimeLimit":
                 self.interrupted += 1  # the call stopped at its limit; the process lives on, nothing to replay
-                raise StudentCodeError("timeout", _timeout_message(timeout))
+                raise StudentCodeError(Failure.TIMEOUT, Reason.CALL_TIMEOUT(seconds=timeout))
         except StudentCodeError as exc:
-            if exc.kind in ("timeout", "crashed", "protocol") and header.get("op") in ("call", "getattr", "len", "get"):
-                if exc.kind == "timeout":
+            if (exc.kind in (Failure.TIMEOUT, Failure.CRASHED, Failure.PROTOCOL)
+                    and header.get("op") in ("call", "getattr", "len", "get")):
+                if exc.kind is Failure.TIMEOUT:
                     self.timeouts += 1
-                    exc = StudentCodeError("timeout", _timeout_message(timeout), exc.detail)
-                self.broken[key] = exc.message
+                    exc = StudentCodeError(Failure.TIMEOUT, Reason.CALL_TIMEOUT(seconds=timeout), exc.detail)
+                self.broken[key] = exc.reason
                 raise exc from None
             raise
         # Attribution on this side: every watched routine that ran while this request was in flight (its reply's
         # conversion to arrays included) belongs to it, whichever of the student's functions called it.
         reply["events"] = sorted(set(self.events.since(mark)))
         if self.events.tampered:
-            raise StudentCodeError("tampered", Reason.EVENTS_TAMPERED.korean(what=self.events.tampered))
+            raise StudentCodeError(Failure.TAMPERED, Reason.EVENTS_TAMPERED(what=self.events.tampered))
         if not reply.get("ok"):
-            if reply.get("error") == "Missing":
-                raise StudentCodeError("missing", Reason.UNDEFINED_NAME.korean(name=reply.get("message")))
-            raise StudentCodeError(
-                "not_implemented" if reply.get("error") == "NotImplementedError" else "exception",
-                _exception_message(reply), "\n".join(reply.get("where", [])))
+            raise from_reply(reply)
         reply["value"] = self._bind(decode_value(reply.get("value"), out))
         return reply
 
@@ -409,7 +397,7 @@ class StudentProcess:
             left = deadline - time.monotonic()
             if left <= 0:
                 self.close()
-                raise StudentCodeError("timeout", _timeout_message(timeout))
+                raise StudentCodeError(Failure.TIMEOUT, Reason.CALL_TIMEOUT(seconds=timeout))
             reply, out = self._exchange(response, arrays, left, what, answering=True)
         return reply, out
 
@@ -435,7 +423,7 @@ class StudentProcess:
     @property
     def fatal(self) -> str | None:
         """Why no process is left for this submission (Korean), or None: every later call fails with it."""
-        return self._fatal
+        return self._fatal.korean if self._fatal else None
 
     @property
     def deadline(self) -> float | None:
@@ -581,7 +569,7 @@ def decode_value(value, arrays):
         if "a" in value:
             array = arrays[int(value["a"])]
             if array.dtype.kind not in "biuf":
-                raise StudentCodeError("type", Reason.NOT_NUMERIC.korean(dtype=array.dtype))
+                raise StudentCodeError(Failure.TYPE, Reason.NOT_NUMERIC(dtype=array.dtype))
             return array
         if "t" in value:
             return tuple(decode_value(v, arrays) for v in value["t"])
@@ -593,10 +581,10 @@ def decode_value(value, arrays):
             return float(value["f"])
         if "h" in value:
             return RemoteRef(int(value["h"]), str(value.get("type", "object")))
-        raise StudentCodeError("protocol", Reason.UNKNOWN_VALUE.korean())
+        raise StudentCodeError(Failure.PROTOCOL, Reason.UNKNOWN_VALUE())
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    raise StudentCodeError("protocol", Reason.UNKNOWN_VALUE.korean())
+    raise StudentCodeError(Failure.PROTOCOL, Reason.UNKNOWN_VALUE())
 
 
 def _output_size(status: dict) -> int:
@@ -633,28 +621,3 @@ def _status(pid: int, field: str) -> int:
             if line.startswith(field + ":"):
                 return int(line.split()[1]) * 1024
     return 0
-
-
-def _timeout_message(seconds: float) -> str:
-    return Reason.CALL_TIMEOUT.korean(seconds=seconds)
-
-
-def _crash_message(code) -> str:
-    if code is not None and code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = str(-code)
-        if name == "SIGXCPU":
-            return Reason.CPU_TIME.korean()
-        return Reason.SIGNAL.korean(signal=name)
-    return Reason.EXIT_CODE.korean(code=code)
-
-
-def _exception_message(reply) -> str:
-    error, message = reply.get("error", "Exception"), reply.get("message", "")
-    if error == "NotImplementedError":
-        return Reason.NOT_IMPLEMENTED.korean()
-    if error == "MemoryError":
-        return Reason.MEMORY_ERROR.korean()
-    return Reason.EXCEPTION.korean(error=f"{error}: {message}" if message else error)

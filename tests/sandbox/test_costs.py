@@ -23,7 +23,8 @@ import catalogue
 from harness import GraderPeak, bounds, describe, grade_file, judge, wait_lane_quiet, write_submission
 from autograder.sandbox import bubblewrap
 from autograder.feedback.report import exercise_report
-from autograder.sandbox.process import StudentCodeError, StudentProcess
+from autograder.sandbox.errors import Failure, StudentCodeError
+from autograder.sandbox.process import StudentProcess
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +41,7 @@ def watch(monkeypatch):
         try:
             return request(self, header, *args, **kwargs)
         except StudentCodeError as exc:
-            if exc.kind == "timeout" and time.perf_counter() - start > 0.5:
+            if exc.kind is Failure.TIMEOUT and time.perf_counter() - start > 0.5:
                 seen["waits"] += 1
             raise
         finally:
