@@ -87,7 +87,7 @@ class _Object:
             value = getattr(self._obj, attr)
         except Exception as exc:  # noqa: BLE001 - reported as the sandbox reports it
             message = exception_reason(type(exc).__name__, str(exc)).korean
-            raise GradingFailure(f"`{self.type_name}`: {message}") from None
+            raise GradingFailure(f"`{self.type_name}`: {message}", raised=type(exc).__name__) from None
         if callable(value):
             return lambda *args, **kwargs: _guarded(self.type_name, value, args, kwargs)
         return _wire(value)
@@ -129,7 +129,7 @@ def _guarded(name, fn, args, kwargs):
         return _wire(fn(*_copied(args), **_copied(kwargs)))
     except Exception as exc:  # noqa: BLE001
         message = exception_reason(type(exc).__name__, str(exc)).korean
-        raise GradingFailure(f"`{name}`: {message}") from None
+        raise GradingFailure(f"`{name}`: {message}", raised=type(exc).__name__) from None
 
 
 class InProcessStudent:

@@ -63,6 +63,26 @@ def test_cell_errors_do_not_stop_later_cells():
         assert proc.call("f")["value"] == 3
 
 
+def test_the_type_a_students_code_raised_is_data_not_text():
+    """A graded call that failed because the student's code raised carries the exception's type as data
+    (``GradingFailure.raised``, from ``StudentCodeError.exception``): an AssertionError whose message reads
+    "— ValueError: ..." is no ValueError (the kv_cache graders read the type out of the Korean message, which holds
+    the student's own text, until issue 24)."""
+    from autograder.graders.compare import GradingFailure
+    from autograder.graders.kv_cache import raised
+    from autograder.graders.plugin import Student
+
+    cells = ["def forged(x):\n    raise AssertionError('— ValueError: Hq % Hkv != 0')",
+             "def honest(x):\n    raise ValueError('Hq % Hkv != 0')"]
+    with StudentProcess(cells) as proc:
+        proc.start()
+        student = Student(proc, cells)
+        for name, error, other in (("forged", "AssertionError", "ValueError"), ("honest", "ValueError", "TypeError")):
+            with pytest.raises(GradingFailure) as failed:
+                getattr(student, name)(np.ones(3))
+            assert raised(failed.value, error) and not raised(failed.value, other), failed.value.message
+
+
 # ------------------------------------------------------------------------------------------- the event pipe
 # The forbidden-routine rule's run-time half (issue 13): the student's process reports each watched library routine
 # on a pipe as it runs (inside.monitor.guard); the trusted side gives each request the routines that ran while it was in

@@ -104,7 +104,7 @@ class Student:
         try:
             return self._process.request({"op": "get", "target": name})["value"]
         except StudentCodeError as exc:
-            raise GradingFailure(exc.message) from None
+            raise GradingFailure(exc.message, raised=exc.exception) from None
 
     def __getattr__(self, name: str):
         if name.startswith("_"):
@@ -135,7 +135,7 @@ class Student:
         except StudentCodeError as exc:
             # a question the grader refused to answer (too big) is why the call failed, unless its time ran out
             why = answers.refused[-1] if answers.refused and exc.kind is not Failure.TIMEOUT else exc.message
-            raise GradingFailure(f"`{name}`: {why}") from None
+            raise GradingFailure(f"`{name}`: {why}", raised=exc.exception) from None
         finally:
             self.asked.setdefault(name, set()).update(answers.asked)
             self.answer_peak = max(self.answer_peak, answers.apart_peak)
@@ -194,7 +194,7 @@ class Student:
             timeout = self._limit(name, floor)
             reply = self._timed(name, self._process.request, header, arrays, timeout)
         except StudentCodeError as exc:
-            raise GradingFailure(f"`{name}`: {exc.message}") from None
+            raise GradingFailure(f"`{name}`: {exc.message}", raised=exc.exception) from None
         self._own(name, reply["value"])
         return reply
 
