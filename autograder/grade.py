@@ -123,9 +123,8 @@ def start_student(submission: Submission, capture: int | None = None) -> tuple[S
     """Run the submission's code cells in its sandboxed process; returns the process and the notebook's errors."""
     timeouts = settings.course()["timeouts"]
     sandboxed = bubblewrap.sandboxed()
-    process = StudentProcess(submission.code_cells, Limits.from_course(), timeouts["startup"], timeouts["call"],
-                             sandboxed=sandboxed, lane=lanes.shared(sandboxed), capture=capture,
-                             cell_timeout=timeouts["cell"])
+    process = StudentProcess(submission.code_cells, lanes.shared(sandboxed), Limits.from_course(), timeouts["startup"],
+                             timeouts["call"], capture=capture, cell_timeout=timeouts["cell"])
     errors: list[str] = [] if sandboxed else [UNSANDBOXED]
     try:
         report = process.start()

@@ -9,7 +9,14 @@ import pytest
 import minimal
 from autograder.grade import grade_notebook
 from autograder.sandbox.errors import Failure, StudentCodeError
+from autograder.sandbox import lanes
 from autograder.sandbox.process import StudentProcess
+
+
+@pytest.fixture(scope="module")
+def lane():
+    """The lane every grading of this process uses (its nursery imports keras once)."""
+    return lanes.shared()
 
 
 def grade(nb, seed=7):
@@ -21,13 +28,13 @@ def scores(result):
 
 
 # ------------------------------------------------------------------------------------------- the student process
-def test_values_only_cross_the_boundary():
+def test_values_only_cross_the_boundary(lane):
     cells = ["import numpy as np",
              "class Liar:\n    def __eq__(self, other):\n        return True\n    __array_priority__ = 1000",
              "def liar():\n    return Liar()",
              "def objects():\n    return np.array([Liar()], dtype=object)",
              "def fine(x):\n    return x * 2"]
-    with StudentProcess(cells, call_timeout=10) as proc:
+    with StudentProcess(cells, lane, call_timeout=10) as proc:
         proc.start()
         assert np.array_equal(proc.call("fine", np.arange(3))["value"], [0, 2, 4])
         remote = proc.call("liar")["value"]
@@ -37,10 +44,10 @@ def test_values_only_cross_the_boundary():
             proc.call("objects")
 
 
-def test_crash_timeout_and_restart():
+def test_crash_timeout_and_restart(lane):
     cells = ["import os, time", "def die():\n    os._exit(3)", "def spin():\n    while True:\n        pass",
              "def ok():\n    return 1", "def leave():\n    raise SystemExit(0)"]
-    with StudentProcess(cells, call_timeout=1) as proc:
+    with StudentProcess(cells, lane, call_timeout=1) as proc:
         proc.start()
         with pytest.raises(StudentCodeError) as crash:
             proc.call("die")
@@ -55,15 +62,15 @@ def test_crash_timeout_and_restart():
         assert proc.restarts == 1 and proc.interrupted == 1   # the hung call was stopped, its process lived on
 
 
-def test_cell_errors_do_not_stop_later_cells():
+def test_cell_errors_do_not_stop_later_cells(lane):
     cells = ["import numpy as np", "raise ValueError('boom')", "def f():\n    return 3", "syntax error here("]
-    with StudentProcess(cells) as proc:
+    with StudentProcess(cells, lane) as proc:
         report = proc.start()
         assert [c["ok"] for c in report.cells] == [True, False, True, False]
         assert proc.call("f")["value"] == 3
 
 
-def test_the_type_a_students_code_raised_is_data_not_text():
+def test_the_type_a_students_code_raised_is_data_not_text(lane):
     """A graded call that failed because the student's code raised carries the exception's type as data
     (``GradingFailure.raised``, from ``StudentCodeError.exception``): an AssertionError whose message reads
     "— ValueError: ..." is no ValueError (the kv_cache graders read the type out of the Korean message, which holds
@@ -74,7 +81,7 @@ def test_the_type_a_students_code_raised_is_data_not_text():
 
     cells = ["def forged(x):\n    raise AssertionError('— ValueError: Hq % Hkv != 0')",
              "def honest(x):\n    raise ValueError('Hq % Hkv != 0')"]
-    with StudentProcess(cells) as proc:
+    with StudentProcess(cells, lane) as proc:
         proc.start()
         student = Student(proc, cells)
         for name, error, other in (("forged", "AssertionError", "ValueError"), ("honest", "ValueError", "TypeError")):
@@ -104,8 +111,8 @@ EVENT_CELLS = [
 ]
 
 
-def test_events_belong_to_the_call_in_flight():
-    with StudentProcess(EVENT_CELLS, call_timeout=20) as proc:
+def test_events_belong_to_the_call_in_flight(lane):
+    with StudentProcess(EVENT_CELLS, lane, call_timeout=20) as proc:
         proc.start()
         x = np.arange(6.0).reshape(2, 3)
         assert proc.call("uses_softmax", x)["events"] == ["torch:softmax"]
@@ -113,8 +120,8 @@ def test_events_belong_to_the_call_in_flight():
         assert proc.call("in_a_thread", x)["events"] == ["torch:softmax"]
 
 
-def test_closing_the_event_pipe_is_tampering():
-    with StudentProcess(EVENT_CELLS, call_timeout=20) as proc:
+def test_closing_the_event_pipe_is_tampering(lane):
+    with StudentProcess(EVENT_CELLS, lane, call_timeout=20) as proc:
         proc.start()
         with pytest.raises(StudentCodeError) as closed:
             proc.call("close_pipe", np.ones(3))
@@ -124,8 +131,8 @@ def test_closing_the_event_pipe_is_tampering():
         assert later.value.kind is Failure.TAMPERED
 
 
-def test_a_replaced_event_pipe_stops_the_kernels():
-    with StudentProcess(EVENT_CELLS, call_timeout=20) as proc:
+def test_a_replaced_event_pipe_stops_the_kernels(lane):
+    with StudentProcess(EVENT_CELLS, lane, call_timeout=20) as proc:
         proc.start()
         with pytest.raises(StudentCodeError, match="채점 기록 통로"):
             proc.call("swap_pipe", np.ones(3))

@@ -476,7 +476,7 @@ def test_every_road_to_a_layer_norm_is_seen_at_run_time():
     x = np.random.default_rng(0).standard_normal((2, 3, 8))
     roads = ["by_layer_norm", "by_module", "by_aten", "by_group_norm", "by_instance_norm", "by_batch_norm",
              "by_rms_norm", "by_keras_layer", "by_keras_group", "by_keras_op"]
-    with StudentProcess([NORMALISATION_ROADS], sandboxed=sandboxed, lane=lanes.shared(sandboxed)) as process:
+    with StudentProcess([NORMALISATION_ROADS], lanes.shared(sandboxed)) as process:
         process.start()
         seen = {}
         for road in roads + ["by_hand"]:

@@ -45,7 +45,7 @@ CELLS = [
 @pytest.fixture(scope="module")
 def proc():
     sandboxed = bubblewrap.sandboxed()
-    with StudentProcess(CELLS, call_timeout=1, sandboxed=sandboxed, lane=lanes.shared(sandboxed)) as p:
+    with StudentProcess(CELLS, lanes.shared(sandboxed), call_timeout=1) as p:
         p.start()
         yield p
 

@@ -293,7 +293,7 @@ def _launch(root: Path, mode: str, sandboxed: bool, python: str, extra_caps=()):
     command = [python, "-I", f"/scratch/{inside.name}" if sandboxed else str(inside), f"--{mode}", str(child.fileno())]
     if sandboxed:
         command.append("--contained")
-        command = Sandbox(root, python).wrap(command, env, keep_root=True, extra_caps=extra_caps)
+        command = Sandbox(root, python).wrap(command, env, extra_caps=extra_caps)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
     proc = subprocess.Popen(command, pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=open(root / f"{mode}.log", "ab"),

@@ -1,15 +1,15 @@
 """The student's process, declared once: who it runs as, what it sees, what it may use.
 
 Read like nsjail's config: the environment, the resource limits, the namespaces and the mounts of the process
-that runs a submission's code are data here, and each launcher applies them as they are:
+that runs a submission's code are data here, and the launchers apply them as they are:
 
-* a fresh interpreter in bubblewrap (``process.StudentProcess``, no warm lane): ``bubblewrap.Sandbox.wrap``
-  makes ``SANDBOX_NAMESPACES`` and mounts ``SYSTEM_DIRS`` read-only, the process gets ``environment()``, and
-  ``Limits.apply`` sets ``Limits.rlimits()`` between fork and exec;
-* a child of a lane's fork server (``lanes.Lane.fork``): the lane itself was made with ``LANE_NAMESPACES`` and
-  ``lane_mounts()`` inside the nursery's bubblewrap (same ``environment()``, ``FORK_SERVER_CAPABILITIES``); each
-  child gets ``CHILD_NAMESPACES``, ``child_mounts()``, ``child_environment()`` and the same ``Limits.rlimits()``,
-  sent with the fork request and applied by ``inside.lane`` before any student code runs.
+* the warm processes in bubblewrap (the nursery, or a lane on its own: ``lanes.py``): ``bubblewrap.Sandbox.wrap``
+  makes ``SANDBOX_NAMESPACES``, mounts ``SYSTEM_DIRS`` read-only and keeps ``FORK_SERVER_CAPABILITIES``; the
+  process gets ``environment()``;
+* a lane forked from the nursery: ``LANE_NAMESPACES`` and ``lane_mounts()``;
+* a child of a lane's fork server, the submission's process (``lanes.Lane.fork``): ``CHILD_NAMESPACES``,
+  ``child_mounts()``, ``child_environment()`` and ``Limits.rlimits()``, sent with the fork request and applied by
+  ``inside.lane`` before any student code runs.
 
 The numbers (memory, CPU seconds, processes, file sizes, scratch size, reply size) are ``course_config.py``'s
 ``COURSE["sandbox"]``, the one place they are set (``Limits.from_course``).
@@ -17,11 +17,9 @@ The numbers (memory, CPU seconds, processes, file sizes, scratch size, reply siz
 from __future__ import annotations
 
 import os
-import resource
 from dataclasses import dataclass, fields
 
 # ----------------------------------------------------------------------------------------------- users
-NOBODY = 65534                      # a fresh interpreter's uid when the grader runs as root
 LANE_UIDS = range(61000, 62000)     # a lane's children's uid: each running lane on this machine has one to itself
 
 # ----------------------------------------------------------------------------------------------- environment
@@ -87,14 +85,9 @@ class Limits:
         return {"RLIMIT_AS": self.memory_mb * mb, "RLIMIT_CPU": self.cpu_seconds,
                 "RLIMIT_FSIZE": self.file_size_mb * mb, "RLIMIT_NPROC": self.max_processes, "RLIMIT_CORE": 0}
 
-    def apply(self) -> None:
-        """Set ``rlimits()`` in this process (a fresh interpreter's, between fork and exec)."""
-        for name, value in self.rlimits().items():
-            resource.setrlimit(getattr(resource, name), (value, value))
-
 
 # ----------------------------------------------------------------------------------------------- namespaces, mounts
-# bubblewrap, around a fresh interpreter and around the nursery (every lane lives inside it): new pid, network, IPC,
+# bubblewrap, around the nursery (every lane lives inside it) or a lane on its own: new pid, network, IPC,
 # UTS (and cgroup where the kernel allows) namespaces; a /proc and /dev of its own, a private /tmp; read-only, only
 # the system's libraries and the Python installation and virtual environment (``bubblewrap.python_roots``).
 SANDBOX_NAMESPACES = ("pid", "net", "ipc", "uts", "cgroup-try")

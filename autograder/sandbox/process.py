@@ -13,20 +13,14 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import signal
 import subprocess
-import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from autograder.messages import Reason
-from autograder.sandbox import policy
-from autograder.sandbox.bubblewrap import Sandbox, copy_inside
 from autograder.sandbox.errors import Failure, StudentCodeError, crash_reason, from_reply
 from autograder.sandbox.inside.wire import FrameError, FrameTooBig, read_frame, write_frame
 from autograder.sandbox.logs import EventLog, OutputLog
@@ -46,28 +40,24 @@ class StudentProcess:
 
     Args:
         cells: the code cells to run, in order (sources as strings).
+        lane: the grading lane whose warm process forks this one (``lanes.shared()``: this process's lane).
         limits: resource limits (default: ``course_config.py``'s, ``policy.Limits.from_course``).
         startup_timeout: seconds allowed for running all cells (default: ``COURSE["timeouts"]["startup"]``).
         call_timeout: seconds allowed for one call (default: ``COURSE["timeouts"]["call"]``).
-        python: the interpreter of the student's environment.
-        sandboxed: run in bubblewrap (False only where unsandboxed grading is allowed explicitly).
-        lane: the grading lane whose warm process forks this one (None: a fresh interpreter).
         capture: collect each cell's outputs, at most this many characters per stream (None: do not).
         cell_timeout: seconds allowed for one cell (default: ``COURSE["timeouts"]["cell"]``).
 
     Example:
-        >>> proc = StudentProcess(["def f(x):\\n    return x + 1"])
-        >>> proc.call("f", np.zeros(3))
+        >>> proc = StudentProcess(["def f(x):\\n    return x + 1"], lanes.shared())
+        >>> proc.call("f", np.zeros(3))["value"]
         array([1., 1., 1.])
     """
 
-    def __init__(self, cells, limits: Limits | None = None, startup_timeout: float | None = None,
-                 call_timeout: float | None = None, python: str = sys.executable, sandboxed: bool = True,
-                 lane=None, capture: int | None = None, cell_timeout: float | None = None):
+    def __init__(self, cells, lane, limits: Limits | None = None, startup_timeout: float | None = None,
+                 call_timeout: float | None = None, capture: int | None = None, cell_timeout: float | None = None):
         from autograder import settings
 
         timeouts = settings.course()["timeouts"]
-        self.sandboxed = sandboxed
         self.lane = lane
         self.capture = capture
         self.cells = list(cells)
@@ -77,7 +67,6 @@ class StudentProcess:
         self.cell_timeout = timeouts["cell"] if cell_timeout is None else cell_timeout
         self.good_cells: list[int] = []
         self.timings: dict[str, float] = {}  # seconds: lane_start (a lane started for this one), notebook
-        self.python = python
         self.proc: subprocess.Popen | None = None
         self._report: StartReport | None = None   # the notebook's run: each cell's status, the names defined
         self.restarts = 0
@@ -86,7 +75,6 @@ class StudentProcess:
         self._deadline: float | None = None  # monotonic time after which no more calls start (``grade_within``)
         self.timeouts = 0                 # calls that ran past their limit
         self.interrupted = 0              # of those, the ones its own alarm stopped (the process lived on)
-        self.scratch = None if lane else Path(tempfile.mkdtemp(prefix="autograder-"))
         self._output: OutputLog | None = None   # what the current process prints
         self._w = self._r = None
         self._sequence = 0                 # number of the last request (its reply must carry it)
@@ -95,7 +83,7 @@ class StudentProcess:
 
     # ------------------------------------------------------------------ life cycle
     def _launch(self) -> None:
-        """A process for this submission: forked from the lane's warm process, or a fresh interpreter.
+        """A process for this submission, forked from the lane's warm process (started first if it is not running).
 
         Its output goes to a new unlinked file opened here (append only); the request pipe's end here is
         non-blocking, so that a process that stops reading cannot block a write past its deadline."""
@@ -107,14 +95,11 @@ class StudentProcess:
         response_r, response_w = os.pipe()
         event_r, event_w = os.pipe()
         try:
-            if self.lane is not None:
-                if not self.lane.alive:
-                    started = time.perf_counter()
-                    self.lane.start()
-                    self.timings["lane_start"] = time.perf_counter() - started
-                self.proc = self.lane.fork(request_r, response_w, event_w, self.limits, self._output.fd)
-            else:
-                self._spawn(request_r, response_w, event_w)
+            if not self.lane.alive:
+                started = time.perf_counter()
+                self.lane.start()
+                self.timings["lane_start"] = time.perf_counter() - started
+            self.proc = self.lane.fork(request_r, response_w, event_w, self.limits, self._output.fd)
         except BaseException:
             for fd in (request_w, response_r, event_r):
                 os.close(fd)
@@ -143,7 +128,7 @@ class StudentProcess:
         student's time. A ``StudentCodeError`` that leaves no process is recorded (``fatal``) and raised.
         """
         started = time.perf_counter()
-        if self.lane is not None and not self.lane.alive:
+        if not self.lane.alive:
             self.lane.start()
             self.timings["lane_start"] = time.perf_counter() - started
         try:
@@ -208,22 +193,6 @@ class StudentProcess:
                 raise StudentCodeError(Failure.TIMEOUT, Reason.REPLAY_TIMEOUT())
             self._run_cell(index, min(self.cell_timeout, left))
 
-    def _spawn(self, request_r: int, response_w: int, event_w: int) -> None:
-        """A fresh interpreter for this submission alone (no warm lane)."""
-        inside = copy_inside(self.scratch)   # anew: whatever the student's earlier process left there is removed
-        command = [self.python, "-I", f"/scratch/{inside.name}" if self.sandboxed else str(inside),
-                   str(request_r), str(response_w), str(event_w)]
-        home = "/scratch" if self.sandboxed else str(self.scratch)
-        env = policy.environment(home=home, tmp="/tmp" if self.sandboxed else home)
-        if self.sandboxed:
-            sandbox = Sandbox(self.scratch, self.python)
-            sandbox.prepare_scratch()
-            command, env = sandbox.wrap(command, env), {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-        self.proc = subprocess.Popen(
-            command, pass_fds=(request_r, response_w, event_w), stdin=subprocess.DEVNULL, stdout=self._output.fd,
-            stderr=subprocess.STDOUT, cwd=self.scratch, env=env, start_new_session=True,
-            preexec_fn=self.limits.apply)
-
     def close(self) -> None:
         """End the current process (its whole session) and close this side's pipe ends; the log stays readable."""
         if self.proc is not None:
@@ -255,10 +224,8 @@ class StudentProcess:
         if self._output is not None:
             self._output.close()
             self._output = None
-        if self.lane is not None and self.lane.alive:
+        if self.lane.alive:
             self.lane.reap()  # processes the submission detached from its session end with it
-        if self.scratch is not None:
-            shutil.rmtree(self.scratch, ignore_errors=True)
 
     def __enter__(self):
         return self

@@ -87,8 +87,8 @@ def two_lanes():
 
 def student(lane, mark: str) -> StudentProcess:
     timeouts = settings.course()["timeouts"]
-    process = StudentProcess([PLANT.format(mark=mark), LOOK], Limits.from_course(), timeouts["startup"],
-                             timeouts["call"], sandboxed=True, lane=lane)
+    process = StudentProcess([PLANT.format(mark=mark), LOOK], lane, Limits.from_course(), timeouts["startup"],
+                             timeouts["call"])
     report = process.start()
     assert all(cell.get("ok") for cell in report.cells), report.cells
     return process
@@ -160,8 +160,8 @@ def test_what_is_mounted_below_tmp_stays_visible_in_a_lane(monkeypatch):
         assert lane.proc is None and not lane.fallback
         timeouts = settings.course()["timeouts"]
         process = StudentProcess([f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\nimport lane_probe_module\n"
-                                  "V = lane_probe_module.VALUE\n"], Limits.from_course(), timeouts["startup"],
-                                 timeouts["call"], sandboxed=True, lane=lane)
+                                  "V = lane_probe_module.VALUE\n"], lane, Limits.from_course(),
+                                 timeouts["startup"], timeouts["call"])
         try:
             report = process.start()
             assert report.cells[0].get("ok"), report.cells

@@ -73,8 +73,8 @@ def test_one_environment_and_one_set_of_limits():
 
 
 def test_the_inside_package_is_copied_anew_over_what_a_student_left(tmp_path):
-    """A fresh interpreter starts from a copy of ``autograder/sandbox/inside`` in the student's scratch folder: a link
-    or a planted module left there under that name by the student's earlier process is removed, never followed."""
+    """A warm process (the nursery, a lane on its own) starts from a copy of ``autograder/sandbox/inside`` in its
+    folder: a link or a planted module left there under that name is removed, never followed."""
     from autograder.sandbox.bubblewrap import INSIDE, copy_inside
 
     elsewhere = tmp_path / "elsewhere"
