@@ -269,7 +269,7 @@ def test_the_issues_questions_are_refused_before_anything_is_computed(name, args
     import time
     import tracemalloc
 
-    from autograder.sandbox.process import encode_value
+    from autograder.sandbox.remote import encode_value
 
     arrays: list = []
     header = {"name": name, "args": encode_value(list(args), arrays), "kwargs": encode_value({}, arrays)}
@@ -296,7 +296,7 @@ def test_a_bigger_question_is_computed_apart_within_its_limits():
     call has left, is stopped and the question refused with the reason."""
     import time
 
-    from autograder.sandbox.process import encode_value
+    from autograder.sandbox.remote import encode_value
 
     rng = np.random.default_rng(1)
     q, k, v = rng.normal(size=(8, 600, 32)), rng.normal(size=(8, 700, 32)), rng.normal(size=(8, 700, 16))

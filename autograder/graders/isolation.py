@@ -456,7 +456,7 @@ class Answers:
 
     def __call__(self, header, arrays, deadline: float | None = None):
         from autograder.sandbox.errors import StudentCodeError
-        from autograder.sandbox.process import decode_value, encode_value
+        from autograder.sandbox.remote import decode_value, encode_value
 
         name = header.get("name")
         if name not in self.allowed:

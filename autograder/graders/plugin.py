@@ -21,7 +21,8 @@ from autograder.graders import forbidden, isolation
 from autograder.graders.compare import GradingFailure
 from autograder.messages import Reason
 from autograder.sandbox.errors import Failure, StudentCodeError
-from autograder.sandbox.process import Remote, StudentProcess
+from autograder.sandbox.process import StudentProcess
+from autograder.sandbox.remote import Remote
 
 SESSION_KEY = pytest.StashKey["GradingSession"]()
 

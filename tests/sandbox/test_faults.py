@@ -150,9 +150,9 @@ STALLS = {"stall_soft": "STALL-SOFT", "stall_hard": "STALL-HARD"}
 def test_a_stalled_grader_never_stalls_the_class(generated_course, tmp_path_factory, ctx, honest, monkeypatch):
     """A submission whose grading never ends gets a grade (blank, with a Korean note) and the rest of the class is
     graded. The stall is one no student behaviour reaches any more (every wait of the grader has a deadline): it is
-    made below the runner, in the worker's reading of a reply that carries a student's marker, once where the
-    worker's alarm can stop it (``STALL-SOFT``) and once with the alarm blocked, so that only the parent's kill of
-    the worker ends it (``STALL-HARD``)."""
+    made below the grader's end of the protocol (``protocol.read_frame``), in the worker's reading of a reply that
+    carries a student's marker, once where the worker's alarm can stop it (``STALL-SOFT``) and once with the alarm
+    blocked, so that only the parent's kill of the worker ends it (``STALL-HARD``)."""
     import copy
     import json
     import signal
@@ -161,10 +161,10 @@ def test_a_stalled_grader_never_stalls_the_class(generated_course, tmp_path_fact
     import nbformat
 
     from autograder.gradebook import batch
-    from autograder.sandbox import process as runner
+    from autograder.sandbox import protocol
     from harness import cell_scores, expected_cell_scores, new_course, submit
 
-    real = runner.read_frame
+    real = protocol.read_frame
 
     def stuck(fd, *args, **kwargs):
         header, arrays = real(fd, *args, **kwargs)
@@ -175,7 +175,7 @@ def test_a_stalled_grader_never_stalls_the_class(generated_course, tmp_path_fact
             time.sleep(10 ** 6)
         return header, arrays
 
-    monkeypatch.setattr(runner, "read_frame", stuck)
+    monkeypatch.setattr(protocol, "read_frame", stuck)
     timeouts = settings.course()["timeouts"]
     for key, value in {"cell": 5, "call": 2.5, "startup": 20, "submission": 20, "grace": 10}.items():
         monkeypatch.setitem(timeouts, key, value)
@@ -238,8 +238,9 @@ def test_a_worker_that_dies_is_noticed_at_once(generated_course, tmp_path_factor
     """A grading worker that dies (killed by a signal, or by the kernel's OOM killer in a memory cgroup) is noticed at
     once, not after the submission's hard limit: its submission is graded again once in a fresh worker (a worker
     that died once is graded in full), then as blank with the true reason (signal, memory); the rest of the class is
-    graded right. The deaths are made below the runner, in the worker's reading of a reply that carries a student's
-    marker (as the stalled grader above): ``DIE-ONCE`` kills its worker the first time only."""
+    graded right. The deaths are made below the grader's end of the protocol (``protocol.read_frame``), in the
+    worker's reading of a reply that carries a student's marker (as the stalled grader above): ``DIE-ONCE`` kills its
+    worker the first time only."""
     import copy
     import json
     import signal
@@ -248,12 +249,12 @@ def test_a_worker_that_dies_is_noticed_at_once(generated_course, tmp_path_factor
     import nbformat
 
     from autograder.gradebook import batch
-    from autograder.sandbox import process as runner
+    from autograder.sandbox import protocol
     from harness import cell_scores, expected_cell_scores, new_course, submit
 
     cgroup = _memory_cgroup()
     once = tmp_path_factory.mktemp("deaths") / "died-once"
-    real = runner.read_frame
+    real = protocol.read_frame
 
     def dying(fd, *args, **kwargs):
         header, arrays = real(fd, *args, **kwargs)
@@ -267,7 +268,7 @@ def test_a_worker_that_dies_is_noticed_at_once(generated_course, tmp_path_factor
             _run_out_of_memory(cgroup)
         return header, arrays
 
-    monkeypatch.setattr(runner, "read_frame", dying)
+    monkeypatch.setattr(protocol, "read_frame", dying)
     timeouts = settings.course()["timeouts"]
     for key, value in {"startup": 20, "submission": 20, "grace": 10}.items():   # the hard limit: 60 s
         monkeypatch.setitem(timeouts, key, value)
