@@ -87,7 +87,7 @@ def main(argv=None) -> int:
 
 
 def grade(args) -> int:
-    from autograder.sandbox import bubblewrap, lanes
+    from autograder.sandbox import bubblewrap, nursery
     from autograder.sandbox.bubblewrap import SandboxUnavailable
 
     try:
@@ -96,7 +96,7 @@ def grade(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        lanes.nursery(bubblewrap.sandboxed())  # the sandbox's imports run while this process does its own
+        nursery.shared(bubblewrap.sandboxed())  # the sandbox's imports run while this process does its own
         from autograder.feedback.report import table
         from autograder.grade import grade_submission, import_for_graders
 

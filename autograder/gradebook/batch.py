@@ -242,6 +242,7 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
 
     sandboxed = bubblewrap.sandboxed()  # refuse before starting anything when the sandbox cannot run
     from autograder.sandbox import lanes
+    from autograder.sandbox.nursery import shared as shared_nursery
 
     if not mine:
         print(f"{assignment}: no submissions to grade" + (f" in shard {index}/{total}" if total > 1 else ""),
@@ -249,7 +250,7 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
         return []
     start, began = time.perf_counter(), time.time()
     phases = {}
-    nursery = lanes.nursery(sandboxed)   # its keras import runs while this process does its own
+    nursery = shared_nursery(sandboxed)   # its keras import runs while this process does its own
     jobs = [(assignment, s, stage(course_dir, assignment, s)) for s in mine]
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
     outcomes: list[Outcome] = []

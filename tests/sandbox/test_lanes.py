@@ -17,6 +17,7 @@ import pytest
 from autograder import settings
 from autograder.sandbox import bubblewrap
 from autograder.sandbox import lanes
+from autograder.sandbox.nursery import Nursery
 from autograder.sandbox.policy import Limits
 from autograder.sandbox.process import StudentProcess
 
@@ -75,7 +76,7 @@ def nspid(pid: int) -> list[int]:
 @pytest.fixture(scope="module")
 def two_lanes():
     assert bubblewrap.sandboxed() is True
-    nursery = lanes.Nursery(True).launch()
+    nursery = Nursery(True).launch()
     pair = [lanes.Lane(True, index, nursery=nursery) for index in (101, 102)]
     for lane in pair:
         lane.start(alone=False)
@@ -128,7 +129,7 @@ def test_a_lane_the_nursery_cannot_make_starts_on_its_own(monkeypatch):
     def refuse(*args, **kwargs):
         raise lanes.LaneError("no namespaces here")
 
-    nursery = lanes.Nursery(True)
+    nursery = Nursery(True)
     monkeypatch.setattr(nursery, "new_lane", refuse)
     lane = lanes.Lane(True, 103, nursery=nursery)
     try:
@@ -153,7 +154,7 @@ def test_what_is_mounted_below_tmp_stays_visible_in_a_lane(monkeypatch):
     (tmp_path / "lane_probe_module.py").write_text("VALUE = 42\n")
     roots = bubblewrap.python_roots
     monkeypatch.setattr(bubblewrap, "python_roots", lambda python: [*roots(python), tmp_path])
-    nursery = lanes.Nursery(True).launch()
+    nursery = Nursery(True).launch()
     lane = lanes.Lane(True, 104, nursery=nursery)
     try:
         lane.start(alone=False)

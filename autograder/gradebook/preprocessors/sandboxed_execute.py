@@ -22,7 +22,7 @@ from autograder import settings
 from autograder.collect import collect, exercises_of
 from autograder.grade import import_for_graders, start_student
 from autograder.gradebook.preprocessors.handoff import RanInSandbox
-from autograder.sandbox import bubblewrap, lanes
+from autograder.sandbox import bubblewrap, lanes, nursery
 
 MAX_PNG = 2 << 20
 
@@ -61,7 +61,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         submission = collect(nb, f"{info.get('notebook', assignment)}.ipynb", assignment)
         sandboxed = bubblewrap.sandboxed()
         if not lanes.has_lane(sandboxed):   # the first submission of a plain `nbgrader autograde`
-            lanes.nursery(sandboxed)        # the sandbox imports keras while this process imports the graders'
+            nursery.shared(sandboxed)      # the sandbox imports keras while this process imports the graders'
             import_for_graders()
             gc.freeze()                      # and keeps them out of every later collection
         process, errors = start_student(submission, capture=limit)
