@@ -9,21 +9,21 @@ from __future__ import annotations
 
 from autograder.graders import forbidden
 from autograder.sandbox import policy
-from autograder.sandbox.inside import monitor
+from autograder.sandbox.inside import monitor, recognise, watched
 
 
 def reportable_labels() -> set[str]:
     """What the monitor's own tables and wrappers can write: its kernel table, the code objects of
-    ``_routine_codes`` and the labels its scipy wrappers emit (run on a stand-in ``scipy.special``)."""
+    ``routine_codes`` and the labels its scipy wrappers emit (run on a stand-in ``scipy.special``)."""
     import importlib
     import sys
 
-    import keras  # noqa: F401 - its attention layers and ops are what _routine_codes looks for
+    import keras  # noqa: F401 - its attention layers and ops are what routine_codes looks for
 
     for name in ("torch._refs", "torch._refs.nn.functional", "torch._refs.special", "torch._decomp.decompositions",
                  "torch._decomp.decompositions_for_jvp"):
         importlib.import_module(name)
-    labels = set(monitor._KERNEL_OPS.values()) | set(monitor._routine_codes().values())
+    labels = set(watched._KERNEL_OPS.values()) | set(watched.routine_codes().values())
 
     class AnySpecial:
         def __getattr__(self, name):
@@ -45,8 +45,8 @@ def reportable_labels() -> set[str]:
 
 
 def test_the_declared_labels_are_what_the_monitor_writes():
-    """``monitor.LABELS`` is derived from the same tables the monitor reports from, not a list kept by hand."""
-    assert reportable_labels() == set(monitor.LABELS)
+    """``watched.LABELS`` is derived from the same tables the monitor reports from, not a list kept by hand."""
+    assert reportable_labels() == set(watched.LABELS)
 
 
 def test_every_forbidden_label_is_one_the_monitor_can_report():
@@ -54,11 +54,11 @@ def test_every_forbidden_label_is_one_the_monitor_can_report():
     ``_softmax`` as ``torch:softmax``) would forbid nothing."""
     from autograder.graders import exercises
 
-    assert {"torch:softmax", "torch:scaled_dot_product_attention", "scipy:special.softmax"} <= monitor.LABELS
+    assert {"torch:softmax", "torch:scaled_dot_product_attention", "scipy:special.softmax"} <= watched.LABELS
     for assignment in exercises.ASSIGNMENTS:
         for module in exercises.of_assignment(assignment):
             rule = forbidden.rule(module.__name__.rsplit(".", 1)[-1])
-            unreportable = sorted(set(rule["runtime"]) - monitor.LABELS) if rule else []
+            unreportable = sorted(set(rule["runtime"]) - watched.LABELS) if rule else []
             assert not unreportable, f"{module.__name__}: the monitor never reports {unreportable}"
 
 
@@ -93,9 +93,10 @@ def test_the_inside_package_is_copied_anew_over_what_a_student_left(tmp_path):
 
 def test_the_guard_uses_no_global_or_builtin_when_student_code_runs():
     """The monitor's module globals and builtins are within the student's reach (the serve loop's frame is below
-    every cell: ``sys._getframe(1).f_globals["guard"].__globals__``), so the code that runs after the guard is
-    installed (the kernels, the probe, the emitters, the audit hook) reads every name from its own closure: not one
-    instruction of it loads a global or a builtin (catalogue: monitor_globals_cleared, monitor_emit_silenced)."""
+    every cell: ``sys._getframe(1).f_globals["guard"].__globals__``), and so are those of the modules it imports, so
+    the code that runs after the guard is installed (the kernels, the probe, the emitters, the audit hook, and the
+    recogniser's ``known`` with what it calls) reads every name from its own closure: not one instruction of it loads
+    a global or a builtin (catalogue: monitor_globals_cleared, monitor_emit_silenced)."""
     import dis
 
     def nested(code):
@@ -105,10 +106,11 @@ def test_the_guard_uses_no_global_or_builtin_when_student_code_runs():
                 yield from nested(const)
 
     code_type = type(monitor.guard.__code__)
-    runtime = []   # the functions defined in guard and all they contain (guard's own comprehensions run at setup)
-    for child in monitor.guard.__code__.co_consts:
-        if isinstance(child, code_type) and not child.co_name.startswith("<"):
-            runtime += [child, *nested(child)]
+    runtime = []   # the functions defined in the factories and all they contain (their comprehensions run at setup)
+    for factory in (monitor.guard, recognise.recogniser):
+        for child in factory.__code__.co_consts:
+            if isinstance(child, code_type) and not child.co_name.startswith("<"):
+                runtime += [child, *nested(child)]
     assert {c.co_name for c in runtime} >= {"emitter", "emit", "probe", "make", "kernel", "reaches_guard", "hook",
                                             "known", "content", "constant"}
     loads = {c.co_name: sorted({i.argval for i in dis.get_instructions(c) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")})
@@ -117,5 +119,5 @@ def test_the_guard_uses_no_global_or_builtin_when_student_code_runs():
 
 
 def test_every_review_the_monitor_reports_has_a_korean_line():
-    """The audit hook's review kinds (``monitor.REVIEWS``) are the ones the grader turns into Korean review lines."""
-    assert set(forbidden.RUNTIME_REVIEW) == set(monitor.REVIEWS)
+    """The audit hook's review kinds (``watched.REVIEWS``) are the ones the grader turns into Korean review lines."""
+    assert set(forbidden.RUNTIME_REVIEW) == set(watched.REVIEWS)
