@@ -13,13 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from autograder import settings
 from autograder.collect import GRADERS, Submission, collect, exercises_of
 from autograder.graders import forbidden, isolation
 from autograder.graders.plugin import GradingSession, Student, TestResult
 from autograder.messages import Notice
 from autograder.sandbox import bubblewrap, lanes
-from autograder.sandbox.policy import Limits
+from autograder.sandbox.policy import Limits, Timeouts
 from autograder.sandbox.errors import StudentCodeError
 from autograder.sandbox.process import StudentProcess
 
@@ -119,12 +118,12 @@ def run_graders(assignment: str, student: Student, seed: int) -> GradingSession:
     return session
 
 
-def start_student(submission: Submission, capture: int | None = None) -> tuple[StudentProcess, list[str]]:
-    """Run the submission's code cells in its sandboxed process; returns the process and the notebook's errors."""
-    timeouts = settings.course()["timeouts"]
+def start_student(submission: Submission, capture: bool = False) -> tuple[StudentProcess, list[str]]:
+    """Run the submission's code cells in its sandboxed process; returns the process and the notebook's errors
+    (``capture``: keep each cell's outputs too, within ``Limits.output_kb``)."""
     sandboxed = bubblewrap.sandboxed()
-    process = StudentProcess(submission.code_cells, lanes.shared(sandboxed), Limits.from_course(), timeouts["startup"],
-                             timeouts["call"], capture=capture, cell_timeout=timeouts["cell"])
+    process = StudentProcess(submission.code_cells, lanes.shared(sandboxed), Limits.from_course(),
+                             Timeouts.from_course(), capture=capture)
     errors: list[str] = [] if sandboxed else [UNSANDBOXED]
     try:
         report = process.start()
@@ -140,9 +139,9 @@ def grade_submission(submission: Submission, seed: int | None = None, started=No
     seed = new_seed() if seed is None else int(seed)
     start = time.perf_counter()
     process, errors = started or start_student(submission)
-    process.grade_within(settings.course()["timeouts"]["submission"])
+    process.grade_within(process.timeouts.submission)
     try:
-        student = Student(process, submission.code_cells, settings.course()["timeouts"])
+        student = Student(process, submission.code_cells, process.timeouts)
         graders_start = time.perf_counter()
         session = run_graders(submission.assignment, student, seed)
         timings = {**process.timings, "graders": time.perf_counter() - graders_start}

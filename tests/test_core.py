@@ -2,6 +2,7 @@
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,7 +11,11 @@ import minimal
 from autograder.grade import grade_notebook
 from autograder.sandbox.errors import Failure, StudentCodeError
 from autograder.sandbox import lanes
+from autograder.sandbox.policy import Timeouts
 from autograder.sandbox.process import StudentProcess
+
+
+TIMEOUTS = Timeouts.from_course()
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +39,7 @@ def test_values_only_cross_the_boundary(lane):
              "def liar():\n    return Liar()",
              "def objects():\n    return np.array([Liar()], dtype=object)",
              "def fine(x):\n    return x * 2"]
-    with StudentProcess(cells, lane, call_timeout=10) as proc:
+    with StudentProcess(cells, lane, timeouts=replace(TIMEOUTS, call=10)) as proc:
         proc.start()
         assert np.array_equal(proc.call("fine", np.arange(3))["value"], [0, 2, 4])
         remote = proc.call("liar")["value"]
@@ -47,7 +52,7 @@ def test_values_only_cross_the_boundary(lane):
 def test_crash_timeout_and_restart(lane):
     cells = ["import os, time", "def die():\n    os._exit(3)", "def spin():\n    while True:\n        pass",
              "def ok():\n    return 1", "def leave():\n    raise SystemExit(0)"]
-    with StudentProcess(cells, lane, call_timeout=1) as proc:
+    with StudentProcess(cells, lane, timeouts=replace(TIMEOUTS, call=1)) as proc:
         proc.start()
         with pytest.raises(StudentCodeError) as crash:
             proc.call("die")
@@ -112,7 +117,7 @@ EVENT_CELLS = [
 
 
 def test_events_belong_to_the_call_in_flight(lane):
-    with StudentProcess(EVENT_CELLS, lane, call_timeout=20) as proc:
+    with StudentProcess(EVENT_CELLS, lane, timeouts=replace(TIMEOUTS, call=20)) as proc:
         proc.start()
         x = np.arange(6.0).reshape(2, 3)
         assert proc.call("uses_softmax", x)["events"] == ["torch:softmax"]
@@ -121,7 +126,7 @@ def test_events_belong_to_the_call_in_flight(lane):
 
 
 def test_closing_the_event_pipe_is_tampering(lane):
-    with StudentProcess(EVENT_CELLS, lane, call_timeout=20) as proc:
+    with StudentProcess(EVENT_CELLS, lane, timeouts=replace(TIMEOUTS, call=20)) as proc:
         proc.start()
         with pytest.raises(StudentCodeError) as closed:
             proc.call("close_pipe", np.ones(3))
@@ -132,7 +137,7 @@ def test_closing_the_event_pipe_is_tampering(lane):
 
 
 def test_a_replaced_event_pipe_stops_the_kernels(lane):
-    with StudentProcess(EVENT_CELLS, lane, call_timeout=20) as proc:
+    with StudentProcess(EVENT_CELLS, lane, timeouts=replace(TIMEOUTS, call=20)) as proc:
         proc.start()
         with pytest.raises(StudentCodeError, match="채점 기록 통로"):
             proc.call("swap_pipe", np.ones(3))

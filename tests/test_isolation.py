@@ -8,6 +8,7 @@ data run the student's own function, and a hung call is interrupted (the process
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 import os
 
 import numpy as np
@@ -20,6 +21,7 @@ from autograder.graders import bounded, isolation  # noqa: E402
 from autograder.messages import Reason  # noqa: E402
 from autograder.sandbox import lanes  # noqa: E402
 from autograder.sandbox.errors import Failure, StudentCodeError  # noqa: E402
+from autograder.sandbox.policy import Timeouts  # noqa: E402
 from autograder.sandbox.process import StudentProcess  # noqa: E402
 
 CELLS = [
@@ -45,7 +47,7 @@ CELLS = [
 @pytest.fixture(scope="module")
 def proc():
     sandboxed = bubblewrap.sandboxed()
-    with StudentProcess(CELLS, lanes.shared(sandboxed), call_timeout=1) as p:
+    with StudentProcess(CELLS, lanes.shared(sandboxed), timeouts=replace(Timeouts.from_course(), call=1)) as p:
         p.start()
         yield p
 
@@ -115,10 +117,10 @@ def test_a_hung_call_is_interrupted_and_recognised_once(proc):
 
 
 def test_call_limits_scale_with_the_inputs():
-    timeouts = {"call": 20, "call_floor": 2.0, "call_small": 1000}
+    timeouts = replace(Timeouts.from_course(), call=20, call_floor=2.0, call_small=1000)
     assert isolation.call_limit((np.ones(10),), {}, timeouts) == 2.0
     assert isolation.call_limit((np.ones((100, 100)),), {"mask": None}, timeouts) == 20
-    assert isolation.call_limit((np.ones(10),), {}, {"call": 20}) == 20
+    assert isolation.call_limit((np.ones(10),), {}, replace(timeouts, call_floor=30)) == 20   # never above call
 
 
 def test_the_callee_table_is_a_ladder():

@@ -16,8 +16,8 @@ too big, or another assignment's notebook) is staged as the blank release with a
 the student gets a 0 with the reason in the feedback instead of no grade at all.
 
 Every submission is bounded in time, whatever it does: a worker stops grading a submission still running after
-``startup + submission + grace`` seconds (``COURSE["timeouts"]``; an alarm in the worker) and grades it as the
-blank release with a Korean note instead; a worker that does not stop within 30 s more is killed by this process
+``notebook + submission + grace`` seconds (``Timeouts.class_run``; an alarm in the worker) and grades it as the
+blank release with a Korean note instead; a worker that does not stop ``kill_grace`` s later is killed by this process
 (and replaced by another), and the submission is graded as blank by another worker. A worker that ends while it
 grades a submission (the kernel's OOM killer, any signal, an exit) is seen at once and replaced, and the submission
 is graded again in the fresh worker, then, if that one ends too, as blank with the true reason (memory, the signal,
@@ -73,15 +73,13 @@ def submitted_students(course_dir: Path, assignment: str) -> list[str]:
 # --------------------------------------------------------------------------------------------- workers
 _API = None
 _LANES: list = []      # lanes started by the parent before forking the workers (one per worker)
-HARD_KILL_AFTER = 30   # seconds past a submission's limit before the parent kills the worker that grades it
 
 
 def submission_limit() -> float:
-    """Seconds one submission may take in a class run (startup + submission + grace of ``COURSE["timeouts"]``)."""
-    from autograder import settings
+    """Seconds one submission may take in a class run (``policy.Timeouts.class_run``)."""
+    from autograder.sandbox.policy import Timeouts
 
-    timeouts = settings.course()["timeouts"]
-    return float(timeouts["startup"] + timeouts["submission"] + timeouts.get("grace", 60))
+    return Timeouts.from_course().class_run
 
 
 class OverTime(BaseException):
@@ -394,12 +392,14 @@ def _collect(crew: Workers, jobs, outcomes: list, start: float, progress) -> Non
     A worker that ends while it grades a submission (the kernel's OOM killer, any signal, an exit) is seen at once
     (its sentinel) and replaced; the submission is graded again in a fresh worker (``RETRIES`` times), then as blank
     with the true reason (memory, the signal, the exit code). A worker whose submission runs past its limit +
-    ``HARD_KILL_AFTER`` (its alarm did not stop it) is killed, and the submission graded as blank with that reason."""
+    ``kill_grace`` (its alarm did not stop it) is killed, and the submission graded as blank with that reason."""
     from multiprocessing.connection import wait
+
+    from autograder.sandbox.policy import Timeouts
 
     tasks = [("grade", job) for job in jobs]
     ended: dict = {}      # student -> times its worker ended while grading it
-    hard = submission_limit() + HARD_KILL_AFTER
+    hard = submission_limit() + Timeouts.from_course().kill_grace
     while len(outcomes) < len(jobs):
         for worker in crew.all:
             if worker.job is None and tasks and worker.alive and not worker.killed:

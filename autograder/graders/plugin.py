@@ -21,6 +21,7 @@ from autograder.graders import forbidden, isolation
 from autograder.graders.compare import GradingFailure
 from autograder.messages import Reason
 from autograder.sandbox.errors import Failure, StudentCodeError
+from autograder.sandbox.policy import Timeouts
 from autograder.sandbox.process import StudentProcess
 from autograder.sandbox.remote import Remote
 
@@ -79,15 +80,15 @@ class Student:
     ``student.softmax(x)`` calls the student's ``softmax`` and returns plain values; ``student.value("q1")``
     reads a variable. The forbidden-routine rule is applied to every call. Each call runs with the other contract
     functions it may build on answered by the references (``isolation``), under a time limit scaled to what the
-    reference needs, and within a time budget for all calls of that function (``timeouts`` of course_config);
+    reference needs, and within a time budget for all calls of that function (``policy.Timeouts``);
     ``asked`` records which of the student's functions each exercise's calls used.
     """
 
-    def __init__(self, process: StudentProcess, sources: list[str], timeouts: dict | None = None):
+    def __init__(self, process: StudentProcess, sources: list[str], timeouts: Timeouts | None = None):
         self._process = process
         self._sources = sources
         self._static = {}
-        self._timeouts = dict(timeouts or {"call": process.call_timeout})
+        self._timeouts = timeouts or process.timeouts
         self.spent: dict[str, float] = {}        # function -> seconds its calls with small inputs took
         self.total = 0.0                         # seconds of all calls
         self.asked: dict[str, set] = {}          # function -> the student's functions answered by references
@@ -128,7 +129,7 @@ class Student:
         self.last = Call(name, args, kwargs, history=self.history.setdefault(name, []))
         answers = isolation.Answers(isolation.callees(name, self.defined))
         limit = isolation.call_limit(args, kwargs, self._timeouts)
-        small = limit < float(self._timeouts["call"])
+        small = limit < float(self._timeouts.call)
         options = {"timeout": self._limit(name, limit, small), "isolate": answers.allowed, "answer": answers,
                    "memory_mb": memory_mb}
         try:
@@ -159,8 +160,8 @@ class Student:
         whichever is least; a spent budget fails the call at once."""
         for key, used, spent in (("exercise", self.spent.get(name, 0.0), Reason.EXERCISE_TIME_SPENT),
                                  ("calls", self.total, Reason.CALLS_TIME_SPENT)):
-            budget = self._timeouts.get(key)
-            if budget is None or (key == "exercise" and not small):
+            budget = getattr(self._timeouts, key)
+            if key == "exercise" and not small:
                 continue
             left = float(budget) - used
             if left <= 0:
@@ -190,7 +191,7 @@ class Student:
         return value
 
     def _remote(self, name: str, header: dict, arrays) -> dict:
-        floor = min(float(self._timeouts["call"]), float(self._timeouts.get("call_floor", self._timeouts["call"])))
+        floor = min(float(self._timeouts.call), float(self._timeouts.call_floor))
         try:
             timeout = self._limit(name, floor)
             reply = self._timed(name, self._process.request, header, arrays, timeout)

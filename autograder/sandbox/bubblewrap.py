@@ -73,12 +73,12 @@ def sandboxed() -> bool:
 
     Raises ``SandboxUnavailable`` (with the reason) when bubblewrap cannot run and nothing allows that.
     """
-    from autograder import settings
+    from autograder.sandbox.policy import Limits
 
     reason = probe()
     if not reason:
         return True
-    if settings.course()["sandbox"].get("allow_unsandboxed"):
+    if Limits.from_course().allow_unsandboxed:
         return False
     raise SandboxUnavailable(f"{reason}. Grading refuses to run student code without the sandbox; "
                              "set AUTOGRADER_ALLOW_UNSANDBOXED=1 to allow it explicitly (logged on every result).")

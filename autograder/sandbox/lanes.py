@@ -37,7 +37,7 @@ from pathlib import Path
 from autograder.sandbox import policy, warm
 from autograder.sandbox.nursery import Nursery
 from autograder.sandbox.nursery import shared as shared_nursery
-from autograder.sandbox.policy import LANE_UIDS
+from autograder.sandbox.policy import LANE_UIDS, Timeouts
 from autograder.sandbox.warm import LaneError
 
 # Root's lane-uid locks: a folder of root's under /run (root-owned, 0755 on every Linux), never /tmp, where any user
@@ -85,15 +85,18 @@ class Lane:
         sandboxed: run inside bubblewrap (False only in the explicitly allowed unsandboxed mode).
         index: the lane's number (names its folder; the uid of its student processes is claimed per machine).
         python: the interpreter.
+        timeouts: ``imports`` (a lane on its own imports keras), ``lane_request`` (each request to its fork server);
+            default: ``course_config.py``'s (``policy.Timeouts.from_course``).
+        nursery: the nursery to fork the lane from (None: the lane starts on its own).
     """
 
     def __init__(self, sandboxed: bool = True, index: int = 0, python: str = sys.executable,
-                 startup_timeout: float = 180, nursery: "Nursery | None" = None):
+                 timeouts: Timeouts | None = None, nursery: Nursery | None = None):
         self.sandboxed = sandboxed
         self.index = index
         self.uid, self._uid_lock = claim_uid() if os.geteuid() == 0 else (None, None)
         self.python = python
-        self.startup_timeout = startup_timeout
+        self.timeouts = timeouts or Timeouts.from_course()
         self.nursery = nursery
         self.root: Path | None = None
         self.proc: subprocess.Popen | None = None   # the lane's own bubblewrap (no nursery)
@@ -112,7 +115,7 @@ class Lane:
             try:
                 self.sock, self.root, self.root_pid = self.nursery.new_lane(self.index)
                 self.load_seconds = self.nursery.load_seconds
-                self.sock.settimeout(30)
+                self.sock.settimeout(self.timeouts.lane_request)
                 return
             except LaneError as exc:
                 self.fallback = str(exc)
@@ -126,7 +129,7 @@ class Lane:
         os.chmod(self.root, 0o711)  # children may enter their own scratch below, not list the others
         self.proc, self.sock = warm.launch(self.root, "lane", self.sandboxed, self.python,
                                            policy.NAMESPACE_CAPABILITIES)
-        self.sock.settimeout(self.startup_timeout)
+        self.sock.settimeout(self.timeouts.imports)
         try:
             ready = json.loads(self.sock.recv(1 << 16) or b"{}")
         except (TimeoutError, json.JSONDecodeError):
@@ -137,7 +140,7 @@ class Lane:
             raise LaneError(f"the grading lane's warm process did not start:\n{log}")
         self.load_seconds = ready.get("seconds", 0.0)
         self.root_pid = self.proc.pid
-        self.sock.settimeout(30)
+        self.sock.settimeout(self.timeouts.lane_request)
 
     @property
     def alive(self) -> bool:

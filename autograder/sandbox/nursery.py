@@ -28,11 +28,13 @@ class Nursery:
     Args:
         sandboxed: run inside bubblewrap (False only in the explicitly allowed unsandboxed mode).
         python: the interpreter.
-        startup_timeout: seconds the imports may take.
+        timeouts: ``imports`` (the nursery's imports), ``lane_request`` (each lane it makes); default:
+            ``course_config.py``'s (``policy.Timeouts.from_course``).
     """
 
-    def __init__(self, sandboxed: bool = True, python: str = sys.executable, startup_timeout: float = 180):
-        self.sandboxed, self.python, self.startup_timeout = sandboxed, python, startup_timeout
+    def __init__(self, sandboxed: bool = True, python: str = sys.executable, timeouts: policy.Timeouts | None = None):
+        self.sandboxed, self.python = sandboxed, python
+        self.timeouts = timeouts or policy.Timeouts.from_course()
         self.owner = os.getpid()
         self.root = Path(tempfile.mkdtemp(prefix="autograder-lanes-"))
         os.chmod(self.root, 0o711)
@@ -58,7 +60,7 @@ class Nursery:
         if self.ready:
             return
         self.launch()
-        self.sock.settimeout(self.startup_timeout)
+        self.sock.settimeout(self.timeouts.imports)
         try:
             reply = json.loads(self.sock.recv(1 << 16) or b"{}")
         except (TimeoutError, json.JSONDecodeError, OSError):
@@ -66,7 +68,7 @@ class Nursery:
         if not reply.get("ready"):
             raise self._fail("the nursery did not start: " + self._log())
         self.ready, self.load_seconds = True, reply.get("seconds", 0.0)
-        self.sock.settimeout(30)
+        self.sock.settimeout(self.timeouts.lane_request)
 
     def _log(self) -> str:
         try:
@@ -96,7 +98,7 @@ class Nursery:
         if "pid" not in reply:
             ours.close()
             raise self._fail(f"the nursery could not make a lane: {reply.get('error', '?')}")
-        ours.settimeout(30)
+        ours.settimeout(self.timeouts.lane_request)
         try:
             ready = json.loads(ours.recv(1 << 16) or b"{}")
         except (OSError, json.JSONDecodeError):

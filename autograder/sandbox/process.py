@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from autograder.messages import Reason
 from autograder.sandbox.errors import Failure, StudentCodeError
 from autograder.sandbox.logs import EventLog, OutputLog
-from autograder.sandbox.policy import Limits
+from autograder.sandbox.policy import Limits, Timeouts
 from autograder.sandbox.protocol import Connection
 from autograder.sandbox.remote import RemoteCalls
 
@@ -36,10 +36,9 @@ class StudentProcess(RemoteCalls):
         cells: the code cells to run, in order (sources as strings).
         lane: the grading lane whose warm process forks this one (``lanes.shared()``: this process's lane).
         limits: resource limits (default: ``course_config.py``'s, ``policy.Limits.from_course``).
-        startup_timeout: seconds allowed for running all cells (default: ``COURSE["timeouts"]["startup"]``).
-        call_timeout: seconds allowed for one call (default: ``COURSE["timeouts"]["call"]``).
-        capture: collect each cell's outputs, at most this many characters per stream (None: do not).
-        cell_timeout: seconds allowed for one cell (default: ``COURSE["timeouts"]["cell"]``).
+        timeouts: time limits (default: ``course_config.py``'s, ``policy.Timeouts.from_course``): ``cell`` for one
+            cell, ``notebook`` for all of them, ``call`` for a call that gives none.
+        capture: collect each cell's outputs (at most ``limits.output_kb`` per stream, ``notebook_output_kb`` in all).
 
     Example:
         >>> proc = StudentProcess(["def f(x):\\n    return x + 1"], lanes.shared())
@@ -47,18 +46,13 @@ class StudentProcess(RemoteCalls):
         array([1., 1., 1.])
     """
 
-    def __init__(self, cells, lane, limits: Limits | None = None, startup_timeout: float | None = None,
-                 call_timeout: float | None = None, capture: int | None = None, cell_timeout: float | None = None):
-        from autograder import settings
-
-        timeouts = settings.course()["timeouts"]
+    def __init__(self, cells, lane, limits: Limits | None = None, timeouts: Timeouts | None = None,
+                 capture: bool = False):
         self.lane = lane
-        self.capture = capture
         self.cells = list(cells)
         self.limits = limits or Limits.from_course()
-        self.startup_timeout = timeouts["startup"] if startup_timeout is None else startup_timeout
-        self.call_timeout = timeouts["call"] if call_timeout is None else call_timeout
-        self.cell_timeout = timeouts["cell"] if cell_timeout is None else cell_timeout
+        self.timeouts = timeouts or Timeouts.from_course()
+        self.capture = self.limits.output_kb * 1024 if capture else None   # characters kept per stream of a cell
         self.good_cells: list[int] = []
         self.timings: dict[str, float] = {}  # seconds: lane_start (a lane started for this one), notebook
         self.connection: Connection | None = None   # the current process, if one was started
@@ -67,7 +61,7 @@ class StudentProcess(RemoteCalls):
         self._fatal = None                # why no process is left for this submission (a Message), if none is
         self.broken: dict = {}            # function -> why it is not called again (its first hang or crash's reason)
         self._deadline: float | None = None  # monotonic time after which no more calls start (``grade_within``)
-        self.timeouts = 0                 # calls that ran past their limit
+        self.timed_out = 0                # calls that ran past their limit
         self.interrupted = 0              # of those, the ones its own alarm stopped (the process lived on)
         self._output: OutputLog | None = None   # what the current process prints
         self._reviewed: set[str] = set()     # what the processes ended so far reported for the instructor's review
@@ -109,7 +103,7 @@ class StudentProcess(RemoteCalls):
         return reply
 
     def start(self) -> StartReport:
-        """Run the cells one by one, each with its own time limit, all within ``startup_timeout`` (and the
+        """Run the cells one by one, each with its own time limit, all within ``timeouts.notebook`` (and the
         submission's ``deadline`` when one is set).
 
         A cell that runs past its limit or kills the process (``os._exit``, a segfault) is recorded as failed, a
@@ -129,22 +123,25 @@ class StudentProcess(RemoteCalls):
             self._fatal = exc.reason   # every later call fails at once with the same reason
             raise
 
+    def _notebook_deadline(self) -> float:
+        """When the notebook's cells (or their replay) must be done: ``timeouts.notebook`` from now, at the latest
+        the submission's deadline."""
+        return min(time.monotonic() + self.timeouts.notebook, self._deadline or float("inf"))
+
     def _run_notebook(self, started: float) -> StartReport:
-        deadline = time.monotonic() + self.startup_timeout
-        if self._deadline is not None:
-            deadline = min(deadline, self._deadline)
+        deadline = self._notebook_deadline()
         self._launch()
         statuses, self.good_cells = [], []
-        stopped, budget = None, self.limits.output_kb * 1024 * 16   # outputs kept for the whole notebook
+        stopped, budget = None, self.limits.notebook_output_kb * 1024   # outputs kept for the whole notebook
         for index in range(len(self.cells)):
             left = deadline - time.monotonic()
             if stopped is None and left <= 0:
-                stopped = Reason.NOTEBOOK_TIMEOUT(seconds=self.startup_timeout)
+                stopped = Reason.NOTEBOOK_TIMEOUT(seconds=self.timeouts.notebook)
             if stopped:
                 statuses.append({"ok": False, "error": "Timeout", "message": stopped.korean})
                 continue
             try:
-                status = self._run_cell(index, min(self.cell_timeout, left), self.capture)
+                status = self._run_cell(index, min(self.timeouts.cell, left), self.capture)
             except StudentCodeError as exc:
                 status = {"ok": False, "error": exc.kind.value, "message": exc.message}
                 try:
@@ -159,7 +156,9 @@ class StudentProcess(RemoteCalls):
             statuses.append(status)
             if status.get("ok"):
                 self.good_cells.append(index)
-        names = [] if self._fatal else self._exchange({"op": "names"}, [], 30, "names")[0].get("names", [])
+        names = []
+        if not self._fatal:
+            names = self._exchange({"op": "names"}, [], self.timeouts.names, "names")[0].get("names", [])
         self._report = StartReport(cells=statuses, names=[n for n in names if isinstance(n, str)])
         self.timings["notebook"] = time.perf_counter() - started - self.timings.get("lane_start", 0.0)
         return self._report
@@ -183,7 +182,7 @@ class StudentProcess(RemoteCalls):
             if left <= 0:
                 self.close()
                 raise StudentCodeError(Failure.TIMEOUT, Reason.REPLAY_TIMEOUT())
-            self._run_cell(index, min(self.cell_timeout, left))
+            self._run_cell(index, min(self.timeouts.cell, left))
 
     def close(self) -> None:
         """End the current process (its whole session) and close this side's pipe ends; the log stays readable."""
@@ -222,9 +221,7 @@ class StudentProcess(RemoteCalls):
             self.start()
             return
         # it ran before and ended: a fresh process replays the cells that had run well, within the deadline
-        deadline = time.monotonic() + self.startup_timeout
-        if self._deadline is not None:
-            deadline = min(deadline, self._deadline)
+        deadline = self._notebook_deadline()
         try:
             self._restart(deadline)
         except StudentCodeError as exc:
@@ -266,11 +263,6 @@ class StudentProcess(RemoteCalls):
         """Why no process is left for this submission (Korean), or None: every later call fails with it."""
         return self._fatal.korean if self._fatal else None
 
-    @property
-    def deadline(self) -> float | None:
-        """The monotonic time after which no call starts (``grade_within``), or None."""
-        return self._deadline
-
     def grade_within(self, seconds: float) -> None:
         """From now on, no call starts later than ``seconds`` from now (the submission's time for its graders)."""
         self._deadline = time.monotonic() + seconds
@@ -284,7 +276,7 @@ class StudentProcess(RemoteCalls):
     @property
     def costs(self) -> dict:
         """Fresh processes started again, calls past their limit, and of those the ones stopped in the process."""
-        return {"restarts": self.restarts, "timeouts": self.timeouts, "interrupted": self.interrupted}
+        return {"restarts": self.restarts, "timeouts": self.timed_out, "interrupted": self.interrupted}
 
 
 def _output_size(status: dict) -> int:

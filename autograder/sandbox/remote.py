@@ -17,14 +17,11 @@ from autograder.messages import Reason
 from autograder.sandbox.errors import Failure, StudentCodeError, from_reply
 from autograder.sandbox.inside import values
 
-INTERRUPT_GRACE = 1.0  # seconds a call has to stop after its limit (its process's alarm) before the process is killed
-
-
 class RemoteCalls:
     """The requests of ``process.StudentProcess``, which gives them the process: ``_ensure_running()`` (a process
     to ask, started or restarted), ``_exchange(header, arrays, timeout, what, answering)`` (one frame each way,
     within the submission's deadline), ``_within_deadline(timeout)``, ``connection`` (its ``events``, ``proc``),
-    ``call_timeout``, ``close()``, and the counters ``broken``, ``timeouts`` and ``interrupted``."""
+    ``timeouts`` (``policy.Timeouts``), ``close()``, and the counters ``broken``, ``timed_out`` and ``interrupted``."""
 
     def request(self, header: dict, arrays=(), timeout: float | None = None, answer=None) -> dict:
         """Send one request; returns the decoded reply (``value`` decoded, ``events``: the watched library routines
@@ -33,7 +30,7 @@ class RemoteCalls:
         While the student's code runs, it may ask for reference results (``callback`` frames from the proxies of
         ``inside.proxies.Isolated``): ``answer(header, arrays, deadline) -> (header, arrays)`` gives them, by the
         call's deadline (without it, every such question is refused). A call past ``timeout`` is stopped by the
-        process's own alarm (it lives on) or else killed ``INTERRUPT_GRACE`` later.
+        process's own alarm (it lives on) or else killed ``timeouts.interrupt_grace`` later.
 
         A function whose call ran past its time limit or ended the process is recognised once: it is not called
         again, and its later calls fail at once with the same message, so one broken exercise cannot use up the
@@ -42,7 +39,7 @@ class RemoteCalls:
         key = header.get("target") if isinstance(header.get("target"), str) else "<object>"
         if key in self.broken:
             raise StudentCodeError(Failure.BROKEN, self.broken[key])
-        timeout = timeout or self.call_timeout
+        timeout = timeout or self.timeouts.call
         timeout = self._within_deadline(timeout)
         self._ensure_running()
         events = self.connection.events
@@ -51,7 +48,7 @@ class RemoteCalls:
         limited = header.get("op") == "call"
         if limited:
             header = {**header, "limit": timeout}   # the student's process stops the call itself at its limit (SIGALRM)
-        deadline = time.monotonic() + timeout + (INTERRUPT_GRACE if limited else 0)
+        deadline = time.monotonic() + timeout + (self.timeouts.interrupt_grace if limited else 0)
         try:
             reply, out = self._exchange(header, list(arrays), deadline - time.monotonic(), what)
             reply, out = self._answer_callbacks(reply, out, answer, deadline, timeout, what)
@@ -62,7 +59,7 @@ class RemoteCalls:
             if (exc.kind in (Failure.TIMEOUT, Failure.CRASHED, Failure.PROTOCOL)
                     and header.get("op") in ("call", "getattr", "len", "get")):
                 if exc.kind is Failure.TIMEOUT:
-                    self.timeouts += 1
+                    self.timed_out += 1
                     exc = StudentCodeError(Failure.TIMEOUT, Reason.CALL_TIMEOUT(seconds=timeout), exc.detail)
                 self.broken[key] = exc.reason
                 raise exc from None
@@ -106,7 +103,7 @@ class RemoteCalls:
     def graded_call(self, target, args, kwargs, *, timeout: float | None = None, isolate=(), answer=None,
                     memory_mb: int | None = None) -> dict:
         """A grader's call, its whole reply returned (``value``, ``events``, ``seconds``, ``asked``; ``peak_mb`` with
-        ``memory_mb``). ``timeout``: its limit (default ``call_timeout``); ``isolate``: the student's functions that
+        ``memory_mb``). ``timeout``: its limit (default ``timeouts.call``); ``isolate``: the student's functions that
         are proxies during the call, answered by ``answer`` (see ``request``); ``memory_mb``: see
         ``call_with_memory``."""
         options = {"timeout": timeout, "isolate": isolate, "answer": answer}
@@ -122,7 +119,7 @@ class RemoteCalls:
     def _call(self, target, args, kwargs, method=None, memory_mb=None, timeout=None, isolate=(),
               answer=None) -> dict:
         """One call. ``isolate``: names of the student's functions that are proxies during the call (their
-        results come from ``answer``, see ``request``); ``timeout``: this call's limit (default ``call_timeout``)."""
+        results come from ``answer``, see ``request``); ``timeout``: this call's limit (default ``timeouts.call``)."""
         arrays: list = []
         header = {"op": "call", "target": _target(target), "method": method, "memory_mb": memory_mb,
                   "args": encode_value(list(args), arrays), "kwargs": encode_value(dict(kwargs), arrays)}

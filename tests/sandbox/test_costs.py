@@ -67,7 +67,7 @@ def watch(monkeypatch):
 @pytest.mark.parametrize("cost", [pytest.param(c, id=c.entry.id) for c in catalogue.COSTS])
 def test_a_mistake_costs_its_own_points_once(cost, ctx, honest, short_timeouts, watch, tmp_path):
     assert bubblewrap.sandboxed() is True
-    short_timeouts["startup"] = 20   # every demo cell of these notebooks may hang: the course's own total
+    short_timeouts["notebook"] = 20   # every demo cell of these notebooks may hang: the course's own total
     entry = cost.entry
     honest_scores = {e.name: e.score for e in honest.exercises}
     path = write_submission(entry.build(ctx), tmp_path)

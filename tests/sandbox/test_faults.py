@@ -177,9 +177,8 @@ def test_a_stalled_grader_never_stalls_the_class(generated_course, tmp_path_fact
 
     monkeypatch.setattr(protocol, "read_frame", stuck)
     timeouts = settings.course()["timeouts"]
-    for key, value in {"cell": 5, "call": 2.5, "startup": 20, "submission": 20, "grace": 10}.items():
+    for key, value in {"cell": 5, "call": 2.5, "notebook": 20, "submission": 20, "grace": 10, "kill_grace": 10}.items():
         monkeypatch.setitem(timeouts, key, value)
-    monkeypatch.setattr(batch, "HARD_KILL_AFTER", 10, raising=False)
     course_dir = new_course(generated_course, tmp_path_factory.mktemp("stalls") / "course")
     submit(course_dir, "honest", ctx.solution)
     for student, marker in STALLS.items():
@@ -201,7 +200,7 @@ def test_a_stalled_grader_never_stalls_the_class(generated_course, tmp_path_fact
         assert any(note.endswith(overtime) for note in outcomes[student].notes), outcomes[student].notes
         scores = cell_scores(course_dir, student)
         assert scores and not any(scores.values()), scores
-    limit = timeouts["startup"] + timeouts["submission"] + timeouts["grace"]
+    limit = timeouts["notebook"] + timeouts["submission"] + timeouts["grace"]
     assert outcomes["stall_soft"].seconds < limit + 10, outcomes["stall_soft"].seconds
 
 
@@ -270,9 +269,8 @@ def test_a_worker_that_dies_is_noticed_at_once(generated_course, tmp_path_factor
 
     monkeypatch.setattr(protocol, "read_frame", dying)
     timeouts = settings.course()["timeouts"]
-    for key, value in {"startup": 20, "submission": 20, "grace": 10}.items():   # the hard limit: 60 s
+    for key, value in {"notebook": 20, "submission": 20, "grace": 10, "kill_grace": 10}.items():   # hard limit: 60 s
         monkeypatch.setitem(timeouts, key, value)
-    monkeypatch.setattr(batch, "HARD_KILL_AFTER", 10, raising=False)
     course_dir = new_course(generated_course, tmp_path_factory.mktemp("deaths") / "course")
     submit(course_dir, "honest", ctx.solution)
     deaths = {s: m for s, m in DEATHS.items() if cgroup is not None or s != "oom_killed"}
@@ -300,7 +298,7 @@ def test_a_worker_that_dies_is_noticed_at_once(generated_course, tmp_path_factor
     assert any("graded again" in note for note in outcomes["dies_once"].notes), outcomes["dies_once"].notes
     reasons = {"dies_always": Reason.WORKER_SIGNAL.korean(signal="SIGKILL"),
                "oom_killed": Reason.WORKER_MEMORY.korean()}
-    hard = batch.submission_limit() + batch.HARD_KILL_AFTER
+    hard = batch.submission_limit() + timeouts["kill_grace"]
     for student in set(deaths) - {"dies_once"}:
         assert any(note.endswith(reasons[student]) for note in outcomes[student].notes), outcomes[student].notes
         scores = cell_scores(course_dir, student)

@@ -14,11 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import settings
 from autograder.sandbox import bubblewrap
 from autograder.sandbox import lanes
 from autograder.sandbox.nursery import Nursery
-from autograder.sandbox.policy import Limits
 from autograder.sandbox.process import StudentProcess
 
 PLANT = '''
@@ -87,9 +85,7 @@ def two_lanes():
 
 
 def student(lane, mark: str) -> StudentProcess:
-    timeouts = settings.course()["timeouts"]
-    process = StudentProcess([PLANT.format(mark=mark), LOOK], lane, Limits.from_course(), timeouts["startup"],
-                             timeouts["call"])
+    process = StudentProcess([PLANT.format(mark=mark), LOOK], lane)
     report = process.start()
     assert all(cell.get("ok") for cell in report.cells), report.cells
     return process
@@ -159,10 +155,8 @@ def test_what_is_mounted_below_tmp_stays_visible_in_a_lane(monkeypatch):
     try:
         lane.start(alone=False)
         assert lane.proc is None and not lane.fallback
-        timeouts = settings.course()["timeouts"]
         process = StudentProcess([f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\nimport lane_probe_module\n"
-                                  "V = lane_probe_module.VALUE\n"], lane, Limits.from_course(),
-                                 timeouts["startup"], timeouts["call"])
+                                  "V = lane_probe_module.VALUE\n"], lane)
         try:
             report = process.start()
             assert report.cells[0].get("ok"), report.cells

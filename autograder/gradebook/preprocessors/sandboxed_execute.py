@@ -18,11 +18,11 @@ import gc
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from autograder import settings
 from autograder.collect import collect, exercises_of
 from autograder.grade import import_for_graders, start_student
 from autograder.gradebook.preprocessors.handoff import RanInSandbox
 from autograder.sandbox import bubblewrap, lanes, nursery
+from autograder.sandbox.policy import Limits
 
 MAX_PNG = 2 << 20
 
@@ -57,14 +57,14 @@ class SandboxedExecute(NbGraderPreprocessor):
         assignment = info.get("assignment")
         if not assignment or not exercises_of(assignment):
             raise ValueError(f"no hidden graders for assignment {assignment!r}")
-        limit = settings.course()["sandbox"]["output_kb"] * 1024
+        limit = Limits.from_course().output_kb * 1024
         submission = collect(nb, f"{info.get('notebook', assignment)}.ipynb", assignment)
         sandboxed = bubblewrap.sandboxed()
         if not lanes.has_lane(sandboxed):   # the first submission of a plain `nbgrader autograde`
             nursery.shared(sandboxed)      # the sandbox imports keras while this process imports the graders'
             import_for_graders()
             gc.freeze()                      # and keeps them out of every later collection
-        process, errors = start_student(submission, capture=limit)
+        process, errors = start_student(submission, capture=True)
         reports = process.cell_results
         for count, (index, report) in enumerate(zip(submission.code_indices, reports, strict=False), start=1):
             cell = nb.cells[index]
