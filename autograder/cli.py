@@ -58,7 +58,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    from autograder.settings import ConfigError
+
     args = build_parser().parse_args(argv)
+    try:
+        return run(args)
+    except ConfigError as exc:   # course_config.py sets what the course cannot use: say what, stop
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def run(args) -> int:
     if args.command == "grade":
         return grade(args)
     if args.command == "autograde":
