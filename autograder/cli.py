@@ -7,7 +7,6 @@ per-exercise table. Exit status: 0 graded (whatever the score), 1 graded but bel
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import sys
 
@@ -97,7 +96,9 @@ def run(args) -> int:
 
 
 def grade(args) -> int:
-    from autograder.sandbox import bubblewrap, nursery
+    from autograder.feedback.report import table
+    from autograder.grade import grade_submission, warm_up
+    from autograder.sandbox import bubblewrap
     from autograder.sandbox.bubblewrap import SandboxUnavailable
 
     try:
@@ -106,12 +107,7 @@ def grade(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        nursery.shared(bubblewrap.sandboxed())  # the sandbox's imports run while this process does its own
-        from autograder.feedback.report import table
-        from autograder.grade import grade_submission, import_for_graders
-
-        import_for_graders()
-        gc.freeze()   # the imports stay put: without this, exiting walks keras's and torch's objects (~1 s)
+        warm_up(bubblewrap.sandboxed())
         result = grade_submission(submission, args.seed)
     except SandboxUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)

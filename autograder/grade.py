@@ -1,26 +1,32 @@
 """Grade one submission: collect -> sandbox -> graders. No gradebook is touched here.
 
-``grade_notebook`` is what the CLI, the nbgrader preprocessor and the tests call.
+``grade_notebook`` is what the CLI, the nbgrader preprocessor and the tests call; ``warm_up`` is what every grading
+command does once before its first submission. The graders (torch, keras, the references) are imported by
+``warm_up`` or by the first grading, not by importing this module: a command starts the sandbox's nursery first.
 """
 from __future__ import annotations
 
 import contextlib
+import gc
+import importlib
 import io
 import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from autograder.collect import GRADERS, Submission, collect, exercises_of
-from autograder.graders import forbidden, isolation
-from autograder.graders.plugin import GradingSession, Student, TestResult
 from autograder.messages import Notice
-from autograder.sandbox import bubblewrap, lanes
+from autograder.sandbox import bubblewrap, lanes, nursery
 from autograder.sandbox.policy import Limits, Timeouts
 from autograder.sandbox.errors import StudentCodeError
 from autograder.sandbox.process import StudentProcess
+
+if TYPE_CHECKING:
+    from autograder.graders.plugin import GradingSession, Student, TestResult
 
 
 @dataclass
@@ -90,21 +96,36 @@ def new_seed() -> int:
     return secrets.randbelow(2**31)
 
 
-def import_for_graders() -> None:
-    """Import what the hidden graders run on (torch, keras, the reference code) ahead of them.
+GRADER_MODULES = ("keras", "autograder.graders.compare", "autograder.graders.references",
+                  "autograder.graders.plugin", "autograder.graders.forbidden", "autograder.graders.isolation")
 
-    Every grading command (``grade``, ``autograde``, the first submission of a plain ``nbgrader autograde``) calls
-    this right after it starts the sandbox's nursery, so that both imports of keras (the graders' here, the
-    students' in the sandbox) run at the same time on two cores instead of one after the other.
+
+def warm_up(sandboxed: bool, also=()) -> nursery.Nursery | None:
+    """Get this process ready to grade: start the sandbox's nursery, import what the hidden graders run on (torch,
+    keras, the references, the plugin) and the modules ``also`` names, and freeze what is imported.
+
+    The nursery's imports (numpy, torch, keras, in the sandbox) run while this process does its own: both imports of
+    keras at the same time on two cores instead of one after the other. ``gc.freeze()`` keeps the imports out of
+    every later collection (forked workers share their pages; exiting does not walk keras's and torch's objects,
+    ~1 s). Every grading command calls it once, before its first submission: ``python -m autograder grade``,
+    ``autograde`` (before it forks its workers) and the first submission of a plain ``nbgrader autograde``.
+    Returns the nursery (None when ``$AUTOGRADER_NURSERY=0``).
+
+    Example:
+        >>> warm_up(bubblewrap.sandboxed())
+        >>> result = grade_submission(collect_file("attention.ipynb"))
     """
-    import keras  # noqa: F401
-
-    import autograder.graders.compare  # noqa: F401
-    import autograder.graders.references  # noqa: F401
+    started = nursery.shared(sandboxed)
+    for name in (*GRADER_MODULES, *also):
+        importlib.import_module(name)
+    gc.freeze()
+    return started
 
 
 def run_graders(assignment: str, student: Student, seed: int) -> GradingSession:
     """Run the assignment's hidden pytest graders in this process against ``student``."""
+    from autograder.graders.plugin import GradingSession
+
     session = GradingSession(student, seed)
     args = [str(GRADERS / assignment), "-c", str(GRADERS / "pytest.ini"), "--rootdir", str(GRADERS),
             "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings", "-p", "no:logging",
@@ -136,6 +157,9 @@ def start_student(submission: Submission, capture: bool = False) -> tuple[Studen
 def grade_submission(submission: Submission, seed: int | None = None, started=None) -> GradeResult:
     """Run the submission's code in the sandbox (unless ``started`` = (process, errors) already did) and the
     hidden graders against it."""
+    from autograder.graders import forbidden
+    from autograder.graders.plugin import Student
+
     seed = new_seed() if seed is None else int(seed)
     start = time.perf_counter()
     process, errors = started or start_student(submission)
@@ -170,6 +194,8 @@ def grade_submission(submission: Submission, seed: int | None = None, started=No
 def _add_dependency_notes(exercises: list[ExerciseResult], submission: Submission, student: Student) -> None:
     """Each exercise graded with the reference in place of the other contract functions it calls says which of
     the student's own ones would make it wrong in the real notebook (those that lost points)."""
+    from autograder.graders import isolation
+
     lost = {e.name for e in exercises if e.score < e.max_score}
     contract = {e.name for e in exercises} | set(isolation.REFERENCES)
     for exercise in exercises:

@@ -25,7 +25,6 @@ the exit code). One submission never stalls the class.
 """
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import multiprocessing
@@ -86,19 +85,16 @@ class OverTime(BaseException):
     """Raised in a worker by its alarm when a submission runs past ``submission_limit()``."""
 
 
-def _warm_imports() -> None:
-    """What every worker needs, imported once in the parent before it forks them (one thread for torch)."""
+def _warm_up(sandboxed: bool):
+    """The sandbox's nursery started, and what every worker needs imported once in the parent before it forks them
+    (``grade.warm_up``; one thread for torch). Returns the nursery."""
+    from autograder.grade import warm_up
+
+    nursery = warm_up(sandboxed, also=("nbgrader.apps", "autograder.gradebook.preprocessors"))
     import torch
 
     torch.set_num_threads(1)  # a worker's tensors are small: threads would only fight the other lanes for cores
-    import nbgrader.apps  # noqa: F401
-
-    import autograder.gradebook.preprocessors  # noqa: F401
-    from autograder.grade import import_for_graders
-
-    import_for_graders()
-
-    gc.freeze()  # what is imported stays put: collections skip it, and the forked workers share its pages
+    return nursery
 
 
 def _init_worker(course_dir: str, index: int, db_url: str | None) -> None:
@@ -240,7 +236,6 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
 
     sandboxed = bubblewrap.sandboxed()  # refuse before starting anything when the sandbox cannot run
     from autograder.sandbox import lanes
-    from autograder.sandbox.nursery import shared as shared_nursery
 
     if not mine:
         print(f"{assignment}: no submissions to grade" + (f" in shard {index}/{total}" if total > 1 else ""),
@@ -248,13 +243,12 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
         return []
     start, began = time.perf_counter(), time.time()
     phases = {}
-    nursery = shared_nursery(sandboxed)   # its keras import runs while this process does its own
+    nursery = _warm_up(sandboxed)   # its keras import runs while this process does its own
+    phases["imports"] = time.perf_counter() - start
     jobs = [(assignment, s, stage(course_dir, assignment, s)) for s in mine]
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
     outcomes: list[Outcome] = []
-    phases["stage"] = time.perf_counter() - start
-    _warm_imports()
-    phases["imports"] = time.perf_counter() - start - phases["stage"]
+    phases["stage"] = time.perf_counter() - start - phases["imports"]
     _LANES[:] = [lanes.Lane(sandboxed, index, nursery=nursery) for index in range(workers)]
     for lane in _LANES:
         lane.start(alone=False)   # where the nursery cannot make it, the worker starts its lane on its own

@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-import gc
 
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from autograder.collect import collect, exercises_of
-from autograder.grade import import_for_graders, start_student
+from autograder.grade import start_student, warm_up
 from autograder.gradebook.preprocessors.handoff import RanInSandbox
-from autograder.sandbox import bubblewrap, lanes, nursery
+from autograder.sandbox import bubblewrap, lanes
 from autograder.sandbox.policy import Limits
 
 MAX_PNG = 2 << 20
@@ -61,9 +60,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         submission = collect(nb, f"{info.get('notebook', assignment)}.ipynb", assignment)
         sandboxed = bubblewrap.sandboxed()
         if not lanes.has_lane(sandboxed):   # the first submission of a plain `nbgrader autograde`
-            nursery.shared(sandboxed)      # the sandbox imports keras while this process imports the graders'
-            import_for_graders()
-            gc.freeze()                      # and keeps them out of every later collection
+            warm_up(sandboxed)
         process, errors = start_student(submission, capture=True)
         reports = process.cell_results
         for count, (index, report) in enumerate(zip(submission.code_indices, reports, strict=False), start=1):
