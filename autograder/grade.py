@@ -89,6 +89,17 @@ class GradeResult:
         }
 
 
+@dataclass
+class RanInSandbox:
+    """A submission whose code cells ran in ``process``, which is still alive for the hidden graders; ``errors`` are
+    the notebook's errors (Korean, shown to the student). What ``start_student`` returns and ``grade_submission``
+    grades (nbgrader's preprocessors hand it over: ``gradebook.preprocessors.handoff``)."""
+
+    submission: Submission
+    process: StudentProcess
+    errors: list[str]
+
+
 UNSANDBOXED = Notice.UNSANDBOXED.korean()
 
 
@@ -139,9 +150,9 @@ def run_graders(assignment: str, student: Student, seed: int) -> GradingSession:
     return session
 
 
-def start_student(submission: Submission, capture: bool = False) -> tuple[StudentProcess, list[str]]:
-    """Run the submission's code cells in its sandboxed process; returns the process and the notebook's errors
-    (``capture``: keep each cell's outputs too, within ``Limits.output_kb``)."""
+def start_student(submission: Submission, capture: bool = False) -> RanInSandbox:
+    """Run the submission's code cells in its sandboxed process (``capture``: keep each cell's outputs too, within
+    ``Limits.output_kb``)."""
     sandboxed = bubblewrap.sandboxed()
     process = StudentProcess(submission.code_cells, lanes.shared(sandboxed), Limits.from_course(),
                              Timeouts.from_course(), capture=capture)
@@ -151,18 +162,19 @@ def start_student(submission: Submission, capture: bool = False) -> tuple[Studen
         errors += [_cell_error(i, s) for i, s in enumerate(report.cells) if not s.get("ok")]
     except StudentCodeError as exc:   # the process recorded it: every later call fails with this reason
         errors += [Notice.NOTEBOOK_FAILED.korean(message=exc.message)]
-    return process, errors
+    return RanInSandbox(submission, process, errors)
 
 
-def grade_submission(submission: Submission, seed: int | None = None, started=None) -> GradeResult:
-    """Run the submission's code in the sandbox (unless ``started`` = (process, errors) already did) and the
+def grade_submission(submission: Submission, seed: int | None = None, ran: RanInSandbox | None = None) -> GradeResult:
+    """Run the submission's code in the sandbox (unless it ran already: ``ran``, from ``start_student``) and the
     hidden graders against it."""
     from autograder.graders import forbidden
     from autograder.graders.plugin import Student
 
     seed = new_seed() if seed is None else int(seed)
     start = time.perf_counter()
-    process, errors = started or start_student(submission)
+    ran = ran or start_student(submission)
+    process, errors = ran.process, ran.errors
     process.grade_within(process.timeouts.submission)
     try:
         student = Student(process, submission.code_cells, process.timeouts)

@@ -61,8 +61,8 @@ class SandboxedExecute(NbGraderPreprocessor):
         sandboxed = bubblewrap.sandboxed()
         if not lanes.has_lane(sandboxed):   # the first submission of a plain `nbgrader autograde`
             warm_up(sandboxed)
-        process, errors = start_student(submission, capture=True)
-        reports = process.cell_results
+        ran = start_student(submission, capture=True)
+        reports = ran.process.cell_results
         for count, (index, report) in enumerate(zip(submission.code_indices, reports, strict=False), start=1):
             cell = nb.cells[index]
             outputs = [o for o in (to_nbformat(raw, limit) for raw in report.get("outputs", [])) if o]
@@ -70,7 +70,7 @@ class SandboxedExecute(NbGraderPreprocessor):
                 if output.output_type == "execute_result":
                     output.execution_count = count
             cell.outputs, cell.execution_count = outputs, count
-        RanInSandbox(submission, process, errors).put(resources)
+        RanInSandbox(ran.submission, ran.process, ran.errors).put(resources)
         self.log.info("Ran %d code cells of %s in the sandbox (%d with errors)", len(reports), info.get("notebook"),
                       sum(not r.get("ok") for r in reports))
         return nb, resources
