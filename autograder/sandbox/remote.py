@@ -52,7 +52,7 @@ class RemoteCalls:
         try:
             reply, out = self._exchange(header, list(arrays), deadline - time.monotonic(), what)
             reply, out = self._answer_callbacks(reply, out, answer, deadline, timeout, what)
-            if limited and reply.get("error") == "TimeLimit":
+            if limited and reply.get("error") == "Timeout":   # inside.serve.Timeout
                 self.interrupted += 1  # the call stopped at its limit; the process lives on, nothing to replay
                 raise StudentCodeError(Failure.TIMEOUT, Reason.CALL_TIMEOUT(seconds=timeout))
         except StudentCodeError as exc:

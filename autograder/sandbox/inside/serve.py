@@ -54,12 +54,13 @@ class _memory_allowance:
             resource.setrlimit(resource.RLIMIT_AS, self.saved)
 
 
-class TimeLimit(BaseException):
-    """Raised inside a graded call that ran past its limit (a BaseException: ``except Exception`` lets it pass)."""
+class Timeout(BaseException):
+    """Raised inside a graded call that ran past its limit (a BaseException: ``except Exception`` lets it pass); the
+    reply's error is its name, which the grader reads as ``errors.Failure.TIMEOUT``."""
 
 
 def _on_alarm(signum, frame):
-    raise TimeLimit("time limit")
+    raise Timeout("time limit")
 
 
 class _time_limit:
@@ -222,7 +223,7 @@ def serve(request_fd, response_fd, event_fd):
                 kwargs = decode_request(header.get("kwargs", {"d": {}}), arrays, handles)
                 start = time.perf_counter()
                 isolated = Isolated(namespace, header.get("isolate") or (), request_fd, response_fd)
-                # A call past its limit is interrupted here (SIGALRM: TimeLimit), so a hung function costs its
+                # A call past its limit is interrupted here (SIGALRM: Timeout), so a hung function costs its
                 # time and not the process; one that stops the alarm is killed by the grader a moment later.
                 with _memory_allowance(header.get("memory_mb")), isolated, _time_limit(header.get("limit")):
                     value = fn(*args, **kwargs)
