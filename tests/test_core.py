@@ -11,7 +11,8 @@ import minimal
 from autograder.grade import grade_notebook
 from autograder.sandbox.errors import Failure, StudentCodeError
 from autograder.sandbox import lanes
-from autograder.sandbox.policy import Timeouts
+from autograder.messages import Reason
+from autograder.sandbox.policy import Limits, Timeouts
 from autograder.sandbox.process import StudentProcess
 
 
@@ -93,6 +94,21 @@ def test_the_type_a_students_code_raised_is_data_not_text(lane):
             with pytest.raises(GradingFailure) as failed:
                 getattr(student, name)(np.ones(3))
             assert raised(failed.value, error) and not raised(failed.value, other), failed.value.message
+
+
+def test_cells_not_run_say_why_as_failed_cells_do(lane):
+    """A cell the notebook's run never reached says why in the words of a cell that failed: ``timeout`` when the
+    notebook's time ran out, ``crashed`` when the submission's restarts were used up (both said "Timeout")."""
+    timeouts = replace(TIMEOUTS, cell=5, notebook=1)
+    with StudentProcess(["import time\ntime.sleep(3)", "x = 1"], lane, timeouts=timeouts) as proc:
+        cells = proc.start().cells
+    assert [c["error"] for c in cells] == ["timeout", "timeout"], cells
+    assert cells[1]["message"] == Reason.NOTEBOOK_TIMEOUT.korean(seconds=1)
+    limits = replace(Limits.from_course(), total_restarts=0)
+    with StudentProcess(["import os\nos._exit(3)", "x = 1"], lane, limits) as proc:
+        cells = proc.start().cells
+    assert [c["error"] for c in cells] == ["crashed", "crashed"], cells
+    assert cells[1]["message"] == Reason.RESTART_LIMIT.korean(restarts=0)
 
 
 # ------------------------------------------------------------------------------------------- the event pipe

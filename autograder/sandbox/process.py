@@ -136,9 +136,9 @@ class StudentProcess(RemoteCalls):
         for index in range(len(self.cells)):
             left = deadline - time.monotonic()
             if stopped is None and left <= 0:
-                stopped = Reason.NOTEBOOK_TIMEOUT(seconds=self.timeouts.notebook)
-            if stopped:
-                statuses.append({"ok": False, "error": "Timeout", "message": stopped.korean})
+                stopped = StudentCodeError(Failure.TIMEOUT, Reason.NOTEBOOK_TIMEOUT(seconds=self.timeouts.notebook))
+            if stopped:   # not run: why, in the words of a cell that failed
+                statuses.append({"ok": False, "error": stopped.kind.value, "message": stopped.message})
                 continue
             try:
                 status = self._run_cell(index, min(self.timeouts.cell, left), self.capture)
@@ -147,7 +147,7 @@ class StudentProcess(RemoteCalls):
                 try:
                     self._restart(deadline)
                 except StudentCodeError as why:
-                    stopped = self._fatal = why.reason   # no process left: later calls fail at once
+                    stopped, self._fatal = why, why.reason   # no process left: later calls fail at once
             status = _kept(status)
             budget -= _output_size(status)
             if budget < 0 and status.get("outputs"):
