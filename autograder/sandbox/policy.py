@@ -84,10 +84,13 @@ class Limits:
         return (self.reply_mb << 20) // 8
 
     def rlimits(self) -> dict:
-        """``setrlimit`` names and values (soft = hard) of the student's process."""
+        """``setrlimit`` names and (soft, hard) values of the student's process: soft = hard, but for the CPU time,
+        whose hard limit is a second later (the kernel sends SIGKILL at the hard limit and checks it first: at an
+        equal soft limit the process never saw SIGXCPU, and its end read as an unexplained kill, not as CPU time)."""
         mb = 1 << 20
-        return {"RLIMIT_AS": self.memory_mb * mb, "RLIMIT_CPU": self.cpu_seconds,
-                "RLIMIT_FSIZE": self.file_size_mb * mb, "RLIMIT_NPROC": self.max_processes, "RLIMIT_CORE": 0}
+        return {"RLIMIT_AS": (self.memory_mb * mb,) * 2, "RLIMIT_CPU": (self.cpu_seconds, self.cpu_seconds + 1),
+                "RLIMIT_FSIZE": (self.file_size_mb * mb,) * 2, "RLIMIT_NPROC": (self.max_processes,) * 2,
+                "RLIMIT_CORE": (0, 0)}
 
 
 # ----------------------------------------------------------------------------------------------- time limits

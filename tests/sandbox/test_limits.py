@@ -278,9 +278,12 @@ def test_memory_mb(lane):
 
 
 def test_cpu_seconds(lane):
+    """Past its CPU time the process ends with SIGXCPU, which the student reads as such (not as an unexplained
+    SIGKILL: the hard limit is a second later)."""
     start = time.monotonic()
     cells = run(lane, ["while True:\n    pass", "x = 1"], replace(LIMITS, cpu_seconds=1), cell=10)
-    assert cells[0]["error"] == "crashed" and cells[1]["ok"], cells
+    assert cells[0]["error"] == "crashed" and cells[0]["message"] == Reason.CPU_TIME.korean(), cells
+    assert cells[1]["ok"], cells
     assert time.monotonic() - start < 9
 
 

@@ -68,7 +68,7 @@ def test_one_environment_and_one_set_of_limits():
                    **{k: v for k, v in env.items() if k in policy.PASSED_THROUGH}}
     assert not any(k.startswith("PYTHON") for k in env)   # python -I would ignore them
     limits = policy.Limits.from_course()
-    assert limits.rlimits()["RLIMIT_AS"] == limits.memory_mb << 20
+    assert limits.rlimits()["RLIMIT_AS"] == (limits.memory_mb << 20,) * 2
     assert set(limits.rlimits()) == {"RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NPROC", "RLIMIT_CORE"}
 
 
