@@ -121,3 +121,36 @@ def test_the_guard_uses_no_global_or_builtin_when_student_code_runs():
 def test_every_review_the_monitor_reports_has_a_korean_line():
     """The audit hook's review kinds (``watched.REVIEWS``) are the ones the grader turns into Korean review lines."""
     assert set(forbidden.RUNTIME_REVIEW) == set(watched.REVIEWS)
+
+
+def test_the_sandbox_imports_nothing_above_it():
+    """The layers of issue 24, for the bottom two: ``settings`` imports nothing of the package (the circle settings
+    <-> sandbox is gone), the sandbox only ``settings``, ``messages`` and itself, and ``sandbox/inside`` nothing of
+    ``autograder`` at all (it is copied into the sandbox whole). Every import counts, a function's own too."""
+    import ast
+    from pathlib import Path
+
+    import autograder
+
+    package = Path(autograder.__file__).parent
+
+    def imported(path: Path) -> set[str]:
+        names = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                names.add("." * node.level + (node.module or ""))
+        return {n for n in names if n.startswith("autograder") or n.startswith(".")}
+
+    assert imported(package / "settings.py") == set()
+    allowed = ("autograder.settings", "autograder.messages", "autograder.sandbox")
+    for path in (package / "sandbox").rglob("*.py"):
+        names = imported(path)
+        if "inside" in path.parts:
+            assert all(n.startswith(".") and not n.startswith("..") for n in names), (path, names)
+        else:
+            above = sorted(n for n in names if n != "autograder" and not n.startswith(allowed))
+            assert not above, (path, above)
