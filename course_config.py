@@ -30,25 +30,29 @@ COURSE = {
         "quiz": "2026-12-18 23:59:00 +0900",
     },
     "late_penalty": {"percent_per_day": 10.0, "grace_minutes": 0.0, "max_percent": 100.0},
-    # Timeouts in seconds.
+    # Every time limit of grading, in seconds (autograder/sandbox/policy.py: Timeouts, which says what each limits).
     "timeouts": {
         # One code cell of a submission (a cell past it is stopped; the next cells run) and all of them together.
         # The course's notebooks run in 1-3 s on a loaded 2-core machine (the slowest correct implementation
         # included; no cell takes more than 1 s), so these leave a wide margin; a notebook whose cells call a hanging
-        # function costs at most "startup" before the graders start (a cell past its limit costs that cell only).
+        # function costs at most "notebook" before the graders start (a cell past its limit costs that cell only).
         "cell": 8,
-        "startup": 20,
+        "notebook": 20,
         # Validate in a student's JupyterLab on the hub (`python -m autograder hub`): a cold kernel imports torch and
         # keras itself there (no warm sandbox), so its first cell and that cell's output may take this long on a
         # busy hub (nbgrader's 30 s and nbclient's 4 s failed there); it judges nothing.
         "validate": 120,
-        # nbgrader's own execution of a whole notebook outside the sandbox, one cell at a time: generate_solution (the
-        # answer key with its outputs, `python -m autograder build`) and Validate in a JupyterLab without the hub's
-        # setting. Grading never uses it (submissions run in the sandbox with "cell" above, demo-only cells skipped),
-        # but the decoder notebook's demo cells train a small model and time generate (15-30 s on a loaded 2-core
-        # machine), which the answer key shows.
+        # nbgrader's own execution of a whole notebook outside the sandbox, one cell at a time (its Execute
+        # preprocessor: c.Execute.timeout below): generate_solution (the answer key with its outputs, `python -m
+        # autograder build`) and Validate in a JupyterLab without the hub's setting. Grading never uses it
+        # (autograde's Execute is replaced by SandboxedExecute: submissions run in the sandbox with "cell" above,
+        # demo-only cells skipped), but the decoder notebook's demo cells train a small model and time generate
+        # (15-30 s on a loaded 2-core machine), which the answer key shows.
         "execute": 120,
         "call": 20,           # one call of a student's function by a hidden grader (a call with big inputs)
+        # A call past its limit is stopped by its process's own alarm (the process lives on, nothing is replayed);
+        # one whose code stops the alarm is killed this much later (and its process started again).
+        "interrupt_grace": 1.0,
         # A call whose inputs are small (at most call_small numbers: every grader input but flash_attention's
         # 8,192-token memory test; the float64 reference needs milliseconds there) gets call_floor seconds. The
         # slowest correct implementation (tests/implementations/*_loops.py) needs at most 0.4 s for such a call
@@ -59,10 +63,19 @@ COURSE = {
         "exercise": 10.0,     # all calls of one function together (a slow function cannot use up the others' time)
         "calls": 30.0,        # all calls of one submission together (the worst submission stays under a minute)
         "submission": 600,    # everything for one submission
+        # The student's process lists the names its notebook defined, after its last cell.
+        "names": 30,
         # A class run (`python -m autograder autograde`) stops grading a submission that is still running after
-        # startup + submission + this many seconds (nbgrader's own work included), grades it as blank with a
-        # note, and goes on with the class; a worker that does not stop 30 s later is killed and replaced.
+        # notebook + submission + this many seconds (nbgrader's own work included), grades it as blank with a
+        # note, and goes on with the class; a worker that does not stop kill_grace seconds later is killed and
+        # replaced (its alarm was blocked).
         "grace": 60,
+        "kill_grace": 30,
+        # The sandbox's warm processes (autograder/sandbox/nursery.py, lanes.py): the nursery, or a lane on its own,
+        # imports numpy, torch and keras (3.5-6 s on a loaded 2-core machine, more when many start at once); each
+        # request to one (make a lane, fork a submission's process) is answered in milliseconds.
+        "imports": 180,
+        "lane_request": 30,
     },
     # The course on JupyterHub (`python -m autograder hub`, autograder/hub).
     "hub": {
@@ -90,7 +103,8 @@ COURSE = {
         "cpu_seconds": 300,
         "max_processes": 64,
         "file_size_mb": 64,
-        "output_kb": 256,
+        "output_kb": 256,         # kept of each cell's stdout, and of its stderr, in the autograded notebook
+        "notebook_output_kb": 4096,   # kept of all cells' outputs together; later cells' outputs are elided
         "total_restarts": 20, # fresh processes for one submission in all (each replays the cells that ran well)
         # The scratch folder (home, TMPDIR, working directory) of each student process is a tmpfs of its own: at
         # most this many MiB in all (memory of the grading machine) and this many files and folders (inodes).
@@ -107,7 +121,7 @@ COURSE = {
         # question needs 0.8 MiB.
         "answer_mb": 256,
     },
-    # The instructor's similarity report (autograder/feedback/similarity.py: copydetect's winnowing, names and
+    # The instructor's similarity report (autograder/feedback/similarity/: copydetect's winnowing, names and
     # strings filtered out, the release's code ignored). A student's exercise is listed with another student's when
     # at least pair_threshold of one's fingerprinted code is found in the other, and with a library routine of the
     # forbidden rules when at least library_threshold of the student's code is found there; either way only when
@@ -141,7 +155,10 @@ if c is not None:
         _ngshare(c, os.environ["COURSE_NGSHARE_URL"])
         c.ExchangeFactory.collect = "autograder.hub.exchange.ExchangeCollect"
         c.ExchangeFactory.release_feedback = "autograder.hub.exchange.ExchangeReleaseFeedback"
-    c.ExecutePreprocessor.timeout = COURSE["timeouts"]["execute"]
+    # nbgrader's Execute runs a notebook in a Jupyter kernel outside the sandbox: generate_solution (the answer key,
+    # `python -m autograder build`) and Validate use it. Autograde does not: its preprocessors below replace it with
+    # SandboxedExecute, whose limits are "cell" and "notebook". (Execute is an ExecutePreprocessor; its own setting
+    # is the one it reads, so nbconvert's ExecutePreprocessor needs none.)
     c.Execute.timeout = COURSE["timeouts"]["execute"]
     c.AssignLatePenalties.plugin_class = "autograder.gradebook.late.PercentPerDay"
     for _name, _value in COURSE["late_penalty"].items():

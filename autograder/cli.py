@@ -7,7 +7,6 @@ per-exercise table. Exit status: 0 graded (whatever the score), 1 graded but bel
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import sys
 
@@ -59,7 +58,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    from autograder.settings import ConfigError
+
     args = build_parser().parse_args(argv)
+    try:
+        return run(args)
+    except ConfigError as exc:   # course_config.py sets what the course cannot use: say what, stop
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def run(args) -> int:
     if args.command == "grade":
         return grade(args)
     if args.command == "autograde":
@@ -88,8 +97,9 @@ def main(argv=None) -> int:
 
 
 def grade(args) -> int:
-    from autograder import settings
-    from autograder.sandbox import lanes
+    from autograder.feedback.report import table
+    from autograder.grade import grade_submission, warm_up
+    from autograder.sandbox import bubblewrap
     from autograder.sandbox.bubblewrap import SandboxUnavailable
 
     try:
@@ -98,12 +108,7 @@ def grade(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        lanes.nursery(settings.sandboxed())  # the sandbox's imports run while this process does its own
-        from autograder.feedback.report import table
-        from autograder.grade import grade_submission, import_for_graders
-
-        import_for_graders()
-        gc.freeze()   # the imports stay put: without this, exiting walks keras's and torch's objects (~1 s)
+        warm_up(bubblewrap.sandboxed())
         result = grade_submission(submission, args.seed)
     except SandboxUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)

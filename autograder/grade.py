@@ -1,27 +1,33 @@
 """Grade one submission: collect -> sandbox -> graders. No gradebook is touched here.
 
-``grade_notebook`` is what the CLI, the nbgrader preprocessor and the tests call.
+``grade_notebook`` is what the CLI, the nbgrader preprocessor and the tests call; ``warm_up`` is what every grading
+command does once before its first submission. The graders (torch, keras, the references) are imported by
+``warm_up`` or by the first grading, not by importing this module: a command starts the sandbox's nursery first.
 """
 from __future__ import annotations
 
 import contextlib
+import gc
+import importlib
 import io
 import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from autograder import settings
-from autograder.graders import isolation
-from autograder.graders.plugin import GradingSession, Student, TestResult
 from autograder.graders.registry import GRADERS, exercises_of
-from autograder.graders.review import review_items, runtime_review_items
 from autograder.messages import Notice
-from autograder.sandbox import lanes
-from autograder.sandbox.runner import StudentCodeError, StudentProcess
+from autograder.sandbox import bubblewrap, lanes, nursery
+from autograder.sandbox.policy import Limits, Timeouts
+from autograder.sandbox.errors import StudentCodeError
+from autograder.sandbox.process import StudentProcess
 from autograder.submission.notebook import Submission, collect
+
+if TYPE_CHECKING:
+    from autograder.graders.plugin import GradingSession, Student, TestResult
 
 
 @dataclass
@@ -84,6 +90,17 @@ class GradeResult:
         }
 
 
+@dataclass
+class RanInSandbox:
+    """A submission whose code cells ran in ``process``, which is still alive for the hidden graders; ``errors`` are
+    the notebook's errors (Korean, shown to the student). What ``start_student`` returns and ``grade_submission``
+    grades (nbgrader's preprocessors hand it over: ``gradebook.preprocessors.handoff``)."""
+
+    submission: Submission
+    process: StudentProcess
+    errors: list[str]
+
+
 UNSANDBOXED = Notice.UNSANDBOXED.korean()
 
 
@@ -91,21 +108,36 @@ def new_seed() -> int:
     return secrets.randbelow(2**31)
 
 
-def import_for_graders() -> None:
-    """Import what the hidden graders run on (torch, keras, the reference code) ahead of them.
+GRADER_MODULES = ("keras", "autograder.graders.compare", "autograder.graders.references",
+                  "autograder.graders.plugin", "autograder.graders.review", "autograder.graders.isolation")
 
-    Every grading command (``grade``, ``autograde``, the first submission of a plain ``nbgrader autograde``) calls
-    this right after it starts the sandbox's nursery, so that both imports of keras (the graders' here, the
-    students' in the sandbox) run at the same time on two cores instead of one after the other.
+
+def warm_up(sandboxed: bool, also=()) -> nursery.Nursery | None:
+    """Get this process ready to grade: start the sandbox's nursery, import what the hidden graders run on (torch,
+    keras, the references, the plugin) and the modules ``also`` names, and freeze what is imported.
+
+    The nursery's imports (numpy, torch, keras, in the sandbox) run while this process does its own: both imports of
+    keras at the same time on two cores instead of one after the other. ``gc.freeze()`` keeps the imports out of
+    every later collection (forked workers share their pages; exiting does not walk keras's and torch's objects,
+    ~1 s). Every grading command calls it once, before its first submission: ``python -m autograder grade``,
+    ``autograde`` (before it forks its workers) and the first submission of a plain ``nbgrader autograde``.
+    Returns the nursery (None when ``$AUTOGRADER_NURSERY=0``).
+
+    Example:
+        >>> warm_up(bubblewrap.sandboxed())
+        >>> result = grade_submission(collect_file("attention.ipynb"))
     """
-    import keras  # noqa: F401
-
-    import autograder.graders.compare  # noqa: F401
-    import autograder.graders.references  # noqa: F401
+    started = nursery.shared(sandboxed)
+    for name in (*GRADER_MODULES, *also):
+        importlib.import_module(name)
+    gc.freeze()
+    return started
 
 
 def run_graders(assignment: str, student: Student, seed: int) -> GradingSession:
     """Run the assignment's hidden pytest graders in this process against ``student``."""
+    from autograder.graders.plugin import GradingSession
+
     session = GradingSession(student, seed)
     args = [str(GRADERS / assignment), "-c", str(GRADERS / "pytest.ini"), "--rootdir", str(GRADERS),
             "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings", "-p", "no:logging",
@@ -119,38 +151,41 @@ def run_graders(assignment: str, student: Student, seed: int) -> GradingSession:
     return session
 
 
-def start_student(submission: Submission, capture: int | None = None) -> tuple[StudentProcess, list[str]]:
-    """Run the submission's code cells in its sandboxed process; returns the process and the notebook's errors."""
-    timeouts = settings.course()["timeouts"]
-    sandboxed = settings.sandboxed()
-    process = StudentProcess(submission.code_cells, settings.limits(), timeouts["startup"], timeouts["call"],
-                             sandboxed=sandboxed, lane=lanes.shared(sandboxed), capture=capture,
-                             cell_timeout=timeouts["cell"])
+def start_student(submission: Submission, capture: bool = False) -> RanInSandbox:
+    """Run the submission's code cells in its sandboxed process (``capture``: keep each cell's outputs too, within
+    ``Limits.output_kb``)."""
+    sandboxed = bubblewrap.sandboxed()
+    process = StudentProcess(submission.code_cells, lanes.shared(sandboxed), Limits.from_course(),
+                             Timeouts.from_course(), capture=capture)
     errors: list[str] = [] if sandboxed else [UNSANDBOXED]
     try:
         report = process.start()
         errors += [_cell_error(i, s) for i, s in enumerate(report.cells) if not s.get("ok")]
     except StudentCodeError as exc:   # the process recorded it: every later call fails with this reason
         errors += [Notice.NOTEBOOK_FAILED.korean(message=exc.message)]
-    return process, errors
+    return RanInSandbox(submission, process, errors)
 
 
-def grade_submission(submission: Submission, seed: int | None = None, started=None) -> GradeResult:
-    """Run the submission's code in the sandbox (unless ``started`` = (process, errors) already did) and the
+def grade_submission(submission: Submission, seed: int | None = None, ran: RanInSandbox | None = None) -> GradeResult:
+    """Run the submission's code in the sandbox (unless it ran already: ``ran``, from ``start_student``) and the
     hidden graders against it."""
+    from autograder.graders import review as escape_hatches
+    from autograder.graders.plugin import Student
+
     seed = new_seed() if seed is None else int(seed)
     start = time.perf_counter()
-    process, errors = started or start_student(submission)
-    process.grade_within(settings.course()["timeouts"]["submission"])
+    ran = ran or start_student(submission)
+    process, errors = ran.process, ran.errors
+    process.grade_within(process.timeouts.submission)
     try:
-        student = Student(process, submission.code_cells, settings.course()["timeouts"])
+        student = Student(process, submission.code_cells, process.timeouts)
         graders_start = time.perf_counter()
         session = run_graders(submission.assignment, student, seed)
         timings = {**process.timings, "graders": time.perf_counter() - graders_start}
         costs = {**process.costs, "answer_mb": round(student.answer_peak / (1 << 20), 1)}
     finally:
         process.cleanup()
-    review = review_items(submission.code_cells) + runtime_review_items(process.reviewed)
+    review = escape_hatches.review_items(submission.code_cells) + escape_hatches.runtime_review_items(process.reviewed)
     exercises = []
     for name in exercises_of(submission.assignment):
         tests = [t for t in session.results.values() if t.exercise == name]
@@ -172,6 +207,8 @@ def grade_submission(submission: Submission, seed: int | None = None, started=No
 def _add_dependency_notes(exercises: list[ExerciseResult], submission: Submission, student: Student) -> None:
     """Each exercise graded with the reference in place of the other contract functions it calls says which of
     the student's own ones would make it wrong in the real notebook (those that lost points)."""
+    from autograder.graders import isolation
+
     lost = {e.name for e in exercises if e.score < e.max_score}
     contract = {e.name for e in exercises} | set(isolation.REFERENCES)
     for exercise in exercises:

@@ -105,7 +105,7 @@ class Reason(_Catalogue):
                    "조교에게 알려 주세요",
                    "the grading worker exited with code {code}, twice")
 
-    # --- the student's process (autograder/sandbox/runner.py)
+    # --- the student's process (autograder/sandbox/process.py)
     CALL_TIMEOUT = ("제한 시간 {seconds:.3g}초 안에 끝나지 않았습니다. 제한 시간을 넘긴 함수는 남은 검사에서 다시 "
                     "호출하지 않습니다.",)
     CPU_TIME = ("CPU 시간 제한을 넘어 학생 코드의 프로세스가 종료되었습니다.",)

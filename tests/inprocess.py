@@ -27,7 +27,7 @@ from autograder.graders.compare import GradingFailure
 from autograder.messages import Reason
 from autograder.sandbox.inside.proxies import _like, _NotPlain, _plain
 from autograder.sandbox.inside.values import to_numpy
-from autograder.sandbox.runner import _exception_message
+from autograder.sandbox.errors import exception_reason
 
 
 def definitions(sources) -> str:
@@ -86,8 +86,8 @@ class _Object:
         try:
             value = getattr(self._obj, attr)
         except Exception as exc:  # noqa: BLE001 - reported as the sandbox reports it
-            message = _exception_message({"error": type(exc).__name__, "message": str(exc)})
-            raise GradingFailure(f"`{self.type_name}`: {message}") from None
+            message = exception_reason(type(exc).__name__, str(exc)).korean
+            raise GradingFailure(f"`{self.type_name}`: {message}", raised=type(exc).__name__) from None
         if callable(value):
             return lambda *args, **kwargs: _guarded(self.type_name, value, args, kwargs)
         return _wire(value)
@@ -128,8 +128,8 @@ def _guarded(name, fn, args, kwargs):
     try:
         return _wire(fn(*_copied(args), **_copied(kwargs)))
     except Exception as exc:  # noqa: BLE001
-        message = _exception_message({"error": type(exc).__name__, "message": str(exc)})
-        raise GradingFailure(f"`{name}`: {message}") from None
+        message = exception_reason(type(exc).__name__, str(exc)).korean
+        raise GradingFailure(f"`{name}`: {message}", raised=type(exc).__name__) from None
 
 
 class InProcessStudent:

@@ -5,6 +5,10 @@ traitlets logs an exception raised while loading a config file and runs on witho
 nbgrader's defaults (no sandbox, no hidden graders, no sanitiser of students' HTML). ``nbgrader_config.py`` turns
 every error of loading it, and a missing file, into a SystemExit that traitlets does not catch. (The intact
 config is loaded by every other nbgrader test.)
+
+A setting that nothing reads is an error too (issue 24): a key of ``COURSE["sandbox"]`` or ``COURSE["timeouts"]``
+that is no field of the record built from the section (``policy.Limits``, ``policy.Timeouts``), a typo such as
+``memory_limit_mb`` for ``memory_mb``, used to vanish and leave the limit at its value.
 """
 from __future__ import annotations
 
@@ -49,3 +53,23 @@ def test_a_broken_course_config_stops_nbgrader(course, breakage):
     if breakage == "syntax error":
         assert "SyntaxError" in proc.stderr and "line " in proc.stderr      # where, for the instructor to fix
 
+
+
+@pytest.mark.parametrize("section, key", [("sandbox", "memory_limit_mb"), ("timeouts", "cell_seconds")])
+def test_a_setting_that_nothing_reads_is_an_error(course, tmp_path, section, key):
+    """``python -m autograder grade`` refuses a course_config.py whose ``section`` sets ``key`` (no field of its
+    record): exit 2, and the message names the file, the section and the key."""
+    import minimal
+
+    config = course / "course_config.py"
+    text = config.read_text()
+    opening = f'    "{section}": {{\n'
+    assert opening in text
+    config.write_text(text.replace(opening, opening + f'        "{key}": 1,\n', 1))
+    notebook = minimal.write(minimal.notebook(), tmp_path / "attention.ipynb")
+    env = {**os.environ, "COURSE_CONFIG": str(config), "KERAS_BACKEND": "torch"}
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(notebook)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert str(config) in proc.stderr and f"COURSE[{section!r}]" in proc.stderr and repr(key) in proc.stderr, \
+        proc.stderr[-2000:]

@@ -2,13 +2,27 @@
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 import minimal
 from autograder.grade import grade_notebook
-from autograder.sandbox.runner import StudentCodeError, StudentProcess
+from autograder.sandbox.errors import Failure, StudentCodeError
+from autograder.sandbox import lanes
+from autograder.messages import Reason
+from autograder.sandbox.policy import Limits, Timeouts
+from autograder.sandbox.process import StudentProcess
+
+
+TIMEOUTS = Timeouts.from_course()
+
+
+@pytest.fixture(scope="module")
+def lane():
+    """The lane every grading of this process uses (its nursery imports keras once)."""
+    return lanes.shared()
 
 
 def grade(nb, seed=7):
@@ -20,13 +34,13 @@ def scores(result):
 
 
 # ------------------------------------------------------------------------------------------- the student process
-def test_values_only_cross_the_boundary():
+def test_values_only_cross_the_boundary(lane):
     cells = ["import numpy as np",
              "class Liar:\n    def __eq__(self, other):\n        return True\n    __array_priority__ = 1000",
              "def liar():\n    return Liar()",
              "def objects():\n    return np.array([Liar()], dtype=object)",
              "def fine(x):\n    return x * 2"]
-    with StudentProcess(cells, call_timeout=10) as proc:
+    with StudentProcess(cells, lane, timeouts=replace(TIMEOUTS, call=10)) as proc:
         proc.start()
         assert np.array_equal(proc.call("fine", np.arange(3))["value"], [0, 2, 4])
         remote = proc.call("liar")["value"]
@@ -36,30 +50,65 @@ def test_values_only_cross_the_boundary():
             proc.call("objects")
 
 
-def test_crash_timeout_and_restart():
+def test_crash_timeout_and_restart(lane):
     cells = ["import os, time", "def die():\n    os._exit(3)", "def spin():\n    while True:\n        pass",
              "def ok():\n    return 1", "def leave():\n    raise SystemExit(0)"]
-    with StudentProcess(cells, call_timeout=1) as proc:
+    with StudentProcess(cells, lane, timeouts=replace(TIMEOUTS, call=1)) as proc:
         proc.start()
         with pytest.raises(StudentCodeError) as crash:
             proc.call("die")
-        assert crash.value.kind == "crashed"
+        assert crash.value.kind is Failure.CRASHED
         with pytest.raises(StudentCodeError) as slow:
             proc.call("spin")
-        assert slow.value.kind == "timeout"
+        assert slow.value.kind is Failure.TIMEOUT
         with pytest.raises(StudentCodeError) as leave:
             proc.call("leave")
-        assert leave.value.kind == "exception"
+        assert leave.value.kind is Failure.EXCEPTION
         assert proc.call("ok")["value"] == 1
         assert proc.restarts == 1 and proc.interrupted == 1   # the hung call was stopped, its process lived on
 
 
-def test_cell_errors_do_not_stop_later_cells():
+def test_cell_errors_do_not_stop_later_cells(lane):
     cells = ["import numpy as np", "raise ValueError('boom')", "def f():\n    return 3", "syntax error here("]
-    with StudentProcess(cells) as proc:
+    with StudentProcess(cells, lane) as proc:
         report = proc.start()
         assert [c["ok"] for c in report.cells] == [True, False, True, False]
         assert proc.call("f")["value"] == 3
+
+
+def test_the_type_a_students_code_raised_is_data_not_text(lane):
+    """A graded call that failed because the student's code raised carries the exception's type as data
+    (``GradingFailure.raised``, from ``StudentCodeError.exception``): an AssertionError whose message reads
+    "— ValueError: ..." is no ValueError (the kv_cache graders read the type out of the Korean message, which holds
+    the student's own text, until issue 24)."""
+    from autograder.graders.compare import GradingFailure
+    from autograder.graders.kv_cache import raised
+    from autograder.graders.plugin import Student
+
+    cells = ["def forged(x):\n    raise AssertionError('— ValueError: Hq % Hkv != 0')",
+             "def honest(x):\n    raise ValueError('Hq % Hkv != 0')"]
+    with StudentProcess(cells, lane) as proc:
+        proc.start()
+        student = Student(proc, cells)
+        for name, error, other in (("forged", "AssertionError", "ValueError"), ("honest", "ValueError", "TypeError")):
+            with pytest.raises(GradingFailure) as failed:
+                getattr(student, name)(np.ones(3))
+            assert raised(failed.value, error) and not raised(failed.value, other), failed.value.message
+
+
+def test_cells_not_run_say_why_as_failed_cells_do(lane):
+    """A cell the notebook's run never reached says why in the words of a cell that failed: ``timeout`` when the
+    notebook's time ran out, ``crashed`` when the submission's restarts were used up (both said "Timeout")."""
+    timeouts = replace(TIMEOUTS, cell=5, notebook=1)
+    with StudentProcess(["import time\ntime.sleep(3)", "x = 1"], lane, timeouts=timeouts) as proc:
+        cells = proc.start().cells
+    assert [c["error"] for c in cells] == ["timeout", "timeout"], cells
+    assert cells[1]["message"] == Reason.NOTEBOOK_TIMEOUT.korean(seconds=1)
+    limits = replace(Limits.from_course(), total_restarts=0)
+    with StudentProcess(["import os\nos._exit(3)", "x = 1"], lane, limits) as proc:
+        cells = proc.start().cells
+    assert [c["error"] for c in cells] == ["crashed", "crashed"], cells
+    assert cells[1]["message"] == Reason.RESTART_LIMIT.korean(restarts=0)
 
 
 # ------------------------------------------------------------------------------------------- the event pipe
@@ -83,8 +132,8 @@ EVENT_CELLS = [
 ]
 
 
-def test_events_belong_to_the_call_in_flight():
-    with StudentProcess(EVENT_CELLS, call_timeout=20) as proc:
+def test_events_belong_to_the_call_in_flight(lane):
+    with StudentProcess(EVENT_CELLS, lane, timeouts=replace(TIMEOUTS, call=20)) as proc:
         proc.start()
         x = np.arange(6.0).reshape(2, 3)
         assert proc.call("uses_softmax", x)["events"] == ["torch:softmax"]
@@ -92,19 +141,19 @@ def test_events_belong_to_the_call_in_flight():
         assert proc.call("in_a_thread", x)["events"] == ["torch:softmax"]
 
 
-def test_closing_the_event_pipe_is_tampering():
-    with StudentProcess(EVENT_CELLS, call_timeout=20) as proc:
+def test_closing_the_event_pipe_is_tampering(lane):
+    with StudentProcess(EVENT_CELLS, lane, timeouts=replace(TIMEOUTS, call=20)) as proc:
         proc.start()
         with pytest.raises(StudentCodeError) as closed:
             proc.call("close_pipe", np.ones(3))
-        assert closed.value.kind == "tampered", closed.value.message
+        assert closed.value.kind is Failure.TAMPERED, closed.value.message
         with pytest.raises(StudentCodeError) as later:   # the rest of the submission is lost with it
             proc.call("own_softmax", np.ones(3))
-        assert later.value.kind == "tampered"
+        assert later.value.kind is Failure.TAMPERED
 
 
-def test_a_replaced_event_pipe_stops_the_kernels():
-    with StudentProcess(EVENT_CELLS, call_timeout=20) as proc:
+def test_a_replaced_event_pipe_stops_the_kernels(lane):
+    with StudentProcess(EVENT_CELLS, lane, timeouts=replace(TIMEOUTS, call=20)) as proc:
         proc.start()
         with pytest.raises(StudentCodeError, match="채점 기록 통로"):
             proc.call("swap_pipe", np.ones(3))

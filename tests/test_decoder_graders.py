@@ -438,14 +438,14 @@ def test_every_road_to_a_layer_norm_is_seen_at_run_time():
     forbids; a layer norm written with var_mean and rsqrt reports nothing forbidden."""
     from autograder.graders import forbidden
     from autograder.sandbox import lanes
-    from autograder.sandbox.runner import StudentProcess
-    from autograder import settings
+    from autograder.sandbox.process import StudentProcess
+    from autograder.sandbox import bubblewrap
 
-    sandboxed = settings.sandboxed()
+    sandboxed = bubblewrap.sandboxed()
     x = np.random.default_rng(0).standard_normal((2, 3, 8))
     roads = ["by_layer_norm", "by_module", "by_aten", "by_group_norm", "by_instance_norm", "by_batch_norm",
              "by_rms_norm", "by_keras_layer", "by_keras_group", "by_keras_op"]
-    with StudentProcess([NORMALISATION_ROADS], sandboxed=sandboxed, lane=lanes.shared(sandboxed)) as process:
+    with StudentProcess([NORMALISATION_ROADS], lanes.shared(sandboxed)) as process:
         process.start()
         seen = {}
         for road in roads + ["by_hand"]:

@@ -8,6 +8,7 @@ data run the student's own function, and a hung call is interrupted (the process
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 import os
 
 import numpy as np
@@ -15,11 +16,13 @@ import pytest
 
 os.environ.setdefault("KERAS_BACKEND", "torch")
 
-from autograder import settings  # noqa: E402
+from autograder.sandbox import bubblewrap  # noqa: E402
 from autograder.graders import bounded, isolation, sizing  # noqa: E402
 from autograder.messages import Reason  # noqa: E402
 from autograder.sandbox import lanes  # noqa: E402
-from autograder.sandbox.runner import StudentCodeError, StudentProcess  # noqa: E402
+from autograder.sandbox.errors import Failure, StudentCodeError  # noqa: E402
+from autograder.sandbox.policy import Timeouts  # noqa: E402
+from autograder.sandbox.process import StudentProcess  # noqa: E402
 
 CELLS = [
     "import time\nimport numpy as np\nimport torch",
@@ -43,8 +46,8 @@ CELLS = [
 
 @pytest.fixture(scope="module")
 def proc():
-    sandboxed = settings.sandboxed()
-    with StudentProcess(CELLS, call_timeout=1, sandboxed=sandboxed, lane=lanes.shared(sandboxed)) as p:
+    sandboxed = bubblewrap.sandboxed()
+    with StudentProcess(CELLS, lanes.shared(sandboxed), timeouts=replace(Timeouts.from_course(), call=1)) as p:
         p.start()
         yield p
 
@@ -105,7 +108,7 @@ def test_a_hung_call_is_interrupted_and_recognised_once(proc):
     restarts = proc.restarts
     with pytest.raises(StudentCodeError) as first:
         proc.call("spin")
-    assert first.value.kind == "timeout"
+    assert first.value.kind is Failure.TIMEOUT
     with pytest.raises(StudentCodeError) as again:
         proc.call("spin")
     assert again.value.message == first.value.message                # at once, the same message
@@ -114,10 +117,10 @@ def test_a_hung_call_is_interrupted_and_recognised_once(proc):
 
 
 def test_call_limits_scale_with_the_inputs():
-    timeouts = {"call": 20, "call_floor": 2.0, "call_small": 1000}
+    timeouts = replace(Timeouts.from_course(), call=20, call_floor=2.0, call_small=1000)
     assert isolation.call_limit((np.ones(10),), {}, timeouts) == 2.0
     assert isolation.call_limit((np.ones((100, 100)),), {"mask": None}, timeouts) == 20
-    assert isolation.call_limit((np.ones(10),), {}, {"call": 20}) == 20
+    assert isolation.call_limit((np.ones(10),), {}, replace(timeouts, call_floor=30)) == 20   # never above call
 
 
 def test_the_callee_table_is_a_ladder():
@@ -268,7 +271,7 @@ def test_the_issues_questions_are_refused_before_anything_is_computed(name, args
     import time
     import tracemalloc
 
-    from autograder.sandbox.runner import encode_value
+    from autograder.sandbox.remote import encode_value
 
     arrays: list = []
     header = {"name": name, "args": encode_value(list(args), arrays), "kwargs": encode_value({}, arrays)}
@@ -295,7 +298,7 @@ def test_a_bigger_question_is_computed_apart_within_its_limits():
     call has left, is stopped and the question refused with the reason."""
     import time
 
-    from autograder.sandbox.runner import encode_value
+    from autograder.sandbox.remote import encode_value
 
     rng = np.random.default_rng(1)
     q, k, v = rng.normal(size=(8, 600, 32)), rng.normal(size=(8, 700, 32)), rng.normal(size=(8, 700, 16))

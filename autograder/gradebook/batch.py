@@ -16,8 +16,8 @@ too big, or another assignment's notebook) is staged as the blank release with a
 the student gets a 0 with the reason in the feedback instead of no grade at all.
 
 Every submission is bounded in time, whatever it does: a worker stops grading a submission still running after
-``startup + submission + grace`` seconds (``COURSE["timeouts"]``; an alarm in the worker) and grades it as the
-blank release with a Korean note instead; a worker that does not stop within 30 s more is killed by this process
+``notebook + submission + grace`` seconds (``Timeouts.class_run``; an alarm in the worker) and grades it as the
+blank release with a Korean note instead; a worker that does not stop ``kill_grace`` s later is killed by this process
 (and replaced by another), and the submission is graded as blank by another worker. A worker that ends while it
 grades a submission (the kernel's OOM killer, any signal, an exit) is seen at once and replaced, and the submission
 is graded again in the fresh worker, then, if that one ends too, as blank with the true reason (memory, the signal,
@@ -25,7 +25,6 @@ the exit code). One submission never stalls the class.
 """
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import multiprocessing
@@ -73,34 +72,29 @@ def submitted_students(course_dir: Path, assignment: str) -> list[str]:
 # --------------------------------------------------------------------------------------------- workers
 _API = None
 _LANES: list = []      # lanes started by the parent before forking the workers (one per worker)
-HARD_KILL_AFTER = 30   # seconds past a submission's limit before the parent kills the worker that grades it
 
 
 def submission_limit() -> float:
-    """Seconds one submission may take in a class run (startup + submission + grace of ``COURSE["timeouts"]``)."""
-    from autograder import settings
+    """Seconds one submission may take in a class run (``policy.Timeouts.class_run``)."""
+    from autograder.sandbox.policy import Timeouts
 
-    timeouts = settings.course()["timeouts"]
-    return float(timeouts["startup"] + timeouts["submission"] + timeouts.get("grace", 60))
+    return Timeouts.from_course().class_run
 
 
 class OverTime(BaseException):
     """Raised in a worker by its alarm when a submission runs past ``submission_limit()``."""
 
 
-def _warm_imports() -> None:
-    """What every worker needs, imported once in the parent before it forks them (one thread for torch)."""
+def _warm_up(sandboxed: bool):
+    """The sandbox's nursery started, and what every worker needs imported once in the parent before it forks them
+    (``grade.warm_up``; one thread for torch). Returns the nursery."""
+    from autograder.grade import warm_up
+
+    nursery = warm_up(sandboxed, also=("nbgrader.apps", "autograder.gradebook.preprocessors"))
     import torch
 
     torch.set_num_threads(1)  # a worker's tensors are small: threads would only fight the other lanes for cores
-    import nbgrader.apps  # noqa: F401
-
-    import autograder.gradebook.preprocessors  # noqa: F401
-    from autograder.grade import import_for_graders
-
-    import_for_graders()
-
-    gc.freeze()  # what is imported stays put: collections skip it, and the forked workers share its pages
+    return nursery
 
 
 def _init_worker(course_dir: str, index: int, db_url: str | None) -> None:
@@ -139,9 +133,9 @@ def _init_worker(course_dir: str, index: int, db_url: str | None) -> None:
 
 
 def _sandbox_ok() -> bool:
-    from autograder import settings
+    from autograder.sandbox import bubblewrap
 
-    return settings.sandboxed()
+    return bubblewrap.sandboxed()
 
 
 def _grade_one(job) -> Outcome:
@@ -238,9 +232,9 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
     index, total = parse_shard(shard)
     everyone = students or submitted_students(course_dir, assignment)
     mine = [s for s in everyone if shard_of(s, total) == index]
-    from autograder import settings
+    from autograder.sandbox import bubblewrap
 
-    sandboxed = settings.sandboxed()  # refuse before starting anything when the sandbox cannot run
+    sandboxed = bubblewrap.sandboxed()  # refuse before starting anything when the sandbox cannot run
     from autograder.sandbox import lanes
 
     if not mine:
@@ -249,13 +243,12 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
         return []
     start, began = time.perf_counter(), time.time()
     phases = {}
-    nursery = lanes.nursery(sandboxed)   # its keras import runs while this process does its own
+    nursery = _warm_up(sandboxed)   # its keras import runs while this process does its own
+    phases["imports"] = time.perf_counter() - start
     jobs = [(assignment, s, stage(course_dir, assignment, s)) for s in mine]
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
     outcomes: list[Outcome] = []
-    phases["stage"] = time.perf_counter() - start
-    _warm_imports()
-    phases["imports"] = time.perf_counter() - start - phases["stage"]
+    phases["stage"] = time.perf_counter() - start - phases["imports"]
     _LANES[:] = [lanes.Lane(sandboxed, index, nursery=nursery) for index in range(workers)]
     for lane in _LANES:
         lane.start(alone=False)   # where the nursery cannot make it, the worker starts its lane on its own
@@ -393,12 +386,14 @@ def _collect(crew: Workers, jobs, outcomes: list, start: float, progress) -> Non
     A worker that ends while it grades a submission (the kernel's OOM killer, any signal, an exit) is seen at once
     (its sentinel) and replaced; the submission is graded again in a fresh worker (``RETRIES`` times), then as blank
     with the true reason (memory, the signal, the exit code). A worker whose submission runs past its limit +
-    ``HARD_KILL_AFTER`` (its alarm did not stop it) is killed, and the submission graded as blank with that reason."""
+    ``kill_grace`` (its alarm did not stop it) is killed, and the submission graded as blank with that reason."""
     from multiprocessing.connection import wait
+
+    from autograder.sandbox.policy import Timeouts
 
     tasks = [("grade", job) for job in jobs]
     ended: dict = {}      # student -> times its worker ended while grading it
-    hard = submission_limit() + HARD_KILL_AFTER
+    hard = submission_limit() + Timeouts.from_course().kill_grace
     while len(outcomes) < len(jobs):
         for worker in crew.all:
             if worker.job is None and tasks and worker.alive and not worker.killed:

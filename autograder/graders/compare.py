@@ -13,12 +13,15 @@ from autograder.graders.tolerances import Tolerance
 
 
 class GradingFailure(AssertionError):
-    """A failed check; ``message`` is Korean and safe to show to the student."""
+    """A failed check; ``message`` is Korean and safe to show to the student. ``raised``: the name of the exception
+    type the student's code raised when that is why the check failed (``sandbox.errors.StudentCodeError``), else
+    None."""
 
-    def __init__(self, message: str, diagnosis=None):
+    def __init__(self, message: str, diagnosis=None, raised: str | None = None):
         super().__init__(message)
         self.message = message
         self.diagnosis = list(diagnosis or [])
+        self.raised = raised
 
 
 def as_array(value, what: str = "반환값") -> np.ndarray:

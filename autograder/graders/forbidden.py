@@ -22,7 +22,7 @@ import functools
 SWITCHES = {"DisableTorchFunction", "DisableTorchFunctionSubclass", "_set_torch_function_mode",
             "_pop_torch_function_stack", "_push_on_torch_function_stack"}
 
-# Run-time labels are the ones the monitor can write (``sandbox/inside/monitor.py``: ``LABELS``;
+# Run-time labels are the ones the monitor can write (``sandbox/inside/watched.py``: ``LABELS``;
 # tests/sandbox/test_policy.py checks it). The other softmaxes (``torch.softmin``,
 # ``keras.ops.softmax``, ``keras.activations.softmax``) end at a softmax kernel, reported as ``torch:softmax``;
 # Keras's ``GroupedQueryAttention`` class is reported as ``keras:layers.GroupQueryAttention``.

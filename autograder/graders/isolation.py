@@ -67,9 +67,9 @@ _FALLBACK = {"ok": True, "fallback": True}
 
 def answer_mb() -> int:
     """The most memory one proxy answer may take (``COURSE["sandbox"]["answer_mb"]``)."""
-    from autograder import settings
+    from autograder.sandbox.policy import Limits
 
-    return int(settings.course()["sandbox"].get("answer_mb", 256))
+    return int(Limits.from_course().answer_mb)
 
 
 class Answers:
@@ -90,7 +90,8 @@ class Answers:
         self.questions: list[tuple[str, tuple]] = []   # (name, shape of its first array argument), in order
 
     def __call__(self, header, arrays, deadline: float | None = None):
-        from autograder.sandbox.runner import StudentCodeError, decode_value, encode_value
+        from autograder.sandbox.errors import StudentCodeError
+        from autograder.sandbox.remote import decode_value, encode_value
 
         name = header.get("name")
         if name not in self.allowed:
@@ -111,9 +112,9 @@ class Answers:
                 value = REFERENCES[name](*args, **kwargs)
             else:
                 if deadline is None:
-                    from autograder import settings
+                    from autograder.sandbox.policy import Timeouts
 
-                    deadline = time.monotonic() + float(settings.course()["timeouts"]["call"])
+                    deadline = time.monotonic() + float(Timeouts.from_course().call)
                 value, peak = bounded.compute(REFERENCES[name], args, kwargs, limit=self.limit + CHILD_SLACK,
                                               deadline=deadline, result_bytes=sized.result)
                 self.apart_peak = max(self.apart_peak, peak)
@@ -143,15 +144,15 @@ def _scalars(value):
 
 
 # ----------------------------------------------------------------------------------------------- time
-def call_limit(args, kwargs, timeouts: dict) -> float:
-    """Seconds one call may take, by what the reference needs on its inputs: ``call_floor`` when the arrays
-    passed hold at most ``call_small`` elements (every grader input but one: the float64 reference needs
-    milliseconds there), ``call`` otherwise (flash_attention's 8,192-token memory test: the reference itself
-    needs seconds). Without ``call_floor`` every call gets ``call``."""
-    ceiling = float(timeouts["call"])
-    if "call_floor" not in timeouts or elements((args, kwargs)) > int(timeouts.get("call_small", 0)):
+def call_limit(args, kwargs, timeouts) -> float:
+    """Seconds one call may take (``timeouts``: ``policy.Timeouts``), by what the reference needs on its inputs:
+    ``call_floor`` when the arrays passed hold at most ``call_small`` elements (every grader input but one: the
+    float64 reference needs milliseconds there), ``call`` otherwise (flash_attention's 8,192-token memory test: the
+    reference itself needs seconds)."""
+    ceiling = float(timeouts.call)
+    if elements((args, kwargs)) > int(timeouts.call_small):
         return ceiling
-    return min(ceiling, float(timeouts["call_floor"]))
+    return min(ceiling, float(timeouts.call_floor))
 
 
 def elements(value) -> int:

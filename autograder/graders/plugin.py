@@ -21,7 +21,10 @@ from autograder.graders import forbidden, isolation, registry
 from autograder.graders.calls import Call
 from autograder.graders.compare import GradingFailure
 from autograder.messages import Reason
-from autograder.sandbox.runner import Remote, StudentCodeError, StudentProcess
+from autograder.sandbox.errors import Failure, StudentCodeError
+from autograder.sandbox.policy import Timeouts
+from autograder.sandbox.process import StudentProcess
+from autograder.sandbox.remote import Remote
 
 SESSION_KEY = pytest.StashKey["GradingSession"]()
 
@@ -43,15 +46,15 @@ class Student:
     ``student.softmax(x)`` calls the student's ``softmax`` and returns plain values; ``student.value("q1")``
     reads a variable. The forbidden-routine rule is applied to every call. Each call runs with the other contract
     functions it may build on answered by the references (``isolation``), under a time limit scaled to what the
-    reference needs, and within a time budget for all calls of that function (``timeouts`` of course_config);
+    reference needs, and within a time budget for all calls of that function (``policy.Timeouts``);
     ``asked`` records which of the student's functions each exercise's calls used.
     """
 
-    def __init__(self, process: StudentProcess, sources: list[str], timeouts: dict | None = None):
+    def __init__(self, process: StudentProcess, sources: list[str], timeouts: Timeouts | None = None):
         self._process = process
         self._sources = sources
         self._static = {}
-        self._timeouts = dict(timeouts or {"call": process.call_timeout})
+        self._timeouts = timeouts or process.timeouts
         self.spent: dict[str, float] = {}        # function -> seconds its calls with small inputs took
         self.total = 0.0                         # seconds of all calls
         self.asked: dict[str, set] = {}          # function -> the student's functions answered by references
@@ -69,7 +72,7 @@ class Student:
         try:
             return self._process.request({"op": "get", "target": name})["value"]
         except StudentCodeError as exc:
-            raise GradingFailure(exc.message) from None
+            raise GradingFailure(exc.message, raised=exc.exception) from None
 
     def __getattr__(self, name: str):
         if name.startswith("_"):
@@ -92,15 +95,15 @@ class Student:
         self.last = Call(name, args, kwargs, history=self.history.setdefault(name, []))
         answers = isolation.Answers(isolation.callees(name, self.defined))
         limit = isolation.call_limit(args, kwargs, self._timeouts)
-        small = limit < float(self._timeouts["call"])
+        small = limit < float(self._timeouts.call)
         options = {"timeout": self._limit(name, limit, small), "isolate": answers.allowed, "answer": answers,
                    "memory_mb": memory_mb}
         try:
             reply = self._timed(name if small else None, self._process.graded_call, name, args, kwargs, **options)
         except StudentCodeError as exc:
             # a question the grader refused to answer (too big) is why the call failed, unless its time ran out
-            why = answers.refused[-1] if answers.refused and exc.kind != "timeout" else exc.message
-            raise GradingFailure(f"`{name}`: {why}") from None
+            why = answers.refused[-1] if answers.refused and exc.kind is not Failure.TIMEOUT else exc.message
+            raise GradingFailure(f"`{name}`: {why}", raised=exc.exception) from None
         finally:
             self.asked.setdefault(name, set()).update(answers.asked)
             self.answer_peak = max(self.answer_peak, answers.apart_peak)
@@ -123,8 +126,8 @@ class Student:
         whichever is least; a spent budget fails the call at once."""
         for key, used, spent in (("exercise", self.spent.get(name, 0.0), Reason.EXERCISE_TIME_SPENT),
                                  ("calls", self.total, Reason.CALLS_TIME_SPENT)):
-            budget = self._timeouts.get(key)
-            if budget is None or (key == "exercise" and not small):
+            budget = getattr(self._timeouts, key)
+            if key == "exercise" and not small:
                 continue
             left = float(budget) - used
             if left <= 0:
@@ -154,12 +157,12 @@ class Student:
         return value
 
     def _remote(self, name: str, header: dict, arrays) -> dict:
-        floor = min(float(self._timeouts["call"]), float(self._timeouts.get("call_floor", self._timeouts["call"])))
+        floor = min(float(self._timeouts.call), float(self._timeouts.call_floor))
         try:
             timeout = self._limit(name, floor)
             reply = self._timed(name, self._process.request, header, arrays, timeout)
         except StudentCodeError as exc:
-            raise GradingFailure(f"`{name}`: {exc.message}") from None
+            raise GradingFailure(f"`{name}`: {exc.message}", raised=exc.exception) from None
         self._own(name, reply["value"])
         return reply
 

@@ -377,7 +377,9 @@ def global_config(layout: Layout) -> Path:
     the machine (the tests') would rewrite the course's."""
     path = layout.nbgrader_config
     path.parent.mkdir(parents=True, exist_ok=True)
-    validate = settings.course()["timeouts"]["validate"]
+    from autograder.sandbox.policy import Timeouts
+
+    validate = Timeouts.from_course().validate
     path.write_text("# Written by `python -m autograder hub`: the course every user of this hub takes part in.\n"
                     "c = get_config()  # noqa: F821\n"
                     f"c.CourseDirectory.course_id = {layout.course_id!r}\n"

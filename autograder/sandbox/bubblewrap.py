@@ -4,14 +4,14 @@ The student's process sees a minimal read-only file system: the system's librari
 the course's virtual environment, nothing else. The repository (``autograder/``, the hidden graders and the
 stored references), the gradebook, the exchange and every other submission are simply not there. It gets a
 private writable scratch directory, a private ``/tmp``, no network (its own empty network namespace), its own pid,
-IPC and UTS namespaces, and runs as an unprivileged user when the grader runs as root. What it gets is declared in
-``policy.py`` (``SANDBOX_NAMESPACES``, ``SYSTEM_DIRS``, the capabilities a fork server keeps); resource limits
-(``policy.Limits``) are set by the runner before ``exec``.
+IPC and UTS namespaces. What it gets is declared in ``policy.py`` (``SANDBOX_NAMESPACES``, ``SYSTEM_DIRS``, the
+capabilities a fork server keeps). bubblewrap starts the warm processes (``lanes.py``): their fork servers run as
+root inside with only those capabilities, and each student process they fork drops to an unprivileged uid of its
+lane and gets the resource limits (``policy.Limits``) before any student code runs.
 
-Where bubblewrap cannot run (not installed, no user namespaces), ``Sandbox.check()`` raises
-``SandboxUnavailable`` with a clear message; grading proceeds unsandboxed only when the instructor allows it
-explicitly (``COURSE["sandbox"]["allow_unsandboxed"]`` or ``AUTOGRADER_ALLOW_UNSANDBOXED=1``), and every
-result then says so.
+Where bubblewrap cannot run (not installed, no user namespaces), ``sandboxed()`` raises ``SandboxUnavailable`` with a
+clear message; grading proceeds unsandboxed only when the instructor allows it explicitly
+(``COURSE["sandbox"]["allow_unsandboxed"]`` or ``AUTOGRADER_ALLOW_UNSANDBOXED=1``), and every result then says so.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
-from autograder.sandbox.policy import FORK_SERVER_CAPABILITIES, HOSTNAME, NOBODY, SANDBOX_NAMESPACES, SYSTEM_DIRS
+from autograder.sandbox.policy import FORK_SERVER_CAPABILITIES, HOSTNAME, SANDBOX_NAMESPACES, SYSTEM_DIRS
 
 INSIDE = Path(__file__).with_name("inside")   # the package that runs inside the sandbox, copied there whole
 
@@ -68,6 +68,22 @@ def probe(bwrap: str = "bwrap") -> str:
     return ""
 
 
+def sandboxed() -> bool:
+    """True when student code runs in bubblewrap; False only when unsandboxed grading is allowed explicitly.
+
+    Raises ``SandboxUnavailable`` (with the reason) when bubblewrap cannot run and nothing allows that.
+    """
+    from autograder.sandbox.policy import Limits
+
+    reason = probe()
+    if not reason:
+        return True
+    if Limits.from_course().allow_unsandboxed:
+        return False
+    raise SandboxUnavailable(f"{reason}. Grading refuses to run student code without the sandbox; "
+                             "set AUTOGRADER_ALLOW_UNSANDBOXED=1 to allow it explicitly (logged on every result).")
+
+
 def python_roots(python: str = sys.executable) -> list[Path]:
     """Directories the interpreter needs: its installation and the virtual environment (read-only)."""
     out = subprocess.run([python, "-I", "-c", "import sys; print(sys.base_prefix); print(sys.prefix)"],
@@ -80,28 +96,16 @@ def python_roots(python: str = sys.executable) -> list[Path]:
 
 
 class Sandbox:
-    """Builds the bubblewrap command line around a command.
+    """Builds the bubblewrap command line around a warm process (the nursery, or a lane on its own).
 
     Args:
         scratch: the private writable directory (mounted at ``/scratch``, the working directory).
         python: the interpreter that will run inside (its installation and venv are mounted read-only).
-        extra_ro: more paths to mount read-only at the same place.
-        extra_rw: more paths to mount writable at the same place (e.g. a kernel's connection directory).
-        uid: the unprivileged user to run as when the grader is root.
     """
 
-    def __init__(self, scratch: Path, python: str = sys.executable, extra_ro=(), extra_rw=(), uid: int = NOBODY):
+    def __init__(self, scratch: Path, python: str = sys.executable):
         self.scratch = Path(scratch)
         self.python = python
-        self.extra_ro = [Path(p) for p in extra_ro]
-        self.extra_rw = [Path(p) for p in extra_rw]
-        self.uid = uid
-
-    @staticmethod
-    def check() -> None:
-        reason = probe()
-        if reason:
-            raise SandboxUnavailable(reason)
 
     def _mkdirs(self, path: Path, made: set) -> list[str]:
         """Parents of a mount point, created world-readable (bubblewrap would copy 0700 from e.g. /root)."""
@@ -112,13 +116,12 @@ class Sandbox:
                 args += ["--perms", "0755", "--dir", str(parent)]
         return args
 
-    def wrap(self, command: list[str], env: dict, keep_root: bool = False, extra_caps=()) -> list[str]:
+    def wrap(self, command: list[str], env: dict, extra_caps=()) -> list[str]:
         """``command`` as it runs inside the sandbox with exactly ``env`` as its environment.
 
-        When the grader is root the command runs as the unprivileged ``uid``; with ``keep_root`` (a lane's fork server,
-        which drops to a lane uid itself in each child before student code runs) it stays root inside, keeping
-        only the capabilities to switch user, kill and chown, plus ``extra_caps`` (the nursery's
-        ``CAP_SYS_ADMIN``, which each lane gives up once it has made its namespaces).
+        When the grader is root the command (a fork server, which drops to a lane uid itself in each child before
+        student code runs) stays root inside, keeping only the capabilities to switch user, kill and chown, plus
+        ``extra_caps`` (the nursery's ``CAP_SYS_ADMIN``, which each lane gives up once it has made its namespaces).
         """
         args = ["bwrap", "--die-with-parent", "--new-session", *[f"--unshare-{n}" for n in SANDBOX_NAMESPACES],
                 "--hostname", HOSTNAME, "--clearenv", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
@@ -126,25 +129,12 @@ class Sandbox:
         for path in SYSTEM_DIRS:
             if os.path.exists(path):
                 args += ["--ro-bind", path, path]
-        for root in [*python_roots(self.python), *self.extra_ro]:
+        for root in python_roots(self.python):
             args += self._mkdirs(root, made) + ["--ro-bind", str(root), str(root)]
-        for path in self.extra_rw:
-            args += self._mkdirs(path, made) + ["--bind", str(path), str(path)]
         args += ["--bind", str(self.scratch), "/scratch", "--chdir", "/scratch"]
         for key, value in env.items():
             args += ["--setenv", key, value]
-        if os.geteuid() == 0 and keep_root:
+        if os.geteuid() == 0:
             caps = (*FORK_SERVER_CAPABILITIES, *extra_caps)
             args += ["--cap-drop", "ALL"] + [a for cap in caps for a in ("--cap-add", cap)]
-        elif os.geteuid() == 0:
-            args += ["/usr/bin/setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",
-                     "--no-new-privs", "--"]
         return args + command
-
-    def prepare_scratch(self) -> None:
-        """Give the scratch folder to the sandbox's uid: the folder itself and the grader's files at its top (never
-        following a link: what an earlier process of the student left there is not the grader's to touch)."""
-        if os.geteuid() == 0:
-            os.chown(self.scratch, self.uid, self.uid)
-            for path in self.scratch.iterdir():
-                os.chown(path, self.uid, self.uid, follow_symlinks=False)

@@ -1,24 +1,24 @@
-"""Warm, sandboxed processes that fork one student process per submission (the trusted side's handles).
+"""Grading lanes: warm, sandboxed processes that fork one student process per submission (the grader's handles).
 
 Importing keras costs seconds of CPU; paying it once per grading run instead of once per submission (or once per
-lane) is what makes a class grade fast. The **nursery** runs ``inside --nursery`` inside bubblewrap (as root
-there with only the capabilities to switch user, kill, chown and make namespaces; nothing of the repository, the
-gradebook or other submissions is mounted) and imports numpy/torch/keras once. Each grading **lane** is a fork of
-it, its **fork server**: it enters new mount, pid, network, IPC and UTS namespaces, sees only its own folder at
+lane) is what makes a class grade fast. The **nursery** (``nursery.py``) runs ``inside --nursery`` inside bubblewrap
+(as root there with only the capabilities to switch user, kill, chown and make namespaces; nothing of the repository,
+the gradebook or other submissions is mounted) and imports numpy/torch/keras once. Each grading **lane** is a fork
+of it, its **fork server**: it enters new mount, pid, network, IPC and UTS namespaces, sees only its own folder at
 ``/scratch``, its own ``/dev/shm`` and a ``/proc`` of its own processes, takes ``CAP_SYS_ADMIN`` out of its
-effective set and sets no-new-privileges, and then forks a child per submission. Each child gets its own session, its
-own mount and IPC namespaces (its System V IPC and POSIX message queues end with it), a scratch folder that is a
-tmpfs of its own (a total size and a number of files, ``COURSE["sandbox"]["scratch_mb"/"scratch_files"]``), a session
-keyring of its own, the resource limits, and an unprivileged uid of its lane before any student code runs (it raises
-the lane's one kept capability, ``CAP_SYS_ADMIN``, for the namespaces and loses every capability with the uid). The
-uid's keyrings (user, user session, persistent), which outlive its processes, are emptied before every fork. Before
-every fork the lane's fork server (pid 1 of its lane) kills every other process of the lane, so no two submissions
-ever run side by side in one lane, and nothing a submission leaves behind survives into the next. Lanes cannot see
-each other: own namespaces, own uid, own folder.
+effective set and sets no-new-privileges, and then forks a child per submission. Each child gets its own session,
+its own mount and IPC namespaces (its System V IPC and POSIX message queues end with it), a scratch folder that is a
+tmpfs of its own (a total size and a number of files, ``COURSE["sandbox"]["scratch_mb"/"scratch_files"]``), a
+session keyring of its own, the resource limits, and an unprivileged uid of its lane before any student code runs
+(it raises the lane's one kept capability, ``CAP_SYS_ADMIN``, for the namespaces and loses every capability with
+the uid). The uid's keyrings (user, user session, persistent), which outlive its processes, are emptied before every
+fork. Before every fork the lane's fork server (pid 1 of its lane) kills every other process of the lane, so no two
+submissions ever run side by side in one lane, and nothing a submission leaves behind survives into the next. Lanes
+cannot see each other: own namespaces, own uid, own folder.
 
 Where the nursery cannot make namespaces (a machine where grading does not run as root and nested namespaces are
 refused), each lane falls back to a bubblewrap of its own and imports keras itself (``$AUTOGRADER_NURSERY=0``
-forces that).
+forces that). How a warm process is started and found from this side: ``warm.py``.
 """
 from __future__ import annotations
 
@@ -34,9 +34,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder.sandbox import policy
-from autograder.sandbox.bubblewrap import Sandbox, copy_inside
-from autograder.sandbox.policy import LANE_UIDS
+from autograder.sandbox import policy, warm
+from autograder.sandbox.nursery import Nursery
+from autograder.sandbox.nursery import shared as shared_nursery
+from autograder.sandbox.policy import LANE_UIDS, Timeouts
+from autograder.sandbox.warm import LaneError
 
 # Root's lane-uid locks: a folder of root's under /run (root-owned, 0755 on every Linux), never /tmp, where any user
 # could make the fixed name a folder of links first (issue 20, R1).
@@ -76,10 +78,6 @@ def _private_folder(folder: Path) -> Path:
     return folder
 
 
-class LaneError(RuntimeError):
-    pass
-
-
 class Lane:
     """One grading lane: its warm process (the fork server), its folder and its uid, seen from the grader.
 
@@ -87,15 +85,18 @@ class Lane:
         sandboxed: run inside bubblewrap (False only in the explicitly allowed unsandboxed mode).
         index: the lane's number (names its folder; the uid of its student processes is claimed per machine).
         python: the interpreter.
+        timeouts: ``imports`` (a lane on its own imports keras), ``lane_request`` (each request to its fork server);
+            default: ``course_config.py``'s (``policy.Timeouts.from_course``).
+        nursery: the nursery to fork the lane from (None: the lane starts on its own).
     """
 
     def __init__(self, sandboxed: bool = True, index: int = 0, python: str = sys.executable,
-                 startup_timeout: float = 180, nursery: "Nursery | None" = None):
+                 timeouts: Timeouts | None = None, nursery: Nursery | None = None):
         self.sandboxed = sandboxed
         self.index = index
         self.uid, self._uid_lock = claim_uid() if os.geteuid() == 0 else (None, None)
         self.python = python
-        self.startup_timeout = startup_timeout
+        self.timeouts = timeouts or Timeouts.from_course()
         self.nursery = nursery
         self.root: Path | None = None
         self.proc: subprocess.Popen | None = None   # the lane's own bubblewrap (no nursery)
@@ -114,7 +115,7 @@ class Lane:
             try:
                 self.sock, self.root, self.root_pid = self.nursery.new_lane(self.index)
                 self.load_seconds = self.nursery.load_seconds
-                self.sock.settimeout(30)
+                self.sock.settimeout(self.timeouts.lane_request)
                 return
             except LaneError as exc:
                 self.fallback = str(exc)
@@ -126,8 +127,9 @@ class Lane:
     def _start_alone(self) -> None:
         self.root = Path(tempfile.mkdtemp(prefix=f"autograder-lane{self.index}-"))
         os.chmod(self.root, 0o711)  # children may enter their own scratch below, not list the others
-        self.proc, self.sock = _launch(self.root, "lane", self.sandboxed, self.python, policy.NAMESPACE_CAPABILITIES)
-        self.sock.settimeout(self.startup_timeout)
+        self.proc, self.sock = warm.launch(self.root, "lane", self.sandboxed, self.python,
+                                           policy.NAMESPACE_CAPABILITIES)
+        self.sock.settimeout(self.timeouts.imports)
         try:
             ready = json.loads(self.sock.recv(1 << 16) or b"{}")
         except (TimeoutError, json.JSONDecodeError):
@@ -138,18 +140,18 @@ class Lane:
             raise LaneError(f"the grading lane's warm process did not start:\n{log}")
         self.load_seconds = ready.get("seconds", 0.0)
         self.root_pid = self.proc.pid
-        self.sock.settimeout(30)
+        self.sock.settimeout(self.timeouts.lane_request)
 
     @property
     def alive(self) -> bool:
         if self.proc is not None:
             return self.proc.poll() is None
-        return self.sock is not None and self.root_pid is not None and _running(self.root_pid)
+        return self.sock is not None and self.root_pid is not None and warm.running(self.root_pid)
 
     def _release(self) -> None:
         """End the lane's processes and remove its folder (the uid stays claimed)."""
         forked = self.proc is None
-        _end(self.proc, self.sock)
+        warm.end(self.proc, self.sock)
         self.proc = self.sock = None
         if forked and self.root_pid is not None:
             try:
@@ -215,15 +217,15 @@ class Lane:
 
 
 class Child:
-    """A forked student process, with just the part of ``subprocess.Popen`` the runner uses."""
+    """A forked student process, with just the part of ``subprocess.Popen`` that ``process.StudentProcess`` uses."""
 
     def __init__(self, lane: Lane, ns_pid: int, scratch: Path):
         self.lane, self.ns_pid, self.scratch = lane, ns_pid, scratch
-        self.pid = _host_pid(lane.root_pid, ns_pid) if lane.sandboxed else ns_pid
+        self.pid = warm.host_pid(lane.root_pid, ns_pid) if lane.sandboxed else ns_pid
         self.returncode = None
 
     def poll(self):
-        if self.returncode is None and self.pid is not None and _running(self.pid):
+        if self.returncode is None and self.pid is not None and warm.running(self.pid):
             return None
         if self.returncode is None:
             try:
@@ -247,198 +249,7 @@ class Child:
                     pass
 
 
-def _running(pid: int) -> bool:
-    """Alive and not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return False
-
-
-def _host_pid(root_pid: int, ns_pid: int) -> int | None:
-    """This side's pid of the process that has ``ns_pid`` inside the sandbox started as ``root_pid``."""
-    return _descendant(root_pid, lambda numbers: len(numbers) > 1 and numbers[-1] == ns_pid)
-
-
-def _descendant_with(root_pid: int, level: int, pid_there: int) -> int | None:
-    """This side's pid of the descendant of ``root_pid`` whose pid in the namespace ``level`` deep is ``pid_there``."""
-    return _descendant(root_pid, lambda numbers: len(numbers) > level and numbers[level] == pid_there)
-
-
-def _descendant(root_pid: int, match) -> int | None:
-    """The first of ``root_pid`` and its descendants whose ``NSpid`` list (its pid in each namespace) matches."""
-    pending = [root_pid]
-    while pending:
-        pid = pending.pop()
-        try:
-            with open(f"/proc/{pid}/status") as fh:
-                for line in fh:
-                    if line.startswith("NSpid:") and match([int(n) for n in line.split()[1:]]):
-                        return pid
-            for task in os.listdir(f"/proc/{pid}/task"):
-                with open(f"/proc/{pid}/task/{task}/children") as fh:
-                    pending += [int(n) for n in fh.read().split()]
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-    return None
-
-
-def _launch(root: Path, mode: str, sandboxed: bool, python: str, extra_caps=()):
-    """Start ``inside --<mode>`` (``lane`` or ``nursery``) in bubblewrap around ``root``: (process, socket)."""
-    inside = copy_inside(root)
-    parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    home = "/scratch" if sandboxed else str(root)
-    env = policy.environment(home=home, tmp="/tmp" if sandboxed else home)
-    command = [python, "-I", f"/scratch/{inside.name}" if sandboxed else str(inside), f"--{mode}", str(child.fileno())]
-    if sandboxed:
-        command.append("--contained")
-        command = Sandbox(root, python).wrap(command, env, keep_root=True, extra_caps=extra_caps)
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    proc = subprocess.Popen(command, pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=open(root / f"{mode}.log", "ab"),
-                            env=env, cwd=root, start_new_session=True)
-    child.close()
-    return proc, parent
-
-
-def _end(proc: subprocess.Popen | None, sock: socket.socket | None) -> None:
-    """Close the control socket, kill a launched sandbox (its whole process group) and wait for it."""
-    if sock is not None:
-        sock.close()
-    if proc is not None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        proc.wait()
-
-
-class Nursery:
-    """The warm sandboxed process every lane's fork server is forked from: keras is imported once per grading run.
-
-    ``launch()`` returns at once (the import runs while the caller does its own); ``new_lane()`` waits for it.
-    Only the process that launched it asks it for lanes (a forked worker that needs a new lane starts one alone).
-
-    Args:
-        sandboxed: run inside bubblewrap (False only in the explicitly allowed unsandboxed mode).
-        python: the interpreter.
-        startup_timeout: seconds the imports may take.
-    """
-
-    def __init__(self, sandboxed: bool = True, python: str = sys.executable, startup_timeout: float = 180):
-        self.sandboxed, self.python, self.startup_timeout = sandboxed, python, startup_timeout
-        self.owner = os.getpid()
-        self.root = Path(tempfile.mkdtemp(prefix="autograder-lanes-"))
-        os.chmod(self.root, 0o711)
-        self.proc: subprocess.Popen | None = None
-        self.sock: socket.socket | None = None
-        self.ready = False
-        self.failed = ""
-        self.load_seconds = 0.0
-        self.lanes_made = 0
-
-    def launch(self) -> "Nursery":
-        if self.proc is not None or self.failed:
-            return self
-        self.proc, self.sock = _launch(self.root, "nursery", self.sandboxed, self.python, policy.NAMESPACE_CAPABILITIES)
-        return self
-
-    @property
-    def usable(self) -> bool:
-        return os.getpid() == self.owner and not self.failed and (self.proc is None or self.proc.poll() is None)
-
-    def _wait_ready(self) -> None:
-        if self.ready:
-            return
-        self.launch()
-        self.sock.settimeout(self.startup_timeout)
-        try:
-            reply = json.loads(self.sock.recv(1 << 16) or b"{}")
-        except (TimeoutError, json.JSONDecodeError, OSError):
-            reply = {}
-        if not reply.get("ready"):
-            raise self._fail("the nursery did not start: " + self._log())
-        self.ready, self.load_seconds = True, reply.get("seconds", 0.0)
-        self.sock.settimeout(30)
-
-    def _log(self) -> str:
-        try:
-            return (self.root / "nursery.log").read_text(errors="replace")[-2000:]
-        except OSError:
-            return ""
-
-    def new_lane(self, index: int) -> tuple[socket.socket, Path, int]:
-        """Fork lane ``index``'s fork server: (its control socket, its folder here, this side's pid of it)."""
-        self._wait_ready()
-        self.lanes_made += 1
-        root = self.root / f"lane{index}-{self.lanes_made}"
-        root.mkdir(mode=0o711)
-        os.chmod(root, 0o711)
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        inside = f"/scratch/{root.name}" if self.sandboxed else str(root)
-        try:
-            request = {"op": "lane", "root": inside, "namespaces": list(policy.LANE_NAMESPACES),
-                       "mounts": policy.lane_mounts(inside)}
-            socket.send_fds(self.sock, [json.dumps(request).encode()], [theirs.fileno()])
-            reply = json.loads(self.sock.recv(1 << 16) or b"{}")
-        except (OSError, json.JSONDecodeError) as exc:
-            ours.close()
-            raise self._fail(f"the nursery stopped answering: {exc}") from None
-        finally:
-            theirs.close()
-        if "pid" not in reply:
-            ours.close()
-            raise self._fail(f"the nursery could not make a lane: {reply.get('error', '?')}")
-        ours.settimeout(30)
-        try:
-            ready = json.loads(ours.recv(1 << 16) or b"{}")
-        except (OSError, json.JSONDecodeError):
-            ready = {}
-        if not ready.get("ready"):
-            ours.close()
-            raise self._fail(f"a lane could not set itself up: {ready.get('error') or self._log()}")
-        # the lane's fork server is pid 1 of its own namespace; here it is the process whose pid in the nursery's
-        # namespace (one level below this one) is the pid the nursery reported
-        host = _descendant_with(self.proc.pid, 1, reply["pid"]) if self.sandboxed else reply["pid"]
-        if host is None:
-            ours.close()
-            raise LaneError("the lane's fork server could not be found")
-        return ours, root, host
-
-    def _fail(self, why: str) -> LaneError:
-        """Remember why the nursery is unusable (every later lane starts alone), end it, and return the error."""
-        self.failed = why
-        self._stop()
-        return LaneError(why)
-
-    def _stop(self) -> None:
-        """End the nursery's process (its lanes end with it); lanes already handed out are closed by their owners."""
-        _end(self.proc, self.sock)
-        self.proc = self.sock = None
-
-    def close(self) -> None:
-        self._stop()
-        shutil.rmtree(self.root, ignore_errors=True)
-
-
 _SHARED: dict = {}
-_NURSERIES: dict = {}
-
-
-def nursery(sandboxed: bool = True) -> Nursery | None:
-    """This process's nursery, launched on first use (None when ``$AUTOGRADER_NURSERY=0``)."""
-    if os.environ.get("AUTOGRADER_NURSERY", "1") == "0":
-        return None
-    current = _NURSERIES.get(sandboxed)
-    if current is None or current.owner != os.getpid():
-        import atexit
-
-        current = _NURSERIES[sandboxed] = Nursery(sandboxed).launch()
-        atexit.register(current.close)
-    return current
-
-
 def adopt(lane: Lane) -> None:
     """Make ``lane`` (started by the parent of this forked worker) this process's shared lane."""
     os.environ["AUTOGRADER_LANE"] = str(lane.index)
@@ -465,6 +276,6 @@ def shared(sandboxed: bool = True, index: int | None = None) -> Lane:
     if key not in _SHARED:
         import atexit
 
-        _SHARED[key] = Lane(sandboxed=sandboxed, index=key[1], nursery=nursery(sandboxed))
+        _SHARED[key] = Lane(sandboxed=sandboxed, index=key[1], nursery=shared_nursery(sandboxed))
         atexit.register(_SHARED[key].close)
     return _SHARED[key]

@@ -8,7 +8,7 @@ import tempfile
 import threading
 
 from autograder.messages import Reason
-from autograder.sandbox.inside.monitor import LABELS, REVIEWS
+from autograder.sandbox.inside.watched import LABELS, REVIEWS
 
 
 class EventLog:
@@ -22,7 +22,7 @@ class EventLog:
     all in once the reply has arrived (they were written before it). What is kept is the set of routines of each
     stretch between two marks, never a line per use: a flood of lines (the student's code can write to the pipe)
     costs this side nothing but the reading. The pipe closed while the process still answers, or a line that is
-    not one the monitor writes (``monitor.LABELS``, ``monitor.REVIEWS``), is tampering (``tampered``).
+    not one the monitor writes (``watched.LABELS``, ``watched.REVIEWS``), is tampering (``tampered``).
     """
 
     MAX_LINE = 200

@@ -1,27 +1,26 @@
 """The student's process, declared once: who it runs as, what it sees, what it may use.
 
 Read like nsjail's config: the environment, the resource limits, the namespaces and the mounts of the process
-that runs a submission's code are data here, and each launcher applies them as they are:
+that runs a submission's code are data here, and the launchers apply them as they are:
 
-* a fresh interpreter in bubblewrap (``runner.StudentProcess``, no warm lane): ``bubblewrap.Sandbox.wrap``
-  makes ``SANDBOX_NAMESPACES`` and mounts ``SYSTEM_DIRS`` read-only, the process gets ``environment()``, and
-  ``Limits.apply`` sets ``Limits.rlimits()`` between fork and exec;
-* a child of a lane's fork server (``lanes.Lane.fork``): the lane itself was made with ``LANE_NAMESPACES`` and
-  ``lane_mounts()`` inside the nursery's bubblewrap (same ``environment()``, ``FORK_SERVER_CAPABILITIES``); each
-  child gets ``CHILD_NAMESPACES``, ``child_mounts()``, ``child_environment()`` and the same ``Limits.rlimits()``,
-  sent with the fork request and applied by ``inside.lane`` before any student code runs.
+* the warm processes in bubblewrap (the nursery, or a lane on its own: ``lanes.py``): ``bubblewrap.Sandbox.wrap``
+  makes ``SANDBOX_NAMESPACES``, mounts ``SYSTEM_DIRS`` read-only and keeps ``FORK_SERVER_CAPABILITIES``; the
+  process gets ``environment()``;
+* a lane forked from the nursery: ``LANE_NAMESPACES`` and ``lane_mounts()``;
+* a child of a lane's fork server, the submission's process (``lanes.Lane.fork``): ``CHILD_NAMESPACES``,
+  ``child_mounts()``, ``child_environment()`` and ``Limits.rlimits()``, sent with the fork request and applied by
+  ``inside.lane`` before any student code runs.
 
-The numbers (memory, CPU seconds, processes, file sizes, scratch size, reply size) are ``course_config.py``'s
-``COURSE["sandbox"]``, the one place they are set (``Limits.from_course``).
+The numbers are ``course_config.py``'s, the one place they are set: the resource limits (memory, CPU seconds,
+processes, file sizes, scratch size, reply size, output) are ``COURSE["sandbox"]`` (``Limits``), every time limit of
+grading is ``COURSE["timeouts"]`` (``Timeouts``). Each record is built from its section by ``from_course``.
 """
 from __future__ import annotations
 
 import os
-import resource
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 # ----------------------------------------------------------------------------------------------- users
-NOBODY = 65534                      # a fresh interpreter's uid when the grader runs as root
 LANE_UIDS = range(61000, 62000)     # a lane's children's uid: each running lane on this machine has one to itself
 
 # ----------------------------------------------------------------------------------------------- environment
@@ -50,26 +49,29 @@ def child_environment(scratch: str) -> dict:
 
 
 # ----------------------------------------------------------------------------------------------- resource limits
-@dataclass
+@dataclass(frozen=True)
 class Limits:
-    """Resource limits of the student's process (``course_config.COURSE["sandbox"]``, see ``from_course``)."""
+    """Resource limits of the student's process and of what it sends back (``course_config.COURSE["sandbox"]``,
+    where each value's reason is written)."""
 
-    memory_mb: int
-    cpu_seconds: int
-    max_processes: int
-    file_size_mb: int
-    output_kb: int
-    total_restarts: int
-    scratch_mb: int
-    scratch_files: int
-    reply_mb: int
+    allow_unsandboxed: bool   # grade without bubblewrap where it cannot run (not a limit: ``bubblewrap.sandboxed``)
+    memory_mb: int            # address space (RLIMIT_AS)
+    cpu_seconds: int          # CPU time of the process (RLIMIT_CPU)
+    max_processes: int        # processes and threads of the lane's uid (RLIMIT_NPROC)
+    file_size_mb: int         # the largest file it may write (RLIMIT_FSIZE)
+    output_kb: int            # what one cell's stdout, and its stderr, keep of its output (KiB each)
+    notebook_output_kb: int   # what all cells' outputs together keep (KiB); later outputs are elided
+    total_restarts: int       # fresh processes for one submission in all
+    scratch_mb: int           # the scratch folder's tmpfs (MiB)
+    scratch_files: int        # files and folders in it (inodes)
+    reply_mb: int             # the largest reply accepted (its arrays as float64, MiB)
+    answer_mb: int            # the most memory the grader spends on one proxy answer (``graders.isolation``)
 
     @classmethod
-    def from_course(cls) -> "Limits":
+    def from_course(cls) -> Limits:
         from autograder import settings
 
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in settings.course()["sandbox"].items() if k in names})
+        return settings.section("sandbox", cls)
 
     @property
     def reply_bytes(self) -> int:
@@ -82,19 +84,57 @@ class Limits:
         return (self.reply_mb << 20) // 8
 
     def rlimits(self) -> dict:
-        """``setrlimit`` names and values (soft = hard) of the student's process."""
+        """``setrlimit`` names and (soft, hard) values of the student's process: soft = hard, but for the CPU time,
+        whose hard limit is a second later (the kernel sends SIGKILL at the hard limit and checks it first: at an
+        equal soft limit the process never saw SIGXCPU, and its end read as an unexplained kill, not as CPU time)."""
         mb = 1 << 20
-        return {"RLIMIT_AS": self.memory_mb * mb, "RLIMIT_CPU": self.cpu_seconds,
-                "RLIMIT_FSIZE": self.file_size_mb * mb, "RLIMIT_NPROC": self.max_processes, "RLIMIT_CORE": 0}
+        return {"RLIMIT_AS": (self.memory_mb * mb,) * 2, "RLIMIT_CPU": (self.cpu_seconds, self.cpu_seconds + 1),
+                "RLIMIT_FSIZE": (self.file_size_mb * mb,) * 2, "RLIMIT_NPROC": (self.max_processes,) * 2,
+                "RLIMIT_CORE": (0, 0)}
 
-    def apply(self) -> None:
-        """Set ``rlimits()`` in this process (a fresh interpreter's, between fork and exec)."""
-        for name, value in self.rlimits().items():
-            resource.setrlimit(getattr(resource, name), (value, value))
+
+# ----------------------------------------------------------------------------------------------- time limits
+@dataclass(frozen=True)
+class Timeouts:
+    """Every time limit of grading, in seconds (``course_config.COURSE["timeouts"]``, where each value's reason is
+    written). A limit on the student's code ends what ran past it with a Korean message (``Reason.*_TIMEOUT``); the
+    others bound how long the grader waits for its own helpers."""
+
+    # the student's code
+    cell: float               # one code cell of the notebook
+    notebook: float           # all the notebook's cells together (and a restarted process's replay of them)
+    call: float               # one call of a student's function by a grader (a call with big inputs)
+    call_floor: float         # one call whose inputs hold at most ``call_small`` numbers
+    call_small: int           # (a count of numbers, not seconds) the inputs of a call that gets ``call_floor``
+    exercise: float           # all calls of one function with small inputs together
+    calls: float              # all calls of one submission together
+    submission: float         # everything of one submission once its notebook ran (``StudentProcess.grade_within``)
+    interrupt_grace: float    # a call past its limit that its own alarm did not stop is killed this much later
+    names: float              # the student's process answers what names the notebook defined
+    # a class run (``python -m autograder autograde``)
+    grace: float              # a submission is graded as blank after ``notebook + submission + grace``
+    kill_grace: float         # and its worker, still at it this much later, is killed and replaced
+    # the sandbox's warm processes
+    imports: float            # the nursery (or a lane on its own) imports numpy, torch and keras and says it is ready
+    lane_request: float       # a warm process answers one request (make a lane, fork a submission's process)
+    # nbgrader's own execution of notebooks, outside the sandbox (never of a submission being graded)
+    validate: float           # a cell of Validate in a student's JupyterLab on the hub (``hub/provision.py``)
+    execute: float            # a cell of ``generate_solution`` and of Validate elsewhere (``c.Execute.timeout``)
+
+    @classmethod
+    def from_course(cls) -> Timeouts:
+        from autograder import settings
+
+        return settings.section("timeouts", cls)
+
+    @property
+    def class_run(self) -> float:
+        """Seconds one submission may take in a class run before it is graded as blank instead."""
+        return float(self.notebook + self.submission + self.grace)
 
 
 # ----------------------------------------------------------------------------------------------- namespaces, mounts
-# bubblewrap, around a fresh interpreter and around the nursery (every lane lives inside it): new pid, network, IPC,
+# bubblewrap, around the nursery (every lane lives inside it) or a lane on its own: new pid, network, IPC,
 # UTS (and cgroup where the kernel allows) namespaces; a /proc and /dev of its own, a private /tmp; read-only, only
 # the system's libraries and the Python installation and virtual environment (``bubblewrap.python_roots``).
 SANDBOX_NAMESPACES = ("pid", "net", "ipc", "uts", "cgroup-try")

@@ -1,6 +1,6 @@
 """Fixtures of the sandbox's attack and fault catalogues (issue 5), and the report printed at the end of the run.
 
-* Every test here runs with the sandbox really active (``settings.sandboxed()`` must be True; no skipping).
+* Every test here runs with the sandbox really active (``bubblewrap.sandboxed()`` must be True; no skipping).
 * ``ctx``: the real secrets of this run that the attacks aim at: the repository's hidden graders and stored
   references, a decoy course (an nbgrader gradebook and another student's submission holding a marker), a TCP
   server on 127.0.0.1 and an abstract unix socket that hand out a token (and count who connected).
@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import catalogue  # noqa: E402
 import notebooks  # noqa: E402
 from autograder import settings  # noqa: E402
+from autograder.sandbox import bubblewrap  # noqa: E402
 from harness import (ASSIGNMENT, GRADER_CEILING_MB, MAX_SECONDS, ROOT, SEED, SHORT_TIMEOUTS, Servers,  # noqa: E402
                      cell_scores, expected_cell_scores, generate_feedback, gradebook_shape, new_course, submit,
                      tree_hashes)
@@ -36,7 +37,7 @@ from harness import (ASSIGNMENT, GRADER_CEILING_MB, MAX_SECONDS, ROOT, SEED, SHO
 @pytest.fixture(scope="session", autouse=True)
 def sandbox_is_active():
     """These catalogues mean something only with bubblewrap really around the student's code."""
-    assert settings.sandboxed() is True, "the sandbox must be active for the attack/fault catalogues"
+    assert bubblewrap.sandboxed() is True, "the sandbox must be active for the attack/fault catalogues"
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ SEED = int(os.environ.get("SANDBOX_TEST_SEED", "20250505"))
 ASSIGNMENT = catalogue.ASSIGNMENT
 LANE_UIDS = range(61000, 61064)
 # Shorter limits for the in-process gradings (the class under load uses the course's own timeouts).
-SHORT_TIMEOUTS = {"cell": 5, "call": 2.5, "startup": 90}
+SHORT_TIMEOUTS = {"cell": 5, "call": 2.5, "notebook": 90}
 # What grading one catalogue entry may cost the grader, unless the entry states less (``Entry.max_seconds``,
 # ``Entry.grader_mb``): the "at most a minute per submission" promise of the class run, and 1 GiB of the grading
 # process's own memory above what it held before (the growth of its peak resident size, ``GraderPeak``; every entry

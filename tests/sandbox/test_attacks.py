@@ -14,7 +14,7 @@ import pytest
 import catalogue
 from harness import (SEED, GraderPeak, bounds, describe, entry_timeouts, grade_file, judge, own_connection_works,
                      wait_lane_quiet, write_submission)
-from autograder import settings
+from autograder.sandbox import bubblewrap
 from autograder.feedback.report import exercise_report
 from autograder.grade import grade_notebook
 
@@ -118,7 +118,7 @@ def test_control_a_working_attack_would_pay(ctx, honest, short_timeouts):
 # ----------------------------------------------------------------------------------------------- cell-level attacks
 @pytest.mark.parametrize("entry", params(catalogue.ATTACKS))
 def test_attack(entry, ctx, honest, fingerprint, servers, short_timeouts, tmp_path, monkeypatch):
-    assert settings.sandboxed() is True
+    assert bubblewrap.sandboxed() is True
     entry_timeouts(entry, monkeypatch)
     honest_scores = {e.name: e.score for e in honest.exercises}
     path = write_submission(entry.build(ctx), tmp_path)
@@ -180,7 +180,7 @@ def test_servers_were_reachable_from_outside(servers):
 # ----------------------------------------------------------------------------------------------- notebook-level
 @pytest.mark.parametrize("entry", params(catalogue.NOTEBOOK_ATTACKS))
 def test_notebook_attack(entry, nb_class):
-    assert settings.sandboxed() is True
+    assert bubblewrap.sandboxed() is True
     outcome = nb_class["outcomes"].get(entry.id)
     scores = nb_class["scores"].get(entry.id, {})
     honest_scores = nb_class["honest"]

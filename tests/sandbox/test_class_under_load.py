@@ -28,7 +28,7 @@ import catalogue
 import notebooks
 from harness import (ASSIGNMENT, ROOT, SEED, cell_scores, expected_cell_scores, gradebook_shape, judge,
                      new_course, submit, tree_hashes)
-from autograder import settings
+from autograder.sandbox import bubblewrap
 from autograder.grade import grade_notebook
 from autograder.graders import mistakes
 
@@ -121,7 +121,7 @@ def graded_class(generated_course, tmp_path_factory, ctx, honest):
 
 
 def test_class_under_load(graded_class):
-    assert settings.sandboxed() is True
+    assert bubblewrap.sandboxed() is True
     g = graded_class
     students, scores, alone = g["students"], g["scores"], g["alone"]
     honest_students = {s: k for s, k in students.items() if isinstance(k, str)}

@@ -21,9 +21,10 @@ import pytest
 
 import catalogue
 from harness import GraderPeak, bounds, describe, grade_file, judge, wait_lane_quiet, write_submission
-from autograder import settings
+from autograder.sandbox import bubblewrap
 from autograder.feedback.report import exercise_report
-from autograder.sandbox.runner import StudentCodeError, StudentProcess
+from autograder.sandbox.errors import Failure, StudentCodeError
+from autograder.sandbox.process import StudentProcess
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +41,7 @@ def watch(monkeypatch):
         try:
             return request(self, header, *args, **kwargs)
         except StudentCodeError as exc:
-            if exc.kind == "timeout" and time.perf_counter() - start > 0.5:
+            if exc.kind is Failure.TIMEOUT and time.perf_counter() - start > 0.5:
                 seen["waits"] += 1
             raise
         finally:
@@ -65,8 +66,8 @@ def watch(monkeypatch):
 
 @pytest.mark.parametrize("cost", [pytest.param(c, id=c.entry.id) for c in catalogue.COSTS])
 def test_a_mistake_costs_its_own_points_once(cost, ctx, honest, short_timeouts, watch, tmp_path):
-    assert settings.sandboxed() is True
-    short_timeouts["startup"] = 20   # every demo cell of these notebooks may hang: the course's own total
+    assert bubblewrap.sandboxed() is True
+    short_timeouts["notebook"] = 20   # every demo cell of these notebooks may hang: the course's own total
     entry = cost.entry
     honest_scores = {e.name: e.score for e in honest.exercises}
     path = write_submission(entry.build(ctx), tmp_path)

@@ -18,6 +18,7 @@ import pytest
 import catalogue
 from harness import GraderPeak, bounds, describe, entry_timeouts, grade_file, judge, wait_lane_quiet, write_submission
 from autograder import settings
+from autograder.sandbox import bubblewrap
 from autograder.feedback.report import exercise_report
 from autograder.messages import Reason
 
@@ -58,7 +59,7 @@ def test_catalogue_covers_the_faults():
 # ----------------------------------------------------------------------------------------------- cell-level faults
 @pytest.mark.parametrize("entry", params(catalogue.FAULTS))
 def test_fault(entry, ctx, honest, fingerprint, short_timeouts, tmp_path, monkeypatch):
-    assert settings.sandboxed() is True
+    assert bubblewrap.sandboxed() is True
     entry_timeouts(entry, monkeypatch)
     honest_scores = {e.name: e.score for e in honest.exercises}
     path = write_submission(entry.build(ctx), tmp_path)
@@ -107,7 +108,7 @@ def test_fault(entry, ctx, honest, fingerprint, short_timeouts, tmp_path, monkey
 @pytest.mark.parametrize("entry", params(catalogue.FILE_FAULTS))
 def test_file_fault(entry, nb_class):
     """Graded through nbgrader as the blank release with a Korean note: 0 points, the reason in the feedback."""
-    assert settings.sandboxed() is True
+    assert bubblewrap.sandboxed() is True
     outcome = nb_class["outcomes"].get(entry.id)
     scores = nb_class["scores"].get(entry.id, {})
     html = nb_class["feedback"].get(entry.id, "")
@@ -149,9 +150,9 @@ STALLS = {"stall_soft": "STALL-SOFT", "stall_hard": "STALL-HARD"}
 def test_a_stalled_grader_never_stalls_the_class(generated_course, tmp_path_factory, ctx, honest, monkeypatch):
     """A submission whose grading never ends gets a grade (blank, with a Korean note) and the rest of the class is
     graded. The stall is one no student behaviour reaches any more (every wait of the grader has a deadline): it is
-    made below the runner, in the worker's reading of a reply that carries a student's marker, once where the
-    worker's alarm can stop it (``STALL-SOFT``) and once with the alarm blocked, so that only the parent's kill of
-    the worker ends it (``STALL-HARD``)."""
+    made below the grader's end of the protocol (``protocol.read_frame``), in the worker's reading of a reply that
+    carries a student's marker, once where the worker's alarm can stop it (``STALL-SOFT``) and once with the alarm
+    blocked, so that only the parent's kill of the worker ends it (``STALL-HARD``)."""
     import copy
     import json
     import signal
@@ -160,10 +161,10 @@ def test_a_stalled_grader_never_stalls_the_class(generated_course, tmp_path_fact
     import nbformat
 
     from autograder.gradebook import batch
-    from autograder.sandbox import runner
+    from autograder.sandbox import protocol
     from harness import cell_scores, expected_cell_scores, new_course, submit
 
-    real = runner.read_frame
+    real = protocol.read_frame
 
     def stuck(fd, *args, **kwargs):
         header, arrays = real(fd, *args, **kwargs)
@@ -174,11 +175,10 @@ def test_a_stalled_grader_never_stalls_the_class(generated_course, tmp_path_fact
             time.sleep(10 ** 6)
         return header, arrays
 
-    monkeypatch.setattr(runner, "read_frame", stuck)
+    monkeypatch.setattr(protocol, "read_frame", stuck)
     timeouts = settings.course()["timeouts"]
-    for key, value in {"cell": 5, "call": 2.5, "startup": 20, "submission": 20, "grace": 10}.items():
+    for key, value in {"cell": 5, "call": 2.5, "notebook": 20, "submission": 20, "grace": 10, "kill_grace": 10}.items():
         monkeypatch.setitem(timeouts, key, value)
-    monkeypatch.setattr(batch, "HARD_KILL_AFTER", 10, raising=False)
     course_dir = new_course(generated_course, tmp_path_factory.mktemp("stalls") / "course")
     submit(course_dir, "honest", ctx.solution)
     for student, marker in STALLS.items():
@@ -200,7 +200,7 @@ def test_a_stalled_grader_never_stalls_the_class(generated_course, tmp_path_fact
         assert any(note.endswith(overtime) for note in outcomes[student].notes), outcomes[student].notes
         scores = cell_scores(course_dir, student)
         assert scores and not any(scores.values()), scores
-    limit = timeouts["startup"] + timeouts["submission"] + timeouts["grace"]
+    limit = timeouts["notebook"] + timeouts["submission"] + timeouts["grace"]
     assert outcomes["stall_soft"].seconds < limit + 10, outcomes["stall_soft"].seconds
 
 
@@ -237,8 +237,9 @@ def test_a_worker_that_dies_is_noticed_at_once(generated_course, tmp_path_factor
     """A grading worker that dies (killed by a signal, or by the kernel's OOM killer in a memory cgroup) is noticed at
     once, not after the submission's hard limit: its submission is graded again once in a fresh worker (a worker
     that died once is graded in full), then as blank with the true reason (signal, memory); the rest of the class is
-    graded right. The deaths are made below the runner, in the worker's reading of a reply that carries a student's
-    marker (as the stalled grader above): ``DIE-ONCE`` kills its worker the first time only."""
+    graded right. The deaths are made below the grader's end of the protocol (``protocol.read_frame``), in the
+    worker's reading of a reply that carries a student's marker (as the stalled grader above): ``DIE-ONCE`` kills its
+    worker the first time only."""
     import copy
     import json
     import signal
@@ -247,12 +248,12 @@ def test_a_worker_that_dies_is_noticed_at_once(generated_course, tmp_path_factor
     import nbformat
 
     from autograder.gradebook import batch
-    from autograder.sandbox import runner
+    from autograder.sandbox import protocol
     from harness import cell_scores, expected_cell_scores, new_course, submit
 
     cgroup = _memory_cgroup()
     once = tmp_path_factory.mktemp("deaths") / "died-once"
-    real = runner.read_frame
+    real = protocol.read_frame
 
     def dying(fd, *args, **kwargs):
         header, arrays = real(fd, *args, **kwargs)
@@ -266,11 +267,10 @@ def test_a_worker_that_dies_is_noticed_at_once(generated_course, tmp_path_factor
             _run_out_of_memory(cgroup)
         return header, arrays
 
-    monkeypatch.setattr(runner, "read_frame", dying)
+    monkeypatch.setattr(protocol, "read_frame", dying)
     timeouts = settings.course()["timeouts"]
-    for key, value in {"startup": 20, "submission": 20, "grace": 10}.items():   # the hard limit: 60 s
+    for key, value in {"notebook": 20, "submission": 20, "grace": 10, "kill_grace": 10}.items():   # hard limit: 60 s
         monkeypatch.setitem(timeouts, key, value)
-    monkeypatch.setattr(batch, "HARD_KILL_AFTER", 10, raising=False)
     course_dir = new_course(generated_course, tmp_path_factory.mktemp("deaths") / "course")
     submit(course_dir, "honest", ctx.solution)
     deaths = {s: m for s, m in DEATHS.items() if cgroup is not None or s != "oom_killed"}
@@ -298,7 +298,7 @@ def test_a_worker_that_dies_is_noticed_at_once(generated_course, tmp_path_factor
     assert any("graded again" in note for note in outcomes["dies_once"].notes), outcomes["dies_once"].notes
     reasons = {"dies_always": Reason.WORKER_SIGNAL.korean(signal="SIGKILL"),
                "oom_killed": Reason.WORKER_MEMORY.korean()}
-    hard = batch.submission_limit() + batch.HARD_KILL_AFTER
+    hard = batch.submission_limit() + timeouts["kill_grace"]
     for student in set(deaths) - {"dies_once"}:
         assert any(note.endswith(reasons[student]) for note in outcomes[student].notes), outcomes[student].notes
         scores = cell_scores(course_dir, student)

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import settings
 from autograder.sandbox import bubblewrap
 from autograder.sandbox import lanes
-from autograder.sandbox.runner import StudentProcess
+from autograder.sandbox.nursery import Nursery
+from autograder.sandbox.process import StudentProcess
 
 PLANT = '''
 import os, socket, sys, time
@@ -73,8 +73,8 @@ def nspid(pid: int) -> list[int]:
 
 @pytest.fixture(scope="module")
 def two_lanes():
-    assert settings.sandboxed() is True
-    nursery = lanes.Nursery(True).launch()
+    assert bubblewrap.sandboxed() is True
+    nursery = Nursery(True).launch()
     pair = [lanes.Lane(True, index, nursery=nursery) for index in (101, 102)]
     for lane in pair:
         lane.start(alone=False)
@@ -85,9 +85,7 @@ def two_lanes():
 
 
 def student(lane, mark: str) -> StudentProcess:
-    timeouts = settings.course()["timeouts"]
-    process = StudentProcess([PLANT.format(mark=mark), LOOK], settings.limits(), timeouts["startup"],
-                             timeouts["call"], sandboxed=True, lane=lane)
+    process = StudentProcess([PLANT.format(mark=mark), LOOK], lane)
     report = process.start()
     assert all(cell.get("ok") for cell in report.cells), report.cells
     return process
@@ -127,7 +125,7 @@ def test_a_lane_the_nursery_cannot_make_starts_on_its_own(monkeypatch):
     def refuse(*args, **kwargs):
         raise lanes.LaneError("no namespaces here")
 
-    nursery = lanes.Nursery(True)
+    nursery = Nursery(True)
     monkeypatch.setattr(nursery, "new_lane", refuse)
     lane = lanes.Lane(True, 103, nursery=nursery)
     try:
@@ -152,15 +150,13 @@ def test_what_is_mounted_below_tmp_stays_visible_in_a_lane(monkeypatch):
     (tmp_path / "lane_probe_module.py").write_text("VALUE = 42\n")
     roots = bubblewrap.python_roots
     monkeypatch.setattr(bubblewrap, "python_roots", lambda python: [*roots(python), tmp_path])
-    nursery = lanes.Nursery(True).launch()
+    nursery = Nursery(True).launch()
     lane = lanes.Lane(True, 104, nursery=nursery)
     try:
         lane.start(alone=False)
         assert lane.proc is None and not lane.fallback
-        timeouts = settings.course()["timeouts"]
         process = StudentProcess([f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\nimport lane_probe_module\n"
-                                  "V = lane_probe_module.VALUE\n"], settings.limits(), timeouts["startup"],
-                                 timeouts["call"], sandboxed=True, lane=lane)
+                                  "V = lane_probe_module.VALUE\n"], lane)
         try:
             report = process.start()
             assert report.cells[0].get("ok"), report.cells

@@ -9,21 +9,21 @@ from __future__ import annotations
 
 from autograder.graders import review
 from autograder.sandbox import policy
-from autograder.sandbox.inside import monitor
+from autograder.sandbox.inside import monitor, recognise, watched
 
 
 def reportable_labels() -> set[str]:
     """What the monitor's own tables and wrappers can write: its kernel table, the code objects of
-    ``_routine_codes`` and the labels its scipy wrappers emit (run on a stand-in ``scipy.special``)."""
+    ``routine_codes`` and the labels its scipy wrappers emit (run on a stand-in ``scipy.special``)."""
     import importlib
     import sys
 
-    import keras  # noqa: F401 - its attention layers and ops are what _routine_codes looks for
+    import keras  # noqa: F401 - its attention layers and ops are what routine_codes looks for
 
     for name in ("torch._refs", "torch._refs.nn.functional", "torch._refs.special", "torch._decomp.decompositions",
                  "torch._decomp.decompositions_for_jvp"):
         importlib.import_module(name)
-    labels = set(monitor._KERNEL_OPS.values()) | set(monitor._routine_codes().values())
+    labels = set(watched._KERNEL_OPS.values()) | set(watched.routine_codes().values())
 
     class AnySpecial:
         def __getattr__(self, name):
@@ -45,8 +45,8 @@ def reportable_labels() -> set[str]:
 
 
 def test_the_declared_labels_are_what_the_monitor_writes():
-    """``monitor.LABELS`` is derived from the same tables the monitor reports from, not a list kept by hand."""
-    assert reportable_labels() == set(monitor.LABELS)
+    """``watched.LABELS`` is derived from the same tables the monitor reports from, not a list kept by hand."""
+    assert reportable_labels() == set(watched.LABELS)
 
 
 def test_every_forbidden_label_is_one_the_monitor_can_report():
@@ -54,10 +54,10 @@ def test_every_forbidden_label_is_one_the_monitor_can_report():
     ``_softmax`` as ``torch:softmax``) would forbid nothing."""
     from autograder.graders import registry
 
-    assert {"torch:softmax", "torch:scaled_dot_product_attention", "scipy:special.softmax"} <= monitor.LABELS
+    assert {"torch:softmax", "torch:scaled_dot_product_attention", "scipy:special.softmax"} <= watched.LABELS
     for exercise in registry.RECORDS.values():
         rule = exercise.forbidden
-        unreportable = sorted(set(rule["runtime"]) - monitor.LABELS) if rule else []
+        unreportable = sorted(set(rule["runtime"]) - watched.LABELS) if rule else []
         assert not unreportable, f"{exercise.name}: the monitor never reports {unreportable}"
 
 
@@ -67,13 +67,13 @@ def test_one_environment_and_one_set_of_limits():
                    **{k: v for k, v in env.items() if k in policy.PASSED_THROUGH}}
     assert not any(k.startswith("PYTHON") for k in env)   # python -I would ignore them
     limits = policy.Limits.from_course()
-    assert limits.rlimits()["RLIMIT_AS"] == limits.memory_mb << 20
+    assert limits.rlimits()["RLIMIT_AS"] == (limits.memory_mb << 20,) * 2
     assert set(limits.rlimits()) == {"RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NPROC", "RLIMIT_CORE"}
 
 
 def test_the_inside_package_is_copied_anew_over_what_a_student_left(tmp_path):
-    """A fresh interpreter starts from a copy of ``autograder/sandbox/inside`` in the student's scratch folder: a link
-    or a planted module left there under that name by the student's earlier process is removed, never followed."""
+    """A warm process (the nursery, a lane on its own) starts from a copy of ``autograder/sandbox/inside`` in its
+    folder: a link or a planted module left there under that name is removed, never followed."""
     from autograder.sandbox.bubblewrap import INSIDE, copy_inside
 
     elsewhere = tmp_path / "elsewhere"
@@ -92,9 +92,10 @@ def test_the_inside_package_is_copied_anew_over_what_a_student_left(tmp_path):
 
 def test_the_guard_uses_no_global_or_builtin_when_student_code_runs():
     """The monitor's module globals and builtins are within the student's reach (the serve loop's frame is below
-    every cell: ``sys._getframe(1).f_globals["guard"].__globals__``), so the code that runs after the guard is
-    installed (the kernels, the probe, the emitters, the audit hook) reads every name from its own closure: not one
-    instruction of it loads a global or a builtin (catalogue: monitor_globals_cleared, monitor_emit_silenced)."""
+    every cell: ``sys._getframe(1).f_globals["guard"].__globals__``), and so are those of the modules it imports, so
+    the code that runs after the guard is installed (the kernels, the probe, the emitters, the audit hook, and the
+    recogniser's ``known`` with what it calls) reads every name from its own closure: not one instruction of it loads
+    a global or a builtin (catalogue: monitor_globals_cleared, monitor_emit_silenced)."""
     import dis
 
     def nested(code):
@@ -104,10 +105,11 @@ def test_the_guard_uses_no_global_or_builtin_when_student_code_runs():
                 yield from nested(const)
 
     code_type = type(monitor.guard.__code__)
-    runtime = []   # the functions defined in guard and all they contain (guard's own comprehensions run at setup)
-    for child in monitor.guard.__code__.co_consts:
-        if isinstance(child, code_type) and not child.co_name.startswith("<"):
-            runtime += [child, *nested(child)]
+    runtime = []   # the functions defined in the factories and all they contain (their comprehensions run at setup)
+    for factory in (monitor.guard, recognise.recogniser):
+        for child in factory.__code__.co_consts:
+            if isinstance(child, code_type) and not child.co_name.startswith("<"):
+                runtime += [child, *nested(child)]
     assert {c.co_name for c in runtime} >= {"emitter", "emit", "probe", "make", "kernel", "reaches_guard", "hook",
                                             "known", "content", "constant"}
     loads = {c.co_name: sorted({i.argval for i in dis.get_instructions(c) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")})
@@ -116,5 +118,38 @@ def test_the_guard_uses_no_global_or_builtin_when_student_code_runs():
 
 
 def test_every_review_the_monitor_reports_has_a_korean_line():
-    """The audit hook's review kinds (``monitor.REVIEWS``) are the ones the grader turns into Korean review lines."""
-    assert set(review.RUNTIME_REVIEW) == set(monitor.REVIEWS)
+    """The audit hook's review kinds (``watched.REVIEWS``) are the ones the grader turns into Korean review lines."""
+    assert set(review.RUNTIME_REVIEW) == set(watched.REVIEWS)
+
+
+def test_the_sandbox_imports_nothing_above_it():
+    """The layers of issue 24, for the bottom two: ``settings`` imports nothing of the package (the circle settings
+    <-> sandbox is gone), the sandbox only ``settings``, ``messages`` and itself, and ``sandbox/inside`` nothing of
+    ``autograder`` at all (it is copied into the sandbox whole). Every import counts, a function's own too."""
+    import ast
+    from pathlib import Path
+
+    import autograder
+
+    package = Path(autograder.__file__).parent
+
+    def imported(path: Path) -> set[str]:
+        names = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                names.add("." * node.level + (node.module or ""))
+        return {n for n in names if n.startswith("autograder") or n.startswith(".")}
+
+    assert imported(package / "settings.py") == set()
+    allowed = ("autograder.settings", "autograder.messages", "autograder.sandbox")
+    for path in (package / "sandbox").rglob("*.py"):
+        names = imported(path)
+        if "inside" in path.parts:
+            assert all(n.startswith(".") and not n.startswith("..") for n in names), (path, names)
+        else:
+            above = sorted(n for n in names if n != "autograder" and not n.startswith(allowed))
+            assert not above, (path, above)

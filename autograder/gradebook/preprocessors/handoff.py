@@ -19,10 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from autograder import grade
+
 if TYPE_CHECKING:
     from autograder.grade import GradeResult
-    from autograder.sandbox.runner import StudentProcess
-    from autograder.submission.notebook import Submission
 
 SETTING = "c.Autograde.autograde_preprocessors (course_config.py)"
 
@@ -64,16 +64,12 @@ class Handoff:
 
 
 @dataclass
-class RanInSandbox(Handoff):
-    """``SandboxedExecute`` -> ``HiddenGraders``: the submission's code cells ran in ``process``, which is still
-    alive for the hidden graders; ``errors`` are the notebook's errors (Korean, shown to the student)."""
+class RanInSandbox(grade.RanInSandbox, Handoff):
+    """``SandboxedExecute`` -> ``HiddenGraders``: ``grade.RanInSandbox`` (the submission's code cells ran in
+    ``process``, which is still alive for the hidden graders; ``errors`` are the notebook's errors), handed over."""
 
     KEY: ClassVar[str] = "autograder_started"
     giver: ClassVar[str] = "SandboxedExecute"
-
-    submission: Submission
-    process: StudentProcess
-    errors: list[str]
 
 
 @dataclass

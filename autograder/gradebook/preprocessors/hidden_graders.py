@@ -37,7 +37,7 @@ class HiddenGraders(NbGraderPreprocessor):
             self.log.warning("No hidden graders for assignment %r; grade cells keep nbgrader's own outputs", assignment)
             return nb, resources
         ran = RanInSandbox.take(resources, type(self).__name__)   # the process SandboxedExecute ran the cells in
-        result = grade_submission(ran.submission, self.seed, started=(ran.process, ran.errors))
+        result = grade_submission(ran.submission, self.seed, ran=ran)
         self.log.info("Hidden graders: %s/%s on %s (seed %s, %.1f s)", result.score, result.max_score,
                       notebook, result.seed, result.seconds)
         Graded(result).put(resources)

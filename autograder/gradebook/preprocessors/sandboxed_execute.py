@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import base64
 import binascii
-import gc
 
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from autograder import settings
-from autograder.grade import import_for_graders, start_student
-from autograder.gradebook.preprocessors.handoff import RanInSandbox
 from autograder.graders.registry import exercises_of
-from autograder.sandbox import lanes
+from autograder.grade import start_student, warm_up
+from autograder.gradebook.preprocessors.handoff import RanInSandbox
+from autograder.sandbox import bubblewrap, lanes
+from autograder.sandbox.policy import Limits
 from autograder.submission.notebook import collect
 
 MAX_PNG = 2 << 20
@@ -58,15 +57,13 @@ class SandboxedExecute(NbGraderPreprocessor):
         assignment = info.get("assignment")
         if not assignment or not exercises_of(assignment):
             raise ValueError(f"no hidden graders for assignment {assignment!r}")
-        limit = settings.course()["sandbox"]["output_kb"] * 1024
+        limit = Limits.from_course().output_kb * 1024
         submission = collect(nb, f"{info.get('notebook', assignment)}.ipynb", assignment)
-        sandboxed = settings.sandboxed()
+        sandboxed = bubblewrap.sandboxed()
         if not lanes.has_lane(sandboxed):   # the first submission of a plain `nbgrader autograde`
-            lanes.nursery(sandboxed)        # the sandbox imports keras while this process imports the graders'
-            import_for_graders()
-            gc.freeze()                      # and keeps them out of every later collection
-        process, errors = start_student(submission, capture=limit)
-        reports = process.cell_results
+            warm_up(sandboxed)
+        ran = start_student(submission, capture=True)
+        reports = ran.process.cell_results
         for count, (index, report) in enumerate(zip(submission.code_indices, reports, strict=False), start=1):
             cell = nb.cells[index]
             outputs = [o for o in (to_nbformat(raw, limit) for raw in report.get("outputs", [])) if o]
@@ -74,7 +71,7 @@ class SandboxedExecute(NbGraderPreprocessor):
                 if output.output_type == "execute_result":
                     output.execution_count = count
             cell.outputs, cell.execution_count = outputs, count
-        RanInSandbox(submission, process, errors).put(resources)
+        RanInSandbox(ran.submission, ran.process, ran.errors).put(resources)
         self.log.info("Ran %d code cells of %s in the sandbox (%d with errors)", len(reports), info.get("notebook"),
                       sum(not r.get("ok") for r in reports))
         return nb, resources

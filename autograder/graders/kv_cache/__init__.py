@@ -7,8 +7,6 @@ mistakes are named by replaying a whole scenario on a ``TrustedCache`` (``diagno
 """
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from autograder.graders.compare import GradingFailure, as_array
@@ -85,12 +83,10 @@ def expect_integer_type(got, *, what: str, float_mistake: str | None = None) -> 
 
 
 def raised(failure: GradingFailure, error: str) -> bool:
-    """Whether a failed call of the student's function raised ``error`` (e.g. "ValueError").
-
-    The sandbox reports a student's exception as "... 예외가 발생했습니다 — ValueError: message"; the type name
-    is the last word before the first colon after the dash.
-    """
-    return re.search(rf"— {re.escape(error)}(:|$)", failure.message) is not None
+    """Whether a failed call of the student's function raised ``error`` (e.g. "ValueError"): the type's name as the
+    sandbox reported it (``GradingFailure.raised``), never read back out of the Korean message, which carries the
+    student's own text."""
+    return failure.raised == error
 
 
 # ----------------------------------------------------------------------------------------------- Keras GQA

@@ -20,7 +20,7 @@ import pytest
 
 from autograder.graders.compare import GradingFailure
 from autograder.graders.quiz.answer_key import ANSWERS
-from autograder.sandbox.runner import Remote
+from autograder.sandbox.remote import Remote
 
 # A tolerance for the float representation of the key's atol (0.757 + 0.001 is not exactly 0.758).
 ROUNDING = 1e-9

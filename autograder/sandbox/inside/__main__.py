@@ -1,5 +1,5 @@
 """Start the inside of the sandbox: ``python -I FOLDER --nursery FD`` | ``--lane FD`` (``--contained``: in
-bubblewrap) | ``REQUEST_FD RESPONSE_FD EVENT_FD`` (one submission's process, started on its own).
+bubblewrap). A submission's process is a child of a lane's fork server (``lane.py``), never started here.
 
 ``python -I`` puts FOLDER alone on ``sys.path``; the package is imported from the folder above it, which is taken off
 ``sys.path`` again (as with the one-file worker.py before, nothing of the sandbox's folder is importable), and the
@@ -11,7 +11,7 @@ import sys
 _folder = sys.path.pop(0)
 sys.path.insert(0, os.path.dirname(os.path.abspath(_folder)))
 _bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True   # no __pycache__ in the sandbox's folder
-_package = __import__(os.path.basename(os.path.abspath(_folder)), fromlist=["lane", "nursery", "serve"])
+_package = __import__(os.path.basename(os.path.abspath(_folder)), fromlist=["lane", "nursery"])
 sys.path.pop(0)
 sys.dont_write_bytecode = _bytecode
 for _name in [n for n in sys.modules if n == _package.__name__ or n.startswith(_package.__name__ + ".")]:
@@ -22,4 +22,4 @@ if sys.argv[1] == "--lane":
 elif sys.argv[1] == "--nursery":
     _package.nursery.nursery(int(sys.argv[2]), contained="--contained" in sys.argv)
 else:
-    _package.serve.serve(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))
+    sys.exit(f"usage: python -I FOLDER --nursery FD | --lane FD [--contained], not {sys.argv[1:]}")

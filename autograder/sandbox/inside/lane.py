@@ -119,8 +119,8 @@ def _child(header, request_fd, response_fd, event_fd, log_fd):
     if uid is not None and os.getuid() == 0:
         _isolate(header)
     os.environ.update(header["environment"])
-    for name, value in header["rlimits"].items():   # the policy's limits (``policy.Limits.rlimits``)
-        resource.setrlimit(getattr(resource, name), (value, value))
+    for name, (soft, hard) in header["rlimits"].items():   # the policy's limits (``policy.Limits.rlimits``)
+        resource.setrlimit(getattr(resource, name), (soft, hard))
     if uid is not None and os.getuid() == 0:
         os.setgroups([])
         os.setgid(uid)

@@ -1,7 +1,8 @@
 """The forbidden-routine watch in the student's process: guarded torch kernels, the audit hook, scipy's softmax.
 
 Each use of a watched library routine is written at once, as one line, to the event pipe that only the grader
-reads (``guard``); the grader attributes what arrives to the call in flight.
+reads (``guard``); the grader attributes what arrives to the call in flight. What is watched is ``watched.py``; how
+a Python-level routine is known by its code, ``recognise.py``.
 """
 import builtins as _builtins_module
 
@@ -13,110 +14,9 @@ __builtins__ = dict(vars(_builtins_module))
 import os  # noqa: E402
 import sys
 
-# The forbidden-routine rule, enforced where the student's code cannot switch it off (see ``guard``).
-_KERNEL_OPS = {   # aten operator -> what the trusted side calls it (every registered CPU-side kernel is replaced)
-    "_softmax": "torch:softmax", "_softmax.out": "torch:softmax", "_safe_softmax": "torch:softmax",
-    "_masked_softmax": "torch:softmax", "_sparse_softmax": "torch:softmax",
-    "_nested_tensor_softmax_with_shape": "torch:softmax",
-    "_log_softmax": "torch:log_softmax", "_log_softmax.out": "torch:log_softmax",
-    "_sparse_log_softmax": "torch:log_softmax",
-    "scaled_dot_product_attention": "torch:scaled_dot_product_attention",
-    "_scaled_dot_product_attention_math": "torch:scaled_dot_product_attention",
-    "_scaled_dot_product_flash_attention_for_cpu": "torch:scaled_dot_product_attention",
-    "_native_multi_head_attention": "torch:multi_head_attention_forward",
-    "_transformer_encoder_layer_fwd": "torch:multi_head_attention_forward",
-    # normalisation layers (``layer_norm`` may not call them: each computes a layer norm over a reshaped input)
-    "layer_norm": "torch:layer_norm", "native_layer_norm": "torch:layer_norm",
-    "group_norm": "torch:group_norm", "native_group_norm": "torch:group_norm",
-    "batch_norm": "torch:batch_norm", "native_batch_norm": "torch:batch_norm",
-    "_native_batch_norm_legit": "torch:batch_norm", "_native_batch_norm_legit_no_training": "torch:batch_norm",
-    "_batch_norm_with_update": "torch:batch_norm", "_batch_norm_no_update": "torch:batch_norm",
-    "instance_norm": "torch:batch_norm",
-    "rms_norm": "torch:rms_norm", "_fused_rms_norm": "torch:rms_norm",
-}
-# Kernels that every Python-level library routine of the rule reaches (matrix products, tanh, exp): they report the
-# routine when one of its functions is on the calling thread's stack.
-_PROBE_OPS = ("mm", "bmm", "baddbmm", "addmm", "mv", "dot", "tanh", "exp", "rsqrt", "rsqrt_")
-_KEYS = ("CPU", "SparseCPU", "NestedTensorCPU", "MkldnnCPU", "QuantizedCPU", "CompositeImplicitAutograd",
-         "CompositeExplicitAutograd", "FuncTorchBatchedDecomposition", "FuncTorchVmapMode")
-_RUNTIME_KEY = {"CompositeImplicitAutograd": "CPU", "CompositeExplicitAutograd": "CPU",
-                "FuncTorchBatchedDecomposition": "FuncTorchBatched"}  # alias key -> the key its kernel is read at
-_REFUSED = {   # audit events refused to the student's code once its first cell runs
-    "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.system", "os.exec", "subprocess.Popen", "pty.spawn",
-    "ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.cdata", "ctypes.cdata/buffer",
-    "ctypes.call_function", "ctypes.string_at", "ctypes.wstring_at", "ctypes.addressof", "ctypes.PyObj_FromPtr",
-    "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace", "sys.setprofile",
-    "sys._current_frames", "sys._current_exceptions", "os.add_dll_directory",
-}
-_FRAME_ATTRS = {"tb_frame", "gi_frame", "cr_frame", "ag_frame"}
-_LAYERS = {   # Keras attention layers: module -> (class, label)
-    "keras.src.layers.attention.attention": ("Attention", "keras:layers.Attention"),
-    "keras.src.layers.attention.additive_attention": ("AdditiveAttention", "keras:layers.AdditiveAttention"),
-    "keras.src.layers.attention.multi_head_attention": ("MultiHeadAttention", "keras:layers.MultiHeadAttention"),
-    "keras.src.layers.attention.grouped_query_attention": ("GroupedQueryAttention", "keras:layers.GroupQueryAttention"),
-    # Keras normalisation layers (on torch they end at torch's kernels above, or at ``rsqrt`` where they do not)
-    "keras.src.layers.normalization.layer_normalization": ("LayerNormalization", "keras:layers.LayerNormalization"),
-    "keras.src.layers.normalization.group_normalization": ("GroupNormalization", "keras:layers.GroupNormalization"),
-    "keras.src.layers.normalization.batch_normalization": ("BatchNormalization", "keras:layers.BatchNormalization"),
-    "keras.src.layers.normalization.rms_normalization": ("RMSNormalization", "keras:layers.RMSNormalization"),
-}
-_SCIPY = ("softmax", "log_softmax")   # scipy.special's routines, wrapped (``watch_scipy``)
-# Audit events reported once each for the instructor's review (as ``review:<kind>`` lines): making a code object
-# (``types.CodeType``, ``code.replace``), a function from one (``types.FunctionType``), replacing a function's code.
-_REVIEWED_EVENTS = {"code.__new__": "code.__new__", "function.__new__": "function.__new__",
-                    "object.__setattr__": "function.__code__"}
-REVIEWS = frozenset(_REVIEWED_EVENTS.values())   # every review kind this monitor can report
-# Every label this monitor can report; a grader's rule naming another could never see it (tests/sandbox/test_policy.py).
-LABELS = frozenset({*_KERNEL_OPS.values(), *(label for _, label in _LAYERS.values()), "keras:ops.dot_product_attention",
-                    "keras:ops.normalization",
-                    "torch:multi_head_attention_forward", "torch:log_softmax", "torch:softmax",
-                    "torch:scaled_dot_product_attention", *(f"scipy:special.{name}" for name in _SCIPY)})
-
-
-def _routine_codes():
-    """``{code object: routine}`` of the Python-level library routines of the rule (Keras attention layers and
-    their internals, ``keras.ops.dot_product_attention``, torch's ``multi_head_attention_forward`` and the
-    softmax/attention decompositions of ``torch._refs``/``torch._decomp``)."""
-    import inspect
-
-    found = {}
-
-    def add(obj, label):
-        for fn in ([obj] if inspect.isfunction(obj) else
-                   [getattr(v, "__func__", v) for v in vars(obj).values()] if inspect.isclass(obj) else []):
-            fn = inspect.unwrap(fn) if inspect.isfunction(fn) else fn
-            code = getattr(fn, "__code__", None)
-            if code is not None:
-                found[code] = label
-
-    def module(name):
-        return sys.modules.get(name)
-
-    for name, (cls, label) in _LAYERS.items():
-        if module(name) is not None and hasattr(module(name), cls):
-            add(getattr(module(name), cls), label)
-    for name in ("keras.src.ops.nn", "keras.src.backend.torch.nn"):
-        for attr, value in vars(module(name) or object).items() if module(name) else ():
-            if "attention" in attr.lower():
-                add(value, "keras:ops.dot_product_attention")
-            elif "normalization" in attr.lower():      # layer_normalization, rms_normalization, batch_normalization
-                add(value, "keras:ops.normalization")
-    functional = module("torch.nn.functional")
-    if functional is not None:
-        add(functional.multi_head_attention_forward, "torch:multi_head_attention_forward")
-        add(sys.modules["torch.nn"].MultiheadAttention, "torch:multi_head_attention_forward")
-    for name in ("torch._refs", "torch._refs.nn.functional", "torch._refs.special", "torch._decomp.decompositions",
-                 "torch._decomp.decompositions_for_jvp"):
-        for attr, value in vars(module(name) or object).items() if module(name) else ():
-            low = attr.lower()
-            label = ("torch:log_softmax" if "log_softmax" in low else "torch:softmax" if "softmax" in low else
-                     "torch:scaled_dot_product_attention" if "scaled_dot_product" in low else None)
-            if label:
-                add(value, label)
-    return found
-
-
-_CACHED = 4096   # code objects the kernels remember the content of (by identity), at most
+from .recognise import recogniser  # noqa: E402
+from .watched import (_FRAME_ATTRS, _KERNEL_OPS, _KEYS, _PROBE_OPS, _REFUSED, _REVIEWED_EVENTS,  # noqa: E402
+                      _RUNTIME_KEY, _SCIPY, routine_codes)
 
 
 def guard(event_fd):
@@ -134,7 +34,7 @@ def guard(event_fd):
       kernel, so every road is seen. Python-level routines (Keras attention layers and their internals,
       ``multi_head_attention_forward``, torch's decompositions) reach a matrix product, ``tanh`` or ``exp``
       kernel: those report the routine when one of its functions is on the calling thread's stack, known by what
-      its code is (``content``: a clone or a pasted copy is seen), not by which object it is.
+      its code is (``recognise.recogniser``: a clone or a pasted copy is seen), not by which object it is.
     * **Nothing to undo.** Each use is written at once, as one line, to ``event_fd``, a pipe whose read end only
       the grader holds: a byte sent cannot be taken back. Nothing is recorded in this process. The kernels, the
       pipe's identity and every name they use at run time live in closures that no student object refers to (not
@@ -152,7 +52,6 @@ def guard(event_fd):
     copied into the notebook, numpy-only library routines (scipy's softmax is wrapped, and flagged statically).
     """
     import threading
-    import weakref
 
     import torch
     from torch.library import Library, get_kernel
@@ -170,126 +69,13 @@ def guard(event_fd):
     # (tests/sandbox/test_policy.py checks that no run-time code of the guard loads a global).
     write, fstat, getframe = os.write, os.fstat, sys._getframe
     refused, frame_attrs = frozenset(_REFUSED), frozenset(_FRAME_ATTRS)
-    get, Denied, NoFrame = getattr, PermissionError, ValueError
+    get, Denied, NoFrame, kind, text = getattr, PermissionError, ValueError, type, str
     stat = fstat(event_fd)
     identity = (stat.st_dev, stat.st_ino)
     local = threading.local()
     guard_codes = set()
 
-    # A routine is known by what it is, not by which object it is: ``content`` is what a code object computes,
-    # apart from where and how it was written. On Python 3.11 (the course's) it is its instructions as they run:
-    # no NOP or EXTENDED_ARG, constants by value (nested code objects by their own content), names by name, local
-    # and cell variables by number, jumps by the instruction they land on, with its argument counts and kind of
-    # function; so line numbers and layout (NOPs), the docstring, comments, local names, the function's name,
-    # qualified name and file do not matter. A clone (``code.replace``, ``FunctionType``), a copy under another
-    # name, and its source compiled again (pasted, reformatted, without its docstring) have the content of the
-    # original. Elsewhere the bytecode, constants and names as they are (clones and verbatim copies only). None for a
-    # constant of a kind no library routine has (nothing of the student's is called to compare it). The kernels
-    # remember each code object they met by identity (a weak reference: an id is reused only once its object is
-    # gone), at most ``_CACHED`` of them.
-    import dis
-
-    kind, hexf, length, ident, ref, tuple_, sorted_, repr_ = type, float.hex, len, id, weakref.ref, tuple, sorted, repr
-    code_type, float_type, complex_type, frozenset_type = type(guard.__code__), float, complex, frozenset
-    plain, text = frozenset({int, bool, str, bytes, type(None), type(...)}), str
-    Unusual, cached = (RecursionError, TypeError, ValueError, IndexError, KeyError, MemoryError), _CACHED
-    by_instructions = sys.version_info[:2] == (3, 11)
-    cache_entries = tuple(dis._inline_cache_entries) if by_instructions else ()
-    has_const, has_name, has_jump = frozenset(dis.hasconst), frozenset(dis.hasname), frozenset(dis.hasjrel)
-    backward = frozenset(op for op, name in enumerate(dis.opname) if "JUMP_BACKWARD" in name)
-    skipped = frozenset({dis.opmap["NOP"], dis.opmap["EXTENDED_ARG"], dis.opmap.get("CACHE", 0)})
-    extended, load_global, function_kind = dis.opmap["EXTENDED_ARG"], dis.opmap["LOAD_GLOBAL"], 0x3AC
-
-    def content(code, depth):
-        if depth > 16:
-            return None
-        if not by_instructions:
-            consts = []
-            for const in code.co_consts:
-                kept = constant(const, depth)
-                if kept is None:
-                    return None
-                consts.append(kept)
-            return (code.co_code, tuple_(consts), code.co_names, code.co_argcount, code.co_posonlyargcount,
-                    code.co_kwonlyargcount)
-        raw, names, consts = code.co_code, code.co_names, code.co_consts
-        decoded, offset, ext, end = [], 0, 0, length(raw)
-        while offset < end:
-            op = raw[offset]
-            arg = raw[offset + 1] | ext
-            ext = (arg << 8) if op == extended else 0
-            decoded.append((offset, op, arg))
-            offset += 2 + 2 * cache_entries[op]
-        position, at = 0, {}
-        for offset, op, _ in decoded:      # a jump to a skipped instruction lands on the next one kept
-            at[offset] = position
-            if op not in skipped:
-                position += 1
-        out = []
-        for offset, op, arg in decoded:
-            if op in skipped:
-                continue
-            if op in has_const:
-                kept = constant(consts[arg], depth)
-                if kept is None:
-                    return None
-                out.append((op, kept))
-            elif op == load_global:
-                out.append((op, names[arg >> 1], arg & 1))
-            elif op in has_name:
-                out.append((op, names[arg]))
-            elif op in has_jump:
-                out.append((op, at.get(offset + 2 + (-2 * arg if op in backward else 2 * arg), -1)))
-            else:
-                out.append((op, arg))
-        return (tuple_(out), code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount,
-                code.co_flags & function_kind)
-
-    def constant(const, depth):
-        k = kind(const)
-        if k is code_type:
-            nested = content(const, depth + 1)
-            return None if nested is None else ("code", nested)
-        if k is float_type:
-            return ("float", hexf(const))
-        if k is complex_type:
-            return ("complex", hexf(const.real), hexf(const.imag))
-        if k is tuple_ or k is frozenset_type:
-            items = []
-            for c in const:
-                item = constant(c, depth + 1)
-                if item is None:
-                    return None
-                items.append(item)
-            return (k.__name__, tuple_(sorted_(items, key=repr_) if k is frozenset_type else items))
-        if k in plain:
-            return (k.__name__, const)
-        return None
-
-    watched = {}
-    for code, label in _routine_codes().items():
-        found = content(code, 0)
-        if found is not None:
-            watched[found] = (label + "\n").encode()
-    seen = {}
-
-    def known(code):
-        """The report of the watched routine ``code`` is (a copy of), or None."""
-        entry = seen.get(ident(code))
-        if entry is not None and entry[0]() is code:
-            return entry[1]
-        try:
-            token = watched.get(content(code, 0))
-            weak = ref(code)
-        except Unusual:
-            return None
-        if length(seen) >= cached:
-            for key in [k for k, (r, _) in seen.items() if r() is None]:
-                del seen[key]
-            if length(seen) >= cached:
-                seen.clear()
-        seen[ident(code)] = (weak, token)
-        return token
+    known, recognising = recogniser(routine_codes())
 
     def emitter(write, fstat, event_fd, identity, Denied):
         """A function that writes one report to the event pipe, checked to be the pipe it was. Each call makes one
@@ -356,7 +142,7 @@ def guard(event_fd):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
                 library.impl(op, make(original, token), key, with_keyset=True)
-    guard_codes |= {probe.__code__, known.__code__, content.__code__, constant.__code__}
+    guard_codes |= {probe.__code__} | recognising
 
     def reaches_guard(frame):
         while frame is not None:

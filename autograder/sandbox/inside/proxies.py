@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from .values import decode, encode, to_numpy
+from .values import decode_request, encode, student_value, to_numpy
 from .wire import read_frame, write_frame
 
 
@@ -139,8 +139,9 @@ class Isolated:
         except _NotPlain:
             return original(*args, **kwargs)
         arrays = []
-        header = {"op": "callback", "name": name, "args": encode(plain_args, arrays, _NoHandles()),
-                  "kwargs": encode(plain_kwargs, arrays, _NoHandles())}
+        plain = student_value(_NoHandles())
+        header = {"op": "callback", "name": name, "args": encode(plain_args, arrays, plain),
+                  "kwargs": encode(plain_kwargs, arrays, plain)}
         with self.lock:
             if not self.active:
                 raise RuntimeError(f"{name}: 채점 중인 호출 밖에서는 이 대리 함수를 쓸 수 없습니다.")
@@ -156,5 +157,5 @@ class Isolated:
         if not answer.get("ok"):
             raise _BUILTIN_ERRORS.get(answer.get("error"), RuntimeError)(answer.get("message", ""))
         self.asked.add(name)
-        return _like(decode(answer.get("value"), out, None), args, kwargs)
+        return _like(decode_request(answer.get("value"), out, None), args, kwargs)
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from .monitor import guard, watch_scipy
 from .proxies import Isolated
-from .values import Handles, decode, encode, to_numpy
+from .values import Handles, decode_request, encode, student_value, to_numpy
 from .wire import read_frame, write_frame
 
 
@@ -54,12 +54,13 @@ class _memory_allowance:
             resource.setrlimit(resource.RLIMIT_AS, self.saved)
 
 
-class TimeLimit(BaseException):
-    """Raised inside a graded call that ran past its limit (a BaseException: ``except Exception`` lets it pass)."""
+class Timeout(BaseException):
+    """Raised inside a graded call that ran past its limit (a BaseException: ``except Exception`` lets it pass); the
+    reply's error is its name, which the grader reads as ``errors.Failure.TIMEOUT``."""
 
 
 def _on_alarm(signum, frame):
-    raise TimeLimit("time limit")
+    raise Timeout("time limit")
 
 
 class _time_limit:
@@ -184,6 +185,7 @@ def serve(request_fd, response_fd, event_fd):
     emit, scipy_watched = guard(event_fd), []
     sys.audit("autograder.arm")  # from here on the audit hook refuses fork, ctypes, gc walks, tracing, frames
     handles = Handles()
+    other = student_value(handles)   # how this process sends what is not plain data: arrays, and handles of objects
     while True:
         try:
             header, arrays = read_frame(request_fd)
@@ -206,29 +208,29 @@ def serve(request_fd, response_fd, event_fd):
             if obj is _MISSING:
                 reply = {"ok": False, "error": "Missing", "message": target}
             elif op == "get":
-                reply = {"ok": True, "value": encode(obj, out_arrays, handles)}
+                reply = {"ok": True, "value": encode(obj, out_arrays, other)}
             elif op == "getattr":
                 value = getattr(obj, header["attr"])
                 if callable(value) and not isinstance(value, np.ndarray) and to_numpy(value) is None:
                     reply = {"ok": True, "value": None, "callable": True}
                 else:
-                    reply = {"ok": True, "value": encode(value, out_arrays, handles)}
+                    reply = {"ok": True, "value": encode(value, out_arrays, other)}
             elif op == "len":
-                reply = {"ok": True, "value": encode(len(obj), out_arrays, handles)}
+                reply = {"ok": True, "value": encode(len(obj), out_arrays, other)}
             elif op == "call":
                 fn = getattr(obj, header["method"]) if header.get("method") else obj
-                args = decode(header.get("args", {"l": []}), arrays, handles)
-                kwargs = decode(header.get("kwargs", {"d": {}}), arrays, handles)
+                args = decode_request(header.get("args", {"l": []}), arrays, handles)
+                kwargs = decode_request(header.get("kwargs", {"d": {}}), arrays, handles)
                 start = time.perf_counter()
                 isolated = Isolated(namespace, header.get("isolate") or (), request_fd, response_fd)
-                # A call past its limit is interrupted here (SIGALRM: TimeLimit), so a hung function costs its
+                # A call past its limit is interrupted here (SIGALRM: Timeout), so a hung function costs its
                 # time and not the process; one that stops the alarm is killed by the grader a moment later.
                 with _memory_allowance(header.get("memory_mb")), isolated, _time_limit(header.get("limit")):
                     value = fn(*args, **kwargs)
                 seconds = time.perf_counter() - start
                 # converted here, before the reply: a value that calls a library routine when converted does so
                 # while the call is still in flight for the grader
-                reply = {"ok": True, "value": encode(value, out_arrays, handles), "seconds": seconds,
+                reply = {"ok": True, "value": encode(value, out_arrays, other), "seconds": seconds,
                          "asked": sorted(isolated.asked)}
             else:
                 reply = {"ok": False, "error": "Protocol", "message": f"unknown op {op!r}"}

@@ -1,8 +1,14 @@
-"""Python values in the wire format: what the student's process sends back and what it is sent.
+"""Python values in the wire format, both ways: the one codec of the student's process and of the grader.
 
 Values inside a frame's header are JSON, with arrays as ``{"a": i}`` (index into the frame's arrays), tuples as
 ``{"t": [...]}``, lists as ``{"l": [...]}``, dicts as ``{"d": {...}}``, non-finite floats as ``{"f": "nan"}``
 and objects that stay in the student's process as ``{"h": id, "type": name}``.
+
+``encode`` and ``decode`` are that format; each side says only what it does with what is not plain data. The
+student's process (``serve``, ``proxies``) sends numpy arrays of whatever tensor the student returned
+(``to_numpy``) and handles of its other objects (``Handles``), and resolves the handles it is sent; the grader
+(``autograder.sandbox.remote``, which imports this module as ``autograder.sandbox.inside.values``) sends its own
+arrays, numpy scalars as Python numbers and the handles it holds, and takes back numeric arrays only.
 """
 import builtins as _builtins_module
 
@@ -11,7 +17,15 @@ import builtins as _builtins_module
 # looks its builtins up in its module's ``__builtins__``).
 __builtins__ = dict(vars(_builtins_module))
 
-import numpy as np  # noqa: E402
+import math  # noqa: E402
+
+import numpy as np
+
+MAX_DEPTH = 8   # containers in containers, at most (a deeper value is refused)
+
+
+class UnknownValue(ValueError):
+    """A wire value that is none of the format's: a dict without a known tag, or not a JSON scalar."""
 
 
 class Handles:
@@ -45,45 +59,64 @@ def to_numpy(value):
     return None
 
 
-def encode(value, arrays, handles, depth=0):
-    """Turn a student's value into the wire format (arrays appended to ``arrays``)."""
-    if depth > 8:
+def encode(value, arrays, other, depth=0):
+    """``value`` in the wire format, its arrays appended to ``arrays``.
+
+    Plain data (None, bool, int, float, str, and tuples, lists and dicts with str keys of plain data) is encoded
+    here; anything else is ``other(value, arrays)``'s to encode: an array, a tensor, an object (each side's own).
+    """
+    if depth > MAX_DEPTH:
         raise ValueError("값이 너무 깊게 중첩되어 있습니다")
-    if value is None or type(value) in (bool, str):
-        return value
-    if type(value) is int:
+    if value is None or type(value) in (bool, str, int):
         return value
     if type(value) is float:
-        return value if np.isfinite(value) else {"f": repr(value)}
-    array = to_numpy(value)
-    if array is not None:
-        if array.dtype.kind not in "biuf":
-            raise TypeError(f"숫자 배열이 아닙니다 (dtype={array.dtype})")
-        arrays.append(array)
-        return {"a": len(arrays) - 1}
+        return value if math.isfinite(value) else {"f": repr(value)}
     if type(value) is tuple:
-        return {"t": [encode(v, arrays, handles, depth + 1) for v in value]}
+        return {"t": [encode(v, arrays, other, depth + 1) for v in value]}
     if type(value) is list:
-        return {"l": [encode(v, arrays, handles, depth + 1) for v in value]}
+        return {"l": [encode(v, arrays, other, depth + 1) for v in value]}
     if type(value) is dict and all(type(k) is str for k in value):
-        return {"d": {k: encode(v, arrays, handles, depth + 1) for k, v in value.items()}}
-    return {"h": handles.add(value), "type": type(value).__name__}
+        return {"d": {k: encode(v, arrays, other, depth + 1) for k, v in value.items()}}
+    return other(value, arrays)
 
 
-def decode(value, arrays, handles):
-    """Turn a request's arguments into Python values (arrays, handles resolved)."""
+def decode(value, array, handle):
+    """A wire value as Python values: ``array(i)`` gives the frame's i-th array, ``handle(h, type_name)`` the
+    object a handle names. Raises ``UnknownValue`` for anything the format does not have."""
     if isinstance(value, dict):
         if "a" in value:
-            return arrays[value["a"]]
+            return array(int(value["a"]))
         if "t" in value:
-            return tuple(decode(v, arrays, handles) for v in value["t"])
+            return tuple(decode(v, array, handle) for v in value["t"])
         if "l" in value:
-            return [decode(v, arrays, handles) for v in value["l"]]
+            return [decode(v, array, handle) for v in value["l"]]
         if "d" in value:
-            return {k: decode(v, arrays, handles) for k, v in value["d"].items()}
+            return {str(k): decode(v, array, handle) for k, v in value["d"].items()}
         if "f" in value:
             return float(value["f"])
         if "h" in value:
-            return handles.objects[value["h"]]
-    return value
+            return handle(int(value["h"]), str(value.get("type", "object")))
+        raise UnknownValue("a dict without a known tag")
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise UnknownValue(f"a value of type {type(value).__name__}")
 
+
+# ----------------------------------------------------------------------------------------------- the student's side
+def student_value(handles):
+    """``encode``'s ``other`` in the student's process: a tensor-like value as a numeric array, any other object
+    kept here under a handle (``handles.add``)."""
+    def other(value, arrays):
+        array = to_numpy(value)
+        if array is not None:
+            if array.dtype.kind not in "biuf":
+                raise TypeError(f"숫자 배열이 아닙니다 (dtype={array.dtype})")
+            arrays.append(array)
+            return {"a": len(arrays) - 1}
+        return {"h": handles.add(value), "type": type(value).__name__}
+    return other
+
+
+def decode_request(value, arrays, handles):
+    """A request's arguments (or the grader's answer to a proxy) as Python values: arrays and handles resolved."""
+    return decode(value, arrays.__getitem__, lambda h, _type: handles.objects[h])

@@ -1,0 +1,245 @@
+"""The grader's requests to the student's process: its calls, and the student's objects that stay there.
+
+``RemoteCalls`` (a base of ``process.StudentProcess``) sends one request with its limits (``request``), answers the
+questions the proxies ask while the student's code runs, gives the request the watched library routines that ran
+while it was in flight, and decodes the reply; ``call``, ``graded_call`` and ``call_with_memory`` are the calls the
+graders make with it. Values cross in the one wire format of ``inside.values`` (``encode_value``, ``decode_value``
+are the grader's side of it); an object the student's function returns stays in the student's process and is a
+``Remote`` here.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from autograder.messages import Reason
+from autograder.sandbox.errors import Failure, StudentCodeError, from_reply
+from autograder.sandbox.inside import values
+
+class RemoteCalls:
+    """The requests of ``process.StudentProcess``, which gives them the process: ``_ensure_running()`` (a process
+    to ask, started or restarted), ``_exchange(header, arrays, timeout, what, answering)`` (one frame each way,
+    within the submission's deadline), ``_within_deadline(timeout)``, ``connection`` (its ``events``, ``proc``),
+    ``timeouts`` (``policy.Timeouts``), ``close()``, and the counters ``broken``, ``timed_out`` and ``interrupted``."""
+
+    def request(self, header: dict, arrays=(), timeout: float | None = None, answer=None) -> dict:
+        """Send one request; returns the decoded reply (``value`` decoded, ``events``: the watched library routines
+        that ran while it was in flight).
+
+        While the student's code runs, it may ask for reference results (``callback`` frames from the proxies of
+        ``inside.proxies.Isolated``): ``answer(header, arrays, deadline) -> (header, arrays)`` gives them, by the
+        call's deadline (without it, every such question is refused). A call past ``timeout`` is stopped by the
+        process's own alarm (it lives on) or else killed ``timeouts.interrupt_grace`` later.
+
+        A function whose call ran past its time limit or ended the process is recognised once: it is not called
+        again, and its later calls fail at once with the same message, so one broken exercise cannot use up the
+        time of the others; and no call starts after the submission's deadline.
+        """
+        key = header.get("target") if isinstance(header.get("target"), str) else "<object>"
+        if key in self.broken:
+            raise StudentCodeError(Failure.BROKEN, self.broken[key])
+        timeout = timeout or self.timeouts.call
+        timeout = self._within_deadline(timeout)
+        self._ensure_running()
+        events = self.connection.events
+        mark = events.mark()
+        what = header.get("op", "")
+        limited = header.get("op") == "call"
+        if limited:
+            header = {**header, "limit": timeout}   # the student's process stops the call itself at its limit (SIGALRM)
+        deadline = time.monotonic() + timeout + (self.timeouts.interrupt_grace if limited else 0)
+        try:
+            reply, out = self._exchange(header, list(arrays), deadline - time.monotonic(), what)
+            reply, out = self._answer_callbacks(reply, out, answer, deadline, timeout, what)
+            if limited and reply.get("error") == "Timeout":   # inside.serve.Timeout
+                self.interrupted += 1  # the call stopped at its limit; the process lives on, nothing to replay
+                raise StudentCodeError(Failure.TIMEOUT, Reason.CALL_TIMEOUT(seconds=timeout))
+        except StudentCodeError as exc:
+            if (exc.kind in (Failure.TIMEOUT, Failure.CRASHED, Failure.PROTOCOL)
+                    and header.get("op") in ("call", "getattr", "len", "get")):
+                if exc.kind is Failure.TIMEOUT:
+                    self.timed_out += 1
+                    exc = StudentCodeError(Failure.TIMEOUT, Reason.CALL_TIMEOUT(seconds=timeout), exc.detail)
+                self.broken[key] = exc.reason
+                raise exc from None
+            raise
+        # Attribution on this side: every watched routine that ran while this request was in flight (its reply's
+        # conversion to arrays included) belongs to it, whichever of the student's functions called it.
+        reply["events"] = sorted(set(events.since(mark)))
+        if events.tampered:
+            raise StudentCodeError(Failure.TAMPERED, Reason.EVENTS_TAMPERED(what=events.tampered))
+        if not reply.get("ok"):
+            raise from_reply(reply)
+        reply["value"] = self._bind(decode_value(reply.get("value"), out))
+        return reply
+
+    def _answer_callbacks(self, reply, out, answer, deadline, timeout, what):
+        """Answer the student's questions for reference results until the real reply comes. The answers count as
+        the call's time and end by its ``deadline`` (``answer(header, arrays, deadline)``: a big one is computed
+        apart and stopped there), so a call that asks cannot hold the grader longer than the call may take."""
+        while reply.get("op") == "callback":
+            if answer is None:
+                response, arrays = {"ok": False, "error": "RuntimeError",
+                                    "message": Reason.NO_REFERENCE_NOW.korean()}, []
+            else:
+                response, arrays = answer(reply, out, deadline)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.close()
+                raise StudentCodeError(Failure.TIMEOUT, Reason.CALL_TIMEOUT(seconds=timeout))
+            reply, out = self._exchange(response, arrays, left, what, answering=True)
+        return reply, out
+
+    def _bind(self, value):
+        """Turn handles of a reply into ``Remote`` objects of this process."""
+        if isinstance(value, RemoteRef):
+            return Remote(self, value.handle, value.type_name)
+        if isinstance(value, (tuple, list)):
+            return type(value)(self._bind(v) for v in value)
+        return value
+
+    # ------------------------------------------------------------------ the calls
+    def graded_call(self, target, args, kwargs, *, timeout: float | None = None, isolate=(), answer=None,
+                    memory_mb: int | None = None) -> dict:
+        """A grader's call, its whole reply returned (``value``, ``events``, ``seconds``, ``asked``; ``peak_mb`` with
+        ``memory_mb``). ``timeout``: its limit (default ``timeouts.call``); ``isolate``: the student's functions that
+        are proxies during the call, answered by ``answer`` (see ``request``); ``memory_mb``: see
+        ``call_with_memory``."""
+        options = {"timeout": timeout, "isolate": isolate, "answer": answer}
+        if memory_mb is None:
+            return self._call(target, args, kwargs, **options)
+        return self._call_with_memory(memory_mb, target, args, kwargs, **options)
+
+    def call(self, target, *args, method: str | None = None, **kwargs) -> dict:
+        """Call a student's function (by name) or a method of a remote object; returns the reply (``value``: plain
+        values)."""
+        return self._call(target, args, kwargs, method)
+
+    def _call(self, target, args, kwargs, method=None, memory_mb=None, timeout=None, isolate=(),
+              answer=None) -> dict:
+        """One call. ``isolate``: names of the student's functions that are proxies during the call (their
+        results come from ``answer``, see ``request``); ``timeout``: this call's limit (default ``timeouts.call``)."""
+        arrays: list = []
+        header = {"op": "call", "target": _target(target), "method": method, "memory_mb": memory_mb,
+                  "args": encode_value(list(args), arrays), "kwargs": encode_value(dict(kwargs), arrays)}
+        if isolate:
+            header["isolate"] = sorted(isolate)
+        return self.request(header, arrays, timeout, answer)
+
+    def call_with_memory(self, memory_mb: int, target, *args, **kwargs) -> dict:
+        """Like ``call``, allowing at most ``memory_mb`` MiB beyond what the process holds now.
+
+        The student's process lowers its own soft address-space limit for the call (an allocation past it raises
+        ``MemoryError``), and the peak resident memory is measured from this side (``/proc/PID/clear_refs`` and
+        ``VmHWM``), so a process that raises its soft limit again is still caught. The student's code cannot fork,
+        spawn or exec (``inside.monitor.guard``'s audit hook), so this process's peak is its whole tree's: no child can
+        hold the memory instead. The reply carries ``peak_mb``.
+        """
+        return self._call_with_memory(memory_mb, target, args, kwargs)
+
+    def _call_with_memory(self, memory_mb: int, target, args, kwargs, **options) -> dict:
+        """``call_with_memory`` with ``_call``'s options (timeout, isolate, answer)."""
+        self._ensure_running()
+        pid = self.connection.proc.pid
+        with open(f"/proc/{pid}/clear_refs", "w") as fh:
+            fh.write("5")  # reset the peak resident size (VmHWM) to the current one
+        rss = _status(pid, "VmRSS")
+        reply = self._call(target, args, kwargs, memory_mb=memory_mb, **options)
+        reply["peak_mb"] = (_status(pid, "VmHWM") - rss) / (1 << 20)
+        return reply
+
+
+class Remote:
+    """A student's object that stays in the student's process (e.g. a ``KVCache``).
+
+    Its requests go through ``_requester(header, arrays) -> reply`` when the graders set one (their limits and
+    time budget), straight to the process otherwise.
+    """
+
+    def __init__(self, process: RemoteCalls, handle: int, type_name: str):
+        self._process, self._handle, self.type_name = process, handle, type_name
+        self._requester = None
+
+    def _request(self, header: dict, arrays=()) -> dict:
+        if self._requester is None:
+            return self._process.request(header, arrays)
+        return self._requester(header, list(arrays))
+
+    def __getattr__(self, attr):
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        reply = self._request({"op": "getattr", "target": {"h": self._handle}, "attr": attr})
+        if reply.get("callable"):
+            return lambda *args, **kwargs: self._method(attr, args, kwargs)
+        return reply["value"]
+
+    def _method(self, attr: str, args, kwargs):
+        arrays: list = []
+        header = {"op": "call", "target": {"h": self._handle}, "method": attr, "memory_mb": None,
+                  "args": encode_value(list(args), arrays), "kwargs": encode_value(dict(kwargs), arrays)}
+        return self._request(header, arrays)["value"]
+
+    def __len__(self):
+        value = self._request({"op": "len", "target": {"h": self._handle}})["value"]
+        return int(value)
+
+
+class RemoteRef:
+    """A handle in a decoded reply, turned into a ``Remote`` by ``RemoteCalls`` (which knows the process)."""
+
+    def __init__(self, handle: int, type_name: str):
+        self.handle, self.type_name = handle, type_name
+
+
+def _target(target):
+    return {"h": target._handle} if isinstance(target, Remote) else target
+
+
+# ----------------------------------------------------------------------------------------------- the grader's values
+def encode_value(value, arrays):
+    """The grader's inputs in the wire format (``inside.values.encode``): its arrays as they are, numpy scalars as
+    Python numbers, the student's objects it holds (``Remote``) as their handles."""
+    return values.encode(value, arrays, _grader_value)
+
+
+def _grader_value(value, arrays):
+    """What ``values.encode`` leaves to the grader's side (not plain data)."""
+    if isinstance(value, Remote):
+        return {"h": value._handle}
+    if isinstance(value, np.ndarray):
+        arrays.append(value)
+        return {"a": len(arrays) - 1}
+    if isinstance(value, np.generic):
+        return encode_value(value.item(), arrays)
+    if isinstance(value, tuple):
+        return encode_value(tuple(value), arrays)
+    if isinstance(value, list):
+        return encode_value(list(value), arrays)
+    if isinstance(value, dict):
+        return {"d": {k: encode_value(v, arrays) for k, v in value.items()}}
+    return value   # as JSON takes it (or refuses it)
+
+
+def decode_value(value, arrays):
+    """The student's reply as plain Python/numpy values (``inside.values.decode``): arrays numeric only, handles as
+    ``RemoteRef``; raises ``StudentCodeError`` for a value the wire format does not have."""
+    try:
+        return values.decode(value, lambda index: _numeric(arrays[index]), RemoteRef)
+    except values.UnknownValue:
+        raise StudentCodeError(Failure.PROTOCOL, Reason.UNKNOWN_VALUE()) from None
+
+
+def _numeric(array):
+    if array.dtype.kind not in "biuf":
+        raise StudentCodeError(Failure.TYPE, Reason.NOT_NUMERIC(dtype=array.dtype))
+    return array
+
+
+def _status(pid: int, field: str) -> int:
+    """A size from ``/proc/PID/status`` (VmSize, VmRSS, VmHWM) in bytes."""
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    return 0
