@@ -85,12 +85,12 @@ def test_the_type_a_students_code_raised_is_data_not_text(lane):
     from autograder.graders.kv_cache import raised
     from autograder.graders.plugin import Student
 
-    cells = ["def forged(x):\n    raise AssertionError('— ValueError: Hq % Hkv != 0')",
-             "def honest(x):\n    raise ValueError('Hq % Hkv != 0')"]
+    cells = ["def softmax(x):\n    raise AssertionError('— ValueError: Hq % Hkv != 0')",    # forged
+             "def layer_norm(x):\n    raise ValueError('Hq % Hkv != 0')"]                      # honest
     with StudentProcess(cells, lane) as proc:
         proc.start()
         student = Student(proc, cells)
-        for name, error, other in (("forged", "AssertionError", "ValueError"), ("honest", "ValueError", "TypeError")):
+        for name, error, other in (("softmax", "AssertionError", "ValueError"), ("layer_norm", "ValueError", "TypeError")):
             with pytest.raises(GradingFailure) as failed:
                 getattr(student, name)(np.ones(3))
             assert raised(failed.value, error) and not raised(failed.value, other), failed.value.message
