@@ -11,9 +11,23 @@ the texts they expect from here, so a message is written once.
 - :class:`Notice`: the texts around a reason (the note on a blank placeholder, a notebook's error line).
 - :class:`Label`: the words of the hub's pages (login, feedback headings).
 - :class:`ValidateText`: what nbgrader's Validate dialog says on the hub (``autograder/hub/lab_validate.py``).
+- :class:`Verdict`: what the graders' shared checks say about a wrong value (not an array, another shape, not
+  close to the reference, the stored GPU references, integers, the diagnosed mistakes, a function built on a
+  wrong one).
 
-Texts follow docs/glossary.md (particles attached: ``{name}`이(가)``, ``신호 {signal}로``). A grader's own "expected
-vs got" texts stay with the grader (``autograder/graders``).
+Texts follow docs/glossary.md (particles attached: ``{name}`이(가)``, ``신호 {signal}로``).
+
+Kept elsewhere, on purpose: the Korean of autograder/graders that belongs to one test or one exercise stays beside
+it, written once there, as a pytest test's own messages are:
+
+- a grader test's docstring (its first line is the test's description in the feedback) and the texts of its own
+  checks (the ``what=``/``against=`` names given to ``compare``, ``expect_true`` and ``GradingFailure`` messages):
+  ``graders/{attention,kv_cache,decoder}/test_*.py`` and ``graders/attention/properties.py``;
+- an exercise's known mistakes (each one's title and hint), in its record ``graders/exercises/<exercise>.py`` (one
+  record per exercise: adding an exercise is its grader file, its record and its notebook cells);
+- the quiz: its questions' explanations (``graders/quiz/answer_key.py``) and how an answer was read
+  (``graders/quiz/test_quiz.py``);
+- why a submission is on the instructor's review list (``graders/review.py``: the instructor's report only).
 """
 from __future__ import annotations
 
@@ -187,6 +201,39 @@ class Notice(_Catalogue):
     NOTEBOOK_FAILED = ("노트북 코드를 실행하는 중 문제가 생겼습니다: {message}",)
     CELL_ERROR = ("{cell}번째 코드 셀: {error}: {message}{where}",)
     OUTPUT_HIDDEN = ("[표시하지 않음: {types} 출력은 보안상 채점 결과에 보이지 않습니다]",)
+
+
+class Verdict(_Catalogue):
+    """What the graders' shared checks say about a wrong value (``autograder/graders``: compare.py, gpu_checks.py,
+    gpu_refs/store.py, kv_cache/__init__.py, diagnosis.py, isolation.py); ``what`` names the compared quantity."""
+
+    # --- a value that is not an array, or not of the expected shape (compare.py)
+    RETURNED_NONE = ("{what}: None이 반환되었습니다. return 문을 확인하세요.",)
+    RETURNED_SEQUENCE = ("{what}: 배열 하나가 아니라 {kind}(길이 {length})가 반환되었습니다.",)
+    RETURNED_NOT_ARRAY = ("{what}: 배열이 아닌 값({kind})이 반환되었습니다.",)
+    WRONG_SHAPE = ("{what}의 모양이 다릅니다: 기대 {expected}, 실제 {got}.",)
+    # --- an array against its reference (compare.py); AGAINST is the optional "({against} 기준)" of both
+    AGAINST = (" ({against} 기준)",)
+    NOT_FINITE = ("{what}: NaN/inf가 {bad}개 있습니다{against}. 모양 {shape}.",)
+    NOT_CLOSE = ("{what}: 기대값과 다릅니다{against}. 모양 {shape}, 최대 오차 {error:.3g} (허용 {tolerance}).",)
+    # --- against the stored GPU references (gpu_checks.py, gpu_refs/store.py)
+    STORED_NOT_FINITE = ("{what}: NaN/inf가 있습니다 (저장된 참조 {case}의 입력).",)
+    STORED_ONE = ("{label}: 최대 오차 {error:.3g} (허용 {tolerance})",)
+    STORED_MORE = (" 외 {count}개",)
+    STORED_DIFFERS = ("{what}: 저장된 참조 출력 {case}과 다릅니다 ({failed}/{checks}개 참조에서 실패) — {shown}.",)
+    STORED_OUTPUT = ("{device} · {backend} 백엔드 · {dtype}",)
+    STORED_OUTPUTS = ("{devices} · 백엔드 {backends} · {dtypes}",)
+    # --- integers: cache sizes and token counts (kv_cache/__init__.py)
+    NUMBER_IS_BOOL = ("{what}: 숫자가 아니라 bool({value})이 반환되었습니다.",)
+    NUMBER_IS_ARRAY = ("{what}: 숫자 하나가 아니라 모양 {shape}의 배열이 반환되었습니다.",)
+    NOT_A_NUMBER = ("{what}: 숫자가 아닌 값({kind})이 반환되었습니다.",)
+    INTEGER_DIFFERS = ("{what}: {shown}이(가) 나왔지만 기대값과 다릅니다 (정수는 정확히 같아야 합니다).",)
+    NOT_AN_INTEGER = ("{what}: 정수(int)가 아니라 {kind} 값 {value!r}이(가) 반환되었습니다. "
+                      "바이트 수와 토큰 수는 정수입니다: `/` 대신 정수 연산(`*`, `//`)만 쓰세요.",)
+    # --- the mistakes that explain a wrong value (diagnosis.py), and a function built on a wrong one (isolation.py)
+    DIAGNOSED = (" 진단: {titles}",)
+    BUILT_ON_WRONG = ("`{exercise}`는 직접 만든 `{name}`를 호출합니다. `{name}`가 틀려서 실제로는 이 함수도 틀린 "
+                      "결과를 냅니다.",)
 
 
 class Label(_Catalogue):

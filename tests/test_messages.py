@@ -4,9 +4,9 @@ import string
 
 import pytest
 
-from autograder.messages import Label, Notice, Reason, ValidateText
+from autograder.messages import Label, Notice, Reason, ValidateText, Verdict
 
-MEMBERS = [*Reason, *Notice, *Label, *ValidateText]
+MEMBERS = [*Reason, *Notice, *Label, *ValidateText, *Verdict]
 HANGUL = re.compile(r"[가-힣]")
 
 

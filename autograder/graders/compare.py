@@ -1,4 +1,5 @@
-"""Comparison helpers of the hidden graders: Korean messages, shapes first, tolerances from ``tolerances.py``.
+"""Comparison helpers of the hidden graders: Korean messages (``messages.Verdict``), shapes first, tolerances from
+``tolerances.py``.
 
 A failed comparison raises ``GradingFailure``; when the grader passes the student's call (``call=student.last``)
 the result is also compared with the outputs of the known mistakes of that exercise on the same inputs, and a
@@ -10,6 +11,7 @@ import numpy as np
 
 from autograder.graders import diagnosis, tolerances
 from autograder.graders.tolerances import Tolerance
+from autograder.messages import Verdict
 
 
 class GradingFailure(AssertionError):
@@ -27,13 +29,13 @@ class GradingFailure(AssertionError):
 def as_array(value, what: str = "반환값") -> np.ndarray:
     """The student's value as a float64 array, or a Korean failure saying what came back instead."""
     if value is None:
-        raise GradingFailure(f"{what}: None이 반환되었습니다. return 문을 확인하세요.")
+        raise GradingFailure(Verdict.RETURNED_NONE.korean(what=what))
     if isinstance(value, (tuple, list)):
-        raise GradingFailure(f"{what}: 배열 하나가 아니라 {type(value).__name__}(길이 {len(value)})가 반환되었습니다.")
+        raise GradingFailure(Verdict.RETURNED_SEQUENCE.korean(what=what, kind=type(value).__name__, length=len(value)))
     if isinstance(value, (bool, int, float)):
         value = np.asarray(value)
     if not isinstance(value, np.ndarray):
-        raise GradingFailure(f"{what}: 배열이 아닌 값({type(value).__name__})이 반환되었습니다.")
+        raise GradingFailure(Verdict.RETURNED_NOT_ARRAY.korean(what=what, kind=type(value).__name__))
     return value.astype(np.float64)
 
 
@@ -44,7 +46,8 @@ def _shape(a) -> str:
 def expect_shape(got, expected_shape, what: str = "출력") -> np.ndarray:
     got = as_array(got, what)
     if tuple(got.shape) != tuple(expected_shape):
-        raise GradingFailure(f"{what}의 모양이 다릅니다: 기대 {_shape(np.empty(expected_shape))}, 실제 {_shape(got)}.")
+        raise GradingFailure(Verdict.WRONG_SHAPE.korean(what=what, expected=_shape(np.empty(expected_shape)),
+                                                       got=_shape(got)))
     return got
 
 
@@ -68,16 +71,16 @@ def expect_close(got, expected, *, what: str = "출력", tol: Tolerance = tolera
     """
     expected = np.asarray(expected, np.float64)
     got = expect_shape(got, expected.shape, what)
-    ref = f" ({against} 기준)" if against else ""
+    ref = Verdict.AGAINST.korean(against=against) if against else ""
     if not np.all(np.isfinite(got)):
         bad = int(np.sum(~np.isfinite(got)))
-        raise GradingFailure(f"{what}: NaN/inf가 {bad}개 있습니다{ref}. 모양 {_shape(got)}.",
+        raise GradingFailure(Verdict.NOT_FINITE.korean(what=what, bad=bad, against=ref, shape=_shape(got)),
                              diagnosis.of_output(got, call, pick, expected))
     if np.allclose(got, expected, atol=tol.atol, rtol=tol.rtol):
         return max_error(got, expected)
     err = max_error(got, expected)
     found = diagnosis.of_output(got, call, pick, expected)
-    message = f"{what}: 기대값과 다릅니다{ref}. 모양 {_shape(got)}, 최대 오차 {err:.3g} (허용 {tol.describe()})."
+    message = Verdict.NOT_CLOSE.korean(what=what, against=ref, shape=_shape(got), error=err, tolerance=tol.describe())
     raise GradingFailure(diagnosis.with_causes(message, found), found)
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.graders import mistakes, tolerances
+from autograder.messages import Verdict
 
 CLOSE = tolerances.DIAGNOSIS_CLOSE   # a mistake's output this close to the student's explains it (atol = rtol)
 
@@ -32,7 +33,7 @@ CLOSE = tolerances.DIAGNOSIS_CLOSE   # a mistake's output this close to the stud
 def with_causes(message: str, found) -> str:
     """The message with the names of the diagnosed mistakes."""
     if found:
-        message += " 진단: " + "; ".join(m.title for m in found)
+        message += Verdict.DIAGNOSED.korean(titles="; ".join(m.title for m in found))
     return message
 
 

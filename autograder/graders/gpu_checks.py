@@ -17,6 +17,7 @@ from autograder.graders import diagnosis
 from autograder.graders.compare import GradingFailure, as_array, expect_shape, max_error
 from autograder.graders.gpu_refs import store
 from autograder.graders.tolerances import GPU, STUDENT
+from autograder.messages import Verdict
 
 
 @cache
@@ -53,7 +54,8 @@ def describe(kind: str) -> str:
     devices = sorted({r.device for c in found for r in c.references})
     backends = sorted({r.backend for c in found for r in c.references})
     dtypes = [d for d in GPU if any(r.dtype == d for c in found for r in c.references)]
-    return f"{', '.join(devices)} · 백엔드 {', '.join(backends)} · {', '.join(dtypes)}"
+    return Verdict.STORED_OUTPUTS.korean(devices=", ".join(devices), backends=", ".join(backends),
+                                         dtypes=", ".join(dtypes))
 
 
 def expect_matches_references(got, reference_case: store.Case, what: str = "출력", call=None) -> float:
@@ -66,7 +68,7 @@ def expect_matches_references(got, reference_case: store.Case, what: str = "출�
                     reference_case.float64.shape[-1])
         rows = expect_shape(got, expected, what)[..., reference_case.rows, :]
     if not np.all(np.isfinite(rows)):
-        raise GradingFailure(f"{what}: NaN/inf가 있습니다 (저장된 참조 {reference_case.name}의 입력).",
+        raise GradingFailure(Verdict.STORED_NOT_FINITE.korean(what=what, case=reference_case.name),
                              diagnosis.of_output(got, call))
     failures, worst = [], 0.0
     checks = [("float64 math", reference_case.float64, STUDENT)]
@@ -75,11 +77,13 @@ def expect_matches_references(got, reference_case: store.Case, what: str = "출�
         ratio = store.error_ratio(rows, output, tol)
         worst = max(worst, ratio)
         if ratio > 1:
-            failures.append(f"{label}: 최대 오차 {max_error(rows, output):.3g} (허용 {tol.describe()})")
+            failures.append(Verdict.STORED_ONE.korean(label=label, error=max_error(rows, output),
+                                                      tolerance=tol.describe()))
     if failures:
         found = diagnosis.of_output(got, call)
-        shown = "; ".join(failures[:3]) + (f" 외 {len(failures) - 3}개" if len(failures) > 3 else "")
-        message = (f"{what}: 저장된 참조 출력 {reference_case.name}과 다릅니다 ({len(failures)}/{len(checks)}개 "
-                   f"참조에서 실패) — {shown}.")
+        more = Verdict.STORED_MORE.korean(count=len(failures) - 3) if len(failures) > 3 else ""
+        shown = "; ".join(failures[:3]) + more
+        message = Verdict.STORED_DIFFERS.korean(what=what, case=reference_case.name, failed=len(failures),
+                                                checks=len(checks), shown=shown)
         raise GradingFailure(diagnosis.with_causes(message, found), found)
     return worst

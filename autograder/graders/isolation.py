@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 from autograder.graders import bounded, registry, sizing
-from autograder.messages import Reason
+from autograder.messages import Reason, Verdict
 
 # The proxies' table, from the exercise records (``exercises/<exercise>.py``):
 # exercise -> the other contract functions it may call that are answered with the reference while it is graded,
@@ -204,5 +204,4 @@ def _top_level_defs(sources: tuple) -> dict:
 
 def dependency_notes(exercise: str, calls, lost) -> list[str]:
     """Korean notes: ``exercise`` calls the student's own ``calls``; those in ``lost`` lost points."""
-    return [f"`{exercise}`는 직접 만든 `{name}`를 호출합니다. `{name}`가 틀려서 실제로는 이 함수도 틀린 결과를 "
-            f"냅니다." for name in sorted(set(calls) & set(lost))]
+    return [Verdict.BUILT_ON_WRONG.korean(exercise=exercise, name=name) for name in sorted(set(calls) & set(lost))]

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from autograder.graders.tolerances import Tolerance, against_gpu
+from autograder.messages import Verdict
 
 ROOT = Path(__file__).with_name("cases")
 REGENERATE = "python -m autograder.graders.gpu_refs.generate"
@@ -38,7 +39,7 @@ class Reference:
     device: str             # e.g. "NVIDIA H200 (sm_90)" or "cpu (x86_64, AVX512)"
 
     def describe_ko(self) -> str:
-        return f"{self.device} · {self.backend} 백엔드 · {self.dtype}"
+        return Verdict.STORED_OUTPUT.korean(device=self.device, backend=self.backend, dtype=self.dtype)
 
 
 @dataclass

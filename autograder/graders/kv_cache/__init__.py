@@ -11,6 +11,7 @@ import numpy as np
 
 from autograder.graders.compare import GradingFailure, as_array
 from autograder.graders.diagnosis import by_id, of_number, with_causes
+from autograder.messages import Verdict
 
 # name -> (num_layers, num_kv_heads, head_dim, FP16 bytes per token), from each model's config.json
 # (num_hidden_layers, num_key_value_heads, head_dim).
@@ -30,15 +31,15 @@ GB, GiB, MiB = 10**9, 2**30, 2**20
 def number(value, what: str):
     """The student's scalar as a Python ``int`` or ``float`` (for comparing values), or a Korean failure."""
     if isinstance(value, bool):
-        raise GradingFailure(f"{what}: 숫자가 아니라 bool({value})이 반환되었습니다.")
+        raise GradingFailure(Verdict.NUMBER_IS_BOOL.korean(what=what, value=value))
     if isinstance(value, (int, float)):
         return value
     if one_number(value) and value.dtype.kind in "iuf":
         return int(value.item()) if value.dtype.kind in "iu" else float(value.item())
     if isinstance(value, np.ndarray):
-        raise GradingFailure(f"{what}: 숫자 하나가 아니라 모양 {value.shape}의 배열이 반환되었습니다.")
+        raise GradingFailure(Verdict.NUMBER_IS_ARRAY.korean(what=what, shape=value.shape))
     as_array(value, what)     # None, tuples, objects: the usual Korean message
-    raise GradingFailure(f"{what}: 숫자가 아닌 값({type(value).__name__})이 반환되었습니다.")
+    raise GradingFailure(Verdict.NOT_A_NUMBER.korean(what=what, kind=type(value).__name__))
 
 
 def one_number(value) -> bool:
@@ -65,7 +66,7 @@ def expect_int(got, expected: int, *, what: str, call=None, exercise: str | None
         return
     found = of_number(value, expected, call, exercise)
     shown = f"{value:,}" if isinstance(value, int) else f"{value:,.6g}"
-    message = f"{what}: {shown}이(가) 나왔지만 기대값과 다릅니다 (정수는 정확히 같아야 합니다)."
+    message = Verdict.INTEGER_DIFFERS.korean(what=what, shown=shown)
     if explain is not None:
         message += " " + explain(value)
     raise GradingFailure(with_causes(message, found), found)
@@ -77,8 +78,7 @@ def expect_integer_type(got, *, what: str, float_mistake: str | None = None) -> 
         return
     value = number(got, what)
     found = [by_id(float_mistake)] if float_mistake and isinstance(value, float) else []
-    message = (f"{what}: 정수(int)가 아니라 {type(value).__name__} 값 {value!r}이(가) 반환되었습니다. "
-               f"바이트 수와 토큰 수는 정수입니다: `/` 대신 정수 연산(`*`, `//`)만 쓰세요.")
+    message = Verdict.NOT_AN_INTEGER.korean(what=what, kind=type(value).__name__, value=value)
     raise GradingFailure(with_causes(message, found), found)
 
 
