@@ -28,6 +28,11 @@ it, written once there, as a pytest test's own messages are:
 - the quiz: its questions' explanations (``graders/quiz/answer_key.py``) and how an answer was read
   (``graders/quiz/test_quiz.py``);
 - why a submission is on the instructor's review list (``graders/review.py``: the instructor's report only).
+
+And outside the graders: ``autograder/sandbox/inside`` (a few short texts of the student's process: a denied
+operation, a proxy called outside a graded call, a value too deep) cannot import this module, because the package
+is copied alone into the student's sandbox and imports nothing of ``autograder``; the instructor's report, the demo's
+roster and the hub's roster keep their own Korean page text (``feedback/``, ``demo/``, ``hub/roster.py``).
 """
 from __future__ import annotations
 
