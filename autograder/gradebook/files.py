@@ -17,48 +17,15 @@ the checks above to refuse) instead of copying what they point to, and refuses a
 """
 from __future__ import annotations
 
-import fnmatch
 import os
 import stat
 from pathlib import Path
 
 from nbconvert.exporters import NotebookExporter
 
-from autograder.messages import Message, Reason
-from autograder.submission.files import MAX_NOTEBOOK_BYTES, NotGradable, RefusedFile, read_submitted, refusal
+from autograder.submission.files import NotGradable, RefusedFile, copy_plain_tree, placeholder, read_submitted
 
-MAX_FILE_BYTES = MAX_NOTEBOOK_BYTES   # an extra file of a submission bigger than this is not copied
 RELEASE_FEEDBACK_READS = frozenset({"timestamp.txt", "submission_secret.txt"})   # written by nbgrader's submit
-
-
-def copy_plain_tree(source: Path, target: Path, exclude=(), only=None,
-                    limit: int = MAX_FILE_BYTES) -> list[tuple[str, Message]]:
-    """Copy the plain files under ``source`` to ``target`` without following any link; returns the files left
-    out as (relative path, reason; ``str()`` of it in English). ``exclude``: globs of names not copied (and not
-    reported); ``only``: if given, the names (at the top) that are copied, nothing else."""
-    skipped: list[tuple[str, Message]] = []
-    why = refusal(os.lstat(source))
-    if why and why.code is not Reason.DIRECTORY:
-        return [(".", why)]
-    target.mkdir(parents=True, exist_ok=True)
-    for entry in sorted(os.scandir(source), key=lambda e: e.name):
-        rel = entry.name
-        if any(fnmatch.fnmatch(rel, pattern) for pattern in exclude) or (only is not None and rel not in only):
-            continue
-        st = entry.stat(follow_symlinks=False)
-        if stat.S_ISDIR(st.st_mode):
-            skipped += [(f"{rel}/{r}" if r != "." else rel, w)
-                        for r, w in copy_plain_tree(Path(entry.path), target / rel, exclude, None, limit)]
-            continue
-        try:
-            data = read_submitted(entry.path, limit)
-        except NotGradable as exc:
-            skipped.append((rel, exc.message))
-            continue
-        fd = os.open(target / rel, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-    return skipped
 
 
 # ------------------------------------------------------------------------------------------- nbgrader's copies
@@ -77,8 +44,6 @@ class SubmittedNotebookExporter(NotebookExporter):
         return super().from_filename(filename, resources, **kw)
 
     def _placeholder(self, filename: str, refused: RefusedFile):
-        from autograder.gradebook.staging import placeholder
-
         coursedir = getattr(self.parent, "coursedir", None)
         root = Path(coursedir.root if coursedir is not None else ".")
         self.log.warning("Not reading %s (%s); graded as the blank release", filename, refused)
