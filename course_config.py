@@ -175,8 +175,8 @@ if c is not None:
     # Submitted files are data: nbgrader reads a submitted notebook without following links (a link, FIFO, device
     # or hard link is graded as the blank release with the reason), copies only plain files of a submission into
     # autograded/, none into feedback/, and the exchange's collect copies links as links
-    # (autograder/gradebook/files.py).
-    from autograder.gradebook.files import harden_nbgrader as _harden
+    # (autograder/gradebook/files.py, autograder/patches.py).
+    from autograder.patches import harden_nbgrader as _harden
 
     _harden()
     c.Autograde.exporter_class = "autograder.gradebook.files.SubmittedNotebookExporter"

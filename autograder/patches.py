@@ -12,8 +12,9 @@ loads the course's config: formgrader, the nbgrader commands):
   subtracts it in ``nbgrader export`` and in the feedback, but formgrader's API (``NbGraderAPI``) shows the raw
   sum of the grades: a student 2.7 points late still read 27 / 27. The API's answers (submissions, notebooks,
   students, averages) now carry ``score`` net of the penalty and the penalty as ``late_submission_penalty``.
-  (``autograder.gradebook.files.harden_nbgrader`` is the other in-process change: how nbgrader reads and copies
-  submitted files, with its own tests.)
+* ``harden_nbgrader`` (also called by ``course_config.py``): how nbgrader copies and reads submitted files (below).
+* ``patient_service_wait_up`` (called by the generated ``jupyterhub_config.py``): JupyterHub waits longer for the
+  formgrader service to answer.
 
 **In files of the hub's environment** (``/opt/<course>-env``, every user's and the formgrader's JupyterLab;
 ``FILE_PATCHES``, applied by ``python -m autograder hub`` when it builds the environment). The environment's files
@@ -36,8 +37,11 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+from autograder.submission.files import NotGradable, copy_plain_tree, read_submitted
 
 NBGRADER_VERSION = "0.9.6"
 
@@ -134,44 +138,6 @@ def apply_file_patches(prefix: Path, source: Path = Path(sys.prefix)) -> list[st
 
 
 # ------------------------------------------------------------------------------------------------ in the process
-@dataclass
-class LatePenalties:
-    """Every positive late penalty of a gradebook, summed the ways formgrader's pages show scores."""
-
-    by_notebook_submission: dict
-    by_submission: dict             # (assignment, student)
-    by_student: dict
-    by_assignment: dict
-    by_notebook: dict               # (assignment, notebook)
-
-    @classmethod
-    def read(cls, gb) -> "LatePenalties":
-        from nbgrader.api import Assignment, Notebook, Student, SubmittedAssignment, SubmittedNotebook
-
-        rows = (gb.db.query(SubmittedNotebook.id, Assignment.name, Notebook.name, Student.id,
-                            SubmittedNotebook.late_submission_penalty)
-                .join(SubmittedAssignment, SubmittedNotebook.assignment)
-                .join(Notebook, SubmittedNotebook.notebook)
-                .join(Assignment, SubmittedAssignment.assignment)
-                .join(Student, SubmittedAssignment.student)
-                .filter(SubmittedNotebook.late_submission_penalty > 0).all())
-        found = cls({}, {}, {}, {}, {})
-        for nb_id, assignment, notebook, student, penalty in rows:
-            found.by_notebook_submission[nb_id] = penalty
-            for table, key in ((found.by_submission, (assignment, student)), (found.by_student, student),
-                               (found.by_assignment, assignment), (found.by_notebook, (assignment, notebook))):
-                table[key] = table.get(key, 0.0) + penalty
-        return found
-
-
-def _net(entry: dict | None, penalty: float) -> None:
-    """``entry``'s score net of ``penalty`` (once: an entry that carries its penalty is left alone)."""
-    if not entry or "late_submission_penalty" in entry or entry.get("score") is None:
-        return
-    entry["late_submission_penalty"] = penalty
-    entry["score"] = max(0.0, entry["score"] - penalty)
-
-
 def formgrader_totals_with_late_penalties() -> None:
     """Formgrader's scores net of late penalties (``NbGraderAPI``; idempotent)."""
     from nbgrader.apps.api import NbGraderAPI
@@ -181,6 +147,8 @@ def formgrader_totals_with_late_penalties() -> None:
     original = {name: getattr(NbGraderAPI, name) for name in (
         "get_assignment", "get_notebooks", "get_submission", "get_submissions", "get_notebook_submissions",
         "get_student", "get_students", "get_student_notebook_submissions")}
+
+    from autograder.gradebook.late import LatePenalties, net as _net
 
     def penalties(api) -> LatePenalties:
         with api.gradebook as gb:
@@ -254,3 +222,103 @@ def formgrader_totals_with_late_penalties() -> None:
         setattr(NbGraderAPI, name, function)
     NbGraderAPI._attention_course_late_penalties = True
     NbGraderAPI._attention_course_originals = original     # nbgrader's own methods (tests compare with them)
+
+
+# ------------------------------------------------------------------------------------------------ submitted files
+RELEASE_FEEDBACK_READS = frozenset({"timestamp.txt", "submission_secret.txt"})   # written by nbgrader's submit
+
+
+def harden_nbgrader() -> None:
+    """Make nbgrader's autograde, generate_feedback and exchange collect treat submitted files as data only."""
+    from nbgrader.converters import base
+    from nbgrader.converters.autograde import Autograde
+    from nbgrader.converters.generate_feedback import GenerateFeedback
+
+    if getattr(base.BaseConverter.init_assignment, "_autograder", False):
+        return
+    original = base.BaseConverter.init_assignment
+
+    def init_assignment(self, assignment_id, student_id):
+        if not isinstance(self, (Autograde, GenerateFeedback)):
+            return original(self, assignment_id, student_id)
+        source = Path(self._format_source(assignment_id, student_id))
+        dest = Path(self._format_dest(assignment_id, student_id))
+        # feedback/ gets the HTML that generate_feedback writes and the two files release_feedback reads
+        only = RELEASE_FEEDBACK_READS if isinstance(self, GenerateFeedback) else None
+        for rel, why in copy_plain_tree(source, dest, exclude=[*self.coursedir.ignore, "*.ipynb"], only=only):
+            self.log.warning("Not copying %s of %s's submission: %s", rel, student_id, why)
+
+    init_assignment._autograder = True
+    base.BaseConverter.init_assignment = init_assignment
+    _harden_timestamp()
+    _harden_collect()
+
+
+def _harden_timestamp() -> None:
+    """nbgrader reads a submission's ``timestamp.txt`` (written by the exchange's submit) with ``open``: a link
+    or a FIFO there would be followed, or block, as root. Read as data; a refused one counts as no timestamp."""
+    from nbgrader.coursedir import CourseDirectory
+
+    original = CourseDirectory.get_existing_timestamp
+
+    def get_existing_timestamp(self, dest_path):
+        path = os.path.join(dest_path, "timestamp.txt")
+        if os.path.lexists(path):
+            try:
+                read_submitted(path, 1 << 10)
+            except NotGradable as exc:
+                self.log.warning("Ignoring %s: %s", path, exc)
+                return None
+        return original(self, dest_path)
+
+    CourseDirectory.get_existing_timestamp = get_existing_timestamp
+
+
+def _harden_collect() -> None:
+    """The exchange's collect (run by the instructor, often as root) copies each inbound submission with
+    ``shutil.copytree``, which copies what links point to; a student can write links straight into the inbound
+    folder. Here links are copied as links (the checks above then refuse them) and an inbound folder that is a
+    link is not collected; nbgrader's size limits and ignore/include globs apply as before."""
+    import shutil
+
+    from nbgrader.exchange.default import exchange
+    from nbgrader.exchange.default.collect import ExchangeCollect
+
+    def do_copy(self, src, dest, log=None):
+        if os.path.islink(src):
+            self.log.warning("Not collecting %s: it is a symbolic link", src)
+            return
+        size = self.get_size(src)
+        if size > 1000 * self.coursedir.max_dir_size:
+            raise RuntimeError(f"Directory size is too big. Size is {size}, maximum size is "
+                               f"{1000 * self.coursedir.max_dir_size}")
+        shutil.copytree(src, dest, symlinks=True,
+                        ignore=exchange.ignore_patterns(exclude=self.coursedir.ignore, include=self.coursedir.include,
+                                                        max_file_size=self.coursedir.max_file_size, log=self.log))
+        if self.coursedir.groupshared:   # as nbgrader's own, except that a link's target is never chmod-ed
+            for dirname, dirnames, filenames in os.walk(dest):
+                for name in dirnames + filenames:
+                    path = os.path.join(dirname, name)
+                    st = os.lstat(path)
+                    if not stat.S_ISLNK(st.st_mode):
+                        os.chmod(path, (st.st_mode | (0o2770 if stat.S_ISDIR(st.st_mode) else 0o660))
+                                 & (0o2777 if stat.S_ISDIR(st.st_mode) else 0o777))
+
+    ExchangeCollect.do_copy = do_copy
+
+
+# ------------------------------------------------------------------------------------------------ JupyterHub
+def patient_service_wait_up(port: int, seconds: float) -> None:
+    """JupyterHub 5 gives a managed service 10 s to answer (10 tries of 1 s, fixed in app.py) and exits when it does
+    not; JupyterLab with nbgrader's extensions takes longer to start on a busy machine. Only for the service's server
+    at ``port`` (formgrader's): each try waits up to ``seconds``. Called by the generated jupyterhub_config.py."""
+    from jupyterhub.objects import Server
+
+    wait_up = Server.wait_up
+
+    def patient_wait_up(self, timeout=10, http=False, **kwargs):
+        if http and self.port == port:
+            timeout = max(timeout, seconds)
+        return wait_up(self, timeout=timeout, http=http, **kwargs)
+
+    Server.wait_up = patient_wait_up

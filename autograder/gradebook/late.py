@@ -1,7 +1,9 @@
-"""Late penalties, applied by nbgrader's ``AssignLatePenalties`` (configured in ``course_config.py``)."""
+"""Late penalties, applied by nbgrader's ``AssignLatePenalties`` (configured in ``course_config.py``), and their sums
+as formgrader shows scores (``LatePenalties``, read by ``autograder.patches.formgrader_totals_with_late_penalties``)."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from nbgrader.plugins import LateSubmissionPlugin
 from traitlets import Float
@@ -23,3 +25,41 @@ class PercentPerDay(LateSubmissionPlugin):
         penalty = round(score * percent / 100, 2)
         self.log.info("Late penalty for %s: %d day(s) late, -%g%% = -%g points", student_id, days, percent, penalty)
         return penalty
+
+
+@dataclass
+class LatePenalties:
+    """Every positive late penalty of a gradebook, summed the ways formgrader's pages show scores."""
+
+    by_notebook_submission: dict
+    by_submission: dict             # (assignment, student)
+    by_student: dict
+    by_assignment: dict
+    by_notebook: dict               # (assignment, notebook)
+
+    @classmethod
+    def read(cls, gb) -> "LatePenalties":
+        from nbgrader.api import Assignment, Notebook, Student, SubmittedAssignment, SubmittedNotebook
+
+        rows = (gb.db.query(SubmittedNotebook.id, Assignment.name, Notebook.name, Student.id,
+                            SubmittedNotebook.late_submission_penalty)
+                .join(SubmittedAssignment, SubmittedNotebook.assignment)
+                .join(Notebook, SubmittedNotebook.notebook)
+                .join(Assignment, SubmittedAssignment.assignment)
+                .join(Student, SubmittedAssignment.student)
+                .filter(SubmittedNotebook.late_submission_penalty > 0).all())
+        found = cls({}, {}, {}, {}, {})
+        for nb_id, assignment, notebook, student, penalty in rows:
+            found.by_notebook_submission[nb_id] = penalty
+            for table, key in ((found.by_submission, (assignment, student)), (found.by_student, student),
+                               (found.by_assignment, assignment), (found.by_notebook, (assignment, notebook))):
+                table[key] = table.get(key, 0.0) + penalty
+        return found
+
+
+def net(entry: dict | None, penalty: float) -> None:
+    """``entry``'s score net of ``penalty`` (once: an entry that carries its penalty is left alone)."""
+    if not entry or "late_submission_penalty" in entry or entry.get("score") is None:
+        return
+    entry["late_submission_penalty"] = penalty
+    entry["score"] = max(0.0, entry["score"] - penalty)

@@ -124,19 +124,10 @@ c.JupyterHub.load_roles = [
 # formgrader: a JupyterLab of the grading account on its course copy, started and stopped by the hub.
 # JupyterHub 5 gives a managed service 10 s to answer (10 tries of 1 s, fixed in app.py) and exits when it does
 # not; JupyterLab with nbgrader's extensions takes longer to start on a busy machine. Only for this service's
-# server: each try waits up to {SERVICE_WAIT_S} s.
-from jupyterhub.objects import Server as _Server  # noqa: E402
+# server: each try waits up to {SERVICE_WAIT_S} s (a patch of JupyterHub's Server.wait_up: autograder/patches.py).
+from autograder.patches import patient_service_wait_up  # noqa: E402
 
-_wait_up = _Server.wait_up
-
-
-def _patient_wait_up(self, timeout=10, http=False, **kwargs):
-    if http and self.port == {layout.service_port}:
-        timeout = max(timeout, {SERVICE_WAIT_S})
-    return _wait_up(self, timeout=timeout, http=http, **kwargs)
-
-
-_Server.wait_up = _patient_wait_up
+patient_service_wait_up({layout.service_port}, {SERVICE_WAIT_S})
 
 c.JupyterHub.services = [{culler}{{
     "name": "{cid}",
