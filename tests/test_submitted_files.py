@@ -266,7 +266,7 @@ def test_exchange_collect_copies_links_as_links(tmp_path, secret):
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.exchange.default.collect import ExchangeCollect
 
-    from autograder.patches import harden_nbgrader
+    from autograder.patches.files import harden_nbgrader
 
     harden_nbgrader()
     inbound = tmp_path / "inbound" / "eve+attention+2026-12-01"

@@ -9,7 +9,7 @@ refused with a reason, never read.
 
 nbgrader autograde reads each submitted notebook through ``SubmittedNotebookExporter`` (``c.Autograde.exporter_class``
 in ``course_config.py``). nbgrader's own copies of a submission's other files, its reading of ``timestamp.txt`` and
-the exchange's collect are changed by ``autograder.patches.harden_nbgrader`` (no setting reaches them).
+the exchange's collect are changed by ``autograder.patches.files.harden_nbgrader`` (no setting reaches them).
 """
 from __future__ import annotations
 

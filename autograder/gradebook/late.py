@@ -1,5 +1,5 @@
 """Late penalties, applied by nbgrader's ``AssignLatePenalties`` (configured in ``course_config.py``), and their sums
-as formgrader shows scores (``LatePenalties``, read by ``autograder.patches.formgrader_totals_with_late_penalties``)."""
+as formgrader shows scores (``LatePenalties``, ``net_answer``: used by ``autograder.patches.formgrader``)."""
 from __future__ import annotations
 
 import math
@@ -63,3 +63,43 @@ def net(entry: dict | None, penalty: float) -> None:
         return
     entry["late_submission_penalty"] = penalty
     entry["score"] = max(0.0, entry["score"] - penalty)
+
+
+def average(entry: dict | None, total: float, count: int) -> None:
+    """An entry's ``average_score`` net of ``total`` penalties over ``count`` submissions (once)."""
+    if entry and total and count and entry.get("average_score") and "late_submission_penalty" not in entry:
+        entry["late_submission_penalty"] = total / count
+        entry["average_score"] = max(0.0, entry["average_score"] - total / count)
+
+
+def net_answer(api, method: str, answer, arguments: dict, late: LatePenalties) -> None:
+    """Formgrader's ``answer`` of ``NbGraderAPI.<method>`` (called with ``arguments``), net of ``late`` in place."""
+    assignment = arguments.get("assignment_id")
+    if method == "get_assignment":
+        total = late.by_assignment.get(assignment, 0.0)
+        if total:
+            with api.gradebook as gb:
+                count = gb.find_assignment(assignment).num_submissions
+            average(answer, total, count)
+    elif method == "get_notebooks":
+        for entry in answer:
+            total = late.by_notebook.get((assignment, entry.get("name")), 0.0)
+            if total:
+                with api.gradebook as gb:
+                    count = gb.find_notebook(entry["name"], assignment).num_submissions
+                average(entry, total, count)
+    elif method == "get_submission":
+        net(answer, late.by_submission.get((assignment, arguments["student_id"]), 0.0))
+    elif method == "get_submissions":
+        for entry in answer:
+            net(entry, late.by_submission.get((assignment, entry["student"]), 0.0))
+    elif method in ("get_notebook_submissions", "get_student_notebook_submissions"):
+        for entry in answer:
+            net(entry, late.by_notebook_submission.get(entry.get("id"), 0.0))
+    elif method == "get_student":
+        net(answer, late.by_student.get(arguments["student_id"], 0.0))
+    elif method == "get_students":
+        for entry in answer:
+            net(entry, late.by_student.get(entry["id"], 0.0))
+    else:
+        raise ValueError(f"no late penalties for NbGraderAPI.{method}")

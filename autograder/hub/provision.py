@@ -139,10 +139,10 @@ def lab_additions(layout: Layout, source: Path = Path(sys.prefix)) -> list[str]:
     with a Korean summary per exercise (``autograder/hub/lab_validate.py``, copied into the environment as
     ``attention_course_lab`` with its texts from the catalogue, enabled in place of nbgrader's
     ``validate_assignment`` server extension), and nbgrader's files that only a patch changes
-    (``autograder/patches.py``: the Validate dialog, formgrader's score precision). Returns what it changed."""
+    (``autograder/patches``: the Validate dialog, formgrader's score precision). Returns what it changed."""
     from autograder.hub import lab_validate
     from autograder.messages import ValidateText
-    from autograder.patches import apply_file_patches
+    from autograder.patches.environment import apply_file_patches
 
     site = _site_packages(layout.env)
     wanted = {site / f"{LAB_MODULE}.py": Path(lab_validate.__file__).read_text(encoding="utf-8"),

@@ -124,8 +124,8 @@ c.JupyterHub.load_roles = [
 # formgrader: a JupyterLab of the grading account on its course copy, started and stopped by the hub.
 # JupyterHub 5 gives a managed service 10 s to answer (10 tries of 1 s, fixed in app.py) and exits when it does
 # not; JupyterLab with nbgrader's extensions takes longer to start on a busy machine. Only for this service's
-# server: each try waits up to {SERVICE_WAIT_S} s (a patch of JupyterHub's Server.wait_up: autograder/patches.py).
-from autograder.patches import patient_service_wait_up  # noqa: E402
+# server: each try waits up to {SERVICE_WAIT_S} s (a patch of JupyterHub's Server.wait_up: autograder/patches).
+from autograder.patches.hub import patient_service_wait_up  # noqa: E402
 
 patient_service_wait_up({layout.service_port}, {SERVICE_WAIT_S})
 
