@@ -284,6 +284,31 @@ def test_exchange_collect_copies_links_as_links(tmp_path, secret):
     assert not (tmp_path / "submitted" / "mallory").exists()
 
 
+def test_groupshared_collect_leaves_the_modes_of_nbgrader(tmp_path, secret):
+    """With ``CourseDirectory.groupshared`` (several graders share the course folder through a group) the collected
+    folder and every folder in it are setgid and group-writable (2770 added, as nbgrader's own collect makes them), its
+    files group-writable (660 added), and a link's target keeps its mode."""
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.default.collect import ExchangeCollect
+
+    from autograder.patches.files import harden_nbgrader
+
+    harden_nbgrader()
+    inbound = tmp_path / "inbound" / "eve+attention+2026-12-01"
+    (inbound / "data").mkdir(parents=True)
+    (inbound / "attention.ipynb").write_text("{}")
+    (inbound / "data" / "x.txt").write_text("x")
+    (inbound / "shadow").symlink_to(secret)
+    for path, mode in ((inbound, 0o755), (inbound / "data", 0o700), (inbound / "attention.ipynb", 0o644)):
+        path.chmod(mode)
+    collect = ExchangeCollect(coursedir=CourseDirectory(root=str(tmp_path), groupshared=True))
+    collect.do_copy(str(inbound), str(tmp_path / "submitted" / "eve"))
+    copied = tmp_path / "submitted" / "eve"
+    modes = {p: oct(os.lstat(copied / p).st_mode & 0o7777) for p in (".", "data", "attention.ipynb", "data/x.txt")}
+    assert modes == {".": "0o2775", "data": "0o2770", "attention.ipynb": "0o664", "data/x.txt": "0o664"}, modes
+    assert (copied / "shadow").is_symlink() and oct(secret.stat().st_mode & 0o777) == "0o600"
+
+
 @pytest.mark.parametrize("message", [Reason.SYMBOLIC_LINK(), Reason.HARD_LINK(names=2), Reason.FIFO(),
                                      Reason.DEVICE_FILE(), Reason.TOO_BIG(path="/s/a.ipynb", size=100, limit=50),
                                      Reason.GREW_TOO_BIG(path="/s/a.ipynb", limit=50)], ids=str)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 from pathlib import Path
 
 from autograder.patches import COLLECT, PLAIN_COPIES, TIMESTAMP, install
@@ -77,11 +76,19 @@ def _collect_links_as_links(self, src, dest, log=None):
     shutil.copytree(src, dest, symlinks=True,
                     ignore=exchange.ignore_patterns(exclude=self.coursedir.ignore, include=self.coursedir.include,
                                                     max_file_size=self.coursedir.max_file_size, log=self.log))
-    if self.coursedir.groupshared:   # as nbgrader's own, except that a link's target is never chmod-ed
-        for dirname, dirnames, filenames in os.walk(dest):
-            for name in dirnames + filenames:
-                path = os.path.join(dirname, name)
-                st = os.lstat(path)
-                if not stat.S_ISLNK(st.st_mode):
-                    os.chmod(path, (st.st_mode | (0o2770 if stat.S_ISDIR(st.st_mode) else 0o660))
-                             & (0o2777 if stat.S_ISDIR(st.st_mode) else 0o777))
+    if self.coursedir.groupshared:   # as nbgrader's own (dest included), except that a link is never followed
+        for dirname, _, filenames in os.walk(dest):          # os.walk enters no linked folder
+            _group_writable(self, dirname, 0o2770, 0o2777)
+            for name in filenames:
+                if not os.path.islink(os.path.join(dirname, name)):
+                    _group_writable(self, os.path.join(dirname, name), 0o660, 0o777)
+
+
+def _group_writable(self, path: str, wanted: int, keep: int) -> None:
+    """nbgrader's groupshared modes: a folder ug+rwx and setgid (2770), a file ug+rw (660), where it is not yet."""
+    mode = os.lstat(path).st_mode
+    if mode & wanted != wanted:
+        try:
+            os.chmod(path, (mode | wanted) & keep)
+        except PermissionError:
+            self.log.warning("Could not update permissions of %s to make it groupshared", path)
