@@ -159,7 +159,7 @@ def test_a_stalled_grader_never_stalls_the_class(generated_course, tmp_path_fact
 
     import nbformat
 
-    from autograder.gradebook import batch
+    from autograder.gradebook import batch, crew, worker
     from autograder.sandbox import runner
     from harness import cell_scores, expected_cell_scores, new_course, submit
 
@@ -178,7 +178,7 @@ def test_a_stalled_grader_never_stalls_the_class(generated_course, tmp_path_fact
     timeouts = settings.course()["timeouts"]
     for key, value in {"cell": 5, "call": 2.5, "startup": 20, "submission": 20, "grace": 10}.items():
         monkeypatch.setitem(timeouts, key, value)
-    monkeypatch.setattr(batch, "HARD_KILL_AFTER", 10, raising=False)
+    monkeypatch.setattr(crew, "HARD_KILL_AFTER", 10, raising=False)
     course_dir = new_course(generated_course, tmp_path_factory.mktemp("stalls") / "course")
     submit(course_dir, "honest", ctx.solution)
     for student, marker in STALLS.items():
@@ -196,7 +196,7 @@ def test_a_stalled_grader_never_stalls_the_class(generated_course, tmp_path_fact
     assert all(o.ok for o in outcomes.values()), {s: o.error[-500:] for s, o in outcomes.items() if not o.ok}
     assert cell_scores(course_dir, "honest") == expected_cell_scores(honest)
     for student in STALLS:
-        overtime = Reason.OVERTIME.korean(limit=batch.submission_limit())
+        overtime = Reason.OVERTIME.korean(limit=worker.submission_limit())
         assert any(note.endswith(overtime) for note in outcomes[student].notes), outcomes[student].notes
         scores = cell_scores(course_dir, student)
         assert scores and not any(scores.values()), scores
@@ -246,7 +246,7 @@ def test_a_worker_that_dies_is_noticed_at_once(generated_course, tmp_path_factor
 
     import nbformat
 
-    from autograder.gradebook import batch
+    from autograder.gradebook import batch, crew, worker
     from autograder.sandbox import runner
     from harness import cell_scores, expected_cell_scores, new_course, submit
 
@@ -270,7 +270,7 @@ def test_a_worker_that_dies_is_noticed_at_once(generated_course, tmp_path_factor
     timeouts = settings.course()["timeouts"]
     for key, value in {"startup": 20, "submission": 20, "grace": 10}.items():   # the hard limit: 60 s
         monkeypatch.setitem(timeouts, key, value)
-    monkeypatch.setattr(batch, "HARD_KILL_AFTER", 10, raising=False)
+    monkeypatch.setattr(crew, "HARD_KILL_AFTER", 10, raising=False)
     course_dir = new_course(generated_course, tmp_path_factory.mktemp("deaths") / "course")
     submit(course_dir, "honest", ctx.solution)
     deaths = {s: m for s, m in DEATHS.items() if cgroup is not None or s != "oom_killed"}
@@ -298,7 +298,7 @@ def test_a_worker_that_dies_is_noticed_at_once(generated_course, tmp_path_factor
     assert any("graded again" in note for note in outcomes["dies_once"].notes), outcomes["dies_once"].notes
     reasons = {"dies_always": Reason.WORKER_SIGNAL.korean(signal="SIGKILL"),
                "oom_killed": Reason.WORKER_MEMORY.korean()}
-    hard = batch.submission_limit() + batch.HARD_KILL_AFTER
+    hard = worker.submission_limit() + crew.HARD_KILL_AFTER
     for student in set(deaths) - {"dies_once"}:
         assert any(note.endswith(reasons[student]) for note in outcomes[student].notes), outcomes[student].notes
         scores = cell_scores(course_dir, student)
