@@ -220,27 +220,27 @@ def test_validate_summary_lists_each_exercise_in_korean():
 
 
 def test_the_hub_environment_gets_the_korean_validate_without_the_autograder_package(tmp_path):
-    """provision.lab_additions on an environment like the hub's: the extension module and its texts copied in,
+    """environment.lab_additions on an environment like the hub's: the extension module and its texts copied in,
     enabled in place of nbgrader's validate_assignment, importable without ``autograder``; the file patches."""
     import json
     import subprocess
 
-    from autograder.hub import provision
+    from autograder.hub import environment
     from autograder.hub.layout import Layout
     from autograder.messages import ValidateText
 
     env = hard_linked_env(tmp_path)
     (env / "etc" / "jupyter").mkdir(parents=True)
     layout = Layout(course_id="hubopspatch", env=env, state=tmp_path / "state")
-    changed = provision.lab_additions(layout)
-    assert f"{provision.LAB_MODULE}.py" in changed and patches.VALIDATE_DIALOG.name in changed
-    assert provision.lab_additions(layout) == []                                        # idempotent
+    changed = environment.lab_additions(layout)
+    assert f"{environment.LAB_MODULE}.py" in changed and patches.VALIDATE_DIALOG.name in changed
+    assert environment.lab_additions(layout) == []                                        # idempotent
     config = json.loads((env / "etc" / "jupyter" / "jupyter_server_config.json").read_text())
     assert config["ServerApp"]["jpserver_extensions"] == {"nbgrader.server_extensions.validate_assignment": False,
-                                                          provision.LAB_MODULE: True}
-    site = provision._site_packages(env)
+                                                          environment.LAB_MODULE: True}
+    site = environment._site_packages(env)
     probe = ("import sys\nsys.modules['autograder'] = None   # the hub's environment has no autograder package\n"
-             f"import {provision.LAB_MODULE} as lab\nprint(lab.texts()['title'])\n"
+             f"import {environment.LAB_MODULE} as lab\nprint(lab.texts()['title'])\n"
              f"print(len(lab._jupyter_server_extension_points()))")
     out = subprocess.run([sys.executable, "-c", probe], env={**os.environ, "PYTHONPATH": str(site)}, cwd=tmp_path,
                          capture_output=True, text=True)

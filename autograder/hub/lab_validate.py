@@ -13,7 +13,7 @@ one, ``autograder/patches``) falls back to nbgrader's dialog without it.
 Runs in the hub's environment, which has no ``autograder`` package: ``python -m autograder hub`` copies this file
 there as ``attention_course_lab.py``, writes its texts next to it (``attention_course_lab.json``, from
 ``autograder.messages.ValidateText``), enables it and disables nbgrader's ``validate_assignment`` extension
-(``autograder/hub/provision.py``). It imports nothing of ``autograder`` (in the course's own environment, for the
+(``autograder/hub/environment.py``). It imports nothing of ``autograder`` (in the course's own environment, for the
 tests, it reads the catalogue directly).
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The hub runs as root (PAM login and the local-process spawner need it) from the course's ``.venv``, with the
 pinned configurable-http-proxy that ``scripts/setup.sh`` installs under ``build/node``. Users' servers and the
-formgrader service run the students' environment (``provision.students_env``). ``--stop`` (or Ctrl-C) ends the
+formgrader service run the students' environment (``environment.students_env``). ``--stop`` (or Ctrl-C) ends the
 hub, which stops the proxy, the service and every user's server it started.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ import urllib.request
 from pathlib import Path
 
 from autograder import settings
-from autograder.hub import limits, provision
+from autograder.hub import environment, limits, provision
 from autograder.hub.layout import Layout
 from autograder.messages import Label
 
@@ -90,8 +90,8 @@ c.LimitedSpawner.cgroup_name = "{cgroup_name(layout)}"
 c.Spawner.cmd = ["{env_bin / 'jupyterhub-singleuser'}"]
 c.Spawner.default_url = "/lab"
 c.Spawner.environment = {{"PATH": "{path}"}}
-c.Spawner.args = ["--KernelSpecManager.allowed_kernelspecs={provision.KERNEL}",
-                  "--MultiKernelManager.default_kernel_name={provision.KERNEL}",
+c.Spawner.args = ["--KernelSpecManager.allowed_kernelspecs={environment.KERNEL}",
+                  "--MultiKernelManager.default_kernel_name={environment.KERNEL}",
                   "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
                   "--LabApp.extension_manager=readonly"]
 # Students' JupyterLab leaves out nbgrader's instructor tool "Create Assignment" (a page_config of their own,
@@ -133,8 +133,8 @@ c.JupyterHub.services = [{culler}{{
     "name": "{cid}",
     "url": "http://127.0.0.1:{layout.service_port}",
     "command": ["{env_bin / 'jupyterhub-singleuser'}", "--ServerApp.root_dir={layout.course_dir}",
-                "--KernelSpecManager.allowed_kernelspecs={provision.KERNEL}",
-                "--MultiKernelManager.default_kernel_name={provision.KERNEL}",
+                "--KernelSpecManager.allowed_kernelspecs={environment.KERNEL}",
+                "--MultiKernelManager.default_kernel_name={environment.KERNEL}",
                 "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
                 "--LabApp.extension_manager=readonly"],
     "user": "{layout.grader}",

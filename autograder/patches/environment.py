@@ -1,5 +1,5 @@
 """The files of the hub's environment that only a patch changes (``FILE_PATCHES`` in ``autograder.patches``),
-applied by ``python -m autograder hub`` when it builds the environment (``autograder/hub/provision.py``)."""
+applied by ``python -m autograder hub`` when it builds the environment (``autograder/hub/environment.py``)."""
 from __future__ import annotations
 
 import os
