@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import secrets
 import shutil
 import sqlite3
 import subprocess
@@ -123,13 +124,20 @@ def generate(layout: Layout, students: list) -> list[str]:
     return generated
 
 
+def formgrader_token(layout: Layout) -> str:
+    """The formgrader service's API token, made once and kept (root only) in the state folder."""
+    if not layout.formgrader_token.exists():
+        fd = os.open(layout.formgrader_token, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secrets.token_hex(32))
+    return layout.formgrader_token.read_text().strip()
+
+
 def exchange_request(layout: Layout, method: str, path: str, data: dict | None = None) -> dict:
     """A request to the exchange service as the course's grading service (its token); returns ngshare's JSON."""
     import urllib.error
     import urllib.parse
     import urllib.request
-
-    from autograder.hub.server import formgrader_token
 
     body = urllib.parse.urlencode(data).encode() if data is not None else None
     request = urllib.request.Request(f"{layout.exchange_url}/{path.lstrip('/')}", data=body, method=method,
@@ -163,8 +171,6 @@ def release(layout: Layout) -> list[str]:
     if not reply.get("success"):
         raise RuntimeError(f"the exchange did not list the assignments of {layout.course_id}: {reply}")
     there = set(reply["assignments"])
-    from autograder.hub.server import formgrader_token
-
     env = {**grader_env(layout), "JUPYTERHUB_API_TOKEN": formgrader_token(layout)}
     released = []
     for assignment in settings.course()["assignments"]:

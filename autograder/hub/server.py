@@ -8,7 +8,6 @@ hub, which stops the proxy, the service and every user's server it started.
 from __future__ import annotations
 
 import os
-import secrets
 import signal
 import ssl
 import subprocess
@@ -154,19 +153,10 @@ c.JupyterHub.services = [{culler}{{
 '''
 
 
-def formgrader_token(layout: Layout) -> str:
-    """The formgrader service's API token, made once and kept (root only) in the state folder."""
-    if not layout.formgrader_token.exists():
-        fd = os.open(layout.formgrader_token, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(secrets.token_hex(32))
-    return layout.formgrader_token.read_text().strip()
-
-
 def write_config(layout: Layout, students: list[str], instructors: list[str] | None = None) -> Path:
     layout.state.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(layout.state, 0o700)
-    layout.config.write_text(config_text(layout, students, instructors, formgrader_token(layout)))
+    layout.config.write_text(config_text(layout, students, instructors, provision.formgrader_token(layout)))
     os.chmod(layout.config, 0o600)
     return layout.config
 
