@@ -199,6 +199,52 @@ def test_stage_copies_plain_files_only(tmp_path, root, secret):
     assert (linker / "attention.ipynb").is_symlink() and stat.S_ISFIFO(os.lstat(linker / "pipe").st_mode)
 
 
+def test_a_class_run_reads_each_notebook_once(tmp_path, root, monkeypatch):
+    """Staging reads a submitted notebook once (the copy; the check parses those bytes, not the copy again), and
+    nbgrader's reader of the staged notebook reads it once (its check's bytes are what it converts, nbconvert does
+    not open it again), with the same notebook and resources as nbconvert's own ``from_filename``."""
+    from nbconvert.exporters import NotebookExporter
+
+    from autograder.gradebook import files
+    from autograder.submission import files as submitted_files
+    from autograder.submission import notebook
+
+    course_dir = tmp_path / "course"
+    shutil.copytree(root / "release" / "attention", course_dir / "release" / "attention")
+    folder = course_dir / "submitted" / "s1" / "attention"
+    folder.mkdir(parents=True)
+    text = (root / "solutions" / "attention" / "attention.ipynb").read_text(encoding="utf-8")
+    (folder / "attention.ipynb").write_bytes(text.replace("\n", "\r\n").encode())   # as saved on Windows
+    reads = []
+    real = submitted_files.read_submitted
+
+    def counted(path, *args, **kwargs):
+        reads.append(os.path.basename(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(submitted_files, "read_submitted", counted)
+    monkeypatch.setattr(notebook, "read_submitted", counted)
+    assert staging.stage(course_dir, "attention", "s1") == []
+    assert reads == ["attention.ipynb"]
+
+    staged = str(course_dir / staging.STAGING / "s1" / "attention" / "attention.ipynb")
+    ours = files.SubmittedNotebookExporter()
+    monkeypatch.setattr(files, "read_submitted", counted)
+    opened = []
+    real_open = open
+
+    def watched_open(path, *args, **kwargs):
+        opened.append(str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", watched_open)
+    reads.clear()
+    output, resources = ours.from_filename(staged, {"nbgrader": {}})
+    assert reads == ["attention.ipynb"] and staged not in opened
+    monkeypatch.undo()
+    assert (output, resources) == NotebookExporter().from_filename(staged, {"nbgrader": {}})
+
+
 # ------------------------------------------------------------------------------------------------ real nbgrader
 @pytest.fixture(scope="module")
 def nbgraded(tmp_path_factory, root):

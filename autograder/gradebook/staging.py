@@ -16,7 +16,7 @@ import nbformat
 
 from autograder.messages import Reason
 from autograder.submission.files import NotGradable, copy_plain_tree, placeholder, refused
-from autograder.submission.notebook import detect_assignment, read_notebook
+from autograder.submission.notebook import detect_assignment, parse_notebook, read_notebook
 
 STAGING = Path(".autograder") / "staging"
 
@@ -31,10 +31,11 @@ def stage(course_dir: Path, assignment: str, student: str) -> list[str]:
     target = course_dir / STAGING / student / assignment
     if target.exists():
         shutil.rmtree(target)
-    left_out = dict(copy_plain_tree(source, target))
-    notes = []
     releases = sorted((course_dir / "release" / assignment).glob("*.ipynb"))
     names = {r.name for r in releases}
+    copied = dict.fromkeys(names)   # the notebooks' bytes as the copy read them: checked without reading the copy
+    left_out = dict(copy_plain_tree(source, target, keep=copied))
+    notes = []
     for rel, why in left_out.items():
         if rel not in names and rel != ".":
             notes.append(f"{rel}: not copied: {why}")
@@ -46,7 +47,8 @@ def stage(course_dir: Path, assignment: str, student: str) -> list[str]:
                 raise refused(release.name, why)
             if not staged.exists():
                 continue  # a missing notebook is nbgrader's to report (it grades the others)
-            nb = read_notebook(staged)
+            data = copied[release.name]
+            nb = read_notebook(staged) if data is None else parse_notebook(data, staged)
             if detect_assignment(nb, release.name) != assignment:
                 raise NotGradable(Reason.OTHER_ASSIGNMENT())
         except NotGradable as exc:

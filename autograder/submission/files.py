@@ -93,11 +93,13 @@ def read_submitted(path, limit: int = MAX_NOTEBOOK_BYTES) -> bytes:
         os.close(fd)
 
 
-def copy_plain_tree(source: Path, target: Path, exclude=(), only=None,
-                    limit: int = MAX_FILE_BYTES) -> list[tuple[str, Message]]:
+def copy_plain_tree(source: Path, target: Path, exclude=(), only=None, limit: int = MAX_FILE_BYTES,
+                    keep: dict[str, bytes] | None = None) -> list[tuple[str, Message]]:
     """Copy the plain files under ``source`` to ``target`` without following any link; returns the files left
     out as (relative path, reason; ``str()`` of it in English). ``exclude``: globs of names not copied (and not
-    reported); ``only``: if given, the names (at the top) that are copied, nothing else."""
+    reported); ``only``: if given, the names (at the top) that are copied, nothing else; ``keep``: names (at the
+    top) whose bytes the caller wants, each given the bytes copied of it (so that a caller reads a notebook once,
+    not again from the copy)."""
     skipped: list[tuple[str, Message]] = []
     why = refusal(os.lstat(source))
     if why and why.code is not Reason.DIRECTORY:
@@ -120,6 +122,8 @@ def copy_plain_tree(source: Path, target: Path, exclude=(), only=None,
         fd = os.open(target / rel, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        if keep is not None and rel in keep:
+            keep[rel] = data
     return skipped
 
 
