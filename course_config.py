@@ -192,8 +192,8 @@ if c is not None:
     # Submitted files are data: nbgrader reads a submitted notebook without following links (a link, FIFO, device
     # or hard link is graded as the blank release with the reason), copies only plain files of a submission into
     # autograded/, none into feedback/, and the exchange's collect copies links as links
-    # (autograder/gradebook/files.py).
-    from autograder.gradebook.files import harden_nbgrader as _harden
+    # (autograder/gradebook/files.py, autograder/patches/files.py).
+    from autograder.patches.files import harden_nbgrader as _harden
 
     _harden()
     c.Autograde.exporter_class = "autograder.gradebook.files.SubmittedNotebookExporter"
@@ -222,7 +222,7 @@ if c is not None:
     c.HTMLExporter.extra_template_basedirs = _template_dirs()
     c.HTMLExporter.extra_template_paths = _template_paths()
     c.HTMLExporter.preprocessors = ["autograder.feedback.html.CourseResources"]
-    # Formgrader's totals net of late penalties (nbgrader's own show the raw sum; autograder/patches.py).
-    from autograder.patches import formgrader_totals_with_late_penalties as _net_totals
+    # Formgrader's totals net of late penalties (nbgrader's own show the raw sum; autograder/patches/formgrader.py).
+    from autograder.patches.formgrader import totals_with_late_penalties as _net_totals
 
     _net_totals()

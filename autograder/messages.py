@@ -110,7 +110,7 @@ class Reason(_Catalogue):
                       "{path} is not a Jupyter notebook ({error})")
     NO_ASSIGNMENT = ("이 과제의 셀을 찾을 수 없습니다", "no known assignment's cells were found in this notebook")
     OTHER_ASSIGNMENT = ("다른 과제의 노트북입니다",)
-    # --- a submission of a class run past its time (autograder/gradebook/batch.py)
+    # --- a submission of a class run past its time (autograder/gradebook/worker.py)
     OVERTIME = ("채점이 제출물 하나의 제한 시간({limit:g}초)을 넘어 중단되었습니다. 끝나지 않거나 매우 느린 코드가 "
                 "있는지 확인하세요",)
     # --- a class run's grading worker that ended while it graded a submission, twice (the second time in a fresh one)

@@ -73,7 +73,9 @@ def test_ngshare_stores_releases_and_submissions_on_sqlalchemy_2(tmp_path):
     from sqlalchemy import create_engine
     from sqlalchemy.orm import sessionmaker
 
-    exchange_service.fix_sqlalchemy2()
+    from autograder.patches.hub import fix_ngshare_sqlalchemy2
+
+    fix_ngshare_sqlalchemy2()
     engine = create_engine(f"sqlite:///{tmp_path / 'ngshare.db'}")
     Base.metadata.create_all(engine)
     db = sessionmaker(bind=engine)()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from autograder import settings
-from autograder.hub import provision, server
+from autograder.hub import provision, server, teardown
 from autograder.hub.layout import NAMESPACE_ENV, Layout
 
 
@@ -97,7 +97,7 @@ def test_the_nbgrader_config_is_the_hubs_own(tmp_path):
 
 def test_only_a_namespace_is_ever_removed():
     with pytest.raises(ValueError):
-        provision.remove(Layout.for_course(namespace=None))
+        teardown.remove(Layout.for_course(namespace=None))
 
 
 def test_a_running_namespace_hub_is_never_removed(tmp_path):
@@ -105,7 +105,7 @@ def test_a_running_namespace_hub_is_never_removed(tmp_path):
     ns = dataclasses.replace(Layout.for_course(namespace="aghubrun"), state=tmp_path)
     ns.pid_file.write_text(str(os.getpid()))
     with pytest.raises(RuntimeError, match="stop it first"):
-        provision.remove(ns)
+        teardown.remove(ns)
     assert ns.pid_file.exists()
 
 

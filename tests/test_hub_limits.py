@@ -71,7 +71,7 @@ def spawner():
 
 def python() -> str:
     """A Python every user may run (the course's .venv may sit under root's pyenv)."""
-    from autograder.hub.provision import shared_interpreter
+    from autograder.hub.environment import shared_interpreter
 
     return str(shared_interpreter())
 

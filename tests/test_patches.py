@@ -1,4 +1,4 @@
-"""nbgrader's code as the course changes it (autograder/patches.py), and the Korean Validate summary
+"""nbgrader's code as the course changes it (autograder/patches), and the Korean Validate summary
 (autograder/hub/lab_validate.py), without a hub: the file patches against the installed upstream files (this test
 fails when nbgrader is upgraded and a patched file changes), applied to a copy only; formgrader's totals net of
 late penalties on a real gradebook; the Validate summary of an executed notebook."""
@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import nbformat
 import pytest
 
 from autograder import patches
+from autograder.patches.environment import apply_file_patches, patch_values
 
 
 @pytest.mark.parametrize("patch", patches.FILE_PATCHES, ids=lambda p: p.name)
@@ -22,9 +24,63 @@ def test_each_file_patch_was_written_against_the_installed_upstream_file(patch):
     upstream = patch.target(Path(sys.prefix))
     assert nbgrader.__version__ == patches.NBGRADER_VERSION
     assert hashlib.sha256(upstream.read_bytes()).hexdigest() == patch.upstream_sha256, \
-        f"{upstream} changed upstream: check {patch.name} against it and update autograder/patches.py"
-    new = patch.patched(upstream.read_text(encoding="utf-8"), **patches.patch_values())
-    assert new != upstream.read_text(encoding="utf-8") and patch.new.format(**patches.patch_values()) in new
+        f"{upstream} changed upstream: check {patch.name} against it and update autograder/patches"
+    new = patch.patched(upstream.read_text(encoding="utf-8"), **patch_values())
+    assert new != upstream.read_text(encoding="utf-8") and patch.new.format(**patch_values()) in new
+
+
+# ------------------------------------------------------------------------------------------------ in the process
+@pytest.mark.parametrize("patch", patches.PATCHES, ids=lambda p: p.name)
+def test_each_patch_was_checked_against_the_installed_upstream(patch):
+    """The installed distribution is the version the patch names, every function it replaces has the signature it
+    was written for, and a function it writes again has the upstream source it was written from."""
+    assert patches.checked(patch) == [], f"{patch.name}: check it against the installed upstream and update " \
+                                         "autograder/patches (its record and its code)"
+
+
+def test_a_changed_signature_or_source_upstream_is_noticed(monkeypatch):
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.default.collect import ExchangeCollect
+
+    def get_existing_timestamp(self, dest_path, strict=False):          # an upstream with a new parameter
+        return None
+
+    def do_copy(self, src, dest, log=None):                             # same signature, another body
+        return shutil.copytree(src, dest)
+
+    monkeypatch.setattr(CourseDirectory, "get_existing_timestamp", get_existing_timestamp)
+    monkeypatch.setattr(ExchangeCollect, "do_copy", do_copy)
+    assert patches.checked(patches.TIMESTAMP) == ["nbgrader.coursedir:CourseDirectory.get_existing_timestamp"
+                                                  "(self, dest_path, strict=False), not (self, dest_path)"]
+    assert [p.split("'s source")[0] for p in patches.checked(patches.COLLECT)] == \
+        ["nbgrader.exchange.default.collect:ExchangeCollect.do_copy"]
+
+
+def test_every_installer_is_idempotent(monkeypatch):
+    """Installed twice (course_config.py is loaded more than once in a process), each patch replaces its functions
+    once: the second call leaves them as they are, and ``upstream`` finds the upstream function behind them."""
+    from autograder.patches import files, formgrader, hub
+
+    before = {}
+    for patch in patches.PATCHES:
+        for function in patch.functions:
+            owner, name = patches.resolve(function)
+            monkeypatch.setattr(owner, name, getattr(owner, name))     # put back after the test
+            before[function] = patches.upstream(owner, name)
+    monkeypatch.setattr(hub, "SERVICE_WAITS", {})
+    installers = (files.harden_nbgrader, formgrader.totals_with_late_penalties,
+                  lambda: hub.patient_service_wait_up(18999, 15), hub.fix_ngshare_sqlalchemy2,
+                  lambda: hub.check_ngshare_submissions(lambda *args: None))
+    for install in installers:
+        install()
+    installed = {f: getattr(*patches.resolve(f)) for f in before}
+    for install in installers:
+        install()
+    for function, original in before.items():
+        owner, name = patches.resolve(function)
+        assert getattr(owner, name) is installed[function], function
+        assert getattr(owner, name) is not original and patches.upstream(owner, name) is original, function
+        assert getattr(owner, name).__wrapped__ is original, f"{function} wrapped twice"
 
 
 def hard_linked_env(tmp_path: Path) -> Path:
@@ -40,15 +96,15 @@ def hard_linked_env(tmp_path: Path) -> Path:
 def test_the_patches_go_into_a_copy_once_and_never_through_the_hard_link(tmp_path):
     env = hard_linked_env(tmp_path)
     before = {p.name: p.target(Path(sys.prefix)).read_bytes() for p in patches.FILE_PATCHES}
-    assert patches.apply_file_patches(env) == [p.name for p in patches.FILE_PATCHES]
-    assert patches.apply_file_patches(env) == []                                        # idempotent
+    assert apply_file_patches(env) == [p.name for p in patches.FILE_PATCHES]
+    assert apply_file_patches(env) == []                                        # idempotent
     for patch in patches.FILE_PATCHES:
         source, target = patch.target(Path(sys.prefix)), patch.target(env)
         assert source.read_bytes() == before[patch.name]                                  # .venv untouched
         assert not os.path.samefile(source, target)
-        assert patch.new.format(**patches.patch_values()) in target.read_text(encoding="utf-8")
+        assert patch.new.format(**patch_values()) in target.read_text(encoding="utf-8")
     utils_js = patches.ROUND_TO_PRECISION.target(env).read_text()
-    assert f"precision = {patches.patch_values()['decimals']};" in utils_js
+    assert f"precision = {patch_values()['decimals']};" in utils_js
 
 
 def test_a_changed_upstream_file_is_refused(tmp_path):
@@ -57,7 +113,7 @@ def test_a_changed_upstream_file_is_refused(tmp_path):
     target.parent.mkdir(parents=True)
     target.write_text(patches.ROUND_TO_PRECISION.target(Path(sys.prefix)).read_text() + "\n// 0.9.7\n")
     with pytest.raises(patches.UpstreamChanged, match="formgrader's score precision"):
-        patches.apply_file_patches(hard_linked_env(tmp_path), source=source)
+        apply_file_patches(hard_linked_env(tmp_path), source=source)
 
 
 # ------------------------------------------------------------------------------------------------ formgrader's totals
@@ -87,14 +143,14 @@ def test_formgrader_totals_are_net_of_the_late_penalty(late_gradebook, monkeypat
     from nbgrader.apps.api import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 
+    from autograder.patches.formgrader import totals_with_late_penalties
+
     root, url = late_gradebook
     # nbgrader's own methods for this test (the course's config may have patched them earlier in this process),
     # the patched ones back after it
-    originals = getattr(NbGraderAPI, "_attention_course_originals", {})
-    for name in ("get_assignment", "get_notebooks", "get_submission", "get_submissions", "get_notebook_submissions",
-                 "get_student", "get_students", "get_student_notebook_submissions"):
-        monkeypatch.setattr(NbGraderAPI, name, originals.get(name, getattr(NbGraderAPI, name)))
-    monkeypatch.setattr(NbGraderAPI, "_attention_course_late_penalties", False, raising=False)
+    for function in patches.FORMGRADER_TOTALS.functions:
+        owner, name = patches.resolve(function)
+        monkeypatch.setattr(owner, name, patches.upstream(owner, name))
     (root / "source" / "hw").mkdir(parents=True)
     for student in ("kim", "lee"):                                  # collected and autograded, as formgrader sees it
         for folder in ("submitted", "autograded"):
@@ -104,8 +160,8 @@ def test_formgrader_totals_are_net_of_the_late_penalty(late_gradebook, monkeypat
     raw = {s["student"]: s["score"] for s in api.get_submissions("hw")}
     assert raw == {"kim": 10.0, "lee": 6.0}                                             # nbgrader's own: no penalty
 
-    patches.formgrader_totals_with_late_penalties()
-    patches.formgrader_totals_with_late_penalties()                                     # once only
+    totals_with_late_penalties()
+    totals_with_late_penalties()                                                        # once only
     assert {s["student"]: s["score"] for s in api.get_submissions("hw")} == {"kim": 7.5, "lee": 6.0}
     assert api.get_submission("hw", "kim")["score"] == 7.5
     assert api.get_submission("hw", "kim")["late_submission_penalty"] == 2.5
@@ -164,27 +220,27 @@ def test_validate_summary_lists_each_exercise_in_korean():
 
 
 def test_the_hub_environment_gets_the_korean_validate_without_the_autograder_package(tmp_path):
-    """provision.lab_additions on an environment like the hub's: the extension module and its texts copied in,
+    """environment.lab_additions on an environment like the hub's: the extension module and its texts copied in,
     enabled in place of nbgrader's validate_assignment, importable without ``autograder``; the file patches."""
     import json
     import subprocess
 
-    from autograder.hub import provision
+    from autograder.hub import environment
     from autograder.hub.layout import Layout
     from autograder.messages import ValidateText
 
     env = hard_linked_env(tmp_path)
     (env / "etc" / "jupyter").mkdir(parents=True)
     layout = Layout(course_id="hubopspatch", env=env, state=tmp_path / "state")
-    changed = provision.lab_additions(layout)
-    assert f"{provision.LAB_MODULE}.py" in changed and patches.VALIDATE_DIALOG.name in changed
-    assert provision.lab_additions(layout) == []                                        # idempotent
+    changed = environment.lab_additions(layout)
+    assert f"{environment.LAB_MODULE}.py" in changed and patches.VALIDATE_DIALOG.name in changed
+    assert environment.lab_additions(layout) == []                                        # idempotent
     config = json.loads((env / "etc" / "jupyter" / "jupyter_server_config.json").read_text())
     assert config["ServerApp"]["jpserver_extensions"] == {"nbgrader.server_extensions.validate_assignment": False,
-                                                          provision.LAB_MODULE: True}
-    site = provision._site_packages(env)
+                                                          environment.LAB_MODULE: True}
+    site = environment._site_packages(env)
     probe = ("import sys\nsys.modules['autograder'] = None   # the hub's environment has no autograder package\n"
-             f"import {provision.LAB_MODULE} as lab\nprint(lab.texts()['title'])\n"
+             f"import {environment.LAB_MODULE} as lab\nprint(lab.texts()['title'])\n"
              f"print(len(lab._jupyter_server_extension_points()))")
     out = subprocess.run([sys.executable, "-c", probe], env={**os.environ, "PYTHONPATH": str(site)}, cwd=tmp_path,
                          capture_output=True, text=True)

@@ -199,6 +199,52 @@ def test_stage_copies_plain_files_only(tmp_path, root, secret):
     assert (linker / "attention.ipynb").is_symlink() and stat.S_ISFIFO(os.lstat(linker / "pipe").st_mode)
 
 
+def test_a_class_run_reads_each_notebook_once(tmp_path, root, monkeypatch):
+    """Staging reads a submitted notebook once (the copy; the check parses those bytes, not the copy again), and
+    nbgrader's reader of the staged notebook reads it once (its check's bytes are what it converts, nbconvert does
+    not open it again), with the same notebook and resources as nbconvert's own ``from_filename``."""
+    from nbconvert.exporters import NotebookExporter
+
+    from autograder.gradebook import files
+    from autograder.submission import files as submitted_files
+    from autograder.submission import notebook
+
+    course_dir = tmp_path / "course"
+    shutil.copytree(root / "release" / "attention", course_dir / "release" / "attention")
+    folder = course_dir / "submitted" / "s1" / "attention"
+    folder.mkdir(parents=True)
+    text = (root / "solutions" / "attention" / "attention.ipynb").read_text(encoding="utf-8")
+    (folder / "attention.ipynb").write_bytes(text.replace("\n", "\r\n").encode())   # as saved on Windows
+    reads = []
+    real = submitted_files.read_submitted
+
+    def counted(path, *args, **kwargs):
+        reads.append(os.path.basename(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(submitted_files, "read_submitted", counted)
+    monkeypatch.setattr(notebook, "read_submitted", counted)
+    assert staging.stage(course_dir, "attention", "s1") == []
+    assert reads == ["attention.ipynb"]
+
+    staged = str(course_dir / staging.STAGING / "s1" / "attention" / "attention.ipynb")
+    ours = files.SubmittedNotebookExporter()
+    monkeypatch.setattr(files, "read_submitted", counted)
+    opened = []
+    real_open = open
+
+    def watched_open(path, *args, **kwargs):
+        opened.append(str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", watched_open)
+    reads.clear()
+    output, resources = ours.from_filename(staged, {"nbgrader": {}})
+    assert reads == ["attention.ipynb"] and staged not in opened
+    monkeypatch.undo()
+    assert (output, resources) == NotebookExporter().from_filename(staged, {"nbgrader": {}})
+
+
 # ------------------------------------------------------------------------------------------------ real nbgrader
 @pytest.fixture(scope="module")
 def nbgraded(tmp_path_factory, root):
@@ -266,7 +312,7 @@ def test_exchange_collect_copies_links_as_links(tmp_path, secret):
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.exchange.default.collect import ExchangeCollect
 
-    from autograder.gradebook.files import harden_nbgrader
+    from autograder.patches.files import harden_nbgrader
 
     harden_nbgrader()
     inbound = tmp_path / "inbound" / "eve+attention+2026-12-01"
@@ -282,6 +328,31 @@ def test_exchange_collect_copies_links_as_links(tmp_path, secret):
     linked.symlink_to(secret.parent, target_is_directory=True)
     collect.do_copy(str(linked), str(tmp_path / "submitted" / "mallory"))
     assert not (tmp_path / "submitted" / "mallory").exists()
+
+
+def test_groupshared_collect_leaves_the_modes_of_nbgrader(tmp_path, secret):
+    """With ``CourseDirectory.groupshared`` (several graders share the course folder through a group) the collected
+    folder and every folder in it are setgid and group-writable (2770 added, as nbgrader's own collect makes them), its
+    files group-writable (660 added), and a link's target keeps its mode."""
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.default.collect import ExchangeCollect
+
+    from autograder.patches.files import harden_nbgrader
+
+    harden_nbgrader()
+    inbound = tmp_path / "inbound" / "eve+attention+2026-12-01"
+    (inbound / "data").mkdir(parents=True)
+    (inbound / "attention.ipynb").write_text("{}")
+    (inbound / "data" / "x.txt").write_text("x")
+    (inbound / "shadow").symlink_to(secret)
+    for path, mode in ((inbound, 0o755), (inbound / "data", 0o700), (inbound / "attention.ipynb", 0o644)):
+        path.chmod(mode)
+    collect = ExchangeCollect(coursedir=CourseDirectory(root=str(tmp_path), groupshared=True))
+    collect.do_copy(str(inbound), str(tmp_path / "submitted" / "eve"))
+    copied = tmp_path / "submitted" / "eve"
+    modes = {p: oct(os.lstat(copied / p).st_mode & 0o7777) for p in (".", "data", "attention.ipynb", "data/x.txt")}
+    assert modes == {".": "0o2775", "data": "0o2770", "attention.ipynb": "0o664", "data/x.txt": "0o664"}, modes
+    assert (copied / "shadow").is_symlink() and oct(secret.stat().st_mode & 0o777) == "0o600"
 
 
 @pytest.mark.parametrize("message", [Reason.SYMBOLIC_LINK(), Reason.HARD_LINK(names=2), Reason.FIFO(),

@@ -12,7 +12,9 @@ Korean reports) as the non-root grading account.
 
 * ``layout``   where everything lives (one ``Layout`` for the setup, the hub's config and the tests)
 * ``accounts`` Unix users, hub groups, passwords
-* ``provision`` the students' environment, the course copy, the course in the exchange, every user's nbgrader config
+* ``environment`` the students' environment (every user's JupyterLab and kernels) and the course's additions to it
+* ``provision`` the course copy, the course in the exchange, every user's nbgrader config
+* ``teardown`` a namespace's hub removed
 * ``server``   jupyterhub's config, start, wait, stop
 * ``exchange_service`` ngshare as the hub runs it (checks on arrival)
 * ``exchange`` the grading side's collect and release feedback (one bad submission never stops the class)

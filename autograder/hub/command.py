@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from autograder import settings
-from autograder.hub import accounts, limits, provision, roster, server
+from autograder.hub import accounts, environment, limits, provision, roster, server
 from autograder.hub.layout import Layout
 
 
@@ -34,8 +34,8 @@ def setup(layout: Layout, n_students: int, people: list[roster.Person] | None = 
 
     logins = step("accounts", accounts.ensure_logins, [p.username for p in people], layout.passwords)
     step("grading account", accounts.ensure_user, layout.grader)
-    step("students' environment", provision.students_env, layout)
-    step("Korean Validate, patches", provision.lab_additions, layout)
+    step("students' environment", environment.students_env, layout)
+    step("Korean Validate, patches", environment.lab_additions, layout)
     step("global nbgrader config", provision.global_config, layout)
     step("students' page config", provision.students_page_config, layout)
     step("course copy", provision.course_copy, layout)

@@ -12,7 +12,7 @@ What ngshare's ``main`` does differently, and why it is not used:
   reloading;
 * its database and files default to ``/srv/ngshare`` (one per machine); here: the hub's root-only state folder
   (``Layout.exchange_state``);
-* on SQLAlchemy 2 it stores no release and no submission (``fix_sqlalchemy2``);
+* on SQLAlchemy 2 it stores no release and no submission (``autograder.patches.hub.fix_ngshare_sqlalchemy2``);
 * it accepts any submission tornado can buffer (100 MB) and any number of them; here every submission is checked
   when it arrives, before anything is stored (``check_submission``: well-formed, the file count, names, the decoded
   size; ``course_config.py``'s ``exchange``), and a student keeps at most ``max_submissions`` of one assignment.
@@ -83,13 +83,13 @@ def check_submission(files_json: str | None, limits: dict, path_ok) -> list[dict
 
 
 def install_checks(limits: dict) -> None:
-    """ngshare's submit handler checks a submission before it stores anything, and keeps a quota per student."""
-    from ngshare import ngshare
+    """ngshare's submit handler checks a submission before it stores anything, and keeps a quota per student (the
+    patch of its handler: ``autograder.patches.hub.check_ngshare_submissions``)."""
     from tornado.log import app_log
 
-    original = ngshare.SubmitAssignment.post
+    from autograder.patches.hub import check_ngshare_submissions
 
-    def post(self, course_id, assignment_id):
+    def check(self, course_id, assignment_id):
         if self.user is None:
             self.json_error(403, "Permission denied")
         course = self.find_course(course_id)
@@ -104,33 +104,8 @@ def install_checks(limits: dict) -> None:
             app_log.warning("exchange: refused a submission of %s/%s by %s: %s", course_id, assignment_id,
                             self.user.id, refused.message.english)
             self.json_error(refused.status, refused.message.korean)
-        return original(self, course_id, assignment_id)
 
-    ngshare.SubmitAssignment.post = post
-
-
-def fix_sqlalchemy2() -> None:
-    """ngshare 0.6.0 was written for SQLAlchemy 1.3: a new ``Assignment(name, course)`` or ``Submission(student,
-    assignment)`` joined the session through its back-reference to a persistent object (``cascade_backrefs``),
-    which SQLAlchemy 2.0 removed; on 2.x (nbgrader 0.9 and JupyterHub 5 bring 2.1) a release or a submission is
-    silently not stored ("SAWarning: Object of type <Assignment> not in session"). Each joins its anchor's session
-    here, as it did."""
-    from ngshare.database import Assignment, Submission
-    from sqlalchemy.orm import object_session
-
-    for cls, anchor in ((Assignment, "course"), (Submission, "assignment")):
-        if getattr(cls.__init__, "_joins_session", False):
-            continue
-        original = cls.__init__
-
-        def __init__(self, *args, _original=original, _anchor=anchor, **kwargs):
-            _original(self, *args, **kwargs)
-            session = object_session(getattr(self, _anchor))
-            if session is not None:
-                session.add(self)
-
-        __init__._joins_session = True
-        cls.__init__ = __init__
+    check_ngshare_submissions(check)
 
 
 def log_to_stderr() -> None:
@@ -154,6 +129,8 @@ def main(argv=None) -> None:
     from tornado.httpserver import HTTPServer
     from tornado.ioloop import IOLoop
 
+    from autograder.patches.hub import fix_ngshare_sqlalchemy2
+
     os.makedirs(args.state, mode=0o700, exist_ok=True)
     os.chmod(args.state, 0o700)
     database = f"sqlite:///{os.path.join(args.state, 'ngshare.db')}"
@@ -161,7 +138,7 @@ def main(argv=None) -> None:
     dbutil.upgrade(database, cmd_opts=namedtuple("CmdOpts", ["x"])(["data=true", f"storage={storage}"]))
     log_to_stderr()
     limits = settings.course()["exchange"]
-    fix_sqlalchemy2()
+    fix_ngshare_sqlalchemy2()
     install_checks(limits)
     prefix = os.environ["JUPYTERHUB_SERVICE_PREFIX"]
     app = ngshare.MyApplication(prefix, database, storage, admin=[a for a in args.admins.split(",") if a],

@@ -8,12 +8,12 @@ nbgrader's lab extension shows under "Validation Results / The following cell fa
 a ``summary`` to the answer: a title, a count, and one short line per grade cell ("✅ softmax 통과", "❌ causal_mask
 실패: <the visible check's own message>", "📝 written_1: 제출한 뒤 손으로 채점합니다"), in Korean. nbgrader's
 answer is left as it is: the lab extension (patched in the hub's environment to show a ``summary`` where there is
-one, ``autograder/patches.py``) falls back to nbgrader's dialog without it.
+one, ``autograder/patches``) falls back to nbgrader's dialog without it.
 
 Runs in the hub's environment, which has no ``autograder`` package: ``python -m autograder hub`` copies this file
 there as ``attention_course_lab.py``, writes its texts next to it (``attention_course_lab.json``, from
 ``autograder.messages.ValidateText``), enables it and disables nbgrader's ``validate_assignment`` extension
-(``autograder/hub/provision.py``). It imports nothing of ``autograder`` (in the course's own environment, for the
+(``autograder/hub/environment.py``). It imports nothing of ``autograder`` (in the course's own environment, for the
 tests, it reads the catalogue directly).
 """
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """What the hub's users share, set up idempotently as root.
 
-* ``students_env``: the Python environment of every user's JupyterLab and kernels (students', instructors' and the
-  formgrader's): the course's ``.venv`` (the pinned ``requirements.txt``) without the ``autograder`` package,
-  cloned with hard links (seconds, no second download; same files, same versions), with its own interpreter
-  links, console scripts and the course kernel.
+* the Python environment of every user's JupyterLab and kernels: ``autograder/hub/environment.py``.
 * ``course_copy``: the repository's files copied into the grading account's private home (0700), owned by it;
   the course's state there (gradebook, submitted/, autograded/, feedback/) is never touched by a re-sync.
 * ``generate``, ``exchange_course``, ``release``: the assignments generated into the gradebook; the course, its
@@ -11,154 +8,27 @@
   assignments released there (the last two once the hub runs).
 * ``global_config``: the nbgrader config (course id, the exchange service) of every user of the hub, in the
   students' environment (``Layout.nbgrader_config``).
-* ``remove``: everything of a namespace's hub (never of the course's own): its accounts, folders and environment.
+* everything of a namespace's hub (never of the course's own) removed: ``autograder/hub/teardown.py``.
 """
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import os
+import secrets
 import shutil
 import sqlite3
-import stat
 import subprocess
-import sys
 from pathlib import Path
 
 from autograder import settings
-from autograder.hub import accounts
 from autograder.hub.layout import Layout
 
-# What a clone of the course's .venv leaves out: the autograder package (its editable install points into the
-# repository). Byte-code caches come along: users cannot write them there, and would compile torch at every import.
-NOT_CLONED = ("__editable__", "attention_course_autograder")
 # Never copied into the grading account's course copy: at its top, built or machine-local things and the course's
 # own state (which the copy keeps); anywhere, caches.
 NOT_COPIED = {".git", ".venv", "build", ".pytest_cache", "demo", "gradebook.db", "submitted", "autograded",
               "feedback", ".autograder", "tmp"}
 NOT_COPIED_ANYWHERE = {"__pycache__", ".ipynb_checkpoints"}
-KERNEL = "attention-course"
-
-
-# ------------------------------------------------------------------------------------------------ the environment
-def _site_packages(prefix: Path) -> Path:
-    return prefix / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
-
-
-def _fingerprint(source: Path) -> str:
-    names = sorted(p.name for p in _site_packages(source).iterdir() if p.name.endswith(".dist-info"))
-    return hashlib.sha256("\n".join(names).encode()).hexdigest()
-
-
-def _link_tree(src: Path, dst: Path) -> None:
-    """Hard-link every file of ``src`` under ``dst`` (directories made anew), leaving out NOT_CLONED."""
-    for dirpath, dirnames, filenames in os.walk(src):
-        dirnames[:] = [d for d in dirnames if not d.startswith(NOT_CLONED)]
-        rel = Path(dirpath).relative_to(src)
-        (dst / rel).mkdir(parents=True, exist_ok=True)
-        os.chmod(dst / rel, 0o755)
-        for name in filenames:
-            if name.startswith(NOT_CLONED):
-                continue
-            source, target = Path(dirpath) / name, dst / rel / name
-            if source.is_symlink():
-                target.symlink_to(os.readlink(source))
-            else:
-                os.link(source, target)
-
-
-def _open_to_all(path: Path) -> bool:
-    """Whether every user may run ``path`` (its folders all searchable by others, the file executable by them)."""
-    path = path.resolve()
-    return bool(path.stat().st_mode & stat.S_IXOTH) and all(p.stat().st_mode & stat.S_IXOTH for p in path.parents)
-
-
-def shared_interpreter() -> Path:
-    """A Python of this version that every user may run: this one's base interpreter where others may run it
-    (not a pyenv build under /root, say), else the system's ``/usr/bin/pythonX.Y`` (same ABI: the cloned
-    packages' compiled parts load in it)."""
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    for candidate in (Path(sys.base_prefix) / "bin" / version, Path("/usr/bin") / version):
-        if candidate.exists() and _open_to_all(candidate):
-            return candidate
-    raise RuntimeError(f"no {version} that every user may run: install Debian's {version} (apt-get install "
-                       f"{version}) or make {sys.base_prefix} readable")
-
-
-def students_env(layout: Layout, source: Path = Path(sys.prefix)) -> Path:
-    """The environment at ``layout.env``: rebuilt when the source's installed distributions changed."""
-    stamp = layout.env / ".cloned-from"
-    this = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()     # a change of this set-up rebuilds it too
-    want = f"{source}\n{shared_interpreter()}\n{_fingerprint(source)}\n{this}\n"
-    if stamp.exists() and stamp.read_text() == want:
-        return layout.env
-    if layout.env.exists():
-        shutil.rmtree(layout.env)
-    subprocess.run([str(shared_interpreter()), "-m", "venv", "--without-pip", str(layout.env)], check=True)
-    _link_tree(_site_packages(source), _site_packages(layout.env))
-    # Jupyter's data (lab extensions; the kernel is installed below) and config (server extensions enabled):
-    # data linked, config copied (it is small, and Jupyter writes there).
-    _link_tree(source / "share" / "jupyter", layout.env / "share" / "jupyter")
-    shutil.rmtree(layout.env / "share" / "jupyter" / "kernels", ignore_errors=True)
-    if (source / "etc").exists():
-        shutil.copytree(source / "etc", layout.env / "etc", dirs_exist_ok=True)
-    # Console scripts: the same files with this environment's interpreter in their #! line.
-    old, new = f"#!{source}/bin/", f"#!{layout.env}/bin/"
-    for script in (source / "bin").iterdir():
-        target = layout.env / "bin" / script.name
-        if script.is_symlink() or target.exists() or not script.is_file():
-            continue
-        with open(script, "rb") as fh:
-            if fh.read(len(old)) != old.encode():
-                continue
-        target.write_text(new + script.read_text()[len(old):])
-        target.chmod(0o755)
-    # Every user's JupyterLab: no news and no update checks (no requests to the internet, no pop-up).
-    overrides = layout.env / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
-    overrides.parent.mkdir(parents=True, exist_ok=True)
-    fresh = overrides.with_suffix(".new")              # a new file: the one there may be a link into the source
-    fresh.write_text(json.dumps({"@jupyterlab/apputils-extension:notification":
-                                 {"fetchNews": "false", "checkForUpdates": False}}))
-    os.replace(fresh, overrides)
-    subprocess.run(["bash", str(settings.ROOT / "scripts" / "install_kernel.sh"), "--prefix", str(layout.env),
-                    "--kernel-only"], check=True, stdout=subprocess.DEVNULL,
-                   env={**os.environ, "PYTHON_VENV": str(layout.python)})
-    probe = subprocess.run([str(layout.python), "-c", "import autograder"], capture_output=True, cwd="/")
-    if probe.returncode == 0:
-        raise RuntimeError(f"{layout.env} can import autograder: it must not")
-    stamp.write_text(want)
-    return layout.env
-
-
-LAB_MODULE = "attention_course_lab"          # autograder/hub/lab_validate.py, as the hub's environment imports it
-
-
-def lab_additions(layout: Layout, source: Path = Path(sys.prefix)) -> list[str]:
-    """What the course changes in every user's JupyterLab of the hub (idempotent, at every start): Validate answers
-    with a Korean summary per exercise (``autograder/hub/lab_validate.py``, copied into the environment as
-    ``attention_course_lab`` with its texts from the catalogue, enabled in place of nbgrader's
-    ``validate_assignment`` server extension), and nbgrader's files that only a patch changes
-    (``autograder/patches.py``: the Validate dialog, formgrader's score precision). Returns what it changed."""
-    from autograder.hub import lab_validate
-    from autograder.messages import ValidateText
-    from autograder.patches import apply_file_patches
-
-    site = _site_packages(layout.env)
-    wanted = {site / f"{LAB_MODULE}.py": Path(lab_validate.__file__).read_text(encoding="utf-8"),
-              site / f"{LAB_MODULE}.json": json.dumps(ValidateText.templates(), ensure_ascii=False, indent=1),
-              layout.env / "etc" / "jupyter" / "jupyter_server_config.json": json.dumps(
-                  {"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.validate_assignment": False,
-                                                         LAB_MODULE: True}}}, indent=1)}
-    changed = []
-    for path, text in wanted.items():
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            fresh = path.with_name(path.name + ".new")
-            fresh.write_text(text, encoding="utf-8")
-            os.chmod(fresh, 0o644)
-            os.replace(fresh, path)
-            changed.append(path.name)
-    return changed + apply_file_patches(layout.env, source)
 
 
 # ------------------------------------------------------------------------------------------------ the course copy
@@ -254,13 +124,20 @@ def generate(layout: Layout, students: list) -> list[str]:
     return generated
 
 
+def formgrader_token(layout: Layout) -> str:
+    """The formgrader service's API token, made once and kept (root only) in the state folder."""
+    if not layout.formgrader_token.exists():
+        fd = os.open(layout.formgrader_token, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secrets.token_hex(32))
+    return layout.formgrader_token.read_text().strip()
+
+
 def exchange_request(layout: Layout, method: str, path: str, data: dict | None = None) -> dict:
     """A request to the exchange service as the course's grading service (its token); returns ngshare's JSON."""
     import urllib.error
     import urllib.parse
     import urllib.request
-
-    from autograder.hub.server import formgrader_token
 
     body = urllib.parse.urlencode(data).encode() if data is not None else None
     request = urllib.request.Request(f"{layout.exchange_url}/{path.lstrip('/')}", data=body, method=method,
@@ -294,8 +171,6 @@ def release(layout: Layout) -> list[str]:
     if not reply.get("success"):
         raise RuntimeError(f"the exchange did not list the assignments of {layout.course_id}: {reply}")
     there = set(reply["assignments"])
-    from autograder.hub.server import formgrader_token
-
     env = {**grader_env(layout), "JUPYTERHUB_API_TOKEN": formgrader_token(layout)}
     released = []
     for assignment in settings.course()["assignments"]:
@@ -395,64 +270,3 @@ def global_config(layout: Layout) -> Path:
                     f"c.Execute.iopub_timeout = {validate}\n")
     os.chmod(path, 0o644)
     return path
-
-
-# ------------------------------------------------------------------------------------------------ a namespace's end
-def processes_of(uids: set[int]) -> list[int]:
-    """Processes whose real uid is one of ``uids``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if entry.stat().st_uid in uids:
-                    found.append(int(entry.name))
-            except OSError:
-                pass
-    return found
-
-
-def namespace_users(layout: Layout) -> list[str]:
-    """The Unix accounts of a namespace's hub that exist (its prefixed users and its grading account)."""
-    import pwd
-
-    return sorted(e.pw_name for e in pwd.getpwall()
-                  if e.pw_name.startswith(layout.user_prefix) or e.pw_name == layout.grader)
-
-
-def remove(layout: Layout) -> list[str]:
-    """Remove a namespace's hub (stopped) entirely: its accounts' processes, the accounts with their homes (the
-    grading account's course copy and gradebook), its state, exchange and environment. Refuses the course's own
-    hub. Returns what it removed."""
-    import pwd
-    import signal
-    import time
-
-    if layout.namespace is None or not layout.user_prefix:
-        raise ValueError("only a namespace's hub is removed, never the course's own")
-    try:
-        pid = int(layout.pid_file.read_text().strip())
-        os.kill(pid, 0)
-    except (OSError, ValueError):
-        pass
-    else:
-        raise RuntimeError(f"the hub of {layout.namespace} runs (pid {pid}): stop it first")
-    users = namespace_users(layout)
-    uids = {pwd.getpwnam(u).pw_uid for u in users}
-    deadline = time.monotonic() + 10
-    while (pids := processes_of(uids)) and time.monotonic() < deadline:
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        time.sleep(0.2)
-    for user in users:
-        subprocess.run(["userdel", "--remove", user], check=False, capture_output=True)
-        if accounts.exists(user):
-            raise RuntimeError(f"userdel {user} failed")
-    removed = list(users)
-    for path in (layout.state, layout.exchange, layout.env):
-        if path.exists() or path.is_symlink():
-            shutil.rmtree(path)
-            removed.append(str(path))
-    return removed

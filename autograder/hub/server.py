@@ -2,13 +2,12 @@
 
 The hub runs as root (PAM login and the local-process spawner need it) from the course's ``.venv``, with the
 pinned configurable-http-proxy that ``scripts/setup.sh`` installs under ``build/node``. Users' servers and the
-formgrader service run the students' environment (``provision.students_env``). ``--stop`` (or Ctrl-C) ends the
+formgrader service run the students' environment (``environment.students_env``). ``--stop`` (or Ctrl-C) ends the
 hub, which stops the proxy, the service and every user's server it started.
 """
 from __future__ import annotations
 
 import os
-import secrets
 import signal
 import ssl
 import subprocess
@@ -19,7 +18,7 @@ import urllib.request
 from pathlib import Path
 
 from autograder import settings
-from autograder.hub import limits, provision
+from autograder.hub import environment, limits, provision
 from autograder.hub.layout import Layout
 from autograder.messages import Label
 
@@ -90,8 +89,8 @@ c.LimitedSpawner.cgroup_name = "{cgroup_name(layout)}"
 c.Spawner.cmd = ["{env_bin / 'jupyterhub-singleuser'}"]
 c.Spawner.default_url = "/lab"
 c.Spawner.environment = {{"PATH": "{path}"}}
-c.Spawner.args = ["--KernelSpecManager.allowed_kernelspecs={provision.KERNEL}",
-                  "--MultiKernelManager.default_kernel_name={provision.KERNEL}",
+c.Spawner.args = ["--KernelSpecManager.allowed_kernelspecs={environment.KERNEL}",
+                  "--MultiKernelManager.default_kernel_name={environment.KERNEL}",
                   "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
                   "--LabApp.extension_manager=readonly"]
 # Students' JupyterLab leaves out nbgrader's instructor tool "Create Assignment" (a page_config of their own,
@@ -124,26 +123,17 @@ c.JupyterHub.load_roles = [
 # formgrader: a JupyterLab of the grading account on its course copy, started and stopped by the hub.
 # JupyterHub 5 gives a managed service 10 s to answer (10 tries of 1 s, fixed in app.py) and exits when it does
 # not; JupyterLab with nbgrader's extensions takes longer to start on a busy machine. Only for this service's
-# server: each try waits up to {SERVICE_WAIT_S} s.
-from jupyterhub.objects import Server as _Server  # noqa: E402
+# server: each try waits up to {SERVICE_WAIT_S} s (a patch of JupyterHub's Server.wait_up: autograder/patches).
+from autograder.patches.hub import patient_service_wait_up  # noqa: E402
 
-_wait_up = _Server.wait_up
-
-
-def _patient_wait_up(self, timeout=10, http=False, **kwargs):
-    if http and self.port == {layout.service_port}:
-        timeout = max(timeout, {SERVICE_WAIT_S})
-    return _wait_up(self, timeout=timeout, http=http, **kwargs)
-
-
-_Server.wait_up = _patient_wait_up
+patient_service_wait_up({layout.service_port}, {SERVICE_WAIT_S})
 
 c.JupyterHub.services = [{culler}{{
     "name": "{cid}",
     "url": "http://127.0.0.1:{layout.service_port}",
     "command": ["{env_bin / 'jupyterhub-singleuser'}", "--ServerApp.root_dir={layout.course_dir}",
-                "--KernelSpecManager.allowed_kernelspecs={provision.KERNEL}",
-                "--MultiKernelManager.default_kernel_name={provision.KERNEL}",
+                "--KernelSpecManager.allowed_kernelspecs={environment.KERNEL}",
+                "--MultiKernelManager.default_kernel_name={environment.KERNEL}",
                 "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
                 "--LabApp.extension_manager=readonly"],
     "user": "{layout.grader}",
@@ -163,19 +153,10 @@ c.JupyterHub.services = [{culler}{{
 '''
 
 
-def formgrader_token(layout: Layout) -> str:
-    """The formgrader service's API token, made once and kept (root only) in the state folder."""
-    if not layout.formgrader_token.exists():
-        fd = os.open(layout.formgrader_token, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(secrets.token_hex(32))
-    return layout.formgrader_token.read_text().strip()
-
-
 def write_config(layout: Layout, students: list[str], instructors: list[str] | None = None) -> Path:
     layout.state.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(layout.state, 0o700)
-    layout.config.write_text(config_text(layout, students, instructors, formgrader_token(layout)))
+    layout.config.write_text(config_text(layout, students, instructors, provision.formgrader_token(layout)))
     os.chmod(layout.config, 0o600)
     return layout.config
 

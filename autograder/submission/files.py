@@ -4,17 +4,25 @@ more than a limit.
 A submission is data here: nothing of it is executed in this process. A file that is not plain data is refused with
 a reason (``refusal``: from its ``lstat``; ``read_submitted``: from the ``fstat`` of the opened file, so nothing can
 be swapped in between the check and the read).
+
+``copy_plain_tree`` copies a submission's plain files that way (a class run's staging, nbgrader's copies into
+``autograded/`` and ``feedback/``); ``placeholder`` is the blank release notebook with the Korean reason that stands
+in for a notebook that cannot be graded.
 """
 from __future__ import annotations
 
 import errno
+import fnmatch
 import os
 import stat
 from pathlib import Path
 
-from autograder.messages import Message, Reason
+import nbformat
+
+from autograder.messages import Message, Notice, Reason
 
 MAX_NOTEBOOK_BYTES = 50 << 20
+MAX_FILE_BYTES = MAX_NOTEBOOK_BYTES   # an extra file of a submission bigger than this is not copied
 
 
 class NotGradable(Exception):
@@ -83,3 +91,45 @@ def read_submitted(path, limit: int = MAX_NOTEBOOK_BYTES) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def copy_plain_tree(source: Path, target: Path, exclude=(), only=None, limit: int = MAX_FILE_BYTES,
+                    keep: dict[str, bytes] | None = None) -> list[tuple[str, Message]]:
+    """Copy the plain files under ``source`` to ``target`` without following any link; returns the files left
+    out as (relative path, reason; ``str()`` of it in English). ``exclude``: globs of names not copied (and not
+    reported); ``only``: if given, the names (at the top) that are copied, nothing else; ``keep``: names (at the
+    top) whose bytes the caller wants, each given the bytes copied of it (so that a caller reads a notebook once,
+    not again from the copy)."""
+    skipped: list[tuple[str, Message]] = []
+    why = refusal(os.lstat(source))
+    if why and why.code is not Reason.DIRECTORY:
+        return [(".", why)]
+    target.mkdir(parents=True, exist_ok=True)
+    for entry in sorted(os.scandir(source), key=lambda e: e.name):
+        rel = entry.name
+        if any(fnmatch.fnmatch(rel, pattern) for pattern in exclude) or (only is not None and rel not in only):
+            continue
+        st = entry.stat(follow_symlinks=False)
+        if stat.S_ISDIR(st.st_mode):
+            skipped += [(f"{rel}/{r}" if r != "." else rel, w)
+                        for r, w in copy_plain_tree(Path(entry.path), target / rel, exclude, None, limit)]
+            continue
+        try:
+            data = read_submitted(entry.path, limit)
+        except NotGradable as exc:
+            skipped.append((rel, exc.message))
+            continue
+        fd = os.open(target / rel, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        if keep is not None and rel in keep:
+            keep[rel] = data
+    return skipped
+
+
+def placeholder(course_dir: Path, assignment: str, notebook: str, reason: str) -> nbformat.NotebookNode:
+    """The blank release notebook with a Korean note saying why the submission could not be graded."""
+    nb = nbformat.read(str(course_dir / "release" / assignment / notebook), as_version=4)
+    note = nbformat.v4.new_markdown_cell(Notice.NOT_GRADED.korean(notebook=notebook, reason=reason))
+    nb.cells.insert(0, note)
+    return nb

@@ -61,8 +61,14 @@ def strip_magics(source: str) -> str:
 
 
 def read_notebook(path) -> nbformat.NotebookNode:
+    """The submitted notebook at ``path``, read as data only (``read_submitted``) and parsed (``parse_notebook``)."""
+    return parse_notebook(read_submitted(path), path)
+
+
+def parse_notebook(data: bytes, path) -> nbformat.NotebookNode:
+    """A submitted notebook from its bytes (read by ``read_submitted``); ``NotGradable`` names ``path`` when they are
+    not UTF-8 or not a notebook."""
     path = Path(path)
-    data = read_submitted(path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -37,7 +37,7 @@ sys.path.insert(0, str(HERE))
 
 from browser_course import CHROMEDRIVER, CHROMIUM, missing_browser  # noqa: E402
 
-from autograder.hub import accounts, provision, server  # noqa: E402
+from autograder.hub import accounts, provision, server, teardown  # noqa: E402
 from autograder.hub.layout import Layout  # noqa: E402
 
 NAMESPACE = os.environ.get("AUTOGRADER_HUB_TEST_NAMESPACE", "aghub")
@@ -225,7 +225,7 @@ def hub(tmp_path_factory):
     assert server.running_pid(layout) is None, f"a test hub already runs (pid {server.running_pid(layout)})"
     live = server.running_pid(course) is not None      # the class's own hub runs: its files change as it works
     before = footprint(course)
-    removed = provision.remove(layout)                   # whatever an earlier run left of the namespace
+    removed = teardown.remove(layout)                   # whatever an earlier run left of the namespace
     if removed:
         print(f"\n[hub] removed an earlier run's {', '.join(removed)}")
     LOGS.mkdir(parents=True, exist_ok=True)
@@ -258,9 +258,9 @@ def hub(tmp_path_factory):
         keep_hub_log(layout, "jupyterhub.log")
         stopped = server.running_pid(layout) is None and not server.leftovers(layout)
         left = server.leftovers(layout)
-        provision.remove(layout)
+        teardown.remove(layout)
     assert stopped, f"servers left running: {left}"
-    assert not provision.namespace_users(layout), provision.namespace_users(layout)
+    assert not teardown.namespace_users(layout), teardown.namespace_users(layout)
     assert not any(p.exists() for p in (layout.state, layout.exchange, layout.env, layout.grader_home))
     assert live or footprint(course) == before, "the tests' hub changed the course's own hub"
 

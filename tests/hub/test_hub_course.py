@@ -433,7 +433,7 @@ def test_student1_cannot_read_student2s_submission_but_the_grading_account_can(h
     asks with their own token (from their own login) and is refused."""
     import attacks
 
-    from autograder.hub.server import formgrader_token
+    from autograder.hub.provision import formgrader_token
 
     layout, (student1, student2) = hub.layout, hub.students[:2]
     student = attacks.su(hub, student1, READ_SUBMISSION, layout.exchange_url, layout.course_id, student2, hub.url,

@@ -160,7 +160,7 @@ def test_a_stalled_grader_never_stalls_the_class(generated_course, tmp_path_fact
 
     import nbformat
 
-    from autograder.gradebook import batch
+    from autograder.gradebook import batch, worker
     from autograder.sandbox import protocol
     from harness import cell_scores, expected_cell_scores, new_course, submit
 
@@ -196,7 +196,7 @@ def test_a_stalled_grader_never_stalls_the_class(generated_course, tmp_path_fact
     assert all(o.ok for o in outcomes.values()), {s: o.error[-500:] for s, o in outcomes.items() if not o.ok}
     assert cell_scores(course_dir, "honest") == expected_cell_scores(honest)
     for student in STALLS:
-        overtime = Reason.OVERTIME.korean(limit=batch.submission_limit())
+        overtime = Reason.OVERTIME.korean(limit=worker.submission_limit())
         assert any(note.endswith(overtime) for note in outcomes[student].notes), outcomes[student].notes
         scores = cell_scores(course_dir, student)
         assert scores and not any(scores.values()), scores
@@ -247,7 +247,7 @@ def test_a_worker_that_dies_is_noticed_at_once(generated_course, tmp_path_factor
 
     import nbformat
 
-    from autograder.gradebook import batch
+    from autograder.gradebook import batch, worker
     from autograder.sandbox import protocol
     from harness import cell_scores, expected_cell_scores, new_course, submit
 
@@ -298,7 +298,7 @@ def test_a_worker_that_dies_is_noticed_at_once(generated_course, tmp_path_factor
     assert any("graded again" in note for note in outcomes["dies_once"].notes), outcomes["dies_once"].notes
     reasons = {"dies_always": Reason.WORKER_SIGNAL.korean(signal="SIGKILL"),
                "oom_killed": Reason.WORKER_MEMORY.korean()}
-    hard = batch.submission_limit() + timeouts["kill_grace"]
+    hard = worker.submission_limit() + timeouts["kill_grace"]
     for student in set(deaths) - {"dies_once"}:
         assert any(note.endswith(reasons[student]) for note in outcomes[student].notes), outcomes[student].notes
         scores = cell_scores(course_dir, student)

@@ -178,14 +178,14 @@ def test_submission(lane):
 
 def test_grace(monkeypatch):
     """A class run grades a submission as blank after ``notebook + submission + grace`` (its worker's alarm)."""
-    from autograder.gradebook import batch
+    from autograder.gradebook import worker
 
     for key, value in {"notebook": 0.2, "submission": 0.2, "grace": 0.4}.items():
         monkeypatch.setitem(settings.course()["timeouts"], key, value)
-    monkeypatch.setattr(batch, "_API", SimpleNamespace(autograde=lambda *a, **k: time.sleep(30)))
+    monkeypatch.setattr(worker, "_API", SimpleNamespace(autograde=lambda *a, **k: time.sleep(30)))
     start = time.monotonic()
-    ok, _, over = batch._autograde_within("attention", "student", batch.submission_limit())
-    assert batch.submission_limit() == pytest.approx(0.8) and over and not ok
+    ok, _, over = worker._autograde_within("attention", "student", worker.submission_limit())
+    assert worker.submission_limit() == pytest.approx(0.8) and over and not ok
     assert time.monotonic() - start < 5
 
 

@@ -17,6 +17,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from autograder.feedback.report import exercise_report
 from autograder.gradebook.preprocessors.handoff import Graded
 from autograder.graders.registry import exercises_of
+from autograder.submission.notebook import is_grade_cell
 
 
 def cell_score(points: float, earned: float, possible: float) -> float:
@@ -41,9 +42,9 @@ class WriteGradeCells(NbGraderPreprocessor):
         result = Graded.find(resources, type(self).__name__).result
         by_name = {e.name: e for e in result.exercises}
         for cell in nb.cells:
-            meta = cell.metadata.get("nbgrader", {})
-            if cell.cell_type != "code" or not meta.get("grade") or meta.get("solution"):
+            if not is_grade_cell(cell):
                 continue
+            meta = cell.metadata.get("nbgrader", {})
             exercise = by_name.get(meta.get("grade_id", "").removeprefix("test_"))
             if exercise is None:
                 continue

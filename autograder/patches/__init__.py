@@ -1,0 +1,226 @@
+"""Every change this course makes to upstream code (nbgrader, nbconvert, JupyterHub, ngshare), in one table: what it
+changes, why, and the upstream version it was checked against. The code of each is in this package, by where it
+runs: ``files`` and ``formgrader`` (nbgrader's processes), ``hub`` (the hub and its exchange service), ``environment``
+(files of the hub's environment).
+
+Settings, templates, hooks and configured subclasses come first and need no patch (``course_config.py``: the
+preprocessors, ``SubmittedNotebookExporter``, the late-penalty plugin, the feedback and formgrader templates; the
+hub's spawner and exchange classes). What no setting reaches is changed here and only here:
+
+* ``PATCHES``: the functions replaced in a running process (``Patch``: each function with the signature it has
+  upstream; where a patch writes a function again instead of wrapping it, the sha256 of the upstream source),
+  installed by ``files.harden_nbgrader`` and ``formgrader.totals_with_late_penalties`` (wherever nbgrader loads
+  ``course_config.py``: every nbgrader command, formgrader, the class run's workers), ``hub.patient_service_wait_up``
+  (the generated ``jupyterhub_config.py``), ``hub.fix_ngshare_sqlalchemy2`` and ``hub.check_ngshare_submissions``
+  (the exchange service, ``autograder/hub/exchange_service.py``). Each installer is idempotent (``install``: a
+  function it installed is never wrapped again), and ``upstream`` finds the function a patch replaced.
+* ``FILE_PATCHES``: two files of the hub's environment (``/opt/<course>-env``) that only a patch changes, applied by
+  ``environment.apply_file_patches`` when ``python -m autograder hub`` builds it, each against the sha256 of the
+  upstream file (the hub refuses to start on another). The environment's files are hard links into the course's
+  ``.venv``: a patched file replaces its link with a file of its own, and ``.venv`` is never written. Browsers
+  cache the lab extension's files by name: after a change of the patch, students reload their JupyterLab once.
+
+``tests/test_patches.py`` fails when an installed upstream is not what a patch was checked against: another version,
+a patched function's signature, a rewritten function's source, a patched file.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+import sys
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+
+NBGRADER, JUPYTERHUB, NGSHARE = "nbgrader 0.9.6", "jupyterhub 5.5.4", "ngshare 0.6.0"
+NBGRADER_VERSION = NBGRADER.split()[1]
+API = "nbgrader.apps.api:NbGraderAPI."
+
+
+@dataclass(frozen=True)
+class Patch:
+    """One change of upstream functions in the running process."""
+
+    name: str
+    upstream: str                # the distribution and the version it was checked against
+    functions: dict              # "module:Class.function" -> its upstream signature (no annotations)
+    what: str
+    why: str
+    rewrites: dict = field(default_factory=dict)   # function -> sha256 of the upstream source it writes again
+
+
+PLAIN_COPIES = Patch(
+    "a submission's plain files only", NBGRADER,
+    {"nbgrader.converters.base:BaseConverter.init_assignment": "(self, assignment_id, student_id)"},
+    what="autograde copies a submission's other files into autograded/ only where they are plain files (a link, FIFO, "
+         "device or hard link is left out with a warning); generate_feedback copies none of them into feedback/ but "
+         "timestamp.txt and submission_secret.txt (release_feedback reads them), so feedback is the pipeline's HTML",
+    why="grading runs as root and nbgrader's copy follows links: a link to /etc/shadow was copied into autograded/ and "
+        "released as feedback. Unlike nbgrader (its tests test_force, test_force_f and test_filter_notebook of "
+        "test_nbgrader_generate_feedback expect a submission's data files in feedback/; its docs describe feedback/ "
+        "as the HTML of the graded notebooks), feedback does not carry a submission's other files",
+    rewrites={"nbgrader.converters.base:BaseConverter.init_assignment":
+              "bcfda8a38bd242811155417345b96d16e35245612781b3f6706187aa8943df59"})
+TIMESTAMP = Patch(
+    "timestamp.txt read as data", NBGRADER,
+    {"nbgrader.coursedir:CourseDirectory.get_existing_timestamp": "(self, dest_path)"},
+    what="a submission's timestamp.txt that is a link, FIFO, device, hard link or over 1 KiB counts as no timestamp",
+    why="nbgrader opens it with open(): a link is followed and a FIFO blocks, as root")
+COLLECT = Patch(
+    "collect copies links as links", NBGRADER,
+    {"nbgrader.exchange.default.collect:ExchangeCollect.do_copy": "(self, src, dest, log=None)"},
+    what="the exchange's collect copies links as links (the checks of autograde and staging then refuse them) and "
+         "does not collect an inbound folder that is a link; size limits, ignore/include and groupshared as nbgrader's",
+    why="a student writes straight into the inbound folder, and shutil.copytree copies what a link points to",
+    rewrites={"nbgrader.exchange.default.collect:ExchangeCollect.do_copy":
+              "0bb2e9133a773bbc4bf176cc86806324f422bd477e72ee72fef8cf4fae7d1726"})
+FORMGRADER_TOTALS = Patch(
+    "formgrader's totals net of late penalties", NBGRADER,
+    {API + "get_assignment": "(self, assignment_id, released=None)", API + "get_notebooks": "(self, assignment_id)",
+     API + "get_submission": "(self, assignment_id, student_id, ungraded=None, students=None)",
+     API + "get_submissions": "(self, assignment_id)",
+     API + "get_notebook_submissions": "(self, assignment_id, notebook_id)",
+     API + "get_student": "(self, student_id, submitted=None)", API + "get_students": "(self)",
+     API + "get_student_notebook_submissions": "(self, student_id, assignment_id)"},
+    what="the API's answers (submissions, notebooks, students, averages) carry score net of the late penalty and the "
+         "penalty as late_submission_penalty (autograder.gradebook.late.LatePenalties)",
+    why="nbgrader subtracts the penalty in export and feedback only: formgrader showed a student 2.7 points late 27/27")
+SERVICE_WAIT = Patch(
+    "patience with the formgrader service", JUPYTERHUB,
+    {"jupyterhub.objects:Server.wait_up": "(self, timeout=10, http=False, ssl_context=None, extra_path='')"},
+    what="each of JupyterHub's 10 tries to reach the formgrader service waits up to SERVICE_WAIT_S (hub/server.py)",
+    why="JupyterHub 5 gives a managed service 10 s (fixed in app.py) and exits; JupyterLab with nbgrader's extensions "
+        "took 28 s to start on the busy test machine")
+NGSHARE_SESSION = Patch(
+    "ngshare on SQLAlchemy 2", NGSHARE,
+    {"ngshare.database:Assignment.__init__": "(self, name, course)",
+     "ngshare.database:Submission.__init__": "(self, student, assignment)"},
+    what="a new Assignment or Submission joins the session of its course or assignment, as on SQLAlchemy 1.3",
+    why="SQLAlchemy 2 removed cascade_backrefs: ngshare silently stored no release and no submission")
+NGSHARE_CHECKS = Patch(
+    "the exchange's checks on arrival", NGSHARE,
+    {"ngshare.ngshare:SubmitAssignment.post": "(self, course_id, assignment_id)"},
+    what="a submission is checked before anything is stored, with a quota per student (hub/exchange_service.py)",
+    why="ngshare accepts any submission tornado can buffer (100 MB) and any number of them")
+PATCHES = (PLAIN_COPIES, TIMESTAMP, COLLECT, FORMGRADER_TOTALS, SERVICE_WAIT, NGSHARE_SESSION, NGSHARE_CHECKS)
+
+
+def resolve(function: str):
+    """The class (or module) and the attribute name of ``module:Class.function``."""
+    module, _, path = function.partition(":")
+    *owners, name = path.split(".")
+    owner = importlib.import_module(module)
+    for part in owners:
+        owner = getattr(owner, part)
+    return owner, name
+
+
+def upstream(owner, name: str):
+    """The upstream function ``owner.name`` is or replaced (this module's patches left out)."""
+    function = getattr(owner, name)
+    while getattr(function, "_course_patch", None):
+        function = function.__wrapped__
+    return function
+
+
+def signature(function) -> str:
+    """Parameters and defaults, without annotations (their spelling varies with Python and the library's style)."""
+    sig = inspect.signature(function, follow_wrapped=False)
+    return str(sig.replace(parameters=[p.replace(annotation=p.empty) for p in sig.parameters.values()],
+                           return_annotation=sig.empty))
+
+
+def checked(patch: Patch) -> list[str]:
+    """What of the installed upstream differs from what ``patch`` was checked against (empty: nothing)."""
+    distribution, checked_version = patch.upstream.split()
+    problems = [f"{distribution} {version(distribution)} installed"] if version(distribution) != checked_version else []
+    for function, expected in patch.functions.items():
+        original = upstream(*resolve(function))
+        if signature(original) != expected:
+            problems.append(f"{function}{signature(original)}, not {expected}")
+        if function in patch.rewrites:
+            source = hashlib.sha256(inspect.getsource(original).encode()).hexdigest()
+            if source != patch.rewrites[function]:
+                problems.append(f"{function}'s source changed (sha256 {source[:12]}…)")
+    return problems
+
+
+def install(patch: Patch, owner, name: str, make) -> None:
+    """``owner.name = make(original)``, once: a function this module installed for ``patch`` is left as it is."""
+    current = getattr(owner, name)
+    if getattr(current, "_course_patch", None) == patch.name:
+        return
+    replacement = make(current)
+    replacement._course_patch, replacement.__wrapped__ = patch.name, current
+    setattr(owner, name, replacement)
+
+
+# ------------------------------------------------------------------------------------------------ files
+NBGRADER_VERSION = "0.9.6"
+
+
+@dataclass(frozen=True)
+class FilePatch:
+    """Replace ``old`` by ``new`` (exactly once) in one file of an environment."""
+
+    name: str
+    path: str                       # under the environment's prefix; {site} is its site-packages
+    upstream_sha256: str            # the file this patch was written against
+    old: str
+    new: str
+    why: str
+
+    def target(self, prefix: Path) -> Path:
+        site = f"lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
+        return prefix / self.path.format(site=site)
+
+    def patched(self, upstream: str, **values) -> str:
+        if hashlib.sha256(upstream.encode()).hexdigest() != self.upstream_sha256:
+            raise UpstreamChanged(f"{self.name}: the upstream file is not the one this patch was written against "
+                                  f"(nbgrader {NBGRADER_VERSION}, sha256 {self.upstream_sha256[:12]}…): check the "
+                                  "patch against the new file and update it (autograder/patches)")
+        if upstream.count(self.old) != 1:
+            raise UpstreamChanged(f"{self.name}: the text to replace is not in the file exactly once")
+        return upstream.replace(self.old, self.new.format(**values))
+
+
+class UpstreamChanged(RuntimeError):
+    """A file to patch is not the upstream file its patch was written against."""
+
+
+# Formgrader's pages call roundToPrecision(score, 2) everywhere; the course's precision wins.
+ROUND_TO_PRECISION = FilePatch(
+    name="formgrader's score precision",
+    path="{site}/nbgrader/server_extensions/formgrader/static/js/utils.js",
+    upstream_sha256="bf49532f75071613ab5439a3aaed26f89515634fc7e0e95f4729579cfec18272",
+    old="var roundToPrecision = function (num, precision) {\n",
+    new="var roundToPrecision = function (num, precision) {{\n"
+        "    precision = {decimals};  // the course's score_decimals (autograder/patches.py), not the pages' fixed 2\n",
+    why="formgrader showed 2.625 as 2.63: every page passes a fixed precision of 2",
+)
+
+# The Validate dialog: a summary (autograder/hub/lab_validate.py) shown as a short list, as text (innerText).
+VALIDATE_SUMMARY_JS = (
+    'function attentionCourseSummary(r){var t=document.createElement("div");t.id="validation-message";'
+    't.classList.add(r.ok?"validation-success":"validation-failed");var h=document.createElement("p");'
+    'h.innerText=r.headline;t.append(h);if(r.items.length){var u=document.createElement("ul");'
+    'u.classList.add("attention-course-validation");for(var i=0;i<r.items.length;i++){'
+    'var li=document.createElement("li");li.innerText=r.items[i].text;'
+    'li.classList.add(r.items[i].ok?"validation-item-passed":"validation-item-failed");u.append(li)}t.append(u)}'
+    'if(r.note){var q=document.createElement("p");q.innerText=r.note;t.append(q)}'
+    'f({title:r.title,body:new b.Widget({node:t}),buttons:[o.Dialog.okButton({label:r.ok_label})]},!r.ok);'
+    'return r.ok}'
+)
+VALIDATE_DIALOG = FilePatch(
+    name="the Validate dialog",
+    path="share/jupyter/labextensions/@jupyter/nbgrader/static/161.290a640318af4049.js",
+    upstream_sha256="2b750db4bf124d21fce83bacafe078dd0c6573fb355708f7b96be5804d806cdc",
+    old='function k(e){var t=document.createElement("div");t.id="validation-message";',
+    new=VALIDATE_SUMMARY_JS.replace("{", "{{").replace("}", "}}")
+    + 'function k(e){{if(e&&e.summary)return attentionCourseSummary(e.summary);'
+      'var t=document.createElement("div");t.id="validation-message";',
+    why="the dialog's English words and its 20 KB of failing cells' source are hard-coded in the extension",
+)
+
+FILE_PATCHES = (ROUND_TO_PRECISION, VALIDATE_DIALOG)

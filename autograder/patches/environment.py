@@ -1,0 +1,33 @@
+"""The files of the hub's environment that only a patch changes (``FILE_PATCHES`` in ``autograder.patches``),
+applied by ``python -m autograder hub`` when it builds the environment (``autograder/hub/environment.py``)."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from autograder.patches import FILE_PATCHES
+
+
+def patch_values() -> dict:
+    from autograder import settings
+
+    return {"decimals": int(settings.course().get("score_decimals", 3))}
+
+
+def apply_file_patches(prefix: Path, source: Path = Path(sys.prefix)) -> list[str]:
+    """Patch ``FILE_PATCHES`` into the environment at ``prefix`` (made from ``source``): each file made anew from
+    the source's upstream file, written where it differs (idempotent), never through a hard link. Returns what it
+    wrote. Raises ``UpstreamChanged`` where a source file is not the upstream one a patch was written against."""
+    values, written = patch_values(), []
+    for patch in FILE_PATCHES:
+        target = patch.target(prefix)
+        new = patch.patched(patch.target(source).read_text(encoding="utf-8"), **values)
+        if target.is_file() and target.read_text(encoding="utf-8") == new:
+            continue
+        fresh = target.with_name(target.name + ".patching")
+        fresh.write_text(new, encoding="utf-8")
+        os.chmod(fresh, 0o644)
+        os.replace(fresh, target)          # a new inode: the hard link into .venv is replaced, not written through
+        written.append(patch.name)
+    return written
