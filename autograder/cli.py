@@ -97,7 +97,7 @@ def run(args) -> int:
 
 
 def grade(args) -> int:
-    from autograder.feedback.report import table
+    from autograder.report import table
     from autograder.grade import grade_submission, warm_up
     from autograder.sandbox import bubblewrap
     from autograder.sandbox.bubblewrap import SandboxUnavailable

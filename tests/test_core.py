@@ -90,7 +90,8 @@ def test_the_type_a_students_code_raised_is_data_not_text(lane):
     with StudentProcess(cells, lane) as proc:
         proc.start()
         student = Student(proc, cells)
-        for name, error, other in (("softmax", "AssertionError", "ValueError"), ("layer_norm", "ValueError", "TypeError")):
+        cases = (("softmax", "AssertionError", "ValueError"), ("layer_norm", "ValueError", "TypeError"))
+        for name, error, other in cases:
             with pytest.raises(GradingFailure) as failed:
                 getattr(student, name)(np.ones(3))
             assert raised(failed.value, error) and not raised(failed.value, other), failed.value.message

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
-from autograder.feedback.report import exercise_report
+from autograder.report import exercise_report
 
 
 def write_junit(result, path) -> None:

@@ -10,12 +10,12 @@ import json
 from collections import Counter
 from pathlib import Path
 
-RESULTS_DIR = ".autograder/results"   # where SaveGradeResult keeps each graded notebook's result (course dir)
-
 
 def collect_grades(db_url: str, assignments, course_dir: Path) -> dict:
     """Scores per student, assignment and exercise from the gradebook, plus the graders' diagnoses."""
     from nbgrader.api import Gradebook, MissingEntry
+
+    from autograder.gradebook.preprocessors.save_grade_result import RESULTS_DIR
 
     data = {"assignments": list(assignments), "students": [], "exercise_max": {}, "diagnoses": {}}
     with Gradebook(db_url) as gb:

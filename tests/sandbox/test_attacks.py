@@ -15,7 +15,7 @@ import catalogue
 from harness import (SEED, GraderPeak, bounds, describe, entry_timeouts, grade_file, judge, own_connection_works,
                      wait_lane_quiet, write_submission)
 from autograder.sandbox import bubblewrap
-from autograder.feedback.report import exercise_report
+from autograder.report import exercise_report
 from autograder.grade import grade_notebook
 
 pytestmark = pytest.mark.slow

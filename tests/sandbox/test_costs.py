@@ -22,7 +22,7 @@ import pytest
 import catalogue
 from harness import GraderPeak, bounds, describe, grade_file, judge, wait_lane_quiet, write_submission
 from autograder.sandbox import bubblewrap
-from autograder.feedback.report import exercise_report
+from autograder.report import exercise_report
 from autograder.sandbox.errors import Failure, StudentCodeError
 from autograder.sandbox.process import StudentProcess
 

@@ -19,7 +19,7 @@ import catalogue
 from harness import GraderPeak, bounds, describe, entry_timeouts, grade_file, judge, wait_lane_quiet, write_submission
 from autograder import settings
 from autograder.sandbox import bubblewrap
-from autograder.feedback.report import exercise_report
+from autograder.report import exercise_report
 from autograder.messages import Reason
 
 pytestmark = pytest.mark.slow

@@ -13,9 +13,10 @@ from pathlib import Path
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
-from autograder.feedback.instructor import RESULTS_DIR
 from autograder.gradebook.preprocessors.handoff import Graded
 from autograder.graders.registry import exercises_of
+
+RESULTS_DIR = ".autograder/results"   # where SaveGradeResult keeps each graded notebook's result (course dir)
 
 
 class SaveGradeResult(NbGraderPreprocessor):

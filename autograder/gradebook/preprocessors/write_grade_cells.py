@@ -14,7 +14,7 @@ import math
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from autograder.feedback.report import exercise_report
+from autograder.report import exercise_report
 from autograder.gradebook.preprocessors.handoff import Graded
 from autograder.graders.registry import exercises_of
 from autograder.submission.notebook import is_grade_cell
