@@ -1,0 +1,102 @@
+"""The package's layers (issue 24): no import circle, and no module imports one above it.
+
+From the bottom: the configuration and the catalogue; the submission (files and notebooks); the sandbox; the
+graders; one grading (``grade.py``, ``report.py``); the gradebook (nbgrader's preprocessors, the class run); the
+patches of nbgrader and JupyterHub (one of them adds to formgrader what the gradebook computes); the feedback, the
+hub, the demo; the CLI. Every import counts, a function's own too (a lazy import is still an arrow).
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import autograder
+
+PACKAGE = Path(autograder.__file__).parent
+LAYERS = {   # module or package -> its layer (a module takes the layer of its longest listed prefix)
+    "autograder.settings": 0, "autograder.messages": 0, "autograder.course": 0,
+    "autograder.submission": 1,
+    "autograder.sandbox": 2,
+    "autograder.graders": 3,
+    "autograder.grade": 4, "autograder.report": 4,
+    "autograder.gradebook": 5,
+    "autograder.patches": 6,
+    "autograder.feedback": 7, "autograder.hub": 7, "autograder.build": 7,
+    "autograder.demo": 8,
+    "autograder.cli": 9, "autograder.__main__": 9,
+}
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        name = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        found[name.removesuffix(".__init__")] = path
+    return found
+
+
+MODULES = modules()
+
+
+def owner(name: str) -> str:
+    """The module of the package that ``name`` (a module, or a name imported from one) is in."""
+    while name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name
+
+
+def imports(name: str) -> set[str]:
+    """The package's modules that module ``name`` imports anywhere in its file (the package itself left out)."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
+        else:
+            continue
+        found |= {owner(t) for t in targets if t.startswith("autograder")}
+    # a module may import its own package (its __init__); a package's __init__ its own modules
+    return {t for t in found if t != name and t != "autograder" and not name.startswith(t + ".")}
+
+
+def layer(name: str) -> int:
+    prefixes = [p for p in LAYERS if name == p or name.startswith(p + ".")]
+    assert prefixes, f"{name} has no layer: add it to tests/test_layers.py's LAYERS"
+    return LAYERS[max(prefixes, key=len)]
+
+
+def test_every_module_has_a_layer():
+    for name in MODULES:
+        if name != "autograder":
+            layer(name)
+
+
+def test_nothing_imports_a_module_above_it():
+    upward = sorted(f"{m} (layer {layer(m)}) imports {t} (layer {layer(t)})"
+                    for m in MODULES if m != "autograder" for t in imports(m) if layer(t) > layer(m))
+    assert not upward, "\n".join(upward)
+
+
+def test_no_import_circle():
+    graph = {m: imports(m) for m in MODULES if m != "autograder"}
+    seen: dict[str, int] = {}   # 1: on the current path, 2: done
+
+    def visit(name: str, path: list[str]) -> None:
+        seen[name] = 1
+        for target in sorted(graph.get(name, ())):
+            if name.startswith(target + ".") or target.startswith(name + "."):
+                continue   # a package and its own modules
+            assert seen.get(target) != 1, "import circle: " + " -> ".join(path[path.index(target):] + [target])
+            if target not in seen:
+                visit(target, path + [target])
+        seen[name] = 2
+
+    for name in graph:
+        if name not in seen:
+            visit(name, [name])
