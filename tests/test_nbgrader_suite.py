@@ -10,6 +10,7 @@ collected (``start_in_background``)."""
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -34,7 +35,9 @@ def start_in_background() -> None:
     if _RUN:
         return
     folder = Path(tempfile.mkdtemp(prefix="nbgrader-suite-"))
-    env = {**os.environ, "PYTHONPATH": str(PLUGIN), "USER": os.environ.get("USER") or "root",
+    # $USER is the account's own name: nbgrader's tests read it for the folder that submit names after the account
+    # (another test module sets $USER=nobody when it is unset, as in CI, before this starts)
+    env = {**os.environ, "PYTHONPATH": str(PLUGIN), "USER": pwd.getpwuid(os.getuid()).pw_name,
            "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"}   # alembic
     out, err = (open(folder / name, "w") for name in ("stdout.txt", "stderr.txt"))
     _RUN.update(folder=folder, started=time.monotonic(), proc=subprocess.Popen(

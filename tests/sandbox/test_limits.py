@@ -101,10 +101,12 @@ def test_names(lane):
     assert time.monotonic() - start < 8
 
 
-SLOW = ["import time, signal", "def spin(x=None):\n    while True:\n        pass",
-        "def deaf(x=None):\n    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\n"
+# exercises of the registry (a grader may call only those), written to spin, to block their alarm, to sleep, to
+# return at once
+SLOW = ["import time, signal", "def softmax(x=None):\n    while True:\n        pass",
+        "def layer_norm(x=None):\n    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\n"
         "    while True:\n        pass",
-        "def nap(x=None):\n    time.sleep(0.5)\n    return 1", "def quick(x=None):\n    return 2"]
+        "def apply_rope(x=None):\n    time.sleep(0.5)\n    return 1", "def causal_mask(x=None):\n    return 2"]
 
 
 def test_call(lane):
@@ -112,7 +114,7 @@ def test_call(lane):
         process.start()
         start = time.monotonic()
         with pytest.raises(StudentCodeError) as stopped:
-            process.call("spin")
+            process.call("softmax")
         assert stopped.value.message == Reason.CALL_TIMEOUT.korean(seconds=0.5)
         assert time.monotonic() - start < 0.5 + TIMEOUTS.interrupt_grace + 2 and process.interrupted == 1
 
@@ -123,7 +125,7 @@ def test_interrupt_grace(lane):
         process.start()
         start = time.monotonic()
         with pytest.raises(StudentCodeError):
-            process.call("deaf")
+            process.call("layer_norm")
         waited = time.monotonic() - start
         assert 0.3 + 1.5 <= waited < 0.3 + 1.5 + 2, waited
         assert process.interrupted == 0 and process.proc is None   # killed, not stopped by its alarm
@@ -145,25 +147,27 @@ def test_call_floor_and_call_small(lane):
     """A call with at most ``call_small`` numbers gets ``call_floor``, a bigger one ``call``."""
     process, student = graded(lane, call=1.5, call_floor=0.3, call_small=100)
     with process:
-        assert failure(lambda: student.spin(np.ones(10))) == "`spin`: " + Reason.CALL_TIMEOUT.korean(seconds=0.3)
-        assert failure(lambda: student.deaf(np.ones(1000))) == "`deaf`: " + Reason.CALL_TIMEOUT.korean(seconds=1.5)
+        assert failure(lambda: student.softmax(np.ones(10))) == "`softmax`: " + Reason.CALL_TIMEOUT.korean(seconds=0.3)
+        assert failure(lambda: student.layer_norm(np.ones(1000))) == (
+            "`layer_norm`: " + Reason.CALL_TIMEOUT.korean(seconds=1.5))
 
 
 def test_exercise(lane):
     """All small calls of one function share ``exercise`` seconds; other functions keep theirs."""
     process, student = graded(lane, exercise=0.3, calls=30, call_floor=2)
     with process:
-        assert failure(student.nap).startswith("`nap`: 제한 시간 0.")   # cut to what was left of its budget
-        assert student.quick() == 2
-        assert failure(student.nap) == Reason.EXERCISE_TIME_SPENT.korean(name="nap", budget=0.3)
+        # cut to what was left of its budget
+        assert failure(student.apply_rope).startswith("`apply_rope`: 제한 시간 0.")
+        assert student.causal_mask() == 2
+        assert failure(student.apply_rope) == Reason.EXERCISE_TIME_SPENT.korean(name="apply_rope", budget=0.3)
 
 
 def test_calls(lane):
     """All calls of one submission share ``calls`` seconds."""
     process, student = graded(lane, exercise=30, calls=0.3, call_floor=2)
     with process:
-        assert failure(student.nap).startswith("`nap`: 제한 시간 0.")
-        assert failure(student.quick) == Reason.CALLS_TIME_SPENT.korean(name="quick", budget=0.3)
+        assert failure(student.apply_rope).startswith("`apply_rope`: 제한 시간 0.")
+        assert failure(student.causal_mask) == Reason.CALLS_TIME_SPENT.korean(name="causal_mask", budget=0.3)
 
 
 def test_submission(lane):
@@ -171,9 +175,9 @@ def test_submission(lane):
     process, student = graded(lane, submission=0.5)
     with process:
         process.grade_within(process.timeouts.submission)
-        assert student.quick() == 2
+        assert student.causal_mask() == 2
         time.sleep(0.6)
-        assert failure(student.quick) == "`quick`: " + Reason.SUBMISSION_TIMEOUT.korean()
+        assert failure(student.causal_mask) == "`causal_mask`: " + Reason.SUBMISSION_TIMEOUT.korean()
 
 
 def test_grace(monkeypatch):
