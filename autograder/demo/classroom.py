@@ -112,8 +112,10 @@ class DemoClass:
                                             last_name=student.last_name, email=student.email)
 
     def release(self, assignment: str) -> None:
+        """``generate_assignment`` and ``release_assignment``. No ``generate_solution``: nothing in the demo reads the
+        course folder's solution/, and the command runs the whole answer key in a kernel (10–12 s an assignment; the
+        repository's solutions/ are built once by ``python -m autograder build``)."""
         self.nbgrader("generate_assignment", assignment, "--force")
-        self.nbgrader("generate_solution", assignment, "--force")
         self.nbgrader("release_assignment", assignment, "--force")
 
     def set_due(self, assignment: str, when: dt.datetime) -> None:
