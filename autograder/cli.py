@@ -33,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--shard", metavar="i/n", help="grade only shard i of n (split a class over machines)")
     batch.add_argument("--student", action="append", dest="students", help="only these students (repeatable)")
     batch.add_argument("--course-dir", default=".", help="the nbgrader course directory (default: .)")
+    batch.add_argument("--feedback", action="store_true", help="then make each graded student's feedback with the "
+                       "same workers (what `nbgrader generate_feedback --force` makes, in parallel)")
     report = commands.add_parser("report", help="write the instructor's reports of a graded course: grades CSV, "
                                  "report.html (scores, frequent mistakes, code similarity)")
     report.add_argument("assignments", nargs="*", help="assignments (default: all of course_config.py)")
@@ -74,8 +76,9 @@ def run(args) -> int:
     if args.command == "autograde":
         from autograder.gradebook.batch import autograde_class
 
-        outcomes = autograde_class(args.course_dir, args.assignment, args.workers, args.shard, args.students)
-        return 0 if all(o.ok for o in outcomes) else 1
+        outcomes = autograde_class(args.course_dir, args.assignment, args.workers, args.shard, args.students,
+                                   feedback=args.feedback)
+        return 0 if all(o.ok and not o.feedback for o in outcomes) else 1
     if args.command == "report":
         from autograder.feedback.instructor import main as report_main
 

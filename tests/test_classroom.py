@@ -85,6 +85,20 @@ def test_class_is_graded_with_penalties_and_exports(sqlite_class):
         assert list((demo.dir / "home" / student / "attention" / "feedback").rglob("attention.html")), student
 
 
+def test_the_workers_feedback_is_what_nbgrader_generate_feedback_makes(sqlite_class):
+    """The demo's class run makes the feedback with its grading workers (``autograde_class(feedback=True)``): every
+    page is byte for byte the page that ``nbgrader generate_feedback --force`` makes of the same gradebook."""
+    from autograder import course
+
+    demo, _ = sqlite_class
+    pages = sorted((demo.dir / "feedback").glob("*/attention/attention.html"))
+    assert len(pages) == len(IDS)
+    made = {page: page.read_bytes() for page in pages}
+    course.nbgrader("generate_feedback", "attention", "--force", cwd=demo.dir, env=demo.env)
+    differ = [page.parent.parent.name for page in pages if page.read_bytes() != made[page]]
+    assert not differ, f"feedback pages that differ from nbgrader generate_feedback's: {differ}"
+
+
 def test_report_command_writes_the_reports_of_a_graded_course(sqlite_class, capsys):
     """``python -m autograder report`` (an instructor's course, not the demo): the same reports from the gradebook
     and the autograded notebooks, without grading again."""

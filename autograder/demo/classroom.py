@@ -3,7 +3,8 @@
 ``python -m autograder demo`` sets up a course directory (``demo/``), and for every assignment:
 ``generate_assignment`` -> ``release_assignment`` -> every student's ``fetch_assignment`` and ``submit`` (as
 distinct students; the on-time group first, then the due date passes, then the late group) -> ``collect`` ->
-parallel ``autograde`` (the hidden graders, in the sandbox) -> ``generate_feedback`` -> ``release_feedback`` ->
+parallel ``autograde`` (the hidden graders, in the sandbox), whose workers then make the feedback
+(``generate_feedback``'s converter, one student each) -> ``release_feedback`` ->
 every student's ``fetch_feedback``; then ``export``. It prints a per-student, per-exercise table and writes the
 grades CSV (Canvas import format), the feedback HTML and the instructor's report.
 
@@ -156,14 +157,17 @@ class DemoClass:
                     self.hand_in(assignment, student)
         with self.timed("collect"):
             self.nbgrader("collect", assignment, "--update")
-        with self.timed("autograde"):
+        with self.timed("autograde + feedback"):
+            # The workers that grade the class then make each student's feedback (generate_feedback's work).
             outcomes = autograde_class(self.dir, assignment, self.workers, progress=self.log,
-                                       db_url=self.env["COURSE_DB_URL"])
+                                       db_url=self.env["COURSE_DB_URL"], feedback=True)
         failed = [o.student for o in outcomes if not o.ok]
         if failed:
             self.say(f"  {assignment}: autograding failed for {failed}")
+        without = [o.student for o in outcomes if o.ok and o.feedback]
+        if without:
+            self.say(f"  {assignment}: no feedback for {without}")
         with self.timed("feedback"):
-            self.nbgrader("generate_feedback", assignment, "--force")
             self.nbgrader("release_feedback", assignment)
             for student in self.students:
                 self.as_student("fetch_feedback", assignment, student)

@@ -35,7 +35,7 @@ import sys
 import time
 from pathlib import Path
 
-from autograder.gradebook.crew import Workers, _collect
+from autograder.gradebook.crew import Workers, _collect, _feedback
 from autograder.gradebook.staging import stage
 from autograder.gradebook.worker import _LANES, Outcome, _warm_up
 
@@ -60,10 +60,13 @@ def submitted_students(course_dir: Path, assignment: str) -> list[str]:
 
 
 def autograde_class(course_dir: Path, assignment: str, workers: int | None = None, shard: str | None = None,
-                    students: list[str] | None = None, progress=sys.stderr, db_url: str | None = None) -> list[Outcome]:
+                    students: list[str] | None = None, progress=sys.stderr, db_url: str | None = None,
+                    feedback: bool = False) -> list[Outcome]:
     """Grade every (or the given) submitted student of ``assignment`` in this shard with ``workers`` lanes.
 
-    ``db_url`` overrides the gradebook of the course's configuration (``$COURSE_DB_URL`` does too)."""
+    ``db_url`` overrides the gradebook of the course's configuration (``$COURSE_DB_URL`` does too). ``feedback``: then
+    the same workers make each graded student's feedback (``nbgrader generate_feedback``'s work, in parallel); each
+    outcome's ``feedback`` says whether it was made."""
     course_dir = Path(course_dir).resolve()
     index, total = parse_shard(shard)
     everyone = students or submitted_students(course_dir, assignment)
@@ -78,7 +81,7 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
               file=progress)
         return []
     start, began = time.perf_counter(), time.time()
-    phases = {}
+    phases, feedback_s = {}, 0.0
     nursery = _warm_up(sandboxed)   # its keras import runs while this process does its own
     phases["imports"] = time.perf_counter() - start
     jobs = [(assignment, s, stage(course_dir, assignment, s)) for s in mine]
@@ -101,6 +104,12 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
                 lane.sock.close()
                 lane.sock = None
         _collect(crew, jobs, outcomes, start, progress)
+        if feedback:
+            feedback_start = time.perf_counter()
+            made = _feedback(crew, assignment, [o.student for o in outcomes if o.ok])
+            for outcome in outcomes:
+                outcome.feedback = made.get(outcome.student, "not graded")
+            feedback_s = time.perf_counter() - feedback_start
     finally:
         crew.stop()
         for lane in _LANES:
@@ -109,7 +118,7 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
     print(file=progress)
     failed = [o for o in outcomes if not o.ok]
     wall = time.perf_counter() - start
-    run = run_summary(outcomes, workers, wall, began, phases)
+    run = run_summary(outcomes, workers, wall, began, phases, feedback_s)
     print(f"{assignment}: {len(outcomes) - len(failed)}/{len(jobs)} graded in {wall:.1f} s "
           f"with {workers} worker(s)" + (f", shard {index}/{total}" if total > 1 else "")
           + f" (start-up {run['startup']:.1f} s, then {run['per_submission_median']:.2f} s a submission per worker)",
@@ -121,13 +130,17 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
     for outcome in outcomes:
         for note in outcome.notes:
             print(f"  {outcome.student}: {note}", file=progress)
+    for outcome in outcomes:
+        if outcome.feedback:
+            print(f"  NO FEEDBACK {outcome.student}: {outcome.feedback.strip().splitlines()[-1]}", file=progress)
     for outcome in failed:
         print(f"  FAILED {outcome.student}: {outcome.error.strip().splitlines()[-1] if outcome.error else '?'}",
               file=progress)
     return outcomes
 
 
-def run_summary(outcomes: list[Outcome], workers: int, wall: float, began: float, phases: dict) -> dict:
+def run_summary(outcomes: list[Outcome], workers: int, wall: float, began: float, phases: dict,
+                feedback: float = 0.0) -> dict:
     """Where a class run's time went (kept in ``.autograder/runs/<assignment>.json``)."""
     import statistics
 
@@ -138,7 +151,8 @@ def run_summary(outcomes: list[Outcome], workers: int, wall: float, began: float
         "startup": round(first - began, 3),   # staging, imports, lanes, forking the workers (until the first job)
         **{f"startup_{k}": round(v, 3) for k, v in phases.items()},
         "grading": round(last - first, 3),
-        "after_last": round(wall - (last - began), 3),   # handing back, closing the lanes
+        "feedback": round(feedback, 3),                   # the workers making the graded students' feedback
+        "after_last": round(wall - (last - began) - feedback, 3),   # handing back, closing the lanes
         "per_submission_median": round(statistics.median(o.seconds for o in outcomes), 3) if outcomes else 0.0,
         "per_submission_max": round(max((o.seconds for o in outcomes), default=0.0), 3),
         "worker_memory_max_mb": max((o.peak_mb for o in outcomes), default=0.0),   # growth of a worker's peak

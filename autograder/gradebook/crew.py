@@ -1,7 +1,8 @@
 """The class run's workers, from the class run's process (``autograder.gradebook.batch``): each started by a fork
 (``Workers.start``; it serves jobs with ``autograder.gradebook.worker``), given one job at a time on its pipe,
 watched (``_collect``: a worker that ends while it grades is replaced and the submission graded again, then as blank
-with the true reason; one past its limit + ``kill_grace`` is killed) and stopped (``Workers.stop``)."""
+with the true reason; one past its limit + ``kill_grace`` is killed), asked for the graded students' feedback
+(``_feedback``) and stopped (``Workers.stop``)."""
 from __future__ import annotations
 
 import multiprocessing
@@ -144,6 +145,40 @@ def _collect(crew: Workers, jobs, outcomes: list, start: float, progress) -> Non
                 worker.killed = True
                 tasks.append(("blank", (worker.job, overtime_reason(submission_limit()))))
                 worker.job = None
+
+
+def _feedback(crew: Workers, assignment: str, students: list[str]) -> dict[str, str]:
+    """Each graded student's feedback (nbgrader's ``GenerateFeedback``), made by the workers that graded the class,
+    one student per idle worker: student -> "" when made, else why not. A worker that ends, or takes longer than a
+    submission's limit + ``kill_grace``, is replaced and that student's feedback reported missing with the reason."""
+    from multiprocessing.connection import wait
+
+    from autograder.sandbox.policy import Timeouts
+
+    tasks, made = list(students), {}
+    hard = submission_limit() + Timeouts.from_course().kill_grace
+    while len(made) < len(students):
+        for worker in crew.all:
+            if worker.job is None and tasks and worker.alive and not worker.killed:
+                worker.give("feedback", (assignment, tasks.pop(0)))
+        wait([w.conn for w in crew.all if w.job is not None] + [w.process.sentinel for w in crew.all], timeout=1.0)
+        for worker in list(crew.all):
+            if worker.job is not None and worker.conn.poll():
+                try:
+                    student, error = worker.conn.recv()
+                    made[student], worker.job = error, None
+                except (EOFError, OSError):
+                    pass   # it ended while it answered: below
+            if worker.job is not None and time.time() - worker.began > hard and not worker.killed:
+                worker.process.kill()
+                worker.killed = True
+            if not worker.alive:
+                if worker.job is not None:
+                    worker.process.join(timeout=5)
+                    why = "over time" if worker.killed else _why_it_ended(worker.process.exitcode, -1).english
+                    made[worker.job[1]], worker.job = f"its worker ended ({why})", None
+                crew.replace(worker)
+    return made
 
 
 def _oom_kills() -> int:

@@ -26,6 +26,7 @@ class Outcome:
     began: float = 0.0   # time.time() when the worker took the job and when it was done
     ended: float = 0.0
     peak_mb: float = 0.0  # how much the worker's peak resident memory grew while it graded this submission
+    feedback: str | None = None   # with ``feedback``: "" when the student's feedback was made, else why not
 
 
 _API = None
@@ -181,8 +182,20 @@ def _grade_blank_job(job, reason: str) -> Outcome:
     return Outcome(student, ok, time.perf_counter() - start, error, notes, began, time.time(), memory.grown_mb())
 
 
+def _feedback_one(job) -> tuple[str, str]:
+    """nbgrader's ``GenerateFeedback`` of one graded submission, as ``nbgrader generate_feedback --force`` makes it:
+    (student, "" when made, else the error)."""
+    assignment, student = job
+    try:
+        result = _API.generate_feedback(assignment, student, force=True)
+    except Exception as exc:  # noqa: BLE001 - reported at the end; the class goes on
+        return student, f"{type(exc).__name__}: {exc}"
+    return student, "" if result.get("success") else (result.get("error") or result.get("log") or "?")[-3000:]
+
+
 def _serve_jobs(conn, course_dir: str, index: int, db_url: str | None) -> None:
-    """A worker's life: set up once (``_init_worker``), then grade each job sent until told to stop."""
+    """A worker's life: set up once (``_init_worker``), then do each job sent (grade a submission, grade it as blank,
+    make a graded submission's feedback) until told to stop."""
     _init_worker(course_dir, index, db_url)
     while True:
         try:
@@ -192,5 +205,6 @@ def _serve_jobs(conn, course_dir: str, index: int, db_url: str | None) -> None:
         if task is None:
             return
         kind, job = task
-        conn.send(_grade_one(job) if kind == "grade" else _grade_blank_job(*job))
+        do = {"grade": _grade_one, "feedback": _feedback_one}.get(kind, lambda job: _grade_blank_job(*job))
+        conn.send(do(job))
 
