@@ -30,6 +30,7 @@ itself is changed, not the templates' options):
 """
 from __future__ import annotations
 
+import functools
 import re
 
 import bleach
@@ -142,10 +143,25 @@ def inert_tex(text: str) -> str:
 
 
 def markdown_to_safe_html(source: str, attachments=None) -> str:
+    """A markdown cell's (or output's) HTML, rendered as nbconvert renders markdown cells and made inert (``clean``).
+
+    A pure function of its arguments: without attachments, the answer is remembered (``_rendered``), because most of
+    a submission's markdown is the release's text, the same in every notebook a worker grades (~40 ms a cell)."""
+    if attachments:
+        return _render(source, attachments)
+    return _rendered(source)
+
+
+@functools.lru_cache(maxsize=2048)
+def _rendered(source: str) -> str:
+    return _render(source, {})
+
+
+def _render(source: str, attachments: dict) -> str:
     from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 
     source = inert_tex(source)
-    renderer = IPythonRenderer(escape=False, attachments=attachments or {})   # as nbconvert renders markdown cells
+    renderer = IPythonRenderer(escape=False, attachments=attachments)   # as nbconvert renders markdown cells
     return one_block(clean(MarkdownWithMath(renderer=renderer).render(source)))
 
 
