@@ -6,61 +6,23 @@ submission's other files in ``feedback/``, which the course leaves out on purpos
 nbgrader's suite ships in its wheel (``nbgrader/tests``). It runs in a scratch folder (the repository's
 ``nbgrader_config.py`` would load the course's configuration into nbgrader's tests); about 6 minutes on 2 shared cores
 (378 s measured: 88 passed, 3 expected failures, 2 skipped), started in the background when the session is
-collected (``start_in_background``)."""
+collected (``tests/nbgrader_suite_run.py``)."""
 from __future__ import annotations
 
-import os
-import pwd
 import shutil
-import subprocess
-import sys
-import tempfile
-import time
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
+import nbgrader_suite_run
 import pytest
-
-SUITE = ["collect", "autograde", "generate_feedback", "releasefeedback", "fetchfeedback", "submit"]
-PLUGIN = Path(__file__).resolve().parent / "nbgrader_suite"
-
-
-_RUN: dict = {}
-
-
-def start_in_background() -> None:
-    """Start nbgrader's suite (niced) in a scratch folder, at most once per session: ``tests/conftest.py`` calls this
-    when the session's tests are collected and this test is among them, so that the suite's ~5 minutes overlap the
-    rest of the run (most of which waits on sandboxed processes) instead of adding to it."""
-    if _RUN:
-        return
-    folder = Path(tempfile.mkdtemp(prefix="nbgrader-suite-"))
-    # $USER is the account's own name: nbgrader's tests read it for the folder that submit names after the account
-    # (another test module sets $USER=nobody when it is unset, as in CI, before this starts)
-    env = {**os.environ, "PYTHONPATH": str(PLUGIN), "USER": pwd.getpwuid(os.getuid()).pw_name,
-           "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"}   # alembic
-    out, err = (open(folder / name, "w") for name in ("stdout.txt", "stderr.txt"))
-    _RUN.update(folder=folder, started=time.monotonic(), proc=subprocess.Popen(
-        ["nice", "-n", "10", sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "patched_nbgrader",
-         "-W", "ignore", "-rfEX", f"--junitxml={folder / 'report.xml'}", "--pyargs",
-         *(f"nbgrader.tests.apps.test_nbgrader_{name}" for name in SUITE)],
-        cwd=folder, env=env, stdout=out, stderr=err))
-    out.close()
-    err.close()
 
 
 @pytest.mark.slow
 def test_nbgraders_own_tests_pass_with_the_course_patches():
     from nbgrader_suite.patched_nbgrader import EXPECTED_FAILURES
 
-    start_in_background()   # already running when the session collected this test
-    folder, proc = _RUN["folder"], _RUN["proc"]
-    try:
-        returncode = proc.wait(timeout=1800)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    print(f"\n[nbgrader suite] {time.monotonic() - _RUN['started']:.0f} s since it started")
+    nbgrader_suite_run.start_in_background()   # already running since the session collected this test
+    folder, returncode, seconds = nbgrader_suite_run.wait(timeout=1800)
+    print(f"\n[nbgrader suite] ended {seconds:.0f} s after it started")
     stdout, stderr = ((folder / name).read_text(errors="replace") for name in ("stdout.txt", "stderr.txt"))
     report = folder / "report.xml"
     assert report.exists(), f"{stdout[-4000:]}\n{stderr[-2000:]}"
