@@ -5,7 +5,8 @@
 
 Measures, each as the median of --runs runs on this machine:
   * floor: a fresh interpreter importing keras (torch backend);
-  * cli: `python -m autograder grade <answer key>` (a fresh interpreter: graders + sandboxed student process);
+  * cli: `python -m autograder grade <answer key>` (a fresh interpreter: graders + sandboxed student process), each
+    run right after a floor run (paired), with the median of the pairs' ratios;
   * nbgrader: `nbgrader autograde` of one submission (kernel execution + hidden graders + gradebook).
 """
 from __future__ import annotations
@@ -44,9 +45,11 @@ def main() -> None:
     a = args.assignment
     key = ROOT / "solutions" / a / f"{a}.ipynb"
 
-    floor = [timed([sys.executable, "-c", "import keras"], env=env) for _ in range(args.runs)]
-    cli = [timed([sys.executable, "-m", "autograder", "grade", str(key), "--seed", "1"], env=env)
-           for _ in range(args.runs)]
+    floor, cli = [], []
+    for _ in range(args.runs):   # paired: each cli run right after its floor run, so both see the same machine
+        floor.append(timed([sys.executable, "-c", "import keras"], env=env))
+        cli.append(timed([sys.executable, "-m", "autograder", "grade", str(key), "--seed", "1"], env=env))
+    ratios = [c / f for c, f in zip(cli, floor, strict=True)]
 
     work = course.scratch_course(Path(tempfile.mkdtemp()) / "course", [a])
     course.generate(work, a)
@@ -63,7 +66,8 @@ def main() -> None:
         f"{platform.platform()}",
         f"assignment {a}, {args.runs} runs each (median, seconds)",
         f"  floor  python -c 'import keras'        {med(floor):6.2f}",
-        f"  cli    python -m autograder grade       {med(cli):6.2f}   ({med(cli) / med(floor):.2f}x the floor)",
+        f"  cli    python -m autograder grade       {med(cli):6.2f}   ({med(cli) / med(floor):.2f}x the floor; "
+        f"median of the {args.runs} pairs' ratios {med(ratios):.2f}x)",
         f"  nbgrader autograde (one submission)     {med(nbg):6.2f}   ({med(nbg) / med(floor):.2f}x the floor)",
     ]
     print("\n".join(lines))

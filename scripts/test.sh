@@ -6,4 +6,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export KERAS_BACKEND=torch
-exec .venv/bin/python -m pytest -n "${TEST_WORKERS:-2}" --dist loadgroup --no-loadscope-reorder tests "$@"
+exec .venv/bin/python -m pytest -n "${TEST_WORKERS:-2}" --no-loadscope-reorder tests "$@"

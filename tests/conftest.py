@@ -30,29 +30,43 @@ def pytest_unconfigure(config):
         nbgrader_suite_run.stop()
 
 
-def work_group(item) -> tuple[int, str]:
-    """Which pytest-xdist worker group a test is in, and the group's place in the run.
+def work_group(path: str, name: str = "") -> tuple[int, str]:
+    """Which worker group a test is in (``path``: its file, relative to the repository, as in its id; ``name``: the
+    test's), and the group's place in the run.
 
-    Tests that share a session's or a module's fixtures run in one worker (``--dist loadgroup``): a folder of tests
-    with a conftest of its own is one group (the hub's, with every ``test_hub_*`` file, as they make Unix accounts
-    and cgroups; the browser's; the sandbox's), any other test file is a group of its own. The long groups go first,
-    so that the two workers finish together; nbgrader's suite, which runs in the background from the start, last."""
-    path = Path(str(item.fspath)).resolve()
-    folder = path.relative_to(TESTS).parts[0]
-    if folder == "hub" or path.name.startswith("test_hub_"):
+    Under pytest-xdist (``-n``) the tests that share a session's or a module's fixtures run in one worker, one group
+    after another (``pytest_xdist_make_scheduler``): a folder of tests with a conftest of its own is one group (the
+    hub's, with every ``test_hub_*`` file, as they make Unix accounts and cgroups; the browser's; the sandbox's),
+    any other test file is a group of its own. The long groups go first, so that the two workers finish together;
+    nbgrader's suite, which runs in the background from the start, last."""
+    parts = Path(path).parts
+    folder = parts[1] if len(parts) > 2 else ""
+    if folder == "hub" or parts[-1].startswith("test_hub_"):
         return 0, "hub"
     if folder in ("browser", "sandbox"):
         return 1, folder
-    if item.name == SUITE_TEST:
-        return 3, path.name
-    return 2, path.name
+    if name == SUITE_TEST:
+        return 3, path
+    return 2, path
 
 
 def pytest_collection_modifyitems(config, items):
-    groups = {id(item): work_group(item) for item in items}
-    items.sort(key=lambda item: groups[id(item)][0])   # stable: a group's and a module's tests stay in their order
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(groups[id(item)][1]))
+    """The groups' order (``work_group``); stable: a group's and a module's tests stay in their order."""
+    items.sort(key=lambda item: work_group(item.nodeid.split("::")[0], item.name)[0])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's scope scheduling (one scope runs in one worker, scopes given out in the tests' order) with the
+    scopes of ``work_group``. (Its own ``--dist loadgroup`` does not work with pytest 9: xdist 3.8 writes the group
+    into ``item._nodeid``, which pytest 9 no longer reads.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByWorkGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_group(nodeid.split("::")[0])[1]
+
+    return ByWorkGroup(config, log)
 
 
 def pytest_collection_finish(session):
