@@ -120,7 +120,12 @@ class DemoClass:
         self.nbgrader("release_assignment", assignment, "--force")
 
     def set_due(self, assignment: str, when: dt.datetime) -> None:
-        self.nbgrader("db", "assignment", "add", assignment, f"--duedate={_stamp(when)}")
+        """What ``nbgrader db assignment add ASSIGNMENT --duedate=...`` does (its ``start``), in this process: the
+        command's interpreter and imports cost more than the write (twice per assignment)."""
+        from nbgrader.api import Gradebook
+
+        with Gradebook(self.env["COURSE_DB_URL"], settings.course()["course_id"]) as gb:
+            gb.update_or_create_assignment(assignment, duedate=_stamp(when))
 
     def hand_in(self, assignment: str, student: roster.Student) -> None:
         """The student fetches the release, works on it, and submits (as themselves)."""
