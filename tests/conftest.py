@@ -51,7 +51,10 @@ def work_group(path: str, name: str = "") -> tuple[int, str]:
 
 
 def pytest_collection_modifyitems(config, items):
-    """The groups' order (``work_group``); stable: a group's and a module's tests stay in their order."""
+    """In a pytest-xdist worker: the groups' order (``work_group``); stable: a group's and a module's tests stay in
+    their order. In one process the tests keep pytest's order."""
+    if not hasattr(config, "workerinput"):
+        return
     items.sort(key=lambda item: work_group(item.nodeid.split("::")[0], item.name)[0])
 
 
