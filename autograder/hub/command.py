@@ -183,6 +183,9 @@ def main(args) -> int:
     def stop(signum, frame):
         raise KeyboardInterrupt
 
+    # Both, explicitly: a command started in the background of a script (`cmd &`, CI) inherits SIGINT ignored, and
+    # Python then raises no KeyboardInterrupt for Ctrl-C: the hub would run on after its command was told to stop.
+    signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     try:
         return proc.wait()
