@@ -135,9 +135,19 @@ def warm_up(sandboxed: bool, also=()) -> nursery.Nursery | None:
 
 
 def run_graders(assignment: str, student: Student, seed: int) -> GradingSession:
-    """Run the assignment's hidden pytest graders in this process against ``student``."""
+    """Run the assignment's hidden pytest graders in this process against ``student``, on one torch thread.
+
+    The graders' tensors are small (most torch kernels split no work under 32,768 elements), and the student's
+    sandboxed process answers their calls on the other core: a second torch thread only spins against it when other
+    work holds the cores (the kv_cache answer key with two busy loops beside it: graders 3.3 s on two threads, 2.3 s
+    on one; the same on an idle machine). A class run's workers are on one thread already
+    (``gradebook.worker._warm_up``).
+    """
+    import torch
+
     from autograder.graders.plugin import GradingSession
 
+    torch.set_num_threads(1)
     session = GradingSession(student, seed)
     args = [str(GRADERS / assignment), "-c", str(GRADERS / "pytest.ini"), "--rootdir", str(GRADERS),
             "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings", "-p", "no:logging",
