@@ -233,8 +233,8 @@ def test_g1_a_student_past_their_memory_limit_loses_only_their_own_kernel(hub, c
     died.find_element(By.CSS_SELECTOR, "button.jp-Dialog-button").click()
     wait_for(lambda: (st := hog.state()) and st["status"] == "idle", 120, "student2's restarted kernel")
     print(f"\n[hub] G1: student2's 1024 MiB more past {limit_mb - 512} MiB held killed {killed_s:.1f} s after Run "
-          f"(group peak "
-          f"{peak_mb:.0f} MiB of {limit_mb}); student1's Validate ran meanwhile and completed in {validate_s:.1f} s; "
+          f"(group peak {peak_mb:.0f} MiB of {limit_mb}); student1's Validate ran meanwhile and completed in "
+          f"{validate_s:.1f} s; "
           f"OOM kills: student1 {groups.oom_kills(student1) - oom_before[student1]}, "
           f"student2 {groups.oom_kills(student2) - oom_before[student2]}")
     RESULTS["g1"] = {"killed_s": killed_s, "peak_mb": peak_mb, "validate_s": validate_s}
