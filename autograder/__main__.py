@@ -1,8 +1,12 @@
 import sys
 
-# jsonschema (under nbformat and nbgrader) imports rfc3987_syntax only for its "iri" string formats, which no
-# notebook or nbgrader schema uses, and that import builds a Lark grammar: 0.8 s of every command's start.
-sys.modules.setdefault("rfc3987_syntax", None)
+# jsonschema (under nbformat and nbgrader) imports rfc3987_syntax at its own import, building a Lark grammar (~2 s)
+# for string formats no notebook or nbgrader schema uses: imported at its first use instead. The course's .venv does
+# this in every interpreter (scripts/setup.sh); here for a python -m autograder without it.
+if "rfc3987_syntax" not in sys.modules:
+    from autograder.patches.startup import install
+
+    install()
 
 from autograder.cli import main  # noqa: E402
 

@@ -26,7 +26,8 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 stamp=.venv/.requirements.sha256
-want=$(cat requirements.txt requirements-browser.txt requirements-nodeps.txt pyproject.toml scripts/setup.sh | sha256sum \
+want=$(cat requirements.txt requirements-browser.txt requirements-nodeps.txt pyproject.toml scripts/setup.sh \
+  autograder/patches/startup.py | sha256sum \
   | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   # uv installs the same pinned packages as pip (same resolution, checked with `pip freeze`) in seconds instead of
@@ -52,6 +53,9 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   "${install[@]}" -r requirements.txt -r requirements-browser.txt
   "${install[@]}" --no-deps -r requirements-nodeps.txt
   "${install[@]}" --no-deps -e .
+  # rfc3987_syntax (under jsonschema) imported at its first use, not at every nbgrader command's and JupyterLab's
+  # start (~2 s each): autograder/patches/startup.py, run by every interpreter of .venv through a .pth file
+  .venv/bin/python -m autograder.patches.startup >/dev/null
   bash scripts/install_kernel.sh >/dev/null   # the course kernel (KERAS_BACKEND=torch) and nbgrader's extensions
   echo "$want" > "$stamp"
 fi

@@ -246,3 +246,74 @@ def test_the_hub_environment_gets_the_korean_validate_without_the_autograder_pac
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [ValidateText.TITLE.korean(), "1"]
+
+
+# ------------------------------------------------------------------------------------------------ at start-up
+IRIS = ["https://예시.kr/강의?주=3#어텐션", "http://a b", "mailto:x@y.z", "%%", "relative/경로", "urn:isbn:0451450523"]
+IRI_CHECK = """
+import json, sys
+{first}
+import jsonschema
+built = "rfc3987_syntax.syntax_helpers" in sys.modules
+checker = jsonschema.Draft7Validator.FORMAT_CHECKER
+verdicts = [[checker.conforms(v, f) for f in ("iri", "iri-reference")] for v in json.loads(sys.argv[1])]
+print(json.dumps({{"built_at_import": built, "verdicts": verdicts}}))
+"""
+
+
+def iri_verdicts(first: str = "") -> dict:
+    import json
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", IRI_CHECK.format(first=first), json.dumps(IRIS)],
+                         capture_output=True, text=True, cwd="/")
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_an_interpreter_of_the_venv_builds_no_iri_grammar_and_checks_iris_as_before():
+    """In a new interpreter of .venv (the .pth of scripts/setup.sh), importing jsonschema builds no RFC 3987 grammar;
+    its IRI format checks then give what they give with the real module imported first."""
+    lazy = iri_verdicts()
+    eager = iri_verdicts('sys.modules.pop("rfc3987_syntax", None)\nimport rfc3987_syntax')
+    assert lazy["built_at_import"] is False, "rfc3987_syntax's grammar was built when jsonschema was imported"
+    assert eager["built_at_import"] is True
+    assert lazy["verdicts"] == eager["verdicts"]
+    assert {v for pair in lazy["verdicts"] for v in pair} == {True, False}   # the checks ran: some IRIs are not
+
+
+def test_the_startup_stand_in_was_checked_against_the_installed_upstream():
+    """rfc3987-syntax is the version and ``is_valid_syntax`` the signature the stand-in was written for, and
+    jsonschema imports that one name from it (the stand-in has it without importing the real module)."""
+    import jsonschema._format
+
+    assert patches.checked(patches.STARTUP) == []
+    source = Path(jsonschema._format.__file__).read_text(encoding="utf-8")
+    imports = [line.strip() for line in source.splitlines() if "import" in line and "rfc3987_syntax" in line]
+    assert imports == ["from rfc3987_syntax import is_valid_syntax as _rfc3987_is_valid_syntax"], imports
+
+
+def test_the_startup_files_are_current_in_the_venv_and_go_into_the_hubs_environment(tmp_path):
+    """scripts/setup.sh installed this checkout's startup module (its stamp covers the file); the hub's environment
+    gets both files at every hub start (``lab_additions``), and a new interpreter there has the stand-in."""
+    import subprocess
+    import sysconfig
+
+    from autograder.hub import environment
+    from autograder.hub.layout import Layout
+    from autograder.patches import startup
+
+    venv_site = Path(sysconfig.get_paths()["purelib"])
+    assert (venv_site / f"{startup.INSTALLED_AS}.py").read_text() == Path(startup.__file__).read_text()
+    assert (venv_site / f"{startup.INSTALLED_AS}.pth").read_text() == startup.PTH
+    env = hard_linked_env(tmp_path)
+    (env / "etc" / "jupyter").mkdir(parents=True)
+    changed = environment.lab_additions(Layout(course_id="hubopsstart", env=env, state=tmp_path / "state"))
+    assert {f"{startup.INSTALLED_AS}.py", f"{startup.INSTALLED_AS}.pth"} <= set(changed)
+    site = environment._site_packages(env)
+    probe = (f"import site, sys\nsys.path.append({str(venv_site)!r})   # rfc3987_syntax (not linked into this env)\n"
+             f"site.addsitedir({str(site)!r})\n"
+             "print(type(sys.modules.get('rfc3987_syntax')).__name__)")
+    out = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, cwd="/")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "_StandIn"

@@ -120,13 +120,15 @@ LAB_MODULE = "attention_course_lab"          # autograder/hub/lab_validate.py, a
 
 
 def lab_additions(layout: Layout, source: Path = Path(sys.prefix)) -> list[str]:
-    """What the course changes in every user's JupyterLab of the hub (idempotent, at every start): Validate answers
+    """What the course changes in every user's JupyterLab of the hub (idempotent, at every start): the start-up hook of
+    the course's ``.venv`` (``patches.startup``: no grammar built at every JupyterLab's start); Validate answers
     with a Korean summary per exercise (``autograder/hub/lab_validate.py``, copied into the environment as
     ``attention_course_lab`` with its texts from the catalogue, enabled in place of nbgrader's
     ``validate_assignment`` server extension), and nbgrader's files that only a patch changes
     (``autograder/patches``: the Validate dialog, formgrader's score precision). Returns what it changed."""
     from autograder.hub import lab_validate
     from autograder.messages import ValidateText
+    from autograder.patches import startup
     from autograder.patches.environment import apply_file_patches
 
     site = _site_packages(layout.env)
@@ -134,7 +136,10 @@ def lab_additions(layout: Layout, source: Path = Path(sys.prefix)) -> list[str]:
               site / f"{LAB_MODULE}.json": json.dumps(ValidateText.templates(), ensure_ascii=False, indent=1),
               layout.env / "etc" / "jupyter" / "jupyter_server_config.json": json.dumps(
                   {"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.validate_assignment": False,
-                                                         LAB_MODULE: True}}}, indent=1)}
+                                                         LAB_MODULE: True}}}, indent=1),
+              # every interpreter of the environment: rfc3987_syntax imported at its first use (JupyterLab's start)
+              site / f"{startup.INSTALLED_AS}.py": Path(startup.__file__).read_text(encoding="utf-8"),
+              site / f"{startup.INSTALLED_AS}.pth": startup.PTH}
     changed = []
     for path, text in wanted.items():
         if not path.is_file() or path.read_text(encoding="utf-8") != text:

@@ -14,6 +14,10 @@ hub's spawner and exchange classes). What no setting reaches is changed here and
   (the generated ``jupyterhub_config.py``), ``hub.fix_ngshare_sqlalchemy2`` and ``hub.check_ngshare_submissions``
   (the exchange service, ``autograder/hub/exchange_service.py``). Each installer is idempotent (``install``: a
   function it installed is never wrapped again), and ``upstream`` finds the function a patch replaced.
+* ``STARTUP``: ``rfc3987_syntax`` (what jsonschema imports for two string formats no Jupyter schema uses) is a
+  stand-in until its first use, in every interpreter of the course's ``.venv`` and of the hub's environment
+  (``startup``, installed by ``scripts/setup.sh`` and ``environment.lab_additions`` as a ``.pth`` file); it names
+  the one function jsonschema imports from it.
 * ``FILE_PATCHES``: two files of the hub's environment (``/opt/<course>-env``) that only a patch changes, applied by
   ``environment.apply_file_patches`` when ``python -m autograder hub`` builds it, each against the sha256 of the
   upstream file (the hub refuses to start on another). The environment's files are hard links into the course's
@@ -104,6 +108,14 @@ NGSHARE_CHECKS = Patch(
     what="a submission is checked before anything is stored, with a quota per student (hub/exchange_service.py)",
     why="ngshare accepts any submission tornado can buffer (100 MB) and any number of them")
 PATCHES = (PLAIN_COPIES, TIMESTAMP, COLLECT, FORMGRADER_TOTALS, SERVICE_WAIT, NGSHARE_SESSION, NGSHARE_CHECKS)
+STARTUP = Patch(
+    "rfc3987_syntax imported at its first use", "rfc3987-syntax 1.1.0",
+    {"rfc3987_syntax.syntax_helpers:is_valid_syntax": "(term, value)"},
+    what="until something uses it, rfc3987_syntax is a stand-in whose is_valid_syntax (the one name jsonschema "
+         "imports from it) imports the real module at its first call (startup.py)",
+    why="jsonschema, under nbformat, nbgrader and jupyter_server, imports it at its own import, and its import builds "
+        "Lark's Earley parsers of RFC 3987: ~2 s of every nbgrader command and JupyterLab start, for IRI formats "
+        "that no schema of theirs uses")
 
 
 def resolve(function: str):
