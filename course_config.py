@@ -196,6 +196,11 @@ if c is not None:
     from autograder.patches.files import harden_nbgrader as _harden
 
     _harden()
+    # A new gradebook's schema version is read from nbgrader's migration scripts in the process, not by starting
+    # `alembic heads` for each one (autograder/patches/gradebook.py).
+    from autograder.patches.gradebook import head_in_process as _head_in_process
+
+    _head_in_process()
     c.Autograde.exporter_class = "autograder.gradebook.files.SubmittedNotebookExporter"
     # No student HTML runs anywhere: markdown, raw cells and rich outputs are made inert in the autograded notebook
     # (what formgrader shows and feedback is made from) and again when feedback is generated

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -59,7 +60,7 @@ def test_a_changed_signature_or_source_upstream_is_noticed(monkeypatch):
 def test_every_installer_is_idempotent(monkeypatch):
     """Installed twice (course_config.py is loaded more than once in a process), each patch replaces its functions
     once: the second call leaves them as they are, and ``upstream`` finds the upstream function behind them."""
-    from autograder.patches import files, formgrader, hub
+    from autograder.patches import files, formgrader, gradebook, hub
 
     before = {}
     for patch in patches.PATCHES:
@@ -68,7 +69,7 @@ def test_every_installer_is_idempotent(monkeypatch):
             monkeypatch.setattr(owner, name, getattr(owner, name))     # put back after the test
             before[function] = patches.upstream(owner, name)
     monkeypatch.setattr(hub, "SERVICE_WAITS", {})
-    installers = (files.harden_nbgrader, formgrader.totals_with_late_penalties,
+    installers = (files.harden_nbgrader, formgrader.totals_with_late_penalties, gradebook.head_in_process,
                   lambda: hub.patient_service_wait_up(18999, 15), hub.fix_ngshare_sqlalchemy2,
                   lambda: hub.check_ngshare_submissions(lambda *args: None))
     for install in installers:
@@ -91,6 +92,50 @@ def hard_linked_env(tmp_path: Path) -> Path:
         target.parent.mkdir(parents=True)
         os.link(patch.target(Path(sys.prefix)), target)
     return env
+
+
+def test_a_new_gradebook_is_stamped_with_the_version_alembic_heads_names(tmp_path, monkeypatch):
+    """The patched ``get_alembic_version`` gives what nbgrader's own (``alembic heads`` in a process) gives, and a
+    new gradebook made in this process is stamped with it without starting any process."""
+    import nbgrader.api
+    from sqlalchemy import create_engine, text
+
+    from autograder.patches.gradebook import head_in_process
+
+    monkeypatch.setattr(nbgrader.api, "get_alembic_version", nbgrader.api.get_alembic_version)   # put back after
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+    upstream = patches.upstream(nbgrader.api, "get_alembic_version")()      # nbgrader's: `alembic heads`
+    head_in_process()
+
+    def no_process(*args, **kwargs):
+        raise AssertionError(f"a process was started: {args[0] if args else kwargs}")
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", no_process)
+    assert nbgrader.api.get_alembic_version() == upstream
+    with nbgrader.api.Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}"):
+        pass
+    monkeypatch.undo()
+    engine = create_engine(f"sqlite:///{tmp_path / 'gradebook.db'}")
+    with engine.connect() as db:
+        assert db.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == [upstream]
+    engine.dispose()
+
+
+def test_an_nbgrader_command_makes_its_gradebook_without_alembic_on_the_path(tmp_path):
+    """A real nbgrader command on the course's configuration (``course_config.py`` installs the patch) makes a new
+    gradebook with no ``alembic`` to be found on $PATH (nbgrader's own code fails there: FileNotFoundError)."""
+    from autograder import course
+
+    work = course.scratch_course(tmp_path / "course", ["quiz"])
+    env = {**os.environ, **course.course_env(work), "PATH": "/usr/bin:/bin", "KERAS_BACKEND": "torch"}
+    assert shutil.which("alembic", path=env["PATH"]) is None
+    proc = subprocess.run([str(Path(sys.executable).with_name("nbgrader")), "db", "student", "add", "2026001"],
+                          cwd=work, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{work / 'gradebook.db'}") as gb:
+        assert [s.id for s in gb.students] == ["2026001"]
 
 
 def test_the_patches_go_into_a_copy_once_and_never_through_the_hard_link(tmp_path):

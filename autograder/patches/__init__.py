@@ -1,7 +1,7 @@
 """Every change this course makes to upstream code (nbgrader, nbconvert, JupyterHub, ngshare), in one table: what it
 changes, why, and the upstream version it was checked against. The code of each is in this package, by where it
-runs: ``files`` and ``formgrader`` (nbgrader's processes), ``hub`` (the hub and its exchange service), ``environment``
-(files of the hub's environment).
+runs: ``files``, ``formgrader`` and ``gradebook`` (nbgrader's processes), ``hub`` (the hub and its exchange service),
+``environment`` (files of the hub's environment).
 
 Settings, templates, hooks and configured subclasses come first and need no patch (``course_config.py``: the
 preprocessors, ``SubmittedNotebookExporter``, the late-penalty plugin, the feedback and formgrader templates; the
@@ -9,11 +9,12 @@ hub's spawner and exchange classes). What no setting reaches is changed here and
 
 * ``PATCHES``: the functions replaced in a running process (``Patch``: each function with the signature it has
   upstream; where a patch writes a function again instead of wrapping it, the sha256 of the upstream source),
-  installed by ``files.harden_nbgrader`` and ``formgrader.totals_with_late_penalties`` (wherever nbgrader loads
-  ``course_config.py``: every nbgrader command, formgrader, the class run's workers), ``hub.patient_service_wait_up``
-  (the generated ``jupyterhub_config.py``), ``hub.fix_ngshare_sqlalchemy2`` and ``hub.check_ngshare_submissions``
-  (the exchange service, ``autograder/hub/exchange_service.py``). Each installer is idempotent (``install``: a
-  function it installed is never wrapped again), and ``upstream`` finds the function a patch replaced.
+  installed by ``files.harden_nbgrader``, ``formgrader.totals_with_late_penalties`` and
+  ``gradebook.head_in_process`` (wherever nbgrader loads ``course_config.py``: every nbgrader command, formgrader,
+  the class run's workers), ``hub.patient_service_wait_up`` (the generated ``jupyterhub_config.py``),
+  ``hub.fix_ngshare_sqlalchemy2`` and ``hub.check_ngshare_submissions`` (the exchange service,
+  ``autograder/hub/exchange_service.py``). Each installer is idempotent (``install``: a function it installed is
+  never wrapped again), and ``upstream`` finds the function a patch replaced.
 * ``STARTUP``: ``rfc3987_syntax`` (what jsonschema imports for two string formats no Jupyter schema uses) is a
   stand-in until its first use, in every interpreter of the course's ``.venv`` and of the hub's environment
   (``startup``, installed by ``scripts/setup.sh`` and ``environment.lab_additions`` as a ``.pth`` file); it names
@@ -107,7 +108,17 @@ NGSHARE_CHECKS = Patch(
     {"ngshare.ngshare:SubmitAssignment.post": "(self, course_id, assignment_id)"},
     what="a submission is checked before anything is stored, with a quota per student (hub/exchange_service.py)",
     why="ngshare accepts any submission tornado can buffer (100 MB) and any number of them")
-PATCHES = (PLAIN_COPIES, TIMESTAMP, COLLECT, FORMGRADER_TOTALS, SERVICE_WAIT, NGSHARE_SESSION, NGSHARE_CHECKS)
+GRADEBOOK_HEAD = Patch(
+    "a new gradebook's version read in the process", NBGRADER,
+    {"nbgrader.api:get_alembic_version": "()"},
+    what="the schema version a new gradebook is stamped with (the head revision of nbgrader's migration scripts) is "
+         "read from those scripts in the process, once per process (alembic's ScriptDirectory; gradebook.py), where "
+         "nbgrader runs the `alembic heads` command",
+    why="nbgrader started `alembic -c <a temporary alembic.ini> heads` for every new gradebook: about 1.2 s of CPU "
+        "each (75 times in nbgrader's own suite), and a FileNotFoundError where `alembic` is not on $PATH",
+    rewrites={"nbgrader.api:get_alembic_version": "40160af67d70e523876ed8258485d1aecb504c9e52644a20dc777b7b46c01de7"})
+PATCHES = (PLAIN_COPIES, TIMESTAMP, COLLECT, FORMGRADER_TOTALS, SERVICE_WAIT, NGSHARE_SESSION, NGSHARE_CHECKS,
+           GRADEBOOK_HEAD)
 STARTUP = Patch(
     "rfc3987_syntax imported at its first use", "rfc3987-syntax 1.1.0",
     {"rfc3987_syntax.syntax_helpers:is_valid_syntax": "(term, value)"},
