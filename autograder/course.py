@@ -60,10 +60,13 @@ def course_env(course_dir: Path) -> dict:
             "COURSE_EXCHANGE": str(course_dir / "exchange")}
 
 
-def generate(course_dir: Path, assignment: str) -> None:
+def generate(course_dir: Path, assignment: str, solution: bool = True) -> None:
+    """``nbgrader generate_assignment`` (release/ and the gradebook's record) and, with ``solution``,
+    ``generate_solution`` (solutions/, the notebook executed in a kernel: 10-20 s an assignment)."""
     env = course_env(course_dir)
     nbgrader("generate_assignment", assignment, "--force", cwd=course_dir, env=env)
-    nbgrader("generate_solution", assignment, "--force", cwd=course_dir, env=env)
+    if solution:
+        nbgrader("generate_solution", assignment, "--force", cwd=course_dir, env=env)
 
 
 def build(assignments=None) -> None:

@@ -250,7 +250,7 @@ def test_a_class_run_reads_each_notebook_once(tmp_path, root, monkeypatch):
 def nbgraded(tmp_path_factory, root):
     """Plain ``nbgrader autograde`` and ``generate_feedback`` (as formgrader runs them) on a class with links."""
     work = course.scratch_course(tmp_path_factory.mktemp("files") / "course", ["attention"])
-    course.generate(work, "attention")
+    course.generate(work, "attention", solution=False)      # the submissions are the repository's solution
     secret = tmp_path_factory.mktemp("rootonly") / "shadow"
     secret.write_text(SECRET)
     secret.chmod(0o600)
