@@ -1,5 +1,6 @@
-"""What a hub that died leaves running (its proxy, its servers) is found and ended, so that the next start gets its
-ports (no hub needed: stand-ins with the same command lines)."""
+"""How a hub's processes end, with no hub needed: what a hub that died leaves running (its proxy, its servers) is
+found and ended, so that the next start gets its ports (stand-ins with the same command lines); the services a hub
+starts stop on its first signal (the hub's config run in a stand-in)."""
 from __future__ import annotations
 
 import subprocess
@@ -29,3 +30,34 @@ def test_a_dead_hubs_proxy_and_servers_are_stopped_and_nothing_else(tmp_path):
         for proc in (proxy, user_server, other_proxy):
             proc.kill()
             proc.wait()
+
+
+SERVICE_SIGNALS = """
+import signal, subprocess, sys
+from traitlets.config import Config
+from autograder.hub import server
+from autograder.hub.layout import Layout
+
+def sigint_ignored_in_a_child():                      # what a service the hub spawns now would inherit
+    status = subprocess.run(["cat", "/proc/self/status"], capture_output=True, text=True).stdout
+    mask = int(next(line for line in status.splitlines() if line.startswith("SigIgn:")).split()[1], 16)
+    return bool(mask & (1 << (signal.SIGINT - 1)))
+
+signal.signal(signal.SIGINT, signal.SIG_IGN)          # as in a hub started by `cmd &`, nohup or CI
+before = sigint_ignored_in_a_child()
+exec(compile(server.config_text(Layout.for_course(), ["student1"]), "jupyterhub_config.py", "exec"),
+     {"get_config": Config})
+print(before, sigint_ignored_in_a_child())
+"""
+
+
+def test_a_hub_started_with_sigint_ignored_starts_its_services_with_sigint_working():
+    """JupyterHub stops each managed service with SIGINT, then SIGTERM 10 s later, and starts the services before it
+    sets its own signal handlers: a hub started with SIGINT ignored (a script's background job, nohup, CI) gave the
+    services SIGINT ignored, and its stop waited 10 s for each of the three (the formgrader, the exchange, the idle
+    culler; ~31 s in CI's hub log). Its config, which JupyterHub runs first, gives back Python's SIGINT handler."""
+    got = subprocess.run([sys.executable, "-c", SERVICE_SIGNALS], capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0, got.stderr[-2000:]
+    before, after = got.stdout.split()
+    assert before == "True", "the test's stand-in hub should start with SIGINT ignored"
+    assert after == "False", "a service started after the hub's config ran would still ignore SIGINT"

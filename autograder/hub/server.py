@@ -60,6 +60,13 @@ def config_text(layout: Layout, students: list[str], instructors: list[str] | No
     return f'''# Written by `python -m autograder hub` (autograder/hub/server.py); rewritten at every start.
 c = get_config()  # noqa: F821
 
+# Stopping, JupyterHub sends each managed service SIGINT, then SIGTERM 10 s later. A hub started with SIGINT ignored
+# (a script's background job `cmd &`, nohup, CI) passes that on to the services, which it starts before it sets its
+# own handlers: each waited out the 10 s. Python's handler here is reset to the default action in what it starts.
+import signal  # noqa: E402
+
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
 c.JupyterHub.bind_url = "{layout.scheme}://{layout.ip}:{layout.port}"
 {tls}c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = {layout.hub_port}
