@@ -160,11 +160,24 @@ def nb_class(generated_course, tmp_path_factory, ctx, honest):
 
 
 # ----------------------------------------------------------------------------------------------- the report
+REPORT_TITLE = "sandbox: attack and fault catalogues (issue 5)"
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    """The report of issue 5: attacks tried and those that changed a score, faults, lost submissions, the class."""
+    """The report of issue 5 (``report_lines``), at the end of the run."""
+    lines = report_lines()
+    if lines:
+        terminalreporter.section(REPORT_TITLE)
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
+def report_lines() -> list[str]:
+    """The report of issue 5: attacks tried and those that changed a score, faults, lost submissions, the class
+    (none where this run tried no entry)."""
     report = catalogue.REPORT
     if not report.outcomes and not report.class_run:
-        return
+        return []
     attacks = {k: v for k, v in report.outcomes.items() if v[0] == "attack"}
     faults = {k: v for k, v in report.outcomes.items() if v[0] == "fault"}
 
@@ -177,8 +190,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     gained = sorted(k for k in changed if attacks[k][5])
     wrong_faults = sorted(k for k, v in faults.items() if v[2])
     lost = sorted(k for k, v in report.outcomes.items() if v[3])
-    write = terminalreporter.write_line
-    terminalreporter.section("sandbox: attack and fault catalogues (issue 5)")
+    lines: list[str] = []
+    write = lines.append
     write(f"attacks tried: {len(attacks)}; attacks that changed a score: {len(changed)} (must be 0){listed(changed)}")
     if changed:
         write(f"  of which gained points on what they attack (or reached a secret): {len(gained)}; cost honest "
@@ -207,3 +220,4 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         memory = f"+{mb:6.0f} MiB" if mb is not None else "           -"
         write(f"  {kind:6s} {entry_id:34s} {took:>7s} {memory:>14s}  "
               f"{flag}{'[known bug] ' if bug and (bad or gone) else ''}{outcome}")
+    return lines
