@@ -82,6 +82,25 @@ def pytest_collection_finish(session):
         nbgrader_suite_run.start_in_background()
 
 
+WORKER_REPORTS: list[dict] = []
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """A pytest-xdist worker's end: the catalogues' report, where it ran them (tests/sandbox/conftest.py; that
+    conftest is not loaded in the controller, which collects nothing)."""
+    report = getattr(node, "workeroutput", {}).get("catalogue_report")
+    if report:
+        WORKER_REPORTS.append(report)
+
+
+def pytest_terminal_summary(terminalreporter):
+    for report in WORKER_REPORTS:
+        terminalreporter.section(report["title"])
+        for line in report["lines"]:
+            terminalreporter.write_line(line)
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_node_collection_finished(node, ids):
     if any(nodeid.endswith("::" + SUITE_TEST) for nodeid in ids):

@@ -164,12 +164,20 @@ REPORT_TITLE = "sandbox: attack and fault catalogues (issue 5)"
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    """The report of issue 5 (``report_lines``), at the end of the run."""
+    """The report of issue 5 at the end of a run in one process."""
     lines = report_lines()
     if lines:
         terminalreporter.section(REPORT_TITLE)
         for line in lines:
             terminalreporter.write_line(line)
+
+
+def pytest_sessionfinish(session):
+    """In a pytest-xdist worker the report goes to the controller, which prints it (tests/conftest.py)."""
+    if hasattr(session.config, "workerinput"):
+        lines = report_lines()
+        if lines:
+            session.config.workeroutput["catalogue_report"] = {"title": REPORT_TITLE, "lines": lines}
 
 
 def report_lines() -> list[str]:
