@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# Set up, then run the package's own tests in one process. More arguments go to pytest: `-m "not hub and not browser
-# and not slow"` is the fast lane for development. TEST_WORKERS=2 runs them on two pytest-xdist workers (tests that
-# share fixtures in one worker: tests/conftest.py); the catalogues' summary (tests/sandbox) is printed only in one
-# process, where it is kept.
+# Set up, then run the package's own tests on two pytest-xdist workers (tests that share fixtures in one worker:
+# tests/conftest.py; TEST_WORKERS=0 runs them in one process). More arguments go to pytest: `-m "not hub and not
+# browser and not slow"` is the fast lane for development.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export KERAS_BACKEND=torch
-exec .venv/bin/python -m pytest -n "${TEST_WORKERS:-0}" --no-loadscope-reorder tests "$@"
+exec .venv/bin/python -m pytest -n "${TEST_WORKERS:-2}" --no-loadscope-reorder tests "$@"
