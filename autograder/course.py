@@ -20,7 +20,8 @@ COURSE_FILES = ("course_config.py", "nbgrader_config.py")
 
 
 def venv_on_path() -> str:
-    """$PATH with this interpreter's bin folder first: nbgrader's gradebook runs ``alembic`` from there."""
+    """$PATH with this interpreter's bin folder first: nbgrader's own code runs ``alembic heads`` from there for a
+    new gradebook wherever ``patches.GRADEBOOK_HEAD`` is not installed or falls back (more than one head)."""
     bin_dir = str(Path(sys.executable).parent)
     path = os.environ.get("PATH", "")
     if bin_dir not in path.split(os.pathsep):
