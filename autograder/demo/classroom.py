@@ -90,7 +90,7 @@ class DemoClass:
     def setup(self) -> None:
         """Course files (configs, sources) refreshed; exchange, gradebook and earlier results kept."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        course.venv_on_path()  # the gradebook API below: `alembic heads` where GRADEBOOK_HEAD falls back
+        course.venv_on_path()
         for name in course.COURSE_FILES:
             shutil.copy(course.ROOT / name, self.dir / name)
         for assignment in self.assignments:

@@ -74,7 +74,7 @@ def _init_worker(course_dir: str, index: int, db_url: str | None) -> None:
         os.environ["AUTOGRADER_LANE"] = str(index)
     from autograder.course import venv_on_path
 
-    venv_on_path()  # where GRADEBOOK_HEAD falls back, nbgrader runs `alembic heads` from the venv
+    venv_on_path()
     os.chdir(course_dir)
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
