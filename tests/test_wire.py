@@ -122,6 +122,73 @@ def test_reading_a_frame_allocates_its_arrays_once():
     assert peak < big.nbytes + (1 << 20), f"reading 64 MiB allocated {peak / (1 << 20):.0f} MiB"
 
 
+# ----------------------------------------------------------------------------------------------- the .npy headers
+HEADER_CASES = [np.array(3.0), np.zeros((0, 3)), np.ones(5, bool), np.arange(7, dtype=np.int8),
+                np.arange(6, dtype=">f8").reshape(2, 3), np.zeros((2, 4, 8, 16), np.float32),
+                np.zeros((1,) * 8, np.uint64), np.zeros(3, np.float16), np.asfortranarray(np.ones((4, 5)))]
+
+
+@pytest.mark.parametrize("array", HEADER_CASES, ids=lambda a: f"{a.dtype.str}{list(a.shape)}")
+def test_a_kept_header_is_numpys_own(array):
+    """The headers kept by ``wire`` (issue 25: numpy's parse of each header was most of a frame's reading) are the
+    bytes numpy writes and, read once or again from the cache, what numpy's reader makes of them."""
+    import io
+
+    sent = np.ascontiguousarray(array).reshape(array.shape)
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, np.lib.format.header_data_from_array_1_0(sent))
+    assert wire._npy_header(sent) == buf.getvalue() == wire._npy_header(sent)
+    stream = io.BytesIO(buf.getvalue())
+    np.lib.format.read_magic(stream)
+    numpys = np.lib.format.read_array_header_1_0(stream)
+    assert wire._array_header(buf.getvalue()) == numpys == wire._array_header(buf.getvalue())
+    header, back = _through_a_pipe({}, [array])
+    assert back[0].dtype == array.dtype and np.array_equal(back[0], array)
+
+
+def _raw_frame(descr, shape, data=b""):
+    """A frame of one array whose .npy header says ``descr`` and ``shape`` (numpy's own header writer), then
+    ``data``."""
+    import io
+    import struct
+
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": descr, "fortran_order": False, "shape": shape})
+    npy = buf.getvalue() + data
+    head = b"{}"
+    body = struct.pack(">I", len(head)) + head + struct.pack(">Q", len(npy)) + npy
+    return struct.pack(">Q", len(body)) + body
+
+
+@pytest.mark.parametrize("descr, shape", [
+    ("|O", (2,)), ("<c16", (2,)), ("<f16", (1,)), ([("a", "<f8")], (1,)), ("<U3", (2,)), ("|V8", (1,)),
+    ("<f8", (1,) * 9), ("<f8", (-1,)), ("<f8", (2.0,)),
+], ids=["object", "complex", "longdouble", "structured", "unicode", "void", "nine_axes", "negative", "float_shape"])
+def test_a_refused_header_is_refused_every_time(descr, shape):
+    """A header the reader refuses (not a plain numeric dtype of at most 8 bytes, more than ``MAX_NDIM`` axes, a
+    length that is not a non-negative integer) is refused the second time too: the cache keeps only what passed
+    every check, and a good frame after a refused one is read as before. Each array's data is as long as its
+    header says (where it can say), so that only the header's check can refuse it."""
+    count = int(np.prod(shape)) if all(isinstance(n, int) and n >= 0 for n in shape) else 1
+    data = b"\0" * (count * np.dtype(descr).itemsize)
+    for _ in range(2):
+        r, w = os.pipe()
+        try:
+            os.write(w, _raw_frame(descr, shape, data))
+            os.close(w)
+            with pytest.raises(wire.FrameError):
+                wire.read_frame(r, deadline=time.monotonic() + 10)
+        finally:
+            os.close(r)
+    r, w = os.pipe()
+    try:
+        os.write(w, _raw_frame("<f8", (2,), np.arange(2.0).tobytes()))
+        os.close(w)
+        assert np.array_equal(wire.read_frame(r, deadline=time.monotonic() + 10)[1][0], np.arange(2.0))
+    finally:
+        os.close(r)
+
+
 # ----------------------------------------------------------------------------------------------- the event pipe
 def test_the_event_log_keeps_what_ran_between_marks_and_not_every_line():
     """``EventLog`` (the grader's end of the student process's event pipe): the routines of each stretch between two

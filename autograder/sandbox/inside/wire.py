@@ -16,7 +16,8 @@ import builtins as _builtins_module
 # looks its builtins up in its module's ``__builtins__``).
 __builtins__ = dict(vars(_builtins_module))
 
-import io  # noqa: E402
+import functools  # noqa: E402
+import io
 import json
 import os
 import struct
@@ -52,9 +53,7 @@ def write_frame(fd, header, arrays=(), deadline=None):
     parts = [struct.pack(">I", len(head)), head]
     for array in arrays:
         array = np.ascontiguousarray(array).reshape(np.shape(array))
-        buf = io.BytesIO()
-        np.lib.format.write_array_header_1_0(buf, np.lib.format.header_data_from_array_1_0(array))
-        npy = buf.getvalue()
+        npy = _npy_header(array)
         data = array.reshape(-1).view(np.uint8) if array.size else b""
         parts += [struct.pack(">Q", len(npy) + array.nbytes), npy, data]
     parts.insert(0, struct.pack(">Q", sum(len(p) for p in parts)))
@@ -213,15 +212,7 @@ def _npy(frame, alen, max_elements, elements):
     start = 8 + size_bytes + hlen
     if hlen > 4096 or start > alen:
         raise FrameError(f".npy header of {hlen} bytes is not accepted")
-    head = prefix + bytes(frame.read(start - len(prefix)))
-    stream = io.BytesIO(head)
-    np.lib.format.read_magic(stream)
-    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-    shape, fortran, dtype = read_header(stream)
-    if dtype.kind not in "biuf" or dtype.itemsize > 8 or dtype.fields is not None or dtype.subdtype is not None:
-        raise FrameError(f"dtype {dtype} is not a plain numeric type")
-    if len(shape) > MAX_NDIM or any(not isinstance(n, int) or n < 0 for n in shape):
-        raise FrameError(f"shape {shape} is not accepted")
+    shape, fortran, dtype = _array_header(prefix + bytes(frame.read(start - len(prefix))))
     count = 1
     for n in shape:
         count *= n
@@ -233,3 +224,45 @@ def _npy(frame, alen, max_elements, elements):
     if count:
         frame.read_into(memoryview(array.reshape(-1, order="A").view(np.uint8)))
     return array
+
+
+# The arrays' .npy headers. Numpy reads a header's text with ``ast.literal_eval`` and writes it with ``repr`` (about
+# 0.4 ms a header; a submission's graders exchange some 400 arrays), while the frames of one grading carry the same
+# few dtypes and shapes again and again. So both are kept here by their exact bytes or exact key: a header read
+# before gives what numpy's reader gave for those very bytes, checks included; a header not seen before (or one
+# that fails a check: a failure is never kept) goes through numpy's reader and the checks again. The caches are
+# bounded (a process that sends new headers without end costs numpy's parse each time, and at most HEADERS entries
+# of at most 4 KiB are kept).
+HEADERS = 1024
+
+
+@functools.lru_cache(maxsize=HEADERS)
+def _array_header(head: bytes):
+    """``(shape, fortran_order, dtype)`` of one ``.npy`` header (magic, version, length and text: ``head``, the bytes
+    before the data), read by numpy's own reader and checked: a plain numeric dtype of at most 8 bytes, at most
+    ``MAX_NDIM`` axes of non-negative integer lengths. Raises ``FrameError`` (and numpy's ``ValueError``) otherwise."""
+    stream = io.BytesIO(head)
+    version = np.lib.format.read_magic(stream)
+    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, fortran, dtype = read_header(stream)
+    if dtype.kind not in "biuf" or dtype.itemsize > 8 or dtype.fields is not None or dtype.subdtype is not None:
+        raise FrameError(f"dtype {dtype} is not a plain numeric type")
+    if len(shape) > MAX_NDIM or any(not isinstance(n, int) or n < 0 for n in shape):
+        raise FrameError(f"shape {shape} is not accepted")
+    return shape, fortran, dtype
+
+
+def _npy_header(array) -> bytes:
+    """The ``.npy`` header numpy writes for ``array`` (C-contiguous), from the cache for a plain numeric dtype."""
+    if array.dtype.kind in "biuf" and array.dtype.metadata is None:
+        return _numeric_header(array.dtype.str, array.shape)
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, np.lib.format.header_data_from_array_1_0(array))
+    return buf.getvalue()
+
+
+@functools.lru_cache(maxsize=HEADERS)
+def _numeric_header(descr: str, shape: tuple) -> bytes:
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": descr, "fortran_order": False, "shape": shape})
+    return buf.getvalue()
