@@ -2,7 +2,9 @@
 frame costs the writer no copy of its arrays (a proxy's answer of ``answer_mb`` is sent from the memory it holds)."""
 from __future__ import annotations
 
+import io
 import os
+import struct
 import threading
 import time
 import tracemalloc
@@ -132,8 +134,6 @@ HEADER_CASES = [np.array(3.0), np.zeros((0, 3)), np.ones(5, bool), np.arange(7, 
 def test_a_kept_header_is_numpys_own(array):
     """The headers kept by ``wire`` (issue 25: numpy's parse of each header was most of a frame's reading) are the
     bytes numpy writes and, read once or again from the cache, what numpy's reader makes of them."""
-    import io
-
     sent = np.ascontiguousarray(array).reshape(array.shape)
     buf = io.BytesIO()
     np.lib.format.write_array_header_1_0(buf, np.lib.format.header_data_from_array_1_0(sent))
@@ -149,9 +149,6 @@ def test_a_kept_header_is_numpys_own(array):
 def _raw_frame(descr, shape, data=b""):
     """A frame of one array whose .npy header says ``descr`` and ``shape`` (numpy's own header writer), then
     ``data``."""
-    import io
-    import struct
-
     buf = io.BytesIO()
     np.lib.format.write_array_header_1_0(buf, {"descr": descr, "fortran_order": False, "shape": shape})
     npy = buf.getvalue() + data

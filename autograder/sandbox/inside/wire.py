@@ -228,11 +228,11 @@ def _npy(frame, alen, max_elements, elements):
 
 # The arrays' .npy headers. Numpy reads a header's text with ``ast.literal_eval`` and writes it with ``repr`` (in a
 # grading about 0.1 ms a header read: the grader's side of the attention answer key reads 436 arrays, 0.040 s), while
-# the frames of one grading carry the same few dtypes and shapes again and again. So both are kept here by their exact bytes or exact key: a header read
-# before gives what numpy's reader gave for those very bytes, checks included; a header not seen before (or one
-# that fails a check: a failure is never kept) goes through numpy's reader and the checks again. The caches are
-# bounded (a process that sends new headers without end costs numpy's parse each time, and at most HEADERS entries
-# of at most 4 KiB are kept).
+# the frames of one grading carry the same few dtypes and shapes again and again. So both are kept here, by their
+# exact bytes or exact key: a header read before gives what numpy's reader gave for those very bytes, checks
+# included; a header not seen before (or one that fails a check: a failure is never kept) goes through numpy's reader
+# and the checks again. The caches are bounded (a process that sends new headers without end costs numpy's parse
+# each time, and at most HEADERS entries of at most 4 KiB are kept).
 HEADERS = 1024
 
 
