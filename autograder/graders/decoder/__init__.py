@@ -79,23 +79,16 @@ def keras_block(block, num_heads, x):
     b, t, d_model = x.shape
     hidden = block["w_1"].shape[1]
 
-    def layer_norm(weights):
-        layer = keras.layers.LayerNormalization(epsilon=1e-5)
-        layer.build(x.shape)
-        layer.gamma.assign(weights["gamma"])
-        layer.beta.assign(weights["beta"])
-        return layer
+    def layer_norm(slot, weights):   # two of one configuration: a slot each (keras_layers.layer)
+        layer = keras_layers.layer(keras.layers.LayerNormalization, x.shape, slot=slot, epsilon=1e-5)
+        return keras_layers.holding(layer, [(layer.gamma, weights["gamma"]), (layer.beta, weights["beta"])])
 
-    ln_1, ln_2 = layer_norm(block["ln_1"]), layer_norm(block["ln_2"])
+    ln_1, ln_2 = layer_norm(1, block["ln_1"]), layer_norm(2, block["ln_2"])
     attention = keras_layers.multi_head_attention(block["attn"], num_heads, x.shape, x.shape)
-    fc = keras.layers.Dense(hidden, activation="gelu")              # keras's gelu: approximate=False (erf)
-    fc.build(x.shape)
-    fc.kernel.assign(block["w_1"])
-    fc.bias.assign(block["b_1"])
-    proj = keras.layers.Dense(d_model)
-    proj.build((b, t, hidden))
-    proj.kernel.assign(block["w_2"])
-    proj.bias.assign(block["b_2"])
+    fc = keras_layers.layer(keras.layers.Dense, x.shape, units=hidden, activation="gelu")   # gelu: exact (erf)
+    fc = keras_layers.holding(fc, [(fc.kernel, block["w_1"]), (fc.bias, block["b_1"])])
+    proj = keras_layers.layer(keras.layers.Dense, (b, t, hidden), units=d_model)
+    proj = keras_layers.holding(proj, [(proj.kernel, block["w_2"]), (proj.bias, block["b_2"])])
     x = keras.ops.convert_to_tensor(x)
     a = ln_1(x)                                                      # (B, T, D)
     h = x + attention(a, a, a, use_causal_mask=True)                 # (B, T, D): Tq == Tk, so top-left is right

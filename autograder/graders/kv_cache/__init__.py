@@ -95,19 +95,25 @@ def keras_gqa(rng, b, tq, tk, d_model, hq, hkv, head_dim, masked):
     query/key/value heads (B, H, T, d) computed here from the layer's own weights."""
     import keras
 
+    from autograder.graders.attention import keras_layers
     from autograder.graders.attention.inputs import key_mask, normal
 
     x_q, x_kv = normal(rng, b, tq, d_model), normal(rng, b, tk, d_model)
-    layer = keras.layers.GroupQueryAttention(head_dim, hq, hkv)
-    layer.build(x_q.shape, x_kv.shape)
+
+    def make():
+        made = keras.layers.GroupQueryAttention(head_dim, hq, hkv)
+        made.build(x_q.shape, x_kv.shape)
+        return made
+
+    layer = keras_layers.built(make, "GroupQueryAttention", head_dim, hq, hkv, x_q.shape, x_kv.shape)
     dense = {"q": layer._query_dense, "k": layer._key_dense, "v": layer._value_dense, "o": layer._output_dense}
-    weights = {}
+    weights, values = {}, []
     for name, sub in dense.items():
         kernel = normal(rng, *sub.kernel.shape) / np.float32(np.sqrt(d_model))
         bias = normal(rng, *sub.bias.shape) * np.float32(0.3)
-        sub.kernel.assign(kernel)
-        sub.bias.assign(bias)
+        values += [(sub.kernel, kernel), (sub.bias, bias)]
         weights[name] = (kernel.astype(np.float64), bias.astype(np.float64))
+    layer = keras_layers.holding(layer, values)
     mask = key_mask(rng, b, tq, tk) if masked else None                    # Keras's (B, Tq, Tk)
     out = keras.ops.convert_to_numpy(layer(x_q, x_kv, attention_mask=mask))  # (B, Tq, D)
     # The layer's projections: EinsumDense "bqm,muh->bquh" (query), "bkm,mvh->bkvh" (key, value).
