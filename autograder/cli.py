@@ -10,9 +10,6 @@ import argparse
 import json
 import sys
 
-from autograder.submission.files import NotGradable
-from autograder.submission.notebook import collect_file
-
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__.splitlines()[0])
@@ -100,18 +97,31 @@ def run(args) -> int:
 
 
 def grade(args) -> int:
-    from autograder.report import table
-    from autograder.grade import grade_submission, warm_up
-    from autograder.sandbox import bubblewrap
+    from autograder.sandbox import bubblewrap, nursery
     from autograder.sandbox.bubblewrap import SandboxUnavailable
+
+    # The sandbox's nursery first: its imports (numpy, torch, keras, matplotlib: the longest part of a grading) run
+    # while this process makes its own, from the start. A file that cannot be graded is still said first.
+    try:
+        sandboxed, unavailable = bubblewrap.sandboxed(), None
+        nursery.shared(sandboxed)
+    except SandboxUnavailable as exc:
+        unavailable = exc
+    from autograder.grade import grade_submission, warm_up
+    from autograder.report import table
+    from autograder.submission.files import NotGradable
+    from autograder.submission.notebook import collect_file
 
     try:
         submission = collect_file(args.notebook, args.assignment)
     except NotGradable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if unavailable is not None:
+        print(f"error: {unavailable}", file=sys.stderr)
+        return 2
     try:
-        warm_up(bubblewrap.sandboxed())
+        warm_up(sandboxed)
         result = grade_submission(submission, args.seed)
     except SandboxUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
