@@ -1,6 +1,6 @@
 """The graders' Keras layers are built once per grading process and hold each use's weights.
 
-A class run grades many submissions in one process: ``keras_layers.built`` keeps each built layer for its
+A class run grades many submissions in one process: ``keras_layers.layer`` keeps each built layer for its
 configuration and input shapes, and ``keras_layers.holding`` sets every weight on each use. These tests prove that a
 kept layer computes what a freshly built one does with the second use's weights, that a weight left out is refused,
 and that the decoder block's two layer norms of one configuration are two layers.

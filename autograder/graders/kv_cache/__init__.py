@@ -99,13 +99,8 @@ def keras_gqa(rng, b, tq, tk, d_model, hq, hkv, head_dim, masked):
     from autograder.graders.attention.inputs import key_mask, normal
 
     x_q, x_kv = normal(rng, b, tq, d_model), normal(rng, b, tk, d_model)
-
-    def make():
-        made = keras.layers.GroupQueryAttention(head_dim, hq, hkv)
-        made.build(x_q.shape, x_kv.shape)
-        return made
-
-    layer = keras_layers.built(make, "GroupQueryAttention", head_dim, hq, hkv, x_q.shape, x_kv.shape)
+    layer = keras_layers.layer(keras.layers.GroupQueryAttention, x_q.shape, x_kv.shape, head_dim=head_dim,
+                               num_query_heads=hq, num_key_value_heads=hkv)
     dense = {"q": layer._query_dense, "k": layer._key_dense, "v": layer._value_dense, "o": layer._output_dense}
     weights, values = {}, []
     for name, sub in dense.items():
