@@ -18,6 +18,8 @@ from __future__ import annotations
 import ast
 import functools
 
+from autograder.graders import syntax
+
 # Switching the run-time check off inside an exercise's own code counts as using what it hides.
 SWITCHES = {"DisableTorchFunction", "DisableTorchFunctionSubclass", "_set_torch_function_mode",
             "_pop_torch_function_stack", "_push_on_torch_function_stack"}
@@ -86,9 +88,8 @@ def static_violations(function: str, rule: dict | None, sources: list[str]) -> l
     names, found = rule["names"], set()
     aliases = _global_imports(sources, names)
     for source in sources:
-        for node in nodes(source):
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == function:
-                found |= _names_in(node, names, aliases)
+        for definition in _definitions(source).get(function, ()):
+            found |= _names_in(definition, names, aliases)
     return sorted(found)
 
 
@@ -103,26 +104,32 @@ def _global_imports(sources: list[str], names) -> dict[str, str]:
     """
     aliases: dict[str, str] = {}
     for source in sources:
-        for node in _module_statements(source):
-            if isinstance(node, ast.ImportFrom):
-                for alias in node.names:
-                    bound = alias.asname or alias.name
-                    if alias.name in names:
-                        aliases[bound] = alias.name
-                    else:
-                        aliases.pop(bound, None)
-            elif isinstance(node, ast.Import):
-                for alias in node.names:
-                    aliases.pop(alias.asname or alias.name.split(".")[0], None)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                aliases.pop(node.name, None)
-            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for target in targets:
-                    for name in ast.walk(target):
-                        if isinstance(name, ast.Name):
-                            aliases.pop(name.id, None)
+        for bound, imported in _bindings(source):
+            if imported in names:
+                aliases[bound] = imported
+            else:
+                aliases.pop(bound, None)
     return aliases
+
+
+@functools.lru_cache(maxsize=512)
+def _bindings(source: str) -> tuple:
+    """The global names a cell's top-level statements bind, in order (read by ``_global_imports``, for every rule):
+    ``(bound name, imported name)`` for each name of a ``from ... import``, ``(bound name, None)`` for any other
+    import, ``def``, ``class`` or assignment."""
+    events = []
+    for node in _module_statements(source):
+        if isinstance(node, ast.ImportFrom):
+            events += [(alias.asname or alias.name, alias.name) for alias in node.names]
+        elif isinstance(node, ast.Import):
+            events += [(alias.asname or alias.name.split(".")[0], None) for alias in node.names]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            events.append((node.name, None))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                events += [(name.id, None) for name in ast.walk(target) if isinstance(name, ast.Name)]
+    return tuple(events)
 
 
 def _module_statements(source: str):
@@ -140,22 +147,21 @@ def _module_statements(source: str):
         pending.extend(reversed([c for c in children if isinstance(c, (ast.stmt, ast.excepthandler))]))
 
 
-@functools.lru_cache(maxsize=512)
 def _body(source: str) -> tuple:
     """A cell's top-level statements (() when it does not parse)."""
-    try:
-        return tuple(ast.parse(source).body)
-    except (SyntaxError, ValueError):
-        return ()
+    parsed = syntax.tree(source)
+    return tuple(parsed.body) if parsed is not None else ()
 
 
 @functools.lru_cache(maxsize=512)
-def nodes(source: str) -> tuple:
-    """Every node of a cell's syntax tree (parsed once per cell, not once per exercise; () when it does not parse)."""
-    try:
-        return tuple(ast.walk(ast.parse(source)))
-    except (SyntaxError, ValueError):
-        return ()
+def _definitions(source: str) -> dict:
+    """``{name: its def and class statements}`` of every function and class a cell defines, nested ones included
+    (looked up once per exercise, not searched for; {} when the cell does not parse). Read it, never change it."""
+    found = {}
+    for node in syntax.nodes(source):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            found.setdefault(node.name, []).append(node)
+    return found
 
 
 def _names_in(definition, names, aliases) -> set[str]:

@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from autograder.graders import bounded, registry, sizing
+from autograder.graders import bounded, registry, sizing, syntax
 from autograder.messages import Reason, Verdict
 
 # The proxies' table, from the exercise records (``exercises/<exercise>.py``):
@@ -192,9 +192,8 @@ def _top_level_defs(sources: tuple) -> dict:
     """``{name: names it reads}`` of every top-level function and class of the cells (the last one wins)."""
     defs = {}
     for source in sources:
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError):
+        tree = syntax.tree(source)
+        if tree is None:
             continue
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

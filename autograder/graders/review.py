@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from autograder.graders.forbidden import nodes
+from autograder.graders.syntax import nodes
 
 # Escape hatches the sandbox refuses or cannot see (README, trust boundary): a submission that names one is listed
 # for the instructor's review, whatever its score. name -> why it is worth a look.
