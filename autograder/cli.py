@@ -121,7 +121,7 @@ def grade(args) -> int:
         print(f"error: {unavailable}", file=sys.stderr)
         return 2
     try:
-        warm_up(sandboxed)
+        warm_up(sandboxed, assignment=submission.assignment)
         result = grade_submission(submission, args.seed)
     except SandboxUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -2,11 +2,15 @@
 
 The command starts the sandbox's nursery before its own imports (its keras import is the longest part of a grading),
 so it learns whether bubblewrap works before it reads the notebook; what it says keeps the order a user expects: a
-file that cannot be graded is said to be so whatever the machine, then a machine without the sandbox.
+file that cannot be graded is said to be so whatever the machine, then a machine without the sandbox. Its warm-up
+imports the assignment's graders the way their pytest session does, so that the first session reuses them.
 """
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -39,3 +43,25 @@ def test_a_machine_without_the_sandbox_grades_nothing(no_sandbox, tmp_path, caps
     captured = capsys.readouterr()
     assert captured.err.startswith("error: no bubblewrap here") and "AUTOGRADER_ALLOW_UNSANDBOXED" in captured.err
     assert "total" not in captured.out, captured.out
+
+
+WARM_THEN_GRADE = """
+import json, sys
+from autograder.grade import grade_submission, warm_up
+from autograder.sandbox import bubblewrap
+from autograder.submission.notebook import collect_file
+warm_up(bubblewrap.sandboxed(), assignment="attention")
+before = set(sys.modules)
+result = grade_submission(collect_file(sys.argv[1], "attention"), 5)
+print(json.dumps([result.score, sorted(set(sys.modules) - before)]))
+"""
+
+
+def test_the_first_session_finds_the_graders_imported(tmp_path):
+    notebook = minimal.write(minimal.notebook(), tmp_path / "attention.ipynb")
+    proc = subprocess.run([sys.executable, "-c", WARM_THEN_GRADE, str(notebook)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    score, imported = json.loads(proc.stdout.splitlines()[-1])
+    assert score > 0
+    late = [name for name in imported if "test_" in name or name.startswith(("_pytest", "autograder.graders", "pdb"))]
+    assert late == [], f"the first grading session imported {late}: warm_up(assignment=...) should have"

@@ -82,7 +82,7 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
         return []
     start, began = time.perf_counter(), time.time()
     phases, feedback_s = {}, 0.0
-    nursery = _warm_up(sandboxed)   # its keras import runs while this process does its own
+    nursery = _warm_up(sandboxed, assignment)   # its keras import runs while this process does its own
     phases["imports"] = time.perf_counter() - start
     jobs = [(assignment, s, stage(course_dir, assignment, s)) for s in mine]
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))

@@ -44,12 +44,12 @@ class OverTime(BaseException):
     """Raised in a worker by its alarm when a submission runs past ``submission_limit()``."""
 
 
-def _warm_up(sandboxed: bool):
+def _warm_up(sandboxed: bool, assignment: str | None = None):
     """The sandbox's nursery started, and what every worker needs imported once in the parent before it forks them
-    (``grade.warm_up``; one thread for torch). Returns the nursery."""
+    (``grade.warm_up``, ``assignment``'s graders included; one thread for torch). Returns the nursery."""
     from autograder.grade import warm_up
 
-    nursery = warm_up(sandboxed, also=("nbgrader.apps", "autograder.gradebook.preprocessors"))
+    nursery = warm_up(sandboxed, also=("nbgrader.apps", "autograder.gradebook.preprocessors"), assignment=assignment)
     import torch
 
     torch.set_num_threads(1)  # a worker's tensors are small: threads would only fight the other lanes for cores

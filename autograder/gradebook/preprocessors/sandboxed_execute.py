@@ -61,7 +61,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         submission = collect(nb, f"{info.get('notebook', assignment)}.ipynb", assignment)
         sandboxed = bubblewrap.sandboxed()
         if not lanes.has_lane(sandboxed):   # the first submission of a plain `nbgrader autograde`
-            warm_up(sandboxed)
+            warm_up(sandboxed, assignment=assignment)
         ran = start_student(submission, capture=True)
         reports = ran.process.cell_results
         for count, (index, report) in enumerate(zip(submission.code_indices, reports, strict=False), start=1):
