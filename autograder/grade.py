@@ -125,13 +125,17 @@ def _pytest_plugins() -> list[str]:
 def _import_graders(assignment: str) -> None:
     """The assignment's grader modules, imported the way ``run_graders``'s session imports them
     (``--import-mode=importlib`` under ``GRADERS``): its collection finds them in ``sys.modules`` and reuses them, as
-    every later session of a process does. Anything pytest does not offer is left to the session itself."""
+    every later session of a process does. Anything pytest does not offer, and a module that does not import, is left
+    to the session itself (which reports a broken grader module as it always did)."""
     try:
         from _pytest.pathlib import import_path
     except ImportError:
         return
     for path in sorted((GRADERS / assignment).glob("test_*.py")):
-        import_path(path, mode="importlib", root=GRADERS, consider_namespace_packages=False)
+        try:
+            import_path(path, mode="importlib", root=GRADERS, consider_namespace_packages=False)
+        except Exception:  # noqa: BLE001 - the session imports it again and says what is wrong
+            continue
 
 
 def warm_up(sandboxed: bool, also=(), assignment: str | None = None) -> nursery.Nursery | None:

@@ -65,3 +65,19 @@ def test_the_first_session_finds_the_graders_imported(tmp_path):
     assert score > 0
     late = [name for name in imported if "test_" in name or name.startswith(("_pytest", "autograder.graders", "pdb"))]
     assert late == [], f"the first grading session imported {late}: warm_up(assignment=...) should have"
+
+
+def test_a_grader_module_that_does_not_import_is_left_to_the_session(monkeypatch):
+    import _pytest.pathlib
+
+    from autograder import grade
+
+    tried = []
+
+    def broken(path, **options):
+        tried.append(path.name)
+        raise SyntaxError("a broken grader module")
+
+    monkeypatch.setattr(_pytest.pathlib, "import_path", broken)
+    grade._import_graders("attention")   # the session imports it again and reports it, as it always did
+    assert "test_softmax.py" in tried and len(tried) == len(list((grade.GRADERS / "attention").glob("test_*.py")))
