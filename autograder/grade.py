@@ -122,18 +122,23 @@ def _pytest_plugins() -> list[str]:
     return [f"_pytest.{name}" for name in dict.fromkeys(names)] + ["_pytest._argcomplete", "faulthandler", "pdb"]
 
 
+# How ``run_graders``'s session imports the grader modules, and so how ``_import_graders`` must (the module names
+# depend on it): one value for both, or the session would import them again under other names.
+IMPORT_MODE = "importlib"
+
+
 def _import_graders(assignment: str) -> None:
-    """The assignment's grader modules, imported the way ``run_graders``'s session imports them
-    (``--import-mode=importlib`` under ``GRADERS``): its collection finds them in ``sys.modules`` and reuses them, as
-    every later session of a process does. Anything pytest does not offer, and a module that does not import, is left
-    to the session itself (which reports a broken grader module as it always did)."""
+    """The assignment's grader modules, imported the way ``run_graders``'s session imports them (``IMPORT_MODE``
+    under ``GRADERS``): its collection finds them in ``sys.modules`` and reuses them, as every later session of a
+    process does. Anything pytest does not offer, and a module that does not import, is left to the session itself
+    (which reports a broken grader module as it always did)."""
     try:
         from _pytest.pathlib import import_path
     except ImportError:
         return
     for path in sorted((GRADERS / assignment).glob("test_*.py")):
         try:
-            import_path(path, mode="importlib", root=GRADERS, consider_namespace_packages=False)
+            import_path(path, mode=IMPORT_MODE, root=GRADERS, consider_namespace_packages=False)
         except Exception:  # noqa: BLE001 - the session imports it again and says what is wrong
             continue
 
@@ -185,7 +190,7 @@ def run_graders(assignment: str, student: Student, seed: int) -> GradingSession:
             "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings", "-p", "no:logging",
             # these two run gc.collect() five times at the end of every session: ~0.5 s a submission with keras loaded
             "-p", "no:unraisableexception", "-p", "no:threadexception", "--assert=plain",
-            "--import-mode=importlib"]
+            f"--import-mode={IMPORT_MODE}"]
     with contextlib.redirect_stdout(io.StringIO()) as out:
         code = pytest.main(args, plugins=[session])
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
