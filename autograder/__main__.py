@@ -8,6 +8,6 @@ if "rfc3987_syntax" not in sys.modules:
 
     install()
 
-from autograder.cli import main  # noqa: E402
+from autograder.cli import exit_now, main  # noqa: E402
 
-raise SystemExit(main())
+exit_now(main())

@@ -67,6 +67,40 @@ def main(argv=None) -> int:
         return 2
 
 
+def exit_now(code: int) -> None:
+    """End this process with exit status ``code`` as the interpreter's own exit would, less its teardown.
+
+    Once a command is done, the interpreter still clears every module and frees their objects: 0.17 s with keras,
+    torch and nbgrader loaded (a graded notebook took about 4.2 s in all). None of it is the command's work. This
+    runs what an exit must run (the ``atexit`` handlers: the sandbox's nursery and lanes ended and their folders
+    removed, ``weakref.finalize`` clean-ups, logging flushed), flushes stdout and stderr, and ends with
+    ``os._exit``. Where it cannot do the same as the interpreter (a thread that is not a daemon still running, a
+    Python without ``atexit._run_exitfuncs``, a stream that cannot be flushed) the interpreter exits as before.
+
+    Args:
+        code: the exit status (what ``main`` returned).
+
+    Example:
+        >>> exit_now(main())   # ``python -m autograder``
+    """
+    import atexit
+    import os
+    import threading
+
+    run_handlers = getattr(atexit, "_run_exitfuncs", None)
+    others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+    if run_handlers is None or others or not isinstance(code, int) or not 0 <= code <= 255:
+        raise SystemExit(code)
+    run_handlers()
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):   # e.g. a closed pipe: the interpreter says so and exits as it would have
+        raise SystemExit(code) from None
+    os._exit(code)
+
+
 def run(args) -> int:
     if args.command == "grade":
         return grade(args)

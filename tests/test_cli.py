@@ -81,3 +81,47 @@ def test_a_grader_module_that_does_not_import_is_left_to_the_session(monkeypatch
     monkeypatch.setattr(_pytest.pathlib, "import_path", broken)
     grade._import_graders("attention")   # the session imports it again and reports it, as it always did
     assert "test_softmax.py" in tried and len(tried) == len(list((grade.GRADERS / "attention").glob("test_*.py")))
+
+
+def test_the_command_ends_its_sandbox_and_says_everything_before_it_exits(tmp_path):
+    """``python -m autograder`` leaves without the interpreter's teardown (``cli.exit_now``): what an exit must do
+    is still done. The exit status is the command's (1: below ``--fail-under``), the table on a pipe arrives whole,
+    the JSON file is complete, and the sandbox's nursery and lanes are ended with their folder removed (its
+    ``atexit`` handlers ran)."""
+    notebook = minimal.write(minimal.notebook(), tmp_path / "attention.ipynb")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    # stdout on a pipe is block-buffered (unless $PYTHONUNBUFFERED says otherwise): the table, far shorter than the
+    # buffer, gets out only by a flush
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}, "TMPDIR": str(scratch)}
+    command = ["grade", str(notebook), "--json", str(tmp_path / "r.json"), "--fail-under", "1000"]
+    proc = subprocess.run([sys.executable, "-m", "autograder", *command], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    result = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    total = [line for line in proc.stdout.splitlines() if line.startswith("total")]
+    assert result["score"] > 0 and len(total) == 1 and proc.stdout.endswith("\n"), proc.stdout[-500:]
+    left = [p.name for p in scratch.iterdir() if p.name.startswith("autograder-")]   # torch keeps a cache there too
+    assert left == [], f"the nursery's folder was left behind: its atexit handler did not run ({left})"
+    alive = subprocess.run(["pgrep", "-f", str(scratch)], capture_output=True, text=True).stdout.split()
+    assert alive == [], f"sandbox processes outlived the command: {alive}"
+
+
+@pytest.mark.parametrize("case", ["thread-still-running", "status-out-of-range"])
+def test_the_command_exits_as_the_interpreter_does_when_it_cannot_do_the_same(case):
+    """Where ``exit_now`` cannot do what the interpreter's exit does (wait for a thread that is not a daemon; a
+    status that is not 0-255), it raises ``SystemExit`` and lets the interpreter exit as before."""
+    import threading
+
+    release = threading.Event()
+    worker = threading.Thread(target=release.wait, daemon=False)
+    if case == "thread-still-running":
+        worker.start()
+    try:
+        with pytest.raises(SystemExit) as exit_:
+            cli.exit_now(3 if case == "thread-still-running" else 256)
+    finally:
+        release.set()
+        if worker.is_alive():
+            worker.join()
+    assert exit_.value.code == (3 if case == "thread-still-running" else 256)
