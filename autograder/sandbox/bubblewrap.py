@@ -86,13 +86,22 @@ def sandboxed() -> bool:
 
 def python_roots(python: str = sys.executable) -> list[Path]:
     """Directories the interpreter needs: its installation and the virtual environment (read-only)."""
-    out = subprocess.run([python, "-I", "-c", "import sys; print(sys.base_prefix); print(sys.prefix)"],
-                         capture_output=True, text=True, check=True).stdout.split()
-    roots = {Path(p) for p in out}
+    roots = {Path(p) for p in prefixes(python)}
     exe = Path(python)
     roots.add(exe.parent.parent)                       # the venv (python is <venv>/bin/python)
     roots.add(exe.resolve().parent.parent)             # the installation the venv's python links to
     return sorted(roots)
+
+
+def prefixes(python: str) -> list[str]:
+    """``sys.base_prefix`` and ``sys.prefix`` of ``python -I`` (what runs in the sandbox).
+
+    For this very interpreter they are this process's own (``-I`` changes them only through ``$PYTHONHOME``, which
+    it ignores): asking a new interpreter for them took 0.02-0.04 s before the nursery could start."""
+    if python == sys.executable and "PYTHONHOME" not in os.environ:
+        return [sys.base_prefix, sys.prefix]
+    return subprocess.run([python, "-I", "-c", "import sys; print(sys.base_prefix); print(sys.prefix)"],
+                          capture_output=True, text=True, check=True).stdout.split()
 
 
 class Sandbox:

@@ -7,6 +7,10 @@ the student's environment and limits from the same declarations.
 """
 from __future__ import annotations
 
+import os
+
+import pytest
+
 from autograder.graders import review
 from autograder.sandbox import policy
 from autograder.sandbox.inside import monitor, recognise, watched
@@ -88,6 +92,25 @@ def test_the_inside_package_is_copied_anew_over_what_a_student_left(tmp_path):
     (copy / "planted.py").write_text("x = 1")
     copy = copy_inside(scratch)
     assert not (copy / "planted.py").exists()
+
+
+@pytest.mark.parametrize("python", ["this-interpreter", "another-path"])
+def test_the_sandbox_mounts_the_prefixes_a_fresh_interpreter_names(python, tmp_path):
+    """The sandbox mounts the installation and the virtual environment of ``python -I``: for this interpreter they
+    are read from this process (no interpreter started for them), for any other from a fresh ``python -I``. Both
+    must name what a fresh ``python -I`` names (here: through a link to this interpreter, a path of its own)."""
+    import subprocess
+    import sys
+
+    from autograder.sandbox.bubblewrap import prefixes
+
+    executable = sys.executable
+    if python == "another-path":
+        executable = str(tmp_path / "python")
+        os.symlink(sys.executable, executable)
+    fresh = subprocess.run([executable, "-I", "-c", "import sys; print(sys.base_prefix); print(sys.prefix)"],
+                           capture_output=True, text=True, check=True).stdout.split()
+    assert prefixes(executable) == fresh
 
 
 def test_the_guard_uses_no_global_or_builtin_when_student_code_runs():
