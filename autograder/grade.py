@@ -151,8 +151,10 @@ def warm_up(sandboxed: bool, also=(), assignment: str | None = None) -> nursery.
     The nursery's imports (numpy, torch, keras, in the sandbox) run while this process does its own: both imports of
     keras at the same time on two cores instead of one after the other. ``gc.freeze()`` keeps the imports out of
     every later collection (forked workers share their pages; exiting does not walk keras's and torch's objects,
-    ~1 s). Every grading command calls it once, before its first submission: ``python -m autograder grade``,
-    ``autograde`` (before it forks its workers) and the first submission of a plain ``nbgrader autograde``.
+    ~1 s); the collector is off while they import (its automatic collections walked them again and again: ~0.6 s of
+    importing keras), and on again after, as it was. Every grading command calls it once, before its first
+    submission: ``python -m autograder grade``, ``autograde`` (before it forks its workers) and the first submission
+    of a plain ``nbgrader autograde``.
     Returns the nursery (None when ``$AUTOGRADER_NURSERY=0``).
 
     Example:
@@ -160,11 +162,17 @@ def warm_up(sandboxed: bool, also=(), assignment: str | None = None) -> nursery.
         >>> result = grade_submission(collect_file("attention.ipynb"))
     """
     started = nursery.shared(sandboxed)
-    for name in (*GRADER_MODULES, *_pytest_plugins(), *also):
-        importlib.import_module(name)
-    if assignment is not None:
-        _import_graders(assignment)
-    gc.freeze()
+    collecting = gc.isenabled()
+    gc.disable()   # as in the nursery (``inside.lane._warm``): what is imported is frozen, not walked while importing
+    try:
+        for name in (*GRADER_MODULES, *_pytest_plugins(), *also):
+            importlib.import_module(name)
+        if assignment is not None:
+            _import_graders(assignment)
+    finally:
+        gc.freeze()
+        if collecting:
+            gc.enable()
     return started
 
 

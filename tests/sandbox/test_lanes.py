@@ -121,6 +121,20 @@ def test_two_lanes_at_once_cannot_see_each_other(two_lanes):
         second.cleanup()
 
 
+def test_the_students_process_runs_with_the_collector_on(two_lanes):
+    """The nursery imports with Python's collector off and freezes what it imported (``inside.lane._warm``); the
+    student's process, forked from it, collects its own garbage as any Python does."""
+    _, (a, _) = two_lanes
+    cells = ["import gc\ndef collector():\n    return [gc.isenabled(), gc.get_threshold()[0] > 0]\n"]
+    process = StudentProcess(cells, a)
+    try:
+        report = process.start()
+        assert all(cell.get("ok") for cell in report.cells), report.cells
+        assert ask(process, "collector") == [True, True]
+    finally:
+        process.cleanup()
+
+
 def test_a_lane_the_nursery_cannot_make_starts_on_its_own(monkeypatch):
     def refuse(*args, **kwargs):
         raise lanes.LaneError("no namespaces here")

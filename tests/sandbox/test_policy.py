@@ -113,17 +113,32 @@ def test_the_sandbox_mounts_the_prefixes_a_fresh_interpreter_names(python, tmp_p
     assert prefixes(executable) == fresh
 
 
-def test_the_warm_process_freezes_its_imports_without_walking_them():
-    """A warm process (the nursery, a lane on its own) freezes what it imported so that its children's collections
-    skip it; a full collection first walked every object of keras and torch (0.19 s before the nursery was ready)
-    and found nothing. Its warm-up collects the young generations only."""
+@pytest.fixture()
+def probe_module(tmp_path, monkeypatch):
+    """A module that records, when imported, whether the collector was on."""
+    import sys
+
+    (tmp_path / "gc_probe_module.py").write_text("import gc\nCOLLECTING = gc.isenabled()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield "gc_probe_module"
+    sys.modules.pop("gc_probe_module", None)
+
+
+@pytest.mark.parametrize("process", ["nursery", "grader"])
+def test_a_warm_process_imports_with_the_collector_off_and_turns_it_on_again(process, probe_module, monkeypatch):
+    """The warm processes (the nursery and a lane on its own: ``inside.lane._warm``; the grading process:
+    ``grade.warm_up``) freeze what they import; while they import, the collector is off (its automatic collections
+    walked keras's and torch's objects six times, ~0.6 s), and it is on again after, with no full collection on
+    the way: the student's process and the graders run with it on."""
     import gc
+    import sys
 
-    import keras  # noqa: F401 - imported before, as in the warm process: only the collection is left to see
-    import matplotlib.pyplot  # noqa: F401
-
+    from autograder import grade
     from autograder.sandbox.inside import lane
 
+    monkeypatch.setenv("AUTOGRADER_NURSERY", "0")   # the grading process's warm-up without a nursery
+    monkeypatch.setattr(grade, "GRADER_MODULES", ())
+    monkeypatch.setattr(grade, "_pytest_plugins", lambda: [])
     gc.collect()   # counts at zero: nothing the warm-up allocates can start a full collection on its own
     generations = []
 
@@ -133,11 +148,16 @@ def test_the_warm_process_freezes_its_imports_without_walking_them():
 
     gc.callbacks.append(seen)
     try:
-        lane._warm()
+        if process == "nursery":
+            lane._warm((probe_module,))
+        else:
+            grade.warm_up(False, also=(probe_module,))
     finally:
         gc.callbacks.remove(seen)
         gc.unfreeze()
-    assert generations and max(generations) < 2, f"collections of generations {generations}"
+    assert sys.modules[probe_module].COLLECTING is False, "the collector was on while the warm process imported"
+    assert gc.isenabled(), "the collector stayed off after the warm-up"
+    assert 2 not in generations, f"collections of generations {generations}"
 
 
 def test_the_guard_uses_no_global_or_builtin_when_student_code_runs():
