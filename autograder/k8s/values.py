@@ -91,6 +91,8 @@ def values(cluster: Cluster) -> dict:
             "storage": {"type": "dynamic", "capacity": resources.storage, "homeMountPath": "/home/jovyan",
                         **({"dynamic": {"storageClass": cluster.storage_class}} if cluster.storage_class else {})},
             "defaultUrl": "/lab",
+            # explicit: KubeSpawner passes its arguments (the course's kernel only) to an explicit command only
+            "cmd": "jupyterhub-singleuser",
             "extraEnv": {"KERAS_BACKEND": "torch"},
             "serviceAccountName": None,
             "allowPrivilegeEscalation": False,
