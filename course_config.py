@@ -89,6 +89,13 @@ COURSE = {
         "cpu_weight": 100,        # relative to the other users (cgroup v2's scale, 1..10000)
         "max_processes": 512,     # tasks (processes and threads: torch starts a thread per core) of one user
         "file_size_mb": 1024,     # the largest file a user's process may write (RLIMIT_FSIZE; not a disk quota)
+        # On a Kubernetes cluster (`python -m autograder k8s`: the same mem_limit_mb and cpu_limit above become each
+        # student pod's limits): what the scheduler reserves for a student pod (a kernel with torch and keras holds
+        # 0.5-0.7 GiB; most students are idle most of the time), and the size of each student's home volume (a
+        # PersistentVolumeClaim of its own). The one-machine hub reserves nothing and gives no volume of its own.
+        "mem_guarantee_mb": 1024,
+        "cpu_guarantee": 0.1,
+        "storage_gb": 2,
         # jupyterhub-idle-culler (a hub service): a server with no activity (no open tab, no running kernel's output)
         # for this long is stopped, with everything it started; checked every cull_every_s. 0: never.
         "idle_timeout_s": 3600,

@@ -53,6 +53,19 @@ def build_parser() -> argparse.ArgumentParser:
                      "(JupyterHub's ssl_cert and ssl_key)")
     hub.add_argument("--ssl-key", metavar="PEM", help="the certificate's private key (root's, mode 0600)")
     hub.add_argument("--stop", action="store_true", help="stop the hub that runs (and all it started)")
+    k8s = commands.add_parser("k8s", help="write the course's Kubernetes bundle (Zero to JupyterHub values, images, "
+                              "exchange, formgrader, gradebook, network policies, grading Jobs)")
+    k8s.add_argument("--out", required=True, metavar="DIR", help="where to write it")
+    k8s.add_argument("--namespace", default="course", help="the cluster's namespace (default: course)")
+    k8s.add_argument("--release", default="course", help="the jupyterhub chart's Helm release (default: course)")
+    k8s.add_argument("--registry", default="registry.example.org/attention-ko", help="where the two images live")
+    k8s.add_argument("--tag", default="1", help="the images' tag (default: 1)")
+    k8s.add_argument("--shards", type=int, default=4, help="pods of one grading Job (default: 4)")
+    k8s.add_argument("--workers", type=int, default=2, help="grading workers (cores) per pod (default: 2)")
+    k8s.add_argument("--instructor", action="append", dest="instructors", help="a hub user of the formgrade "
+                     "group (repeatable)")
+    k8s.add_argument("--storage-class", help="students' home volumes and the exchange's (default: the cluster's)")
+    k8s.add_argument("--course-storage-class", help="the course volume, ReadWriteMany (default: the cluster's)")
     return parser
 
 
@@ -118,6 +131,10 @@ def run(args) -> int:
         from autograder.hub.command import main as hub_main
 
         return hub_main(args)
+    if args.command == "k8s":
+        from autograder.k8s.command import main as k8s_main
+
+        return k8s_main(args)
     from autograder import course
 
     if args.command == "build":

@@ -97,8 +97,8 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
         print(f"note: each lane imports keras on its own ({fallback.splitlines()[0]})", file=progress)
     crew = Workers(str(course_dir), db_url, sandboxed, nursery)
     try:
-        for index in range(workers):
-            crew.start(index)
+        for worker in range(workers):
+            crew.start(worker)
         for lane in _LANES:   # the workers hold the lanes now
             if lane.sock is not None:
                 lane.sock.close()

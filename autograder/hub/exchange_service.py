@@ -124,6 +124,8 @@ def main(argv=None) -> None:
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--state", required=True, help="folder of the database and the stored files (root only)")
     parser.add_argument("--admins", default="", help="ngshare admin user ids (comma separated)")
+    parser.add_argument("--ip", default="127.0.0.1", help="the address it listens on (default: 127.0.0.1, the "
+                        "one-machine hub's; a cluster's exchange pod listens on its pod's address, 0.0.0.0)")
     args = parser.parse_args(argv)
     from ngshare import dbutil, ngshare
     from tornado.httpserver import HTTPServer
@@ -145,7 +147,7 @@ def main(argv=None) -> None:
                                 debug=False, autoreload=False)
     body = int(limits["max_submission_mb"] * 2e6) + (1 << 20)      # base64 and form encoding: under 2x
     server = HTTPServer(app, max_body_size=body, max_buffer_size=body)
-    server.listen(urlparse(os.environ["JUPYTERHUB_SERVICE_URL"]).port, "127.0.0.1")
+    server.listen(urlparse(os.environ["JUPYTERHUB_SERVICE_URL"]).port, args.ip)
     IOLoop.current().start()
 
 

@@ -1,0 +1,26 @@
+"""``python -m autograder k8s --out DIR [--namespace NS] [--registry R] [--tag T] [--shards N] [--workers W]
+[--instructor NAME ...]``: write the course's Kubernetes bundle (``autograder/k8s/bundle.py``) into DIR."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from autograder.k8s import bundle, values
+from autograder.k8s.cluster import Cluster
+
+
+def main(args) -> int:
+    if args.shards < 1 or args.workers < 1:
+        print("k8s: --shards and --workers must be at least 1", file=sys.stderr)
+        return 2
+    cluster = Cluster(namespace=args.namespace, release=args.release, registry=args.registry.rstrip("/"),
+                      tag=args.tag, shards=args.shards, workers=args.workers,
+                      instructors=tuple(args.instructors or ()), storage_class=args.storage_class or "",
+                      course_storage_class=args.course_storage_class or "")
+    written = bundle.write(cluster, Path(args.out))
+    resources = cluster.resources()
+    print(f"k8s: {len(written)} files in {args.out} (chart {values.CHART} {values.CHART_VERSION}); each student: "
+          f"memory {resources.mem_guarantee}-{resources.mem_limit}, cpu {resources.cpu_guarantee:g}-"
+          f"{resources.limits.cpu_limit:g}, home {resources.storage}; grading: {cluster.shards} pods x "
+          f"{cluster.workers} workers; next: {Path(args.out) / 'README.md'}")
+    return 0
