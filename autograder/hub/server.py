@@ -96,7 +96,11 @@ c.LimitedSpawner.cgroup_name = "{cgroup_name(layout)}"
 c.Spawner.cmd = ["{env_bin / 'jupyterhub-singleuser'}"]
 c.Spawner.default_url = "/lab"
 c.Spawner.environment = {{"PATH": "{path}"}}
-c.Spawner.args = ["--KernelSpecManager.allowed_kernelspecs={environment.KERNEL}",
+# Kernels on IPC sockets in the user's own runtime folder (~/.local/share/jupyter/runtime, 0700 in a 0700 home), not
+# TCP ports on 127.0.0.1 that every user of the machine can connect to: a kernel's IOPub (a PUB socket) needs no key
+# to subscribe to, and would show anyone what another user runs and prints.
+c.Spawner.args = ["--KernelManager.transport=ipc",
+                  "--KernelSpecManager.allowed_kernelspecs={environment.KERNEL}",
                   "--MultiKernelManager.default_kernel_name={environment.KERNEL}",
                   "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
                   "--LabApp.extension_manager=readonly"]
@@ -139,6 +143,7 @@ c.JupyterHub.services = [{culler}{{
     "name": "{cid}",
     "url": "http://127.0.0.1:{layout.service_port}",
     "command": ["{env_bin / 'jupyterhub-singleuser'}", "--ServerApp.root_dir={layout.course_dir}",
+                "--KernelManager.transport=ipc",
                 "--KernelSpecManager.allowed_kernelspecs={environment.KERNEL}",
                 "--MultiKernelManager.default_kernel_name={environment.KERNEL}",
                 "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
