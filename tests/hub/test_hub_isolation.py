@@ -1,0 +1,238 @@
+"""What one student can reach of another's server and of the machine, tried from the attacking student's own
+account and kernel (a kernel started in their own JupyterLab, as a notebook does; code sent to it by the student
+with the kernel's own connection file): another user's kernel output (K1), files and memory kept in ``/dev/shm``
+and ``/tmp`` past a restart of their server (K3), other users' processes in ``/proc``. Each check is shown to work
+for the one it is meant for (the owner reads their own kernel, their own files, their own processes)."""
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import requests
+from test_hub_held import TOKEN, su
+
+from autograder.hub import limits, server
+
+# Run as the kernel's owner (su), with the connection file JupyterLab wrote for it: send ``code``; "wait": print what
+# it printed, else leave it running.
+RUN = """import json, sys, time
+from jupyter_client import BlockingKernelClient
+path, code, wait = sys.argv[1], sys.argv[2], sys.argv[3] == "wait"
+kc = BlockingKernelClient()
+kc.load_connection_file(path)
+kc.start_channels()
+kc.wait_for_ready(timeout=120)
+if not wait:
+    kc.execute(code)
+    time.sleep(1)
+    print(json.dumps({"status": "sent", "out": ""}))
+    sys.exit()
+out = []
+def hook(msg):
+    if msg["msg_type"] == "stream":
+        out.append(msg["content"]["text"])
+reply = kc.execute_interactive(code, timeout=300, output_hook=hook)
+print(json.dumps({"status": reply["content"]["status"], "out": "".join(out),
+                  "error": reply["content"].get("evalue")}))
+"""
+
+# In the attacker's kernel: every listening TCP socket of another uid (from /proc/net/tcp, as in the attack), an
+# IOPub subscription to each for a few seconds; every kernel connection file or IPC socket in other homes; and the
+# processes /proc shows with their owners.
+SNOOP = r"""
+import glob, json, os, time, zmq
+me = os.getuid()
+ports = set()
+for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+    try:
+        rows = open(table).read().splitlines()[1:]
+    except OSError:
+        continue
+    for row in rows:
+        f = row.split()
+        if f[3] == "0A" and int(f[7]) != me:                     # LISTEN, another user's
+            ports.add(int(f[1].rsplit(":", 1)[1], 16))
+ctx = zmq.Context()
+subs = []
+for port in sorted(ports):
+    s = ctx.socket(zmq.SUB)
+    s.setsockopt(zmq.SUBSCRIBE, b"")
+    s.setsockopt(zmq.LINGER, 0)
+    s.connect(f"tcp://127.0.0.1:{port}")
+    subs.append(s)
+ipc = []
+for path in glob.glob("/home/*/.local/share/jupyter/runtime/*") + glob.glob("/tmp/*") + glob.glob("/dev/shm/*"):
+    ipc.append(path)
+for path in glob.glob("/home/*/.local/share/jupyter/runtime"):
+    try:
+        ipc.extend(os.path.join(path, n) for n in os.listdir(path))
+    except OSError:
+        pass
+for path in ipc:
+    if "-ipc-" in path and not path.startswith(os.path.expanduser("~")):
+        s = ctx.socket(zmq.SUB)
+        s.setsockopt(zmq.SUBSCRIBE, b"")
+        s.setsockopt(zmq.LINGER, 0)
+        try:
+            s.connect(f"ipc://{path}")
+            subs.append(s)
+        except zmq.ZMQError:
+            pass
+poller = zmq.Poller()
+for s in subs:
+    poller.register(s, zmq.POLLIN)
+got = []
+deadline = time.time() + 8
+while time.time() < deadline:
+    for s, _ in poller.poll(200):
+        got.append(b"".join(s.recv_multipart()).decode("utf-8", "replace")[:2000])
+owners = {}
+for pid in os.listdir("/proc"):
+    if pid.isdigit():
+        try:
+            owners[pid] = os.stat(f"/proc/{pid}").st_uid
+        except OSError:
+            pass
+print(json.dumps({"ports": sorted(ports), "paths": ipc[:50], "got": got[:20],
+                  "others": sorted({u for u in owners.values() if u != me}), "mine": len(owners)}))
+"""
+
+
+def token_of(hub, user: str) -> str:
+    proc = su(hub, user, TOKEN, hub.url, user, stdin=hub.passwords[user])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout.strip().splitlines()[-1]
+
+
+class Person:
+    """A hub user with their own token: their server started, kernels started in it and code run there."""
+
+    def __init__(self, hub, name: str):
+        self.hub, self.name = hub, name
+        self.headers = {"Authorization": f"token {token_of(hub, name)}"}
+
+    def server_up(self, timeout: float = 180) -> None:
+        api = f"{self.hub.url}/hub/api/users/{self.name}"
+        requests.post(f"{api}/server", headers=self.headers, timeout=60)
+        deadline = time.monotonic() + timeout
+        while not requests.get(api, headers=self.headers, timeout=30).json().get("servers", {}).get("", {}).get(
+                "ready"):
+            assert time.monotonic() < deadline, f"{self.name}'s server did not start"
+            time.sleep(1)
+
+    def server_down(self, timeout: float = 120) -> None:
+        api = f"{self.hub.url}/hub/api/users/{self.name}"
+        requests.delete(f"{api}/server", headers=self.headers, timeout=60)
+        deadline = time.monotonic() + timeout
+        while requests.get(api, headers=self.headers, timeout=30).json().get("servers", {}).get(""):
+            assert time.monotonic() < deadline, f"{self.name}'s server did not stop"
+            time.sleep(1)
+
+    def kernel(self) -> str:
+        reply = requests.post(f"{self.hub.url}/user/{self.name}/api/kernels", headers=self.headers, json={},
+                              timeout=120)
+        assert reply.status_code == 201, (reply.status_code, reply.text[:500])
+        kernel = reply.json()["id"]
+        path = self.connection_file(kernel)
+        deadline = time.monotonic() + 60
+        while not path.exists():
+            assert time.monotonic() < deadline, f"no connection file {path}"
+            time.sleep(0.2)
+        return kernel
+
+    def connection_file(self, kernel: str) -> Path:
+        return Path(f"/home/{self.name}/.local/share/jupyter/runtime/kernel-{kernel}.json")
+
+    def run(self, kernel: str, code: str, wait: bool = True) -> dict:
+        proc = su(self.hub, self.name, RUN, self.connection_file(kernel), code, "wait" if wait else "send")
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    def stop(self, kernel: str) -> None:
+        requests.delete(f"{self.hub.url}/user/{self.name}/api/kernels/{kernel}", headers=self.headers, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def people(hub):
+    found = {}
+    for name in (hub.students[0], hub.students[1], hub.instructor):
+        found[name] = Person(hub, name)
+        found[name].server_up()
+    return found
+
+
+def test_K1_no_student_reads_another_users_kernel(hub, people):
+    """student2 and the instructor print a secret, again and again, in kernels of their own servers; student1, in
+    their own kernel, finds every port and socket of other users that the machine shows them and subscribes to each
+    (a kernel's IOPub needs no key): nothing of the secrets arrives, and /proc shows student1 only their own
+    processes. The owner's own client receives its output (the kernel runs)."""
+    student1, student2, instructor = (people[n] for n in (hub.students[0], hub.students[1], hub.instructor))
+    secrets, kernels = {}, {}
+    for victim in (student2, instructor):
+        secrets[victim.name] = f"SECRET-{uuid.uuid4().hex}"
+        kernels[victim.name] = victim.kernel()
+        transport = json.loads(victim.connection_file(kernels[victim.name]).read_text())["transport"]
+        assert transport == "ipc", transport
+    attacker = student1.kernel()
+    try:
+        for victim in (student2, instructor):
+            code = (f"import time\nfor i in range(150):\n    print({secrets[victim.name]!r}, i, flush=True)\n"
+                    "    time.sleep(0.1)\n")
+            assert victim.run(kernels[victim.name], code, wait=False)["status"] == "sent"
+        seen = student1.run(attacker, SNOOP)
+        assert seen["status"] == "ok", seen
+        found = json.loads(seen["out"].strip().splitlines()[-1])
+        leaked = [m for m in found["got"] if any(s in m for s in secrets.values())]
+        assert not leaked, f"student1 read another user's kernel: {leaked[:2]}"
+        assert not found["others"], f"student1's /proc shows processes of uids {found['others']}"
+        assert found["mine"] > 0
+        own = student2.run(kernels[student2.name], "print('mine')")    # the owner's client: it runs
+        assert own["out"].strip().endswith("mine"), own
+    finally:
+        for victim in (student2, instructor):
+            victim.stop(kernels[victim.name])
+        student1.stop(attacker)
+
+
+def memory_mb(hub, user: str) -> float:
+    groups = limits.detect(server.cgroup_name(hub.layout))
+    if groups.version == 1:
+        return int((groups.parents["memory"] / user / "memory.usage_in_bytes").read_text()) / 2**20
+    return int((groups.parent / user / "memory.current").read_text()) / 2**20
+
+
+def test_K3_dev_shm_and_tmp_are_each_students_own_counted_and_gone_after_a_restart(hub, people):
+    """student1 fills /dev/shm and /tmp from their kernel (300 MB each): nobody else sees the files, their memory
+    counts in student1's own control group, and after student1's server stops and starts again both are empty."""
+    student1 = people[hub.students[0]]
+    name = f"fill-{uuid.uuid4().hex[:8]}"
+    kernel = student1.kernel()
+    before = memory_mb(hub, student1.name)
+    code = (f"import os\nfor d in ('/dev/shm', '/tmp'):\n"
+            f"    with open(os.path.join(d, {name!r}), 'wb') as fh:\n"
+            "        for _ in range(300):\n            fh.write(b'x' * 2**20)\n"
+            f"print(sorted(os.listdir('/dev/shm')), sorted(os.listdir('/tmp')))\n")
+    wrote = student1.run(kernel, code)
+    assert wrote["status"] == "ok" and wrote["out"].count(name) == 2, wrote
+    try:
+        after = memory_mb(hub, student1.name)
+        assert after - before > 500, f"the files are not counted in student1's memory: {before:.0f} -> {after:.0f} MB"
+        for folder in ("/dev/shm", "/tmp"):                     # the machine's own, and so every other user's
+            assert not (Path(folder) / name).exists(), f"{folder}/{name} is visible outside student1's server"
+        other = su(hub, hub.students[1], "import os, sys; print(os.path.exists(sys.argv[1]), os.path.exists(sys.argv[2]))",
+                   f"/dev/shm/{name}", f"/tmp/{name}")
+        assert other.stdout.strip() == "False False", other.stdout
+    finally:
+        student1.stop(kernel)
+    student1.server_down()
+    student1.server_up()
+    kernel = student1.kernel()
+    try:
+        again = student1.run(kernel, f"import os\nprint([os.path.exists(os.path.join(d, {name!r})) "
+                                     "for d in ('/dev/shm', '/tmp')])")
+        assert again["out"].strip() == "[False, False]", again
+    finally:
+        student1.stop(kernel)
