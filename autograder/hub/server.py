@@ -159,7 +159,7 @@ c.JupyterHub.services = [{culler}{{
     "name": "{layout.EXCHANGE_SERVICE}",
     "url": "http://127.0.0.1:{layout.exchange_port}",
     "command": ["{sys.executable}", "-m", "autograder.hub.exchange_service", "--state", "{layout.exchange_state}",
-                "--admins", "{cid}"],
+                "--admins", "{cid}", "--cgroup", "{cgroup_name(layout)}"],
     "cwd": "{layout.state}",
 }}]
 '''
