@@ -99,11 +99,13 @@ c.Spawner.environment = {{"PATH": "{path}"}}
 # Kernels on IPC sockets in the user's own runtime folder (~/.local/share/jupyter/runtime, 0700 in a 0700 home), not
 # TCP ports on 127.0.0.1 that every user of the machine can connect to: a kernel's IOPub (a PUB socket) needs no key
 # to subscribe to, and would show anyone what another user runs and prints.
+# The accounts have no login shell (nologin, autograder/hub/accounts.py): JupyterLab's terminals start bash.
+TERMINAL = '--ServerApp.terminado_settings=shell_command=["/bin/bash", "-l"]'
 c.Spawner.args = ["--KernelManager.transport=ipc",
                   "--KernelSpecManager.allowed_kernelspecs={environment.KERNEL}",
                   "--MultiKernelManager.default_kernel_name={environment.KERNEL}",
                   "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-                  "--LabApp.extension_manager=readonly"]
+                  "--LabApp.extension_manager=readonly", TERMINAL]
 # Students' JupyterLab leaves out nbgrader's instructor tool "Create Assignment" (a page_config of their own,
 # provision.global_config); instructors and the formgrader service keep it.
 _INSTRUCTORS = {set(instructors)!r}
@@ -147,7 +149,7 @@ c.JupyterHub.services = [{culler}{{
                 "--KernelSpecManager.allowed_kernelspecs={environment.KERNEL}",
                 "--MultiKernelManager.default_kernel_name={environment.KERNEL}",
                 "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-                "--LabApp.extension_manager=readonly"],
+                "--LabApp.extension_manager=readonly", TERMINAL],
     "user": "{layout.grader}",
     "oauth_no_confirm": True,
     "cwd": "{layout.course_dir}",

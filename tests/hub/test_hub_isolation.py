@@ -174,8 +174,6 @@ def test_K1_no_student_reads_another_users_kernel(hub, people):
     for victim in (student2, instructor):
         secrets[victim.name] = f"SECRET-{uuid.uuid4().hex}"
         kernels[victim.name] = victim.kernel()
-        transport = json.loads(victim.connection_file(kernels[victim.name]).read_text())["transport"]
-        assert transport == "ipc", transport
     attacker = student1.kernel()
     try:
         for victim in (student2, instructor):
@@ -191,6 +189,9 @@ def test_K1_no_student_reads_another_users_kernel(hub, people):
         assert found["mine"] > 0
         own = student2.run(kernels[student2.name], "print('mine')")    # the owner's client: it runs
         assert own["out"].strip().endswith("mine"), own
+        for victim in (student2, instructor):                         # no TCP port to find: IPC sockets
+            info = json.loads(victim.connection_file(kernels[victim.name]).read_text())
+            assert info["transport"] == "ipc" and info["ip"].startswith(f"/home/{victim.name}/"), info
     finally:
         for victim in (student2, instructor):
             victim.stop(kernels[victim.name])
@@ -236,3 +237,52 @@ def test_K3_dev_shm_and_tmp_are_each_students_own_counted_and_gone_after_a_resta
         assert again["out"].strip() == "[False, False]", again
     finally:
         student1.stop(kernel)
+
+
+def test_K9_the_hubs_accounts_have_no_login_shell(hub):
+    """Every account the hub command made (students, instructors, the grading account) has nologin as its shell:
+    a student's password opens JupyterHub (their server inside its limits), not a shell on the machine (sshd, su,
+    a console), where their processes would run outside every limit. Root's su without a shell of its own: refused."""
+    import pwd
+    import subprocess
+
+    users = [*hub.students, *hub.layout.instructors, hub.layout.grader]
+    shells = {u: pwd.getpwnam(u).pw_shell for u in users}
+    assert set(shells.values()) == {"/usr/sbin/nologin"}, shells
+    login = subprocess.run(["su", "-", hub.students[0], "-c", "id"], capture_output=True, text=True, timeout=60)
+    assert login.returncode != 0 and "uid=" not in login.stdout, (login.returncode, login.stdout, login.stderr)
+
+
+def test_K9_a_students_jupyterlab_terminal_still_starts_bash(hub, people):
+    """The terminal of JupyterLab (the one shell a student has) starts bash, not the account's nologin."""
+    import pwd
+
+    student1 = people[hub.students[0]]
+    api = f"{hub.url}/user/{student1.name}/api/terminals"
+    reply = requests.post(api, headers=student1.headers, timeout=60)
+    assert reply.status_code == 200, (reply.status_code, reply.text[:300])
+    name = reply.json()["name"]
+    uid = pwd.getpwnam(student1.name).pw_uid
+    try:
+        deadline, shells = time.monotonic() + 30, []
+        while not shells and time.monotonic() < deadline:
+            shells = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _owner(p) == uid
+                      and _comm(p) == "bash"]
+            time.sleep(0.5)
+        assert shells, "no bash of student1's terminal"
+    finally:
+        requests.delete(f"{api}/{name}", headers=student1.headers, timeout=60)
+
+
+def _owner(proc: Path) -> int | None:
+    try:
+        return proc.stat().st_uid
+    except OSError:
+        return None
+
+
+def _comm(proc: Path) -> str:
+    try:
+        return (proc / "comm").read_text().strip()
+    except OSError:
+        return ""
