@@ -223,8 +223,8 @@ def test_K3_dev_shm_and_tmp_are_each_students_own_counted_and_gone_after_a_resta
         assert after - before > 500, f"the files are not counted in student1's memory: {before:.0f} -> {after:.0f} MB"
         for folder in ("/dev/shm", "/tmp"):                     # the machine's own, and so every other user's
             assert not (Path(folder) / name).exists(), f"{folder}/{name} is visible outside student1's server"
-        other = su(hub, hub.students[1], "import os, sys; print(os.path.exists(sys.argv[1]), os.path.exists(sys.argv[2]))",
-                   f"/dev/shm/{name}", f"/tmp/{name}")
+        exists = "import os, sys; print(os.path.exists(sys.argv[1]), os.path.exists(sys.argv[2]))"
+        other = su(hub, hub.students[1], exists, f"/dev/shm/{name}", f"/tmp/{name}")
         assert other.stdout.strip() == "False False", other.stdout
     finally:
         student1.stop(kernel)
@@ -286,3 +286,136 @@ def _comm(proc: Path) -> str:
         return (proc / "comm").read_text().strip()
     except OSError:
         return ""
+
+
+# Run as the grading account (formgrader's, not root) from its course copy: two submissions graded one after the
+# other in one warm lane, as autograde grades a class. The first writes wherever it can and fills /dev/shm; the
+# second looks for what the first left.
+GRADE_TWO = r'''
+import json
+from autograder.sandbox import lanes
+from autograder.sandbox.process import StudentProcess
+WRITE = """
+import os
+MARK = "K4-MARK"
+wrote = []
+for folder in ("/", "/tmp", "/dev/shm", "/dev", "/scratch", os.getcwd(), os.path.dirname(os.getcwd())):
+    try:
+        with open(os.path.join(folder, MARK), "w") as fh:
+            fh.write("x")
+        wrote.append(folder)
+    except OSError:
+        pass
+def written():
+    return [wrote, shm_mb]
+"""
+FILL = """
+import time
+shm_mb, start = 0, time.monotonic()
+try:
+    for i in range(25):
+        with open(f"/dev/shm/{MARK}-{i}", "wb") as fh:
+            fh.write(b"x" * 60 * 2**20)
+        shm_mb += 60
+        if time.monotonic() - start > 4:
+            break
+except OSError:
+    pass
+"""
+LOOK = """
+import glob
+def found():
+    hits = []
+    for pattern in ("/*", "/tmp/*", "/dev/shm/*", "/dev/*", "/scratch/*", "/scratch/*/*", "*", "../*"):
+        try:
+            hits += [p for p in glob.glob(pattern) if "K4-MARK" in p]
+        except OSError:
+            pass
+    return hits
+def caps():
+    return [l.split()[1] for l in open("/proc/self/status") if l.startswith(("CapEff", "CapPrm", "CapAmb"))]
+"""
+lane = lanes.shared()
+out = {"uid": lane.uid, "fallback": lane.fallback}
+first = StudentProcess([WRITE, FILL, LOOK], lane)
+report = first.start()
+assert report.cells[0].get("ok") and report.cells[2].get("ok"), report.cells
+out["written"], out["own"], out["caps"] = (first.call(n)["value"] for n in ("written", "found", "caps"))
+first.cleanup()
+second = StudentProcess([LOOK], lane)
+report = second.start()
+assert all(c.get("ok") for c in report.cells), report.cells
+out["second"] = second.call("found")["value"]
+second.cleanup()
+print(json.dumps(out))
+'''
+
+
+def test_K4_K5_grading_as_the_grading_account_leaves_nothing_for_the_next_submission(hub):
+    """Formgrader grades as the grading account, not root. The first submission writes into /, /tmp, /dev/shm,
+    /dev, /scratch and its working folder, and up to 25 x 60 MB into /dev/shm; it can write only its own scratch folder,
+    /dev/shm takes nothing, it holds no capability, and the next submission in the same lane finds none of it."""
+    from autograder.sandbox.policy import Limits
+
+    proc = hub.run_as(hub.layout.grader, GRADE_TWO, env={"KERAS_BACKEND": "torch"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    wrote, shm_mb = out["written"]
+    assert out["second"] == [], f"the next submission found the first's files: {out['second']}"
+    assert len(wrote) == 1 and wrote[0].startswith("/scratch/"), f"the submission wrote into {wrote}"
+    assert shm_mb <= Limits.from_course().scratch_mb, f"{shm_mb} MB written into /dev/shm"
+    assert any("K4-MARK" in p for p in out["own"]), out["own"]              # control: its own scratch file
+    assert set(out["caps"]) == {"0000000000000000"}, out["caps"]
+
+
+def test_K8_a_raw_submission_opened_in_formgrader_loads_nothing_from_the_student(hub, chromium):
+    """student3's submission carries a remote image in markdown, an <img> and an inline style with a remote URL, each
+    pointing at a listener of theirs. instructor1 opens the raw submission in formgrader's JupyterLab (the notebook as
+    collected, in the course folder): the page shows the images' elements, and the listener hears nothing."""
+    import http.server
+    import os
+    import pwd
+    import threading
+
+    import nbformat
+    from labpage import wait_for
+    from selenium.webdriver.common.by import By
+    from test_hub_course import login
+
+    heard = []
+
+    class Listener(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            heard.append(self.path)
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    listener = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Listener)
+    threading.Thread(target=listener.serve_forever, daemon=True).start()
+    there = f"http://127.0.0.1:{listener.server_address[1]}"
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell(f"![tracker]({there}/markdown.png)\n\n<img src=\"{there}/img.png\">\n\n"
+                                      f"<div style=\"background-image: url('{there}/style.png')\">K8</div>")])
+    name = f"k8-{uuid.uuid4().hex[:8]}.ipynb"
+    path = hub.layout.course_dir / name
+    nbformat.write(nb, str(path))
+    grader = pwd.getpwnam(hub.layout.grader)
+    os.chown(path, grader.pw_uid, grader.pw_gid)
+    driver = chromium(hub.instructor)
+    target = f"/services/{hub.layout.course_id}/lab/tree/{name}"
+    try:
+        driver.get(f"{hub.url}{target}")
+        wait_for(lambda: driver.find_elements(By.ID, "username_input") or "/lab" in driver.current_url, 120,
+                 "the login page or formgrader's JupyterLab")
+        if driver.find_elements(By.ID, "username_input"):
+            login(driver, hub, hub.instructor, next_url=target)
+        wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, f'img[src^="{there}"]'), 180,
+                 "the submission's remote image elements in formgrader's JupyterLab")
+        time.sleep(5)                                    # time for any load the page would make
+        assert heard == [], f"opening the submission reached the student's listener: {heard}"
+    finally:
+        listener.shutdown()
+        path.unlink(missing_ok=True)
