@@ -1,6 +1,7 @@
 """Unix accounts of the hub: the grading account, the instructors and the students (idempotent, as root).
 
-Instructors and students log in to JupyterHub with a password (PAM), and nowhere else (no login shell); the passwords are generated once and kept, with mode
+Instructors and students log in to JupyterHub with a password (PAM), and nowhere else (no login shell); the
+passwords are generated once and kept, with mode
 0600 in the hub's root-only state folder, in ``passwords.txt`` (``user password`` per line). The grading account
 has none: nobody logs in as it; the hub starts the formgrader service under it.
 """

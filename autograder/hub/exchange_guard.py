@@ -61,8 +61,8 @@ class Guard(httputil.HTTPServerConnectionDelegate):
             return cached[0]
         name = None
         try:
-            reply = await AsyncHTTPClient().fetch(HTTPRequest(self.user_url, headers={"Authorization": f"token {token}"},
-                                                              request_timeout=10), raise_error=False)
+            request = HTTPRequest(self.user_url, headers={"Authorization": f"token {token}"}, request_timeout=10)
+            reply = await AsyncHTTPClient().fetch(request, raise_error=False)
             if reply.code == 200:
                 name = json.loads(reply.body).get("name")
         except Exception:  # noqa: BLE001 - the hub did not answer: the request is refused, not the service

@@ -4,7 +4,6 @@ assignment again and again: each fetch answers within a second, the service's me
 runs in a control group of its own with a memory limit."""
 from __future__ import annotations
 
-import json
 import statistics
 import subprocess
 import threading
@@ -79,7 +78,8 @@ def exchange_pid(hub) -> int:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if marker in (entry / "cmdline").read_bytes() and b"exchange_service" in (entry / "cmdline").read_bytes():
+                cmdline = (entry / "cmdline").read_bytes()
+                if marker in cmdline and b"exchange_service" in cmdline:
                     return int(entry.name)
             except OSError:
                 continue
