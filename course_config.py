@@ -89,6 +89,9 @@ COURSE = {
         "cpu_weight": 100,        # relative to the other users (cgroup v2's scale, 1..10000)
         "max_processes": 512,     # tasks (processes and threads: torch starts a thread per core) of one user
         "file_size_mb": 1024,     # the largest file a user's process may write (RLIMIT_FSIZE; not a disk quota)
+        # Each person's home: a disk image of this size of their own, loop-mounted on /home/<user> (what one student
+        # can write to the disk; autograder/hub/homes.py). 0: homes on the machine's file system, unbounded.
+        "home_mb": 2048,
         # jupyterhub-idle-culler (a hub service): a server with no activity (no open tab, no running kernel's output)
         # for this long is stopped, with everything it started; checked every cull_every_s. 0: never.
         "idle_timeout_s": 3600,

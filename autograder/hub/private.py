@@ -5,11 +5,12 @@ The hub (root) makes it between fork and exec, after the server's process joined
 it drops to the user's uid (``spawner.LimitedSpawner``), so that every process of the server (JupyterLab, kernels,
 terminals, what they start) lives in it:
 
-* ``/tmp`` and ``/dev/shm``: a tmpfs each, of ``size_mb`` (the user's memory limit). A tmpfs's pages are charged to
-  the memory control group of the process that writes them: what a student keeps there counts against their own
-  memory limit, not the machine's. Nobody else sees the files, and they end with the namespace: when the server
-  stops (or the culler stops it), the hub ends every process of the user's group, the last reference to the
-  namespace goes, and the kernel frees both file systems;
+* ``/tmp``, ``/var/tmp`` and ``/dev/shm``: a tmpfs each, of ``size_mb`` (the user's memory limit). A tmpfs's pages
+  are charged to the memory control group of the process that writes them: what a student keeps there counts
+  against their own memory limit (and never the machine's disk). Nobody else sees the files, and they end with
+  the namespace: when the server stops (or the culler stops it), the hub ends every process of the user's group,
+  the last reference to the namespace goes, and the kernel frees the file systems;
+* ``/run/lock`` (``/var/lock``), the other folder every user may write on Debian: a small tmpfs (4 MiB);
 * ``/proc``: a proc of its own with ``hidepid=invisible`` (per mount since Linux 5.8): the user's processes see
   their own processes only, not other students', the instructors' or root's (their command lines, environments,
   open files). What stays visible: the machine's totals (``/proc/meminfo``, ``/proc/loadavg``), and in
@@ -37,8 +38,12 @@ def mounts(size_mb: int) -> list[dict]:
     """What the user's server's namespace mounts over the machine's (``linux.mount_all``'s form)."""
     tmpfs = f"size={int(size_mb)}m,mode=1777"
     found = [{"type": "tmpfs", "target": "/tmp", "flags": ["nosuid", "nodev"], "options": tmpfs},
+             {"type": "tmpfs", "target": "/var/tmp", "flags": ["nosuid", "nodev"], "options": tmpfs,
+              "if_exists": True},
              {"type": "tmpfs", "target": "/dev/shm", "flags": ["nosuid", "nodev"], "options": tmpfs,
-              "if_exists": True}]
+              "if_exists": True},
+             {"type": "tmpfs", "target": "/run/lock", "flags": ["nosuid", "nodev", "noexec"],
+              "options": "size=4m,mode=1777", "if_exists": True}]
     if kernel_version() >= PROC_PER_MOUNT:
         found.append({"type": "proc", "target": "/proc", "flags": ["nosuid", "nodev", "noexec"],
                       "options": "hidepid=invisible"})
