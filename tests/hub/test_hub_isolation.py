@@ -419,3 +419,39 @@ def test_K8_a_raw_submission_opened_in_formgrader_loads_nothing_from_the_student
     finally:
         listener.shutdown()
         path.unlink(missing_ok=True)
+
+
+def test_K6_a_student_fills_at_most_their_own_home(hub, people):
+    """student1 allocates 4 x 1 GiB in their home from their kernel (posix_fallocate: instant, no data written):
+    they get "No space left on device" at their home's size (``home_mb``), and the machine's disk loses at most that."""
+    import shutil
+
+    from autograder import settings
+
+    home_mb = settings.course()["hub"]["home_mb"]
+    student1 = people[hub.students[0]]
+    kernel = student1.kernel()
+    free_before = shutil.disk_usage(hub.layout.state).free
+    code = ("import os\ngot, error = 0, None\n"
+            "for i in range(4):\n"
+            "    fd = os.open(os.path.expanduser(f'~/k6-{i}.bin'), os.O_CREAT | os.O_WRONLY, 0o600)\n"
+            "    try:\n"
+            "        os.posix_fallocate(fd, 0, 2**30)\n"
+            "        got += 1024\n"
+            "    except OSError as e:\n"
+            "        error = e.strerror\n"
+            "        break\n"
+            "    finally:\n"
+            "        os.close(fd)\n"
+            "print('K6', got, error)\n")
+    try:
+        out = student1.run(kernel, code)
+        free_during = shutil.disk_usage(hub.layout.state).free
+    finally:
+        student1.run(kernel, "import glob, os\n[os.unlink(p) for p in glob.glob(os.path.expanduser('~/k6-*.bin'))]")
+        student1.stop(kernel)
+    line = [x for x in out["out"].splitlines() if x.startswith("K6 ")]
+    assert line, out
+    got, error = line[-1].split(maxsplit=2)[1:]
+    assert int(got) <= home_mb and "No space left" in error, out
+    assert free_before - free_during < (home_mb + 128) * 2**20, (free_before, free_during)
