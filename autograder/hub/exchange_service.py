@@ -15,7 +15,8 @@ What ngshare's ``main`` does differently, and why it is not used:
 * on SQLAlchemy 2 it stores no release and no submission (``autograder.patches.hub.fix_ngshare_sqlalchemy2``);
 * it accepts any submission tornado can buffer (100 MB) and any number of them; here every submission is checked
   when it arrives, before anything is stored (``check_submission``: well-formed, the file count, names, the decoded
-  size; ``course_config.py``'s ``exchange``), and a student keeps at most ``max_submissions`` of one assignment.
+  size; ``course_config.py``'s ``exchange``), and a student keeps at most ``max_submissions`` of one assignment
+  and ``max_stored_mb`` in all (every assignment of the course).
   A refused submission gets the reason in Korean (autograder/messages.py) and leaves the hub's log a line in English
   for the instructor;
 * it reads any number of bodies at once, of anyone, for as long as they take; here a door in front of ngshare
@@ -87,6 +88,12 @@ def check_submission(files_json: str | None, limits: dict, path_ok) -> list[dict
     return files
 
 
+def stored_bytes(course, student_id: str) -> int:
+    """What the exchange keeps of one student's submissions to ``course`` (every assignment), in bytes."""
+    return sum(f.size or 0 for assignment in course.assignments for submission in assignment.submissions
+               if submission.student_id == student_id for f in submission.files)
+
+
 def install_checks(limits: dict, on_refused=lambda user: None) -> None:
     """ngshare's submit handler checks a submission before it stores anything, and keeps a quota per student (the
     patch of its handler: ``autograder.patches.hub.check_ngshare_submissions``); ``on_refused(user id)`` hears of
@@ -102,10 +109,15 @@ def install_checks(limits: dict, on_refused=lambda user: None) -> None:
         self.check_course_user(course)
         assignment = self.find_assignment(course, assignment_id)
         try:
-            check_submission(self.get_body_argument("files", None), limits, self.path_check)
+            files = check_submission(self.get_body_argument("files", None), limits, self.path_check)
             count = self.find_student_submissions(assignment, self.user).count()
             if count >= limits["max_submissions"]:
                 raise Refused(429, Reason.TOO_MANY_SUBMISSIONS(limit=limits["max_submissions"]))
+            if limits.get("max_stored_mb"):
+                stored = stored_bytes(course, self.user.id)
+                if stored + sum(len(f["content"]) * 3 // 4 for f in files) > limits["max_stored_mb"] * 1e6:
+                    raise Refused(413, Reason.STORED_TOO_MUCH(stored_mb=stored / 1e6,
+                                                              limit_mb=limits["max_stored_mb"]))
         except Refused as refused:
             app_log.warning("exchange: refused a submission of %s/%s by %s: %s", course_id, assignment_id,
                             self.user.id, refused.message.english)
