@@ -33,6 +33,8 @@ from tornado import httputil
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 from tornado.log import app_log
 
+from autograder.messages import Reason
+
 USER_CACHE_S = 60
 
 
@@ -142,7 +144,8 @@ class Door(httputil.HTTPMessageDelegate):
 
     async def refuse(self, status: int, reason: str) -> None:
         self.refusing = True
-        body = json.dumps({"success": False, "message": reason}).encode()
+        message = Reason.EXCHANGE_DOOR(why=reason)
+        body = json.dumps({"success": False, "message": message.korean}).encode()
         headers = httputil.HTTPHeaders({"Content-Type": "application/json", "Content-Length": str(len(body)),
                                         "Connection": "close"})
         try:
@@ -189,6 +192,8 @@ async def _maybe(value):
 
 
 def body_limit(max_submission_mb: float) -> int:
-    """The largest request body of an allowed submission: its files base64-encoded (4/3), form-encoded (``+``, ``/``
-    and ``=`` become three characters: a quarter more is enough for notebooks and data) and the form's other fields."""
-    return int(max_submission_mb * 1e6 * 4 / 3 * 1.25) + (1 << 20)
+    """The largest request body the door lets in: twice the largest allowed submission (base64 is 4/3 of it, form
+    encoding adds up to half again for ``+``, ``/`` and ``=``) and a MiB for the form's other fields. A body a little
+    over the submission limit still arrives, so that the student reads the exact size and the limit in Korean
+    (``check_submission``); such refusals count against them."""
+    return int(max_submission_mb * 2e6) + (1 << 20)
