@@ -10,7 +10,7 @@ application), which learns who sends it from the request's token (the hub's ``/h
 blocking and remembered for a minute) and, per user:
 
 * at most ``max_requests`` requests at once, and one upload (a request with a body);
-* a body larger than ``max_body`` (what the largest allowed submission takes, base64 and form-encoded) is refused
+* a body larger than ``max_body`` (``body_limit``: twice the largest allowed submission) is refused
   from its ``Content-Length`` and never read; a body without one (chunked) is refused too;
 * every refused upload (at the door, or by ``exchange_service.check_submission`` after it arrived) counts against
   the student: after ``max_refused`` within ``refused_window_s`` their uploads are refused at the door until the
