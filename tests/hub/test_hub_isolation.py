@@ -23,7 +23,7 @@ from jupyter_client import BlockingKernelClient
 path, code, wait = sys.argv[1], sys.argv[2], sys.argv[3] == "wait"
 kc = BlockingKernelClient()
 kc.load_connection_file(path)
-kc.start_channels()
+kc.start_channels(hb=False)             # a heartbeat missed for a second on a busy machine is no death here
 kc.wait_for_ready(timeout=120)
 if not wait:
     kc.execute(code)
