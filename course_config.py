@@ -19,9 +19,10 @@ COURSE = {
     # nbgrader's exchange directory (a shared folder on JupyterHub).
     "exchange_root": os.environ.get("COURSE_EXCHANGE", "/srv/nbgrader/exchange"),
     # The hub's exchange (`python -m autograder hub`: ngshare, a hub service; autograder/hub/exchange_service.py):
-    # what it accepts of one submission when it arrives, and how many submissions of one assignment it keeps per
-    # student. A release notebook is about 0.1 MB; a refused submission gets the reason in Korean at once.
-    "exchange": {"max_submission_mb": 20, "max_files": 100, "max_submissions": 100},
+    # what it accepts of one submission when it arrives, how many submissions of one assignment it keeps per student
+    # and how much of one student in all (every assignment). A release notebook is about 0.1 MB; a refused
+    # submission gets the reason in Korean at once.
+    "exchange": {"max_submission_mb": 20, "max_files": 100, "max_submissions": 100, "max_stored_mb": 500},
     # Due dates (nbgrader applies them; a submission's time is the exchange's timestamp) and late penalties.
     "due_dates": {
         "attention": "2026-12-07 23:59:00 +0900",
@@ -96,6 +97,9 @@ COURSE = {
         "mem_guarantee_mb": 1024,
         "cpu_guarantee": 0.1,
         "storage_gb": 2,
+        # Each person's home: a disk image of this size of their own, loop-mounted on /home/<user> (what one student
+        # can write to the disk; autograder/hub/homes.py). 0: homes on the machine's file system, unbounded.
+        "home_mb": 2048,
         # jupyterhub-idle-culler (a hub service): a server with no activity (no open tab, no running kernel's output)
         # for this long is stopped, with everything it started; checked every cull_every_s. 0: never.
         "idle_timeout_s": 3600,

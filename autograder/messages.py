@@ -194,6 +194,12 @@ class Reason(_Catalogue):
                             "제출하세요.", "a malformed submission ({what})")
     TOO_MANY_SUBMISSIONS = ("이 과제는 이미 {limit}번 제출했습니다. 더 제출하려면 조교에게 문의하세요.",
                             "{limit} submissions of this assignment already, the limit")
+    EXCHANGE_DOOR = ("지금은 이 요청을 받을 수 없습니다. 잠시 뒤에 다시 시도하고, 계속되면 조교에게 문의하세요.",
+                     "refused at the door: {why}")
+    STORED_TOO_MUCH = ("이 과목에 보관된 제출물이 이미 {stored_mb:.1f} MB라서 이번 제출로 한도 {limit_mb:g} MB를 "
+                       "넘습니다. 더 제출하려면 조교에게 문의하세요.",
+                       "{stored_mb:.1f} MB stored for this course already; with this submission over the limit of "
+                       "{limit_mb:g} MB")
 
 
 class Notice(_Catalogue):

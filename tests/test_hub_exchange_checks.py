@@ -90,6 +90,34 @@ def test_ngshare_stores_releases_and_submissions_on_sqlalchemy_2(tmp_path):
     assert [a.id for a in db.query(Assignment)] == ["a"] and db.query(Submission).count() == 1
 
 
+def test_what_a_student_has_stored_counts_every_assignment_and_nobody_elses(tmp_path):
+    """``stored_bytes``: one student's stored total over the course's assignments (the ``max_stored_mb`` check)."""
+    from ngshare.database import Assignment, Base, Course, File, Submission, User
+    from sqlalchemy import create_engine
+    from sqlalchemy.orm import sessionmaker
+
+    from autograder.patches.hub import fix_ngshare_sqlalchemy2
+
+    fix_ngshare_sqlalchemy2()
+    engine = create_engine(f"sqlite:///{tmp_path / 'ngshare.db'}")
+    Base.metadata.create_all(engine)
+    db = sessionmaker(bind=engine)()
+    s1, s2 = User("s1"), User("s2")
+    db.add_all([s1, s2, Course("c", [User("i1")])])
+    db.commit()
+    course = db.query(Course).one()
+    for name, who, size in (("a", s1, 3_000_000), ("b", s1, 4_000_000), ("a", s2, 9_000_000)):
+        assignment = db.query(Assignment).filter_by(id=name).one_or_none() or Assignment(name, course)
+        db.commit()
+        submission = Submission(who, assignment)
+        stored = File(f"{name}.ipynb", b"", actual_name="x")
+        stored.size = size                               # as stored for a file of that size
+        submission.files.append(stored)
+        db.commit()
+    assert exchange_service.stored_bytes(course, "s1") == 7_000_000
+    assert exchange_service.stored_bytes(course, "s2") == 9_000_000
+
+
 def test_refusals_reach_the_hubs_log(tmp_path):
     """After ngshare's database upgrade (alembic disables every existing logger) the service still logs to stderr,
     which is the hub's log."""

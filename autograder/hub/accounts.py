@@ -1,6 +1,7 @@
 """Unix accounts of the hub: the grading account, the instructors and the students (idempotent, as root).
 
-Instructors and students log in with a password (PAM); the passwords are generated once and kept, with mode
+Instructors and students log in to JupyterHub with a password (PAM), and nowhere else (no login shell); the
+passwords are generated once and kept, with mode
 0600 in the hub's root-only state folder, in ``passwords.txt`` (``user password`` per line). The grading account
 has none: nobody logs in as it; the hub starts the formgrader service under it.
 """
@@ -21,10 +22,18 @@ def exists(user: str) -> bool:
         return False
 
 
+# No login shell: the hub's users reach the machine only through JupyterHub (their server in its control groups
+# and namespace; its terminals start bash themselves), never through sshd, su or a console, which would start
+# their processes outside every limit.
+NO_LOGIN = "/usr/sbin/nologin"
+
+
 def ensure_user(user: str) -> pwd.struct_passwd:
-    """A Unix user with a private home (0700) and a group of its own."""
+    """A Unix user with a private home (0700), a group of its own and no login shell."""
     if not exists(user):
-        subprocess.run(["useradd", "--create-home", "--user-group", "--shell", "/bin/bash", user], check=True)
+        subprocess.run(["useradd", "--create-home", "--user-group", "--shell", NO_LOGIN, user], check=True)
+    elif pwd.getpwnam(user).pw_shell != NO_LOGIN:
+        subprocess.run(["usermod", "--shell", NO_LOGIN, user], check=True)
     entry = pwd.getpwnam(user)
     home = Path(entry.pw_dir)
     home.mkdir(mode=0o700, exist_ok=True)

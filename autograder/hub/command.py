@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from autograder import settings
-from autograder.hub import accounts, environment, limits, provision, roster, server
+from autograder.hub import accounts, environment, homes, limits, provision, roster, server
 from autograder.hub.layout import Layout
 
 
@@ -34,6 +34,9 @@ def setup(layout: Layout, n_students: int, people: list[roster.Person] | None = 
 
     logins = step("accounts", accounts.ensure_logins, [p.username for p in people], layout.passwords)
     step("grading account", accounts.ensure_user, layout.grader)
+    home_mb = settings.course()["hub"].get("home_mb")
+    if home_mb:                              # each person's home a file system of its own (autograder/hub/homes.py)
+        step("homes", lambda: [homes.ensure(layout, p.username, home_mb) for p in people])
     step("students' environment", environment.students_env, layout)
     step("Korean Validate, patches", environment.lab_additions, layout)
     step("global nbgrader config", provision.global_config, layout)

@@ -15,9 +15,14 @@ What ngshare's ``main`` does differently, and why it is not used:
 * on SQLAlchemy 2 it stores no release and no submission (``autograder.patches.hub.fix_ngshare_sqlalchemy2``);
 * it accepts any submission tornado can buffer (100 MB) and any number of them; here every submission is checked
   when it arrives, before anything is stored (``check_submission``: well-formed, the file count, names, the decoded
-  size; ``course_config.py``'s ``exchange``), and a student keeps at most ``max_submissions`` of one assignment.
+  size; ``course_config.py``'s ``exchange``), and a student keeps at most ``max_submissions`` of one assignment
+  and ``max_stored_mb`` in all (every assignment of the course).
   A refused submission gets the reason in Korean (autograder/messages.py) and leaves the hub's log a line in English
-  for the instructor; tornado itself refuses a request body past twice the size limit.
+  for the instructor;
+* it reads any number of bodies at once, of anyone, for as long as they take; here a door in front of ngshare
+  (``autograder/hub/exchange_guard.py``) decides from a request's headers, before its body is read: requests and
+  uploads at once per user, the body's size, refused uploads counted against the student; and the service runs in
+  a control group of its own (memory, CPU).
 """
 from __future__ import annotations
 
@@ -31,6 +36,7 @@ from collections import namedtuple
 from urllib.parse import urlparse
 
 from autograder import settings
+from autograder.hub import exchange_guard
 from autograder.messages import Message, Reason
 
 MAX_PATH = 255
@@ -82,9 +88,16 @@ def check_submission(files_json: str | None, limits: dict, path_ok) -> list[dict
     return files
 
 
-def install_checks(limits: dict) -> None:
+def stored_bytes(course, student_id: str) -> int:
+    """What the exchange keeps of one student's submissions to ``course`` (every assignment), in bytes."""
+    return sum(f.size or 0 for assignment in course.assignments for submission in assignment.submissions
+               if submission.student_id == student_id for f in submission.files)
+
+
+def install_checks(limits: dict, on_refused=lambda user: None) -> None:
     """ngshare's submit handler checks a submission before it stores anything, and keeps a quota per student (the
-    patch of its handler: ``autograder.patches.hub.check_ngshare_submissions``)."""
+    patch of its handler: ``autograder.patches.hub.check_ngshare_submissions``); ``on_refused(user id)`` hears of
+    every refused submission (``exchange_guard.Guard.refused``: refused uploads count against the student)."""
     from tornado.log import app_log
 
     from autograder.patches.hub import check_ngshare_submissions
@@ -96,13 +109,19 @@ def install_checks(limits: dict) -> None:
         self.check_course_user(course)
         assignment = self.find_assignment(course, assignment_id)
         try:
-            check_submission(self.get_body_argument("files", None), limits, self.path_check)
+            files = check_submission(self.get_body_argument("files", None), limits, self.path_check)
             count = self.find_student_submissions(assignment, self.user).count()
             if count >= limits["max_submissions"]:
                 raise Refused(429, Reason.TOO_MANY_SUBMISSIONS(limit=limits["max_submissions"]))
+            if limits.get("max_stored_mb"):
+                stored = stored_bytes(course, self.user.id)
+                if stored + sum(len(f["content"]) * 3 // 4 for f in files) > limits["max_stored_mb"] * 1e6:
+                    raise Refused(413, Reason.STORED_TOO_MUCH(stored_mb=stored / 1e6,
+                                                              limit_mb=limits["max_stored_mb"]))
         except Refused as refused:
             app_log.warning("exchange: refused a submission of %s/%s by %s: %s", course_id, assignment_id,
                             self.user.id, refused.message.english)
+            on_refused(self.user.id)
             self.json_error(refused.status, refused.message.korean)
 
     check_ngshare_submissions(check)
@@ -119,6 +138,24 @@ def log_to_stderr() -> None:
     logging.getLogger("tornado.access").setLevel(logging.WARNING)
 
 
+# The door's limits (exchange_guard.py); course_config.py's COURSE["exchange"]["door"] may change each.
+DOOR = {"max_requests": 4, "max_uploads": 8, "max_refused": 3, "refused_window_s": 600.0, "body_timeout_s": 30.0,
+        "idle_timeout_s": 60.0, "memory_mb": 1024, "cpu_limit": 1.0}
+SERVICE_GROUP = "exchange-service"       # not a user name (the hub's users' groups are siblings of it)
+
+
+def bound(parent: str, limits: dict) -> None:
+    """This process (root, before it serves) into a control group of its own below ``parent``: its memory and CPU
+    bounded (``DOOR``'s ``memory_mb``, ``cpu_limit``), so that whatever a student makes it hold, the kernel ends the
+    service, not another process of the machine."""
+    from autograder.hub import limits as groups
+
+    door = {**DOOR, **limits.get("door", {})}
+    found = groups.detect(parent)
+    groups.join(found.make(SERVICE_GROUP, groups.UserLimits(memory_mb=int(door["memory_mb"]),
+                                                             cpu_limit=float(door["cpu_limit"]))))
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m autograder.hub.exchange_service",
                                      description=__doc__.split("\n")[0])
@@ -126,7 +163,12 @@ def main(argv=None) -> None:
     parser.add_argument("--admins", default="", help="ngshare admin user ids (comma separated)")
     parser.add_argument("--ip", default="127.0.0.1", help="the address it listens on (default: 127.0.0.1, the "
                         "one-machine hub's; a cluster's exchange pod listens on its pod's address, 0.0.0.0)")
+    parser.add_argument("--cgroup", default="", help="the parent control group (below the hub's own) of the "
+                        "service's own group (root only; none: no group of its own)")
     args = parser.parse_args(argv)
+    limits = settings.course()["exchange"]
+    if args.cgroup:
+        bound(args.cgroup, limits)
     from ngshare import dbutil, ngshare
     from tornado.httpserver import HTTPServer
     from tornado.ioloop import IOLoop
@@ -139,14 +181,16 @@ def main(argv=None) -> None:
     storage = os.path.join(args.state, "files")
     dbutil.upgrade(database, cmd_opts=namedtuple("CmdOpts", ["x"])(["data=true", f"storage={storage}"]))
     log_to_stderr()
-    limits = settings.course()["exchange"]
     fix_ngshare_sqlalchemy2()
-    install_checks(limits)
+    admins = [a for a in args.admins.split(",") if a]
+    body = exchange_guard.body_limit(limits["max_submission_mb"])
+    door = {**DOOR, **limits.get("door", {}), "max_body": body}
     prefix = os.environ["JUPYTERHUB_SERVICE_PREFIX"]
-    app = ngshare.MyApplication(prefix, database, storage, admin=[a for a in args.admins.split(",") if a],
-                                debug=False, autoreload=False)
-    body = int(limits["max_submission_mb"] * 2e6) + (1 << 20)      # base64 and form encoding: under 2x
-    server = HTTPServer(app, max_body_size=body, max_buffer_size=body)
+    app = ngshare.MyApplication(prefix, database, storage, admin=admins, debug=False, autoreload=False)
+    guard = exchange_guard.Guard(app, door, admins=admins)
+    install_checks(limits, guard.refused)
+    server = HTTPServer(guard, max_body_size=body, max_buffer_size=body, body_timeout=door["body_timeout_s"],
+                        idle_connection_timeout=door["idle_timeout_s"])
     server.listen(urlparse(os.environ["JUPYTERHUB_SERVICE_URL"]).port, args.ip)
     IOLoop.current().start()
 

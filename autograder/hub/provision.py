@@ -267,6 +267,8 @@ def global_config(layout: Layout) -> Path:
                     "and\n"
                     "# keras, while other users' kernels do the same on a busy hub).\n"
                     f"c.Execute.timeout = {validate}\n"
-                    f"c.Execute.iopub_timeout = {validate}\n")
+                    f"c.Execute.iopub_timeout = {validate}\n"
+                    "# Validate's kernels, as the server's: IPC sockets in the user's own runtime folder.\n"
+                    "c.KernelManager.transport = 'ipc'\n")
     os.chmod(path, 0o644)
     return path

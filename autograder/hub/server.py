@@ -7,6 +7,7 @@ hub, which stops the proxy, the service and every user's server it started.
 """
 from __future__ import annotations
 
+import json
 import os
 import signal
 import ssl
@@ -30,6 +31,12 @@ PROXY = settings.ROOT / "build" / "node" / "node_modules" / ".bin" / "configurab
 def cgroup_name(layout: Layout) -> str:
     """The parent control group of this hub's users' groups (below the hub's own group)."""
     return f"autograder-{layout.course_id}"
+
+
+# The formgrader service's Content-Security-Policy: its own origin only (inline styles and scripts as JupyterLab
+# needs them; data: and blob: for rendered outputs), nothing from elsewhere; framed only by the hub's own pages.
+FORMGRADER_CSP = ("default-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:; img-src 'self' data: blob:; "
+                  "connect-src 'self'; object-src 'none'; base-uri 'self'; frame-ancestors 'self'")
 
 
 def config_text(layout: Layout, students: list[str], instructors: list[str] | None = None,
@@ -96,10 +103,16 @@ c.LimitedSpawner.cgroup_name = "{cgroup_name(layout)}"
 c.Spawner.cmd = ["{env_bin / 'jupyterhub-singleuser'}"]
 c.Spawner.default_url = "/lab"
 c.Spawner.environment = {{"PATH": "{path}"}}
-c.Spawner.args = ["--KernelSpecManager.allowed_kernelspecs={environment.KERNEL}",
+# Kernels on IPC sockets in the user's own runtime folder (~/.local/share/jupyter/runtime, 0700 in a 0700 home), not
+# TCP ports on 127.0.0.1 that every user of the machine can connect to: a kernel's IOPub (a PUB socket) needs no key
+# to subscribe to, and would show anyone what another user runs and prints.
+# The accounts have no login shell (nologin, autograder/hub/accounts.py): JupyterLab's terminals start bash.
+TERMINAL = '--ServerApp.terminado_settings=shell_command=["/bin/bash", "-l"]'
+c.Spawner.args = ["--KernelManager.transport=ipc",
+                  "--KernelSpecManager.allowed_kernelspecs={environment.KERNEL}",
                   "--MultiKernelManager.default_kernel_name={environment.KERNEL}",
                   "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-                  "--LabApp.extension_manager=readonly"]
+                  "--LabApp.extension_manager=readonly", TERMINAL]
 # Students' JupyterLab leaves out nbgrader's instructor tool "Create Assignment" (a page_config of their own,
 # provision.global_config); instructors and the formgrader service keep it.
 _INSTRUCTORS = {set(instructors)!r}
@@ -128,6 +141,10 @@ c.JupyterHub.load_roles = [
 ]
 
 # formgrader: a JupyterLab of the grading account on its course copy, started and stopped by the hub.
+# What an instructor opens there (a student's raw submission) is the student's: its pages load nothing from
+# another origin (no image, style, font or script of a student's server that would learn who opened it, and when).
+FORMGRADER_CSP = {"--ServerApp.tornado_settings="
+                  + json.dumps({"headers": {"Content-Security-Policy": FORMGRADER_CSP}})!r}
 # JupyterHub 5 gives a managed service 10 s to answer (10 tries of 1 s, fixed in app.py) and exits when it does
 # not; JupyterLab with nbgrader's extensions takes longer to start on a busy machine. Only for this service's
 # server: each try waits up to {SERVICE_WAIT_S} s (a patch of JupyterHub's Server.wait_up: autograder/patches).
@@ -139,10 +156,11 @@ c.JupyterHub.services = [{culler}{{
     "name": "{cid}",
     "url": "http://127.0.0.1:{layout.service_port}",
     "command": ["{env_bin / 'jupyterhub-singleuser'}", "--ServerApp.root_dir={layout.course_dir}",
+                "--KernelManager.transport=ipc", FORMGRADER_CSP,
                 "--KernelSpecManager.allowed_kernelspecs={environment.KERNEL}",
                 "--MultiKernelManager.default_kernel_name={environment.KERNEL}",
                 "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-                "--LabApp.extension_manager=readonly"],
+                "--LabApp.extension_manager=readonly", TERMINAL],
     "user": "{layout.grader}",
     "oauth_no_confirm": True,
     "cwd": "{layout.course_dir}",
@@ -154,7 +172,7 @@ c.JupyterHub.services = [{culler}{{
     "name": "{layout.EXCHANGE_SERVICE}",
     "url": "http://127.0.0.1:{layout.exchange_port}",
     "command": ["{sys.executable}", "-m", "autograder.hub.exchange_service", "--state", "{layout.exchange_state}",
-                "--admins", "{cid}"],
+                "--admins", "{cid}", "--cgroup", "{cgroup_name(layout)}"],
     "cwd": "{layout.state}",
 }}]
 '''

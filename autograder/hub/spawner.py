@@ -5,8 +5,11 @@ and ``cpu_limit`` (JupyterHub's own ``Spawner`` options, which the plain local-p
 ``cpu_weight``, ``max_processes`` and ``file_size_limit``; ``python -m autograder hub`` sets them from
 ``course_config.py`` (``COURSE["hub"]``). Before a user's server starts, the hub (root) makes the user's control
 group(s) with those limits; the server's process joins them between fork and exec, as root, then drops to the
-user's uid (JupyterHub's own ``set_user_setuid``). A server whose group cannot be made or joined does not start.
-When the server stops, whatever the student left running in the group is ended and the group removed.
+user's uid (JupyterHub's own ``set_user_setuid``). In between it enters a mount namespace of its own with a private
+``/tmp`` and ``/dev/shm`` and a ``/proc`` without other users' processes (``autograder/hub/private.py``). A server
+whose group or namespace cannot be made or joined does not start. When the server stops, whatever the student left
+running in the group is ended and the group removed; the namespace, with what was in ``/tmp`` and ``/dev/shm``,
+ends with the last of them.
 """
 from __future__ import annotations
 
@@ -16,7 +19,10 @@ import resource
 from jupyterhub.spawner import LocalProcessSpawner
 from traitlets import Float, Integer, Unicode
 
-from autograder.hub import limits
+from autograder.hub import limits, private
+
+
+PRIVATE_TMP_MB = 1024        # each of /tmp and /dev/shm, where no memory limit is set
 
 
 class LimitedSpawner(LocalProcessSpawner):
@@ -44,9 +50,11 @@ class LimitedSpawner(LocalProcessSpawner):
                       self.user_limits())
         setuid = super().make_preexec_fn(name)
         fsize = int(self.file_size_limit * 2**20) if self.file_size_limit else None
+        mounts = private.mounts(int(self.mem_limit / 2**20) if self.mem_limit else PRIVATE_TMP_MB)
 
         def preexec():
             limits.join(procs)                       # still root: the user's processes never run outside the group
+            private.enter(mounts)                    # /tmp, /dev/shm and /proc of the user's own (before the uid)
             if fsize:
                 resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
             setuid()

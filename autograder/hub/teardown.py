@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from autograder.hub import accounts
+from autograder.hub import accounts, homes
 from autograder.hub.layout import Layout
 
 
@@ -60,6 +60,7 @@ def remove(layout: Layout) -> list[str]:
                 pass
         time.sleep(0.2)
     for user in users:
+        homes.release(user)                      # a home image's mount first (autograder/hub/homes.py)
         subprocess.run(["userdel", "--remove", user], check=False, capture_output=True)
         if accounts.exists(user):
             raise RuntimeError(f"userdel {user} failed")

@@ -143,7 +143,11 @@ class Sandbox:
         args += ["--bind", str(self.scratch), "/scratch", "--chdir", "/scratch"]
         for key, value in env.items():
             args += ["--setenv", key, value]
-        if os.geteuid() == 0:
-            caps = (*FORK_SERVER_CAPABILITIES, *extra_caps)
-            args += ["--cap-drop", "ALL"] + [a for cap in caps for a in ("--cap-add", cap)]
-        return args + command
+        caps = (*FORK_SERVER_CAPABILITIES, *extra_caps)
+        if os.geteuid() != 0:
+            # Not root (the hub's grading account): a user namespace of its own, whose root is this account and holds
+            # the same capabilities inside it alone, so that the fork server still gives each submission namespaces,
+            # a scratch tmpfs and read-only mounts (``policy.child_mounts(..., shared_uid=True)``); the submission's
+            # process then drops every capability (there is no other uid in the namespace to switch to).
+            args += ["--unshare-user", "--uid", "0", "--gid", "0"]
+        return args + ["--cap-drop", "ALL"] + [a for cap in caps for a in ("--cap-add", cap)] + command

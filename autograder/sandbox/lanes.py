@@ -94,7 +94,8 @@ class Lane:
                  timeouts: Timeouts | None = None, nursery: Nursery | None = None):
         self.sandboxed = sandboxed
         self.index = index
-        self.uid, self._uid_lock = claim_uid() if os.geteuid() == 0 else (None, None)
+        # root: a lane uid of its own; otherwise (sandboxed) the user namespace's root, uid 0 inside (bubblewrap.py)
+        self.uid, self._uid_lock = claim_uid() if os.geteuid() == 0 else (0 if sandboxed else None, None)
         self.python = python
         self.timeouts = timeouts or Timeouts.from_course()
         self.nursery = nursery
@@ -190,7 +191,7 @@ class Lane:
                 shutil.rmtree(old, ignore_errors=True)
         path = self.root / f"s{self.count}"
         path.mkdir()
-        if self.uid is not None:
+        if self.uid is not None and os.geteuid() == 0:
             os.chown(path, self.uid, self.uid)
         inside = f"/scratch/{path.name}" if self.sandboxed else str(path)
         return path, inside
@@ -202,7 +203,7 @@ class Lane:
         path, inside = self.new_scratch()
         header = {"op": "fork", "scratch": inside, "uid": self.uid, "rlimits": limits.rlimits(),
                   "environment": policy.child_environment(inside), "namespaces": list(policy.CHILD_NAMESPACES),
-                  "mounts": policy.child_mounts(inside, limits, self.uid)}
+                  "mounts": policy.child_mounts(inside, limits, self.uid, shared_uid=os.geteuid() != 0)}
         reply = self._ask(header, (request_r, response_w, event_w, log_fd))
         if "pid" not in reply:
             raise LaneError(f"the grading lane could not start a submission's process: {reply.get('error')}")

@@ -170,8 +170,16 @@ def lane_mounts(root: str) -> list[dict]:
 CHILD_NAMESPACES = ("mount", "ipc")
 
 
-def child_mounts(scratch: str, limits: Limits, uid: int | None) -> list[dict]:
-    return [
+# Where the submission's process has the sandbox's own uid (grading as a non-root account: the user namespace's root,
+# which owns the sandbox's root, /tmp, /dev and /scratch), each of them is made read-only in the child's own mount
+# namespace: it writes only its scratch tmpfs, as a lane uid does under root.
+SHARED_UID_READ_ONLY = ("/", "/tmp", "/dev", "/scratch")
+
+
+def child_mounts(scratch: str, limits: Limits, uid: int | None, shared_uid: bool = False) -> list[dict]:
+    read_only = [{"type": "remount", "target": path, "flags": ["rdonly"], "if_exists": True}
+                 for path in SHARED_UID_READ_ONLY] if shared_uid else []
+    return [*read_only,
         {"type": "tmpfs", "target": scratch, "flags": ["nosuid", "nodev"],
          "options": f"size={int(limits.scratch_mb)}m,nr_inodes={int(limits.scratch_files)},mode=0700,"
                     f"uid={uid},gid={uid}"},

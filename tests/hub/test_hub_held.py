@@ -55,10 +55,10 @@ print(json.dumps([requests.get(u, headers={"Authorization": f"token {token}"}, t
 
 SEND = """import json, sys, zmq
 from jupyter_client.session import Session
-port, key, marker = int(sys.argv[1]), sys.argv[2].encode(), sys.argv[3]
+address, key, marker = sys.argv[1], sys.argv[2].encode(), sys.argv[3]
 session = Session(key=key, username="attacker")
 sock = zmq.Context().socket(zmq.DEALER)
-sock.connect(f"tcp://127.0.0.1:{port}")
+sock.connect(address)
 code = f"open({marker!r}, 'w').write('ran')"
 session.send(sock, "execute_request", {"code": code, "silent": False, "store_history": False,
                                        "user_expressions": {}, "allow_stdin": False, "stop_on_error": True})
@@ -144,11 +144,13 @@ def test_another_students_kernel_ignores_messages_without_its_key(hub):
             time.sleep(0.2)
         time.sleep(2)                                            # the kernel binds its ports after writing the file
         info = json.loads(runtime.read_text())
+        shell = (f"ipc://{info['ip']}-{info['shell_port']}" if info["transport"] == "ipc"
+                 else f"tcp://127.0.0.1:{info['shell_port']}")
         forged, honest = (f"/home/{student2}/held-{uuid.uuid4().hex[:8]}" for _ in range(2))
-        attack = su(hub, student1, SEND, str(info["shell_port"]), "not-the-key", forged)
+        attack = su(hub, student1, SEND, shell, "not-the-key", forged)
         assert attack.returncode == 0, attack.stderr[-2000:]
         peek = su(hub, student1, OPEN, str(runtime)).stdout
-        owner = su(hub, student2, SEND, str(info["shell_port"]), info["key"], honest)
+        owner = su(hub, student2, SEND, shell, info["key"], honest)
         assert owner.stdout.strip() == "reply", owner.stderr[-2000:]
         assert Path(honest).exists()                                   # the check can fail: a keyed message runs
         assert attack.stdout.strip() == "no reply" and not Path(forged).exists(), attack.stdout

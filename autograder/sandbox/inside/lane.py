@@ -11,8 +11,8 @@ import traceback
 import numpy as np
 
 from .linux import (KEY_SPEC_PROCESS_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING, KEYCTL_CLEAR,
-                    KEYCTL_GET_PERSISTENT, KEYCTL_JOIN_SESSION_KEYRING, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, keyctl,
-                    libc_call, mount_all, set_admin, unshare)
+                    KEYCTL_GET_PERSISTENT, KEYCTL_JOIN_SESSION_KEYRING, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS,
+                    drop_all_capabilities, keyctl, libc_call, mount_all, set_admin, unshare)
 from .serve import serve
 
 
@@ -52,9 +52,10 @@ def _kill_all(children, contained):
         pid = os.fork()  # IPC_RMID and the keyrings need the owner: a short-lived child with the lane's uid
         if pid == 0:
             try:
-                os.setgroups([])
-                os.setgid(_LANE_UID[0])
-                os.setuid(_LANE_UID[0])
+                if os.getuid() != _LANE_UID[0]:
+                    os.setgroups([])
+                    os.setgid(_LANE_UID[0])
+                    os.setuid(_LANE_UID[0])
                 _remove_sysv_ipc()
                 _clear_keyrings()
             finally:
@@ -121,10 +122,12 @@ def _child(header, request_fd, response_fd, event_fd, log_fd):
     os.environ.update(header["environment"])
     for name, (soft, hard) in header["rlimits"].items():   # the policy's limits (``policy.Limits.rlimits``)
         resource.setrlimit(getattr(resource, name), (soft, hard))
-    if uid is not None and os.getuid() == 0:
+    if uid is not None and os.getuid() == 0 and uid != 0:
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
+    elif uid == 0:                # the sandbox's own uid (a user namespace's root): no uid to switch to
+        drop_all_capabilities()
     os.chdir(header["scratch"])   # after the switch: the scratch tmpfs is the lane uid's alone (0700)
     keyctl(KEYCTL_JOIN_SESSION_KEYRING, None)  # a session keyring of its own, not the fork server's (shared) one
     libc_call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # nothing this process executes gains privileges

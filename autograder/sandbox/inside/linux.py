@@ -7,7 +7,7 @@ MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 163
 CAP_SYS_ADMIN = 21
 PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 4, 38
 
-MS_RDONLY = 1
+MS_RDONLY, MS_REMOUNT = 1, 32
 
 # keyctl(2): a uid's keyrings outlive its processes (the user keyring, the user session keyring and the persistent
 # keyring stay with the uid, even into the next grading run), so they are emptied before and after every submission.
@@ -51,6 +51,9 @@ def mount_all(mounts):
         flags = MS_BIND if bind else 0
         for flag in mount.get("flags", ()):
             flags |= MOUNT_FLAGS[flag]
+        if mount["type"] == "remount":              # an existing mount's flags (read-only), this namespace only
+            libc_call("mount", None, mount["target"].encode(), None, MS_REMOUNT | MS_BIND | flags, None)
+            continue
         options = mount.get("options")
         libc_call("mount", (mount["source"] if bind else mount["type"]).encode(), mount["target"].encode(),
                   None if bind else mount["type"].encode(), flags, options.encode() if options else None)
@@ -81,3 +84,17 @@ def set_admin(effective):
         word.inheritable = 0
     libc_call("capset", ctypes.byref(header), data)
 
+
+
+def drop_all_capabilities():
+    """Empty this process's effective, permitted and inheritable capability sets (the ambient set goes with them):
+    nothing it runs afterwards has a capability, in any namespace."""
+    import ctypes
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+    libc_call("capset", ctypes.byref(Header(0x20080522, 0)), (Data * 2)())
