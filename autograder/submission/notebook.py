@@ -26,7 +26,9 @@ RELEASE = Path(__file__).resolve().parent.parent.parent / "release"
 # bytes of metadata a cell, 5 KB of code a cell and 50 KB of code in all; the bounds leave a wide margin and keep
 # the worst notebook's parse (json, nbformat) and syntax trees (``ast.parse``: up to ~0.8 GB per MB of code) small.
 MAX_CONTAINERS = 50_000       # JSON objects and arrays of the whole file (``[[],[],...]``: ~60 bytes each parsed)
-MAX_VALUES = 500_000          # JSON values of the whole file (``[0,0,...]``: ~8 bytes each parsed, more validated)
+# JSON values of the whole file: a line of a cell's source is one (a list of strings), ~60 bytes each once parsed;
+# nbformat's reading and validation of a million takes ~5 s and ~230 MiB on a loaded 2-core machine
+MAX_VALUES = 1_000_000
 MAX_DEPTH = 64                # nesting of JSON objects and arrays
 MAX_CELLS = 2_000             # cells of the notebook
 MAX_METADATA_BYTES = 1 << 20  # the notebook's metadata and every cell's together, as JSON
