@@ -92,8 +92,11 @@ def _error(exc):
 
 def _fits(reply) -> bool:
     """Whether ``reply``'s JSON header is within what the grader reads (``wire.MAX_HEADER``: it refuses a longer one
-    and ends the process)."""
-    return len(json.dumps(reply, ensure_ascii=False).encode("utf-8")) + 64 <= MAX_HEADER
+    and ends the process). One that is not JSON at all is left to ``write_frame`` to refuse (an error reply)."""
+    try:
+        return len(json.dumps(reply, ensure_ascii=False).encode("utf-8")) + 64 <= MAX_HEADER
+    except (TypeError, ValueError):
+        return True
 
 
 def _fitted(reply):
