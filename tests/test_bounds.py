@@ -49,8 +49,8 @@ def test_a_long_header_is_refused_unread():
     nor parsed (8 MiB of ``{}`` would be ~200 MiB of dicts), and a header within the bound is read as before."""
     r, w = os.pipe()
     head = b'{"ok": true, "flood": [' + b"{}," * (8 << 20) + b"{}]}"
-    writer = threading.Thread(target=_write_all, args=(w, struct.pack(">Q", 4 + len(head)) + struct.pack(">I", len(head))
-                                                       + head), daemon=True)
+    frame = struct.pack(">Q", 4 + len(head)) + struct.pack(">I", len(head)) + head
+    writer = threading.Thread(target=_write_all, args=(w, frame), daemon=True)
     writer.start()
     try:
         with pytest.raises(wire.FrameError, match="over the limit"):
@@ -127,7 +127,8 @@ def test_the_course_notebooks_are_well_within_the_bounds():
             path = os.path.join(ROOT, folder, assignment, f"{assignment}.ipynb")
             with open(path, "rb") as fh:
                 nb = notebook.parse_notebook(fh.read(), path)
-            assert not any(c.startswith("raise RuntimeError(") for c in notebook.collect(nb, path, assignment).code_cells)
+            cells = notebook.collect(nb, path, assignment).code_cells
+            assert not any(c.startswith("raise RuntimeError(") for c in cells), path
 
 
 # ----------------------------------------------------------------------------------------------- a cell's source

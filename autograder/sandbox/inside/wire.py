@@ -118,7 +118,7 @@ def _skip(fd, n, deadline=None):
 def read_frame(fd, deadline=None, max_bytes=MAX_FRAME, max_elements=None, max_header=MAX_HEADER):
     """One frame, checked before anything is allocated or converted: its length against ``max_bytes``; the header's
     length against ``max_header`` before it is read, then the header (UTF-8 JSON, nesting at most ``MAX_DEPTH``):
-    ``json.loads`` builds up to ~40 bytes of objects per byte of ``{}``, so a header is never bigger than what its
+    ``json.loads`` builds ~27 bytes of objects per byte of ``{},``, so a header is never bigger than what its
     bound allows (the arrays carry the data); each array's ``.npy`` header (numeric dtype of at most 8 bytes,
     at most ``MAX_NDIM`` axes, exactly as many data bytes as its shape needs; all arrays together at most
     ``max_elements`` elements). Raises ``FrameError`` for anything else, ``TimeoutError``, ``EOFError``.
