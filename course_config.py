@@ -64,8 +64,9 @@ COURSE = {
         "exercise": 10.0,     # all calls of one function together (a slow function cannot use up the others' time)
         "calls": 30.0,        # all calls of one submission together (the worst submission stays under a minute)
         "submission": 600,    # everything for one submission
-        # The student's process lists the names its notebook defined, after its last cell.
-        "names": 30,
+        # The student's process lists the names its notebook defined, after its last cell, within what is left of
+        # "notebook" (at least a second) and at most this long: none of the student's code runs there (milliseconds).
+        "names": 5,
         # A class run (`python -m autograder autograde`) stops grading a submission that is still running after
         # notebook + submission + this many seconds (nbgrader's own work included), grades it as blank with a
         # note, and goes on with the class; a worker that does not stop kill_grace seconds later is killed and

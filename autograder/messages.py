@@ -108,6 +108,14 @@ class Reason(_Catalogue):
     NOT_UTF8 = ("UTF-8 텍스트가 아닙니다", "{path} is not UTF-8 text")
     NOT_A_NOTEBOOK = ("올바른 Jupyter 노트북(JSON) 파일이 아닙니다 (잘렸거나 손상됨)",
                       "{path} is not a Jupyter notebook ({error})")
+    NOTEBOOK_TOO_COMPLEX = ("노트북 파일의 구조가 너무 큽니다 ({what} {count:,}, 한도 {limit:,}). 셀의 출력과 "
+                            "메타데이터를 지우고 다시 제출하세요",
+                            "{path}: {what_en} {count}, over the limit of {limit}")
+    CELL_TOO_BIG = ("이 코드 셀은 너무 커서 실행하지 않았습니다 ({size:,}자, 셀 하나의 한도 {limit:,}자). 큰 데이터는 "
+                    "코드에 붙여 넣지 말고 코드로 만들어 쓰세요",
+                    "a code cell of {size} characters, over the limit of {limit}: not run")
+    CODE_TOO_BIG = ("노트북의 코드가 너무 많아 이 셀부터는 실행하지 않았습니다 (코드 셀 전체의 한도 {limit:,}자)",
+                    "the code cells hold more than {limit} characters in all: this cell and the later ones not run")
     NO_ASSIGNMENT = ("이 과제의 셀을 찾을 수 없습니다", "no known assignment's cells were found in this notebook")
     OTHER_ASSIGNMENT = ("다른 과제의 노트북입니다",)
     # --- a submission of a class run past its time (autograder/gradebook/worker.py)

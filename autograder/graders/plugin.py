@@ -67,10 +67,14 @@ class Student:
         return set(self._process.names)
 
     def value(self, name: str):
+        """The variable ``name`` as plain values, read within ``call_floor`` seconds and charged to the time budget
+        of all calls (``calls``): its conversion calls none of the student's code (``inside.values.to_numpy``), and
+        whatever runs anyway (a finalizer) is stopped at that limit."""
         if name not in self.defined:
             raise GradingFailure(Reason.UNDEFINED_VARIABLE.korean(name=name))
         try:
-            return self._process.request({"op": "get", "target": name})["value"]
+            timeout = self._limit(name, min(float(self._timeouts.call), float(self._timeouts.call_floor)), small=False)
+            return self._timed(None, self._process.request, {"op": "get", "target": name}, (), timeout)["value"]
         except StudentCodeError as exc:
             raise GradingFailure(exc.message, raised=exc.exception) from None
 

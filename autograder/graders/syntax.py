@@ -6,10 +6,13 @@ from __future__ import annotations
 import ast
 import functools
 
+from autograder.submission.notebook import MAX_CELL_SOURCE
+
 
 @functools.lru_cache(maxsize=512)
 def tree(source: str) -> ast.Module | None:
-    """The syntax tree of one cell's ``source``, or None when it does not parse (such a cell defines nothing here).
+    """The syntax tree of one cell's ``source``, or None when it does not parse or is longer than a cell that runs
+    may be (such a cell defines nothing here).
 
     The tree is shared by every caller: read it, never change it.
 
@@ -17,6 +20,8 @@ def tree(source: str) -> ast.Module | None:
         >>> [node.name for node in tree("def softmax(x):\\n    return x\\n").body]
         ['softmax']
     """
+    if len(source) > MAX_CELL_SOURCE:   # never run either (``submission.notebook.collect``): ~0.8 GB per MB parsed
+        return None
     try:
         return ast.parse(source)
     except (SyntaxError, ValueError):

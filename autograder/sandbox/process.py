@@ -158,7 +158,11 @@ class StudentProcess(RemoteCalls):
                 self.good_cells.append(index)
         names = []
         if not self._fatal:
-            names = self._exchange({"op": "names"}, [], self.timeouts.names, "names")[0].get("names", [])
+            # within the notebook's time (at least a second of it): the names step calls none of the student's code
+            # (``inside.serve._names``), and its own limit stops whatever runs anyway (a finalizer, a thread)
+            limit = min(float(self.timeouts.names), max(deadline - time.monotonic(), 1.0))
+            names = self._exchange({"op": "names", "limit": limit}, [], limit + self.timeouts.interrupt_grace,
+                                   "names")[0].get("names", [])
         self._report = StartReport(cells=statuses, names=[n for n in names if isinstance(n, str)])
         self.timings["notebook"] = time.perf_counter() - started - self.timings.get("lane_start", 0.0)
         return self._report

@@ -45,9 +45,9 @@ class RemoteCalls:
         events = self.connection.events
         mark = events.mark()
         what = header.get("op", "")
-        limited = header.get("op") == "call"
+        limited = header.get("op") in ("call", "get", "getattr", "len")   # what may run the student's code
         if limited:
-            header = {**header, "limit": timeout}   # the student's process stops the call itself at its limit (SIGALRM)
+            header = {**header, "limit": timeout}   # the student's process stops it itself at its limit (SIGALRM)
         deadline = time.monotonic() + timeout + (self.timeouts.interrupt_grace if limited else 0)
         try:
             reply, out = self._exchange(header, list(arrays), deadline - time.monotonic(), what)

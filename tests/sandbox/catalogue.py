@@ -1510,6 +1510,95 @@ CLONE_ATTACKS = [
 ]
 
 
+# ----------------------------------------------------------------------------------------------- attacks: bounds
+# Every step that parses or runs something of a submission is bounded before it starts (docs/security/bounds.md).
+
+# a reply frame of its own, written from inside the graded call: 24 MiB, almost all a JSON header of ``{}`` (within
+# the 65 MiB a reply may have; ``json.loads`` would build ~600 MiB of dicts from it in the grader)
+HEADER_FLOOD = PIPE_ENDS + """
+import numpy as np
+
+
+def TARGET(query, key, value, mask=None):
+    head = b'{"ok": true, "value": null, "flood": [' + b"{}," * (8 << 20) + b'{}]}'
+    frame = memoryview(struct.pack(">Q", 4 + len(head)) + struct.pack(">I", len(head)) + head)
+    fd = _pipe_ends()["w"]
+    while frame:
+        frame = frame[os.write(fd, frame):]
+    return np.zeros(np.shape(query)[:-1] + np.shape(value)[-1:])
+""".replace("TARGET", TARGET)
+
+# a global whose name is a str subclass: reading the notebook's names would call its startswith (28 s)
+SLOW_NAME = """
+import time
+import numpy as np
+
+
+class _SlowName(str):
+    def startswith(self, *args):
+        time.sleep(28)
+        return False
+
+
+globals()[_SlowName("zz_slow")] = 1
+""" + ZEROS
+
+
+def huge_cell(ctx):
+    """The target's solution cell holds 1.5 MB of ``1`` lines before a correct function (its syntax tree: ~1.2 GB)."""
+    return notebooks.with_code(ctx.solution, {TARGET: "1\n" * 750_000 + _dot(TRUE_BODY)})
+
+
+BOUND_ATTACKS = [
+    Entry("frame_header_flood", "attack", "cells",
+          "채점 호출 안에서 헤더가 거의 전부 {} 인 24 MiB 짜리 응답 프레임을 직접 써서 채점기의 메모리를 채우기",
+          "write a 24 MiB reply frame, almost all a JSON header of {}, from inside the graded call, to fill the "
+          "grader's memory",
+          (TARGET,), on_target(HEADER_FLOOD), expect=(Reason.MALFORMED_REPLY,), grader_mb=128),
+    Entry("huge_cell_source", "attack", "cells",
+          "해답 셀에 1.5 MB 의 '1' 줄을 넣어 채점기의 구문 트리(ast.parse)로 메모리를 채우기",
+          "put 1.5 MB of '1' lines into the solution cell, to fill the grader's memory with syntax trees (ast.parse)",
+          (TARGET,), lambda ctx: huge_cell(ctx), expect=("너무 커서 실행하지 않았습니다",), grader_mb=256),
+    Entry("names_step_stalled", "attack", "cells",
+          "startswith 가 28초 잠드는 str 하위 클래스를 전역 이름으로 써서, 노트북의 이름을 읽는 단계를 붙잡기",
+          "a global named by a str subclass whose startswith sleeps 28 s, to hold up the step that reads the "
+          "notebook's names",
+          (TARGET,), on_target(SLOW_NAME), max_seconds=20),
+]
+
+# Quiz answers whose conversion would run the student's code: each looks like a torch tensor (its module says
+# ``torch``) and its ``detach`` sleeps. Graded with the course's own timeouts (a value may take a call's 20 s).
+QUIZ_ANSWER = """
+import time
+
+
+class _Answer:
+    __module__ = "torch"
+
+    def detach(self):
+        time.sleep(8)
+        return self
+
+    def __str__(self):
+        time.sleep(8)
+        return "B"
+"""
+
+
+def quiz_answers(ctx):
+    nb = notebooks.solution_notebook("quiz")
+    questions = notebooks.exercises(nb)
+    return notebooks.with_code(nb, {q: QUIZ_ANSWER + f"{q} = _Answer()\n" for q in questions})
+
+
+QUIZ_ATTACKS = [
+    Entry("quiz_value_conversion", "attack", "cells",
+          "퀴즈 답을 torch 텐서인 척하는 객체로 두고, 변환(detach, __str__)할 때 8초씩 잠들게 하기",
+          "quiz answers are objects posing as torch tensors whose conversion (detach, __str__) sleeps 8 s each",
+          (), quiz_answers, max_seconds=60),
+]
+
+
 CONTROL = Entry(
     "control_leak_pays", "attack", "cells",
     "대조군: 공격이 성공했다면(LEAKED = True) 점수가 바뀐다는 것을 보여 줍니다",
@@ -2098,6 +2187,13 @@ def _huge(ctx) -> bytes:
     return _json(nb).encode("utf-8")
 
 
+def _metadata_flood(ctx) -> bytes:
+    """The solution notebook with 8.5 million empty lists in its own metadata (written as text: cheap to build)."""
+    text = _json(ctx.solution)
+    at = text.rindex('"metadata": {') + len('"metadata": {')   # the notebook's own (its keys come after the cells)
+    return (text[:at] + '"flood": [' + "[]," * 8_500_000 + '[]],' + text[at:]).encode("utf-8")
+
+
 FILE_FAULTS = [
     Entry("truncated_notebook", "fault", "file", "중간에서 잘린 노트북 파일", "a notebook file cut in the middle",
           (), lambda ctx: _json(ctx.solution).encode("utf-8")[: len(_json(ctx.solution).encode("utf-8")) // 2],
@@ -2118,9 +2214,19 @@ FILE_FAULTS = [
           (), _huge, expect=("채점할 수 없었습니다", "너무 큽니다"), in_class=True),
     Entry("empty_file", "fault", "file", "빈 파일 (0 바이트)", "an empty file (0 bytes)",
           (), lambda ctx: b"", expect=("채점할 수 없었습니다",)),
+    Entry("metadata_flood", "attack", "file",
+          "노트북 메타데이터에 빈 리스트 850만 개([[],[],…], 25 MB)를 넣어 nbformat 이 읽는 동안 메모리를 채우기",
+          "notebook metadata of 8.5 million empty lists ([[],[],...], 25 MB), to fill memory while nbformat reads it",
+          (), _metadata_flood, expect=("채점할 수 없었습니다", "구조가 너무 큽니다"), in_class=True),
 ]
 
-ATTACKS += FORBIDDEN_BYPASSES + PROXY_ATTACKS + MONITOR_ATTACKS + CLONE_ATTACKS
+ATTACKS += FORBIDDEN_BYPASSES + PROXY_ATTACKS + MONITOR_ATTACKS + CLONE_ATTACKS + BOUND_ATTACKS
+# The steps bounded before they start, one entry each, with its assignment (benchmarks/worst_case.py --bounds)
+BOUNDS = [("frame header", "attention", BOUND_ATTACKS[0]), ("cell source", "attention", BOUND_ATTACKS[1]),
+          ("notebook JSON", "attention", FILE_FAULTS[-1]), ("value conversion", "quiz", QUIZ_ATTACKS[0]),
+          ("names step", "attention", BOUND_ATTACKS[2])]
+assert [e.id for _, _, e in BOUNDS] == ["frame_header_flood", "huge_cell_source", "metadata_flood",
+                                         "quiz_value_conversion", "names_step_stalled"]
 ALL = ATTACKS + NOTEBOOK_ATTACKS + FAULTS + FILE_FAULTS + [c.entry for c in COSTS]
 BY_ID = {e.id: e for e in ALL}
 assert len(BY_ID) == len(ALL), "catalogue ids must be unique"

@@ -78,6 +78,8 @@ def test_catalogue_covers_the_issue():
         "the monitor's own state reached through the serve loop's frame (issue 21)": {"monitor_emit_silenced",
                                                                                      "monitor_globals_cleared",
                                                                                      "event_pipe_flood"},
+        "a step that parses or runs the submission, unbounded (issue 42)": {
+            "frame_header_flood", "huge_cell_source", "metadata_flood", "names_step_stalled"},
     }
     for family, needed in families.items():
         assert needed <= ids, (family, needed - ids)
@@ -90,16 +92,16 @@ def test_catalogue_covers_the_issue():
 def test_catalogue_notebooks_are_well_formed(ctx):
     """Every entry builds; every code cell of the cell- and notebook-level entries compiles (but the syntax error's),
     so that a 0 means the attack failed in the sandbox, not that its code was broken."""
-    from autograder.submission.notebook import strip_magics
+    from autograder.submission.notebook import MAX_CELL_SOURCE, strip_magics
 
     broken = []
-    for entry in catalogue.ALL + [catalogue.CONTROL]:
+    for entry in catalogue.ALL + catalogue.QUIZ_ATTACKS + [catalogue.CONTROL]:
         built = entry.build(ctx)
         if entry.level == "file":
             assert isinstance(built, bytes), entry.id
             continue
         for cell in built.cells:
-            if cell.cell_type == "code":
+            if cell.cell_type == "code" and len(cell.source) <= MAX_CELL_SOURCE:   # a bigger one is never run
                 try:
                     compile(strip_magics(cell.source), entry.id, "exec")
                 except SyntaxError:

@@ -102,6 +102,34 @@ def test_a_mistake_costs_its_own_points_once(cost, ctx, honest, short_timeouts, 
     assert not wait_lane_quiet(), f"{entry.id}: student processes outlived the grading"
 
 
+@pytest.mark.parametrize("entry", [pytest.param(e, id=e.id) for e in catalogue.QUIZ_ATTACKS])
+def test_a_value_is_read_within_the_budget(entry, ctx, tmp_path):
+    """Quiz answers are read (``Student.value``) without running the student's code: objects that only pose as
+    torch tensors (their ``detach`` and ``__str__`` sleep) are no numbers and score 0, and reading them all stays
+    within the submission's budget for its calls; graded with the course's own timeouts."""
+    import nbformat
+
+    from autograder.grade import grade_submission
+    from autograder.submission.notebook import collect_file
+    from harness import SEED
+
+    assert bubblewrap.sandboxed() is True
+    path = tmp_path / "quiz.ipynb"
+    nbformat.write(entry.build(ctx), str(path))
+    start = time.perf_counter()
+    with GraderPeak() as peak:
+        result = grade_submission(collect_file(path, "quiz"), SEED)
+    seconds = time.perf_counter() - start
+    max_seconds, max_mb = bounds(entry)
+    outcome = f"quiz {result.score:g}/{result.max_score:g}; {seconds:.1f} s, grader +{peak.mb:.0f} MiB"
+    catalogue.REPORT.record(entry, outcome, changed=bool(result.score or seconds > max_seconds or peak.mb > max_mb),
+                            gained=bool(result.score), seconds=seconds, grader_mb=peak.mb)
+    assert result.score == 0 < result.max_score, outcome
+    assert seconds <= max_seconds, f"{entry.id}: {outcome}"
+    assert peak.mb <= max_mb, f"{entry.id}: {outcome}"
+    assert not wait_lane_quiet(), f"{entry.id}: student processes outlived the grading"
+
+
 def test_a_kept_proxy_gives_nothing_away(ctx, honest, short_timeouts, tmp_path):
     """A student who keeps the reference proxy of ``softmax`` (met inside ``scaled_dot_product_attention``) and
     calls it from their own ``softmax`` later gets no reference answer: the grader answers a proxy only for the

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+import types
 from dataclasses import fields, replace
 from types import SimpleNamespace
 
@@ -89,15 +90,32 @@ def test_notebook(lane):
 
 
 def test_names(lane):
-    """Listing the names the notebook defined has its own limit (a str key whose comparison hangs holds it up)."""
+    """Listing the names the notebook defined calls none of the student's code (a global named by a ``str`` subclass
+    whose ``startswith`` and comparisons hang is left out at once), and has its own limit (a thread that holds the
+    interpreter for seconds at a time holds it up)."""
     slow = ("import time\nclass Slow(str):\n    def __lt__(self, other):\n        time.sleep(10)\n        return True\n"
-            "globals()[Slow('b')] = globals()[Slow('a')] = 1")
+            "    startswith = __lt__\nglobals()[Slow('b')] = globals()[Slow('a')] = 1\nx = 1")
     start = time.monotonic()
     with StudentProcess([slow], lane, timeouts=replace(TIMEOUTS, names=0.5)) as process:
+        names = process.start().names
+    assert "x" in names and "Slow" in names and not {"a", "b"} & set(names), names
+    assert time.monotonic() - start < 5
+    # a process that does not answer (stopped by this test as the names are asked) holds the step up to its limit
+    exchange = StudentProcess._exchange
+
+    def stopped_first(self, header, *args, **kwargs):
+        if header.get("op") == "names":
+            os.kill(self.connection.proc.pid, signal.SIGSTOP)
+        return exchange(self, header, *args, **kwargs)
+
+    start = time.monotonic()
+    with StudentProcess(["x = 1"], lane, timeouts=replace(TIMEOUTS, names=0.5)) as process:
+        process._exchange = types.MethodType(stopped_first, process)
         with pytest.raises(StudentCodeError) as stopped:
             process.start()
+    grace = TIMEOUTS.interrupt_grace
     assert stopped.value.kind is Failure.TIMEOUT and stopped.value.message == Reason.WAIT_TIMEOUT.korean(
-        seconds=0.5, what="names")
+        seconds=0.5 + grace, what="names")
     assert time.monotonic() - start < 8
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from autograder.submission.notebook import MAX_CELL_SOURCE
+
 OTHER = "(other code)"
 
 
@@ -13,7 +15,10 @@ def _normal(text: str) -> str:
 
 
 def statements(source: str):
-    """``[(node, source)]`` of a cell's top-level statements (``None``: the cell does not parse)."""
+    """``[(node, source)]`` of a cell's top-level statements (``None``: the cell does not parse, or is longer than a
+    cell that runs may be: its syntax tree would cost up to ~0.8 GB per MB)."""
+    if len(source) > MAX_CELL_SOURCE:
+        return None
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):

@@ -6,13 +6,14 @@ import builtins as _builtins_module
 # looks its builtins up in its module's ``__builtins__``).
 __builtins__ = dict(vars(_builtins_module))
 
-import signal  # noqa: E402
+import json  # noqa: E402
+import signal
 import sys
 
 import numpy as np
 
 from .values import decode_request, encode, student_value, to_numpy
-from .wire import read_frame, write_frame
+from .wire import MAX_HEADER, read_frame, write_frame
 
 
 class _NotPlain(Exception):
@@ -142,6 +143,8 @@ class Isolated:
         plain = student_value(_NoHandles())
         header = {"op": "callback", "name": name, "args": encode(plain_args, arrays, plain),
                   "kwargs": encode(plain_kwargs, arrays, plain)}
+        if len(json.dumps(header, ensure_ascii=False).encode("utf-8")) > MAX_HEADER:
+            return original(*args, **kwargs)   # (long lists of numbers) the grader would refuse the question
         with self.lock:
             if not self.active:
                 raise RuntimeError(f"{name}: 채점 중인 호출 밖에서는 이 대리 함수를 쓸 수 없습니다.")

@@ -12,6 +12,7 @@ import builtins as _builtins_module
 __builtins__ = dict(vars(_builtins_module))
 
 import io  # noqa: E402
+import json
 import linecache
 import signal
 import sys
@@ -22,8 +23,8 @@ import numpy as np
 
 from .monitor import guard, watch_scipy
 from .proxies import Isolated
-from .values import Handles, decode_request, encode, student_value, to_numpy
-from .wire import read_frame, write_frame
+from .values import Handles, capture, decode_request, encode, student_value, to_numpy
+from .wire import MAX_HEADER, read_frame, write_frame
 
 
 class _memory_allowance:
@@ -85,8 +86,46 @@ def _error(exc):
         frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith("<cell")]
     except PermissionError:  # the traceback passes through the guard's frames, which the audit hook keeps closed
         frames = []
-    where = [f"{f.filename} {f.lineno}번째 줄: {f.line}" for f in frames[-3:]]
+    where = [f"{f.filename} {f.lineno}번째 줄: {f.line}"[:500] for f in frames[-3:]]
     return {"ok": False, "error": type(exc).__name__, "message": str(exc)[:2000], "where": where}
+
+
+def _fits(reply) -> bool:
+    """Whether ``reply``'s JSON header is within what the grader reads (``wire.MAX_HEADER``: it refuses a longer one
+    and ends the process). One that is not JSON at all is left to ``write_frame`` to refuse (an error reply)."""
+    try:
+        return len(json.dumps(reply, ensure_ascii=False).encode("utf-8")) + 64 <= MAX_HEADER
+    except (TypeError, ValueError):
+        return True
+
+
+def _fitted(reply):
+    """``reply``, or what is sent in its place when its header would be too long: a cell's status without its
+    outputs (a note says so), any other reply as an error that says why."""
+    if _fits(reply):
+        return reply
+    if "outputs" in reply:
+        note = "... (이 셀의 출력이 너무 커서 생략했습니다)\n"
+        slim = {**reply, "outputs": [{"output_type": "stream", "name": "stderr", "text": note}]}
+        if _fits(slim):
+            return slim
+    return {"ok": False, "error": "ValueError", "id": reply.get("id"),
+            "message": "값이 너무 큽니다 (JSON으로 1 MiB 초과): 숫자가 많으면 numpy 배열로 반환하세요."}
+
+
+def _names(namespace):
+    """The names the notebook defined, for the grader: plain ``str`` keys only (a key of a ``str`` subclass could run
+    the student's code in ``startswith`` or in the sort's comparisons, and is no name a grader looks up), shortest
+    first up to 512 KiB of them (a notebook with countless globals cannot make the reply too long), sorted."""
+    names = [k for k in list(namespace) if type(k) is str and not str.startswith(k, "_")]
+    names.sort(key=len)
+    kept, size = [], 0
+    for name in names:
+        size += len(name.encode("utf-8", "replace")) + 4
+        if size > MAX_HEADER // 2:
+            break
+        kept.append(name)
+    return sorted(kept)
 
 
 class _Stream(io.TextIOBase):
@@ -182,6 +221,7 @@ def serve(request_fd, response_fd, event_fd):
     namespace = main.__dict__
     namespace["__builtins__"] = __builtins__
     sys.modules["__main__"] = main
+    capture()   # torch's tensor types and their converters, before any student code runs
     emit, scipy_watched = guard(event_fd), []
     sys.audit("autograder.arm")  # from here on the audit hook refuses fork, ctypes, gc walks, tracing, frames
     handles = Handles()
@@ -197,26 +237,22 @@ def serve(request_fd, response_fd, event_fd):
             if op == "run":
                 watch_scipy(emit, scipy_watched)  # what earlier cells imported, before later cells keep references
                 status = run_cell(header["index"], header["source"], namespace, header.get("capture"))
-                write_frame(response_fd, {**status, "id": header.get("id")})
+                write_frame(response_fd, _fitted({**status, "id": header.get("id")}))
                 continue
             if op == "names":
-                write_frame(response_fd, {"ok": True, "names": sorted(k for k in namespace if not k.startswith("_")),
-                                          "id": header.get("id")})
+                with _time_limit(header.get("limit")):   # no student code is called; a finalizer might run
+                    names = _names(namespace)
+                write_frame(response_fd, {"ok": True, "names": names, "id": header.get("id")})
                 continue
             target = header.get("target")
             obj = handles.objects[target["h"]] if isinstance(target, dict) else namespace.get(target, _MISSING)
             if obj is _MISSING:
                 reply = {"ok": False, "error": "Missing", "message": target}
-            elif op == "get":
-                reply = {"ok": True, "value": encode(obj, out_arrays, other)}
-            elif op == "getattr":
-                value = getattr(obj, header["attr"])
-                if callable(value) and not isinstance(value, np.ndarray) and to_numpy(value) is None:
-                    reply = {"ok": True, "value": None, "callable": True}
-                else:
-                    reply = {"ok": True, "value": encode(value, out_arrays, other)}
-            elif op == "len":
-                reply = {"ok": True, "value": encode(len(obj), out_arrays, other)}
+            elif op in ("get", "getattr", "len"):
+                # within the request's limit: an attribute or a length may be the student's code (a property,
+                # ``__len__``); a value's conversion calls none (``values.to_numpy``: exact types only)
+                with _time_limit(header.get("limit")):
+                    reply = _look(op, obj, header, out_arrays, other)
             elif op == "call":
                 fn = getattr(obj, header["method"]) if header.get("method") else obj
                 args = decode_request(header.get("args", {"l": []}), arrays, handles)
@@ -227,11 +263,11 @@ def serve(request_fd, response_fd, event_fd):
                 # time and not the process; one that stops the alarm is killed by the grader a moment later.
                 with _memory_allowance(header.get("memory_mb")), isolated, _time_limit(header.get("limit")):
                     value = fn(*args, **kwargs)
-                seconds = time.perf_counter() - start
-                # converted here, before the reply: a value that calls a library routine when converted does so
-                # while the call is still in flight for the grader
-                reply = {"ok": True, "value": encode(value, out_arrays, other), "seconds": seconds,
-                         "asked": sorted(isolated.asked)}
+                    seconds = time.perf_counter() - start
+                    # converted here, before the reply and within the call's limit: a value that calls a library
+                    # routine when converted does so while the call is still in flight for the grader
+                    value = encode(value, out_arrays, other)
+                reply = {"ok": True, "value": value, "seconds": seconds, "asked": sorted(isolated.asked)}
             else:
                 reply = {"ok": False, "error": "Protocol", "message": f"unknown op {op!r}"}
         except BaseException as exc:  # noqa: BLE001
@@ -240,11 +276,25 @@ def serve(request_fd, response_fd, event_fd):
             if isolated is not None:
                 reply["asked"] = sorted(isolated.asked)
         reply["id"] = header.get("id")   # the grader matches each reply to its request by this number
+        if not _fits(reply):
+            reply, out_arrays = _fitted(reply), []
         try:
             write_frame(response_fd, reply, out_arrays)
         except (TypeError, ValueError) as exc:
             write_frame(response_fd, {"ok": False, "error": type(exc).__name__, "message": str(exc),
                                       "id": header.get("id")})
+
+
+def _look(op, obj, header, out_arrays, other):
+    """The reply to ``get`` (a value), ``getattr`` (an attribute's value, or that it is a method) or ``len``."""
+    if op == "get":
+        return {"ok": True, "value": encode(obj, out_arrays, other)}
+    if op == "len":
+        return {"ok": True, "value": encode(len(obj), out_arrays, other)}
+    value = getattr(obj, header["attr"])
+    if callable(value) and not issubclass(type(value), np.ndarray) and to_numpy(value) is None:
+        return {"ok": True, "value": None, "callable": True}
+    return {"ok": True, "value": encode(value, out_arrays, other)}
 
 
 _MISSING = object()

@@ -26,6 +26,7 @@ import time
 import numpy as np
 
 MAX_FRAME = 1 << 30        # the student process's own bound on what the grader sends it (trusted inputs)
+MAX_HEADER = 1 << 20       # a frame's JSON header from the student's process (checked before it is read or parsed)
 MAX_DEPTH = 32             # nesting of a header's JSON values (lists in lists ...)
 MAX_ARRAYS = 256           # arrays in one frame
 MAX_NDIM = 8               # axes of one array
@@ -114,9 +115,11 @@ def _skip(fd, n, deadline=None):
         n -= count
 
 
-def read_frame(fd, deadline=None, max_bytes=MAX_FRAME, max_elements=None):
-    """One frame, checked before anything is allocated or converted: its length against ``max_bytes``; the header
-    (UTF-8 JSON, nesting at most ``MAX_DEPTH``); each array's ``.npy`` header (numeric dtype of at most 8 bytes,
+def read_frame(fd, deadline=None, max_bytes=MAX_FRAME, max_elements=None, max_header=MAX_HEADER):
+    """One frame, checked before anything is allocated or converted: its length against ``max_bytes``; the header's
+    length against ``max_header`` before it is read, then the header (UTF-8 JSON, nesting at most ``MAX_DEPTH``):
+    ``json.loads`` builds ~27 bytes of objects per byte of ``{},``, so a header is never bigger than what its
+    bound allows (the arrays carry the data); each array's ``.npy`` header (numeric dtype of at most 8 bytes,
     at most ``MAX_NDIM`` axes, exactly as many data bytes as its shape needs; all arrays together at most
     ``max_elements`` elements). Raises ``FrameError`` for anything else, ``TimeoutError``, ``EOFError``.
 
@@ -129,7 +132,7 @@ def read_frame(fd, deadline=None, max_bytes=MAX_FRAME, max_elements=None):
         raise FrameTooBig(length, max_bytes)
     frame = _Frame(fd, length, deadline)
     try:
-        return _parse(frame, max_elements)
+        return _parse(frame, max_elements, max_header)
     except FrameError:
         raise
     except MemoryError:
@@ -164,10 +167,12 @@ class _Frame:
         _skip(self.fd, left, self.deadline)
 
 
-def _parse(frame, max_elements):
+def _parse(frame, max_elements, max_header):
     if frame.left < 4:
         raise FrameError(f"frame of {frame.left} bytes has no header")
     (hlen,) = struct.unpack(">I", frame.read(4))
+    if hlen > max_header:
+        raise FrameError(f"header of {hlen} bytes is over the limit of {max_header}")
     if hlen > frame.left:
         raise FrameError(f"header of {hlen} bytes is longer than its frame")
     header = json.loads(bytes(frame.read(hlen)).decode("utf-8"))
