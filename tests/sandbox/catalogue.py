@@ -1509,6 +1509,64 @@ CLONE_ATTACKS = [
           ("scaled_dot_product_attention",), pasted_keras_source, expect=(Reason.FORBIDDEN_ROUTINE,)),
 ]
 
+# ----------------------------------------------------------------------------------------------- attacks: the library
+# The library's attention wherever it lives, and the guard itself (issue 42): routines the rules did not know, the
+# library changed under the watch, its source compiled again, the guard's frames reached from a signal handler, the
+# memory rule reset or fooled.
+FLEX = """
+import importlib
+import numpy as np
+import torch
+
+_flex = getattr(importlib.import_module("torch.nn.attention.flex_" + "attention"), "flex_" + "attention")
+
+
+def CALL(q, k, v, m):                    # flex attention wants (B, H, T, d)
+    lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    tq, tk = q.shape[-2], k.shape[-2]
+    flat = lambda a: a.expand(lead + a.shape[-2:]).reshape(-1, 1, a.shape[-2], a.shape[-1])
+    score_mod = None
+    if m is not None:
+        allowed = m.expand(lead + (tq, tk)).reshape(-1, 1, tq, tk)
+        score_mod = lambda s, b, h, i, j: torch.where(allowed[b, h, i, j], s, -float("inf"))
+    return _flex(flat(q), flat(k), flat(v), score_mod=score_mod).reshape(lead + (tq, v.shape[-1]))
+"""
+
+QUANTIZABLE_MHA = """
+import importlib
+import numpy as np
+import torch
+
+_MHA = getattr(importlib.import_module("torch.ao.nn.quantiz" + "able"), "Multihead" + "Attention")
+
+
+def multi_head_attention(query, key, value, num_heads, mask=None):
+    q, k, v = (torch.as_tensor(np.asarray(a, dtype=np.float32)).transpose(0, 1) for a in (query, key, value))
+    tq, b, c = q.shape                                       # (Tq, B, C): its batch_first is not honoured
+    tk = k.shape[0]
+    layer = _MHA(c, num_heads, bias=False)
+    with torch.no_grad():
+        for linear in (layer.linear_Q, layer.linear_K, layer.linear_V, layer.out_proj):
+            linear.weight.copy_(torch.eye(c))                # identity projections
+    m = None
+    if mask is not None:
+        m = np.broadcast_to(np.asarray(mask, dtype=bool), (b, num_heads, tq, tk)).reshape(-1, tq, tk)
+        m = ~torch.as_tensor(m.copy())                       # torch: True = masked out
+    out, _ = layer(q, k, v, attn_mask=m, need_weights=False)
+    return out.detach().transpose(0, 1).numpy()              # (B, Tq, C)
+"""
+
+LIBRARY_ATTACKS = [
+    forbidden("flex_attention_sdpa", "scaled_dot_product_attention 에서 torch.nn.attention.flex_attention 사용 "
+              "(마스크는 score_mod 로)",
+              "use torch.nn.attention.flex_attention in scaled_dot_product_attention (the mask as a score_mod)",
+              FLEX, expect=(Reason.FORBIDDEN_ROUTINE,)),
+    Entry("quantizable_mha", "attack", "cells",
+          "multi_head_attention 에서 torch.ao.nn.quantizable.MultiheadAttention 을 항등 투영으로 사용",
+          "use torch.ao.nn.quantizable.MultiheadAttention with identity projections in multi_head_attention",
+          ("multi_head_attention",), on("multi_head_attention", QUANTIZABLE_MHA), expect=(Reason.FORBIDDEN_ROUTINE,)),
+]
+
 
 CONTROL = Entry(
     "control_leak_pays", "attack", "cells",
@@ -2120,7 +2178,7 @@ FILE_FAULTS = [
           (), lambda ctx: b"", expect=("채점할 수 없었습니다",)),
 ]
 
-ATTACKS += FORBIDDEN_BYPASSES + PROXY_ATTACKS + MONITOR_ATTACKS + CLONE_ATTACKS
+ATTACKS += FORBIDDEN_BYPASSES + PROXY_ATTACKS + MONITOR_ATTACKS + CLONE_ATTACKS + LIBRARY_ATTACKS
 ALL = ATTACKS + NOTEBOOK_ATTACKS + FAULTS + FILE_FAULTS + [c.entry for c in COSTS]
 BY_ID = {e.id: e for e in ALL}
 assert len(BY_ID) == len(ALL), "catalogue ids must be unique"

@@ -78,6 +78,7 @@ def test_catalogue_covers_the_issue():
         "the monitor's own state reached through the serve loop's frame (issue 21)": {"monitor_emit_silenced",
                                                                                      "monitor_globals_cleared",
                                                                                      "event_pipe_flood"},
+        "the library's attention wherever it lives (issue 42)": {"flex_attention_sdpa", "quantizable_mha"},
     }
     for family, needed in families.items():
         assert needed <= ids, (family, needed - ids)

@@ -16,7 +16,7 @@ import sys
 
 from .recognise import recogniser  # noqa: E402
 from .watched import (_FRAME_ATTRS, _KERNEL_OPS, _KEYS, _PROBE_OPS, _REFUSED, _REVIEWED_EVENTS,  # noqa: E402
-                      _RUNTIME_KEY, _SCIPY, routine_codes)
+                      _RUNTIME_KEY, _SCIPY, import_watched, routine_codes)
 
 
 def guard(event_fd):
@@ -75,6 +75,7 @@ def guard(event_fd):
     local = threading.local()
     guard_codes = set()
 
+    import_watched()
     known, recognising = recogniser(routine_codes())
 
     def emitter(write, fstat, event_fd, identity, Denied):
@@ -123,19 +124,23 @@ def guard(event_fd):
 
     import warnings
 
-    library = Library("aten", "IMPL")
-    for op, label in list(_KERNEL_OPS.items()) + [(op, None) for op in _PROBE_OPS]:
+    libraries = {}
+    for name, label in list(_KERNEL_OPS.items()) + [(op, None) for op in _PROBE_OPS]:
+        namespace, op = name.split("::") if "::" in name else ("aten", name)
         try:
-            registrations = torch._C._dispatch_dump(f"aten::{op}").splitlines()
+            registrations = torch._C._dispatch_dump(f"{namespace}::{op}").splitlines()
         except RuntimeError:
             continue
+        if namespace not in libraries:
+            libraries[namespace] = Library(namespace, "IMPL")
+        library = libraries[namespace]
         token = None if label is None else (label + "\n").encode()
         keys = {line.split(":")[0].replace("[alias]", "") for line in registrations
                 if ": registered at" in line and "(inactive)" not in line and "fallthrough" not in line}
         originals = {}
         for key in sorted(keys & set(_KEYS)):  # every original first: an alias key's is computed from the others
             try:
-                originals[key] = get_kernel(f"aten::{op}", _RUNTIME_KEY.get(key, key))
+                originals[key] = get_kernel(f"{namespace}::{op}", _RUNTIME_KEY.get(key, key))
             except (ValueError, RuntimeError):  # a key torch cannot hand out (MkldnnCPU): its tensors are refused
                 originals[key] = None
         for key, original in originals.items():
@@ -183,7 +188,7 @@ def guard(event_fd):
             if reaches_guard(frame):
                 raise Denied("채점기의 프레임에는 접근할 수 없습니다")
 
-    keep = library  # the registrations live as long as the hook, which the interpreter alone holds
+    keep = libraries  # the registrations live as long as the hook, which the interpreter alone holds
     guard_codes.add(hook.__code__)
     guard_codes.add(reaches_guard.__code__)
     sys.addaudithook(hook)
