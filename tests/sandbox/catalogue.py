@@ -1556,6 +1556,76 @@ def multi_head_attention(query, key, value, num_heads, mask=None):
     return out.detach().transpose(0, 1).numpy()              # (B, Tq, C)
 """
 
+SOURCE_EXECUTED = """
+import importlib
+import numpy as np
+import keras
+
+_path = importlib.import_module("keras.src.layers.attention.atten" + "tion").__file__
+with open(_path) as fh:                                      # Keras's own attention.py, read at run time
+    _text = fh.read()
+_text = _text.replace("from keras.src import ops\\n", "from keras.src import ops as kops\\n").replace("ops.", "kops.")
+_space = {"__name__": "my_attention"}
+exec(_text, _space)                                          # its code, renamed: no code object is Keras's
+_layer = _space["Atten" + "tion"](score_mode="dot")
+_layer.build([(1, 1, 1), (1, 1, 1)])
+
+
+def CALL(q, k, v, mask):
+    scores = getattr(_layer, "_calculate" + "_scores")(query=q / q.shape[-1] ** 0.5, key=k)
+    if mask is not None:
+        scores = keras.ops.where(np.asarray(mask), scores, -np.inf)
+    out, _ = getattr(_layer, "_apply" + "_scores")(scores=scores, value=v)
+    return keras.ops.convert_to_numpy(out)
+"""
+
+OPS_REPLACED = """
+import importlib
+import types
+import numpy as np
+import keras
+
+_module = importlib.import_module("keras.src.layers.attention.atten" + "tion")
+_cls = getattr(_module, "Atten" + "tion")
+
+
+def _numpy_softmax(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+# Keras's attention module computes with numpy from now on: no torch kernel runs beneath its methods
+setattr(_module, "o" + "ps", types.SimpleNamespace(matmul=np.matmul, swapaxes=np.swapaxes, multiply=np.multiply,
+                                                  logical_not=np.logical_not, expand_dims=np.expand_dims,
+                                                  where=np.where, softmax=_numpy_softmax))
+_layer = types.SimpleNamespace(score_mode="dot", scale=None, dropout=0.0)
+_scores = getattr(_cls, "_calculate" + "_scores")
+_apply = getattr(_cls, "_apply" + "_scores")
+"""
+
+KERNELS_REPLACED = """
+import numpy as np
+import torch
+import torch.library as _library
+
+getattr(_library, "_im" + "pls").clear()                    # torch's record of Python registrations: forgotten
+_own = _library.Library("aten", "IMPL")
+
+
+def _matmul(a, b):
+    return torch.from_numpy(np.matmul(a.numpy(), b.numpy()))
+
+
+def _softmax(x, dim, half_to_float):
+    a = x.numpy()
+    e = np.exp(a - a.max(axis=dim, keepdims=True))
+    return torch.from_numpy(e / e.sum(axis=dim, keepdims=True))
+
+
+for _name, _kernel in (("mm", _matmul), ("bmm", _matmul), ("_soft" + "max", _softmax)):
+    _own.impl(_name, _kernel, "CPU")                           # over the guard's kernels
+""" + KERAS_SCORES
+
 LIBRARY_ATTACKS = [
     forbidden("flex_attention_sdpa", "scaled_dot_product_attention 에서 torch.nn.attention.flex_attention 사용 "
               "(마스크는 score_mod 로)",
@@ -1565,6 +1635,26 @@ LIBRARY_ATTACKS = [
           "multi_head_attention 에서 torch.ao.nn.quantizable.MultiheadAttention 을 항등 투영으로 사용",
           "use torch.ao.nn.quantizable.MultiheadAttention with identity projections in multi_head_attention",
           ("multi_head_attention",), on("multi_head_attention", QUANTIZABLE_MHA), expect=(Reason.FORBIDDEN_ROUTINE,)),
+    Entry("library_source_executed", "attack", "cells",
+          "keras 의 attention.py 를 open() 으로 읽어 ops 이름을 바꾸고 exec 한 Attention 의 메서드로 "
+          "scaled_dot_product_attention 계산 (검토 목록에 올라야 함)",
+          "open() Keras's attention.py, rename ops, exec it and compute scaled_dot_product_attention with the copy's "
+          "methods (must be listed for review)",
+          (), with_cell(SOURCE_EXECUTED, "scaled_dot_product_attention", SDPA_VIA), spares=(),
+          review=("라이브러리 소스",)),
+    Entry("library_module_patched", "attack", "cells",
+          "keras 어텐션 모듈의 ops 를 numpy 로 바꾼 뒤 진짜 Attention 의 _calculate_scores/_apply_scores 사용",
+          "replace the ops of Keras's attention module with numpy, then use the real Attention's _calculate_scores/"
+          "_apply_scores",
+          ("scaled_dot_product_attention",), with_cell(OPS_REPLACED, "scaled_dot_product_attention", SDPA_VIA_CLONES),
+          spares=("*",), expect=(Reason.FORBIDDEN_ROUTINE,), review=("라이브러리 변경",)),
+    Entry("dispatcher_kernels_replaced", "attack", "cells",
+          "torch.library._impls 를 비우고 감시 커널(mm, bmm, _softmax) 위에 numpy 커널을 등록한 뒤 진짜 keras "
+          "Attention 의 내부 메서드로 dot_product_attention 계산",
+          "clear torch.library._impls, register numpy kernels over the guard's mm, bmm and _softmax, then compute "
+          "dot_product_attention with the real Keras Attention's internal methods",
+          (TARGET,), with_cell(KERNELS_REPLACED, TARGET, VIA_CALL.format(name=TARGET)), spares=("*",),
+          expect=(Reason.FORBIDDEN_ROUTINE,), review=("라이브러리 변경",)),
 ]
 
 

@@ -15,8 +15,9 @@ import os  # noqa: E402
 import sys
 
 from .recognise import recogniser  # noqa: E402
-from .watched import (_FRAME_ATTRS, _KERNEL_OPS, _KEYS, _PROBE_OPS, _REFUSED, _REVIEWED_EVENTS,  # noqa: E402
-                      _RUNTIME_KEY, _SCIPY, import_watched, routine_codes)
+from .watched import (_FRAME_ATTRS, _KERAS_MODULES, _KERNEL_OPS, _KEYS, _LAYERS,  # noqa: E402
+                      _PROBE_OPS, _REFUSED, _REVIEWED_EVENTS, _RUNTIME_KEY, _SCIPY, _TORCH_MODULES, _VERIFIED_MODULES,
+                      _WHOLE_MODULES, CHANGED, SOURCE, TAMPERED, import_watched, routine_codes)
 
 
 def guard(event_fd):
@@ -106,18 +107,24 @@ def guard(event_fd):
                 return
             frame = frame.f_back
 
+    # Each kernel counts its calls on the calling thread (``local.hits``: the canaries of ``verify`` check that
+    # torch's entry points still reach them) and reports nothing while ``verify`` runs its canaries (``local.quiet``).
     def make(original, token):
         if original is None:
             def kernel(keyset, *args, **kwargs):
                 raise Denied("채점 중에는 이 텐서 형식으로 이 연산을 쓸 수 없습니다")
         elif token is None:
             def kernel(keyset, *args, **kwargs):
-                probe()
+                local.hits = get(local, "hits", 0) + 1
+                if not get(local, "quiet", False):
+                    probe()
                 return original.call_boxed(keyset, *args, **kwargs)
         else:
             def kernel(keyset, *args, **kwargs):
-                emit(token)
-                probe()
+                local.hits = get(local, "hits", 0) + 1
+                if not get(local, "quiet", False):
+                    emit(token)
+                    probe()
                 return original.call_boxed(keyset, *args, **kwargs)
         guard_codes.add(kernel.__code__)
         return kernel
@@ -156,12 +163,17 @@ def guard(event_fd):
             frame = frame.f_back
         return False
 
+    verify, verifying = verifier(torch, local, emit, get, kind)
+    copied, opened, library_files, watching = source_watch(torch, local, kind, text)
+    guard_codes |= verifying | watching
+
     armed = []
     # Making a code object or a function from one, and replacing a function's code, are how a library routine is
     # cloned: each kind is reported once, for the instructor's review list (the kernels know the clone itself by
     # its content). ``object.__getattr__`` of ``__code__`` is not: inspect.signature and Keras read it all the time.
     reviewed = {event: f"review:{kind}\n".encode() for event, kind in _REVIEWED_EVENTS.items()}
     reported = set()
+    source_token = f"review:{SOURCE}\n".encode()
 
     def hook(event, args):
         if event == "autograder.arm":
@@ -176,6 +188,23 @@ def guard(event_fd):
             if event != "object.__setattr__" or (args[1:] and kind(args[1]) is text and args[1] == "__code__"):
                 reported.add(token)
                 emit(token)
+        if event == "autograder.verify":   # after every graded call (``serve``)
+            local.inside = True
+            try:
+                verify()
+            finally:
+                local.inside = False
+            return
+        if event == "open":
+            opened(args[0] if args else None)
+            return
+        if event == "compile" or event == "exec":
+            if (event == "compile" and copied(args[0] if args else None)) or (
+                    event == "exec" and args and get(args[0], "co_filename", None) in library_files):
+                if source_token not in reported:
+                    reported.add(source_token)
+                    emit(source_token)
+            return
         if event == "sys._getframe":
             if reaches_guard(args[0]):
                 raise Denied("채점기의 프레임에는 접근할 수 없습니다")
@@ -193,6 +222,130 @@ def guard(event_fd):
     guard_codes.add(reaches_guard.__code__)
     sys.addaudithook(hook)
     return emitter(write, fstat, event_fd, identity, Denied)   # for scipy's wrappers: not the kernels' own
+
+
+def verifier(torch, local, emit, get, kind):
+    """``(verify, codes)``: ``verify()`` (after every graded call) checks the library against what it was now and
+    reports a change
+    (``TAMPERED`` each time it is seen, ``review:library.changed`` once); ``codes`` are the code objects that run then.
+
+    Compared, by identity: the functions, classes and submodules of the watched modules (``_VERIFIED_MODULES``, those
+    the rules' routines live in) and of the watched classes, and names added since that shadow a builtin;
+    ``torch.library._impls`` (cleared, a kernel can be registered over the guard's); and canaries: torch's own C
+    entry points (bound now, out of the student's reach) run on small tensors must each reach a guard kernel, so a
+    kernel registered over the guard's (or over the composite operator above it) is seen.
+    """
+    import builtins
+    import inspect
+
+    names = (*_VERIFIED_MODULES, *_LAYERS, *_TORCH_MODULES, *_WHOLE_MODULES, *_KERAS_MODULES)
+    owners = [sys.modules[name] for name in dict.fromkeys(names) if name in sys.modules]
+    owners += [get(sys.modules[name], cls) for name, (cls, _) in _LAYERS.items()
+               if name in sys.modules and hasattr(sys.modules[name], cls)]
+    owners += [torch.Tensor, torch.nn.Module]
+    module_type, absent = kind(sys), object()
+    saved = []
+    for owner in owners:
+        space = vars(owner)
+        entries = tuple((key, value) for key, value in space.items()
+                        if callable(value) or kind(value) is module_type)
+        saved.append((space, entries, len(space), frozenset(space)))
+    shadowing = frozenset(name for name in vars(builtins) if not name.startswith("__"))
+    library = sys.modules["torch.library"]
+    impls, impls_saved = library._impls, frozenset(library._impls)
+    functions = torch._C._VariableFunctions
+    square, cube = torch.ones(2, 2), torch.ones(1, 2, 2)
+    # the probe's kernels (what a Python-level library routine is seen by) and the softmax and layer norm entry points;
+    # the guard's other kernels cannot be bypassed by a kernel over them (their originals are only in its closures)
+    canaries = ((functions.matmul, (square, square)), (functions.matmul, (cube, cube)),
+                (functions.softmax, (square, -1)), (functions.log_softmax, (square, -1)), (functions.exp, (square,)),
+                (functions.tanh, (square,)), (functions.sqrt, (square,)), (functions.rsqrt, (square,)),
+                (functions.layer_norm, (square, [2])))
+    tampered, review, reported = (TAMPERED + "\n").encode(), f"review:{CHANGED}\n".encode(), []
+    length, frozen, Failure = len, frozenset, Exception
+
+    def changed():
+        for space, entries, size, keys in saved:
+            for key, value in entries:
+                if space.get(key, absent) is not value:
+                    return True
+            if length(space) != size and (frozen(space) - keys) & shadowing:
+                return True
+        if get(library, "_impls", None) is not impls or not impls >= impls_saved:
+            return True
+        local.quiet = True
+        try:
+            for function, args in canaries:
+                before = get(local, "hits", 0)
+                try:
+                    function(*args)
+                except Failure:
+                    return True
+                if get(local, "hits", 0) == before:
+                    return True
+        finally:
+            local.quiet = False
+        return False
+
+    def verify():
+        if changed():
+            emit(tampered)
+            if not reported:
+                reported.append(True)
+                emit(review)
+
+    return verify, {changed.__code__, verify.__code__}
+
+
+def source_watch(torch, local, kind, text):
+    """``(copied, opened, library_files, codes)`` of the audit hook's watch on library source (review only):
+    ``opened(path)`` remembers a library ``.py`` file opened while the student's code runs; ``copied(source)``: the
+    source being compiled shares at least ``_COPIED_LINES`` lines (and a third of its own) with such a file, that is,
+    library source read and compiled again, edited or not; ``library_files``: the files of the watched modules (a
+    code object of one run by ``exec`` runs a copy of the module)."""
+    import os
+
+    root = os.path.dirname(os.path.dirname(torch.__file__)) + os.sep   # site-packages
+    names = (*_VERIFIED_MODULES, *_LAYERS, *_TORCH_MODULES, *_WHOLE_MODULES, *_KERAS_MODULES)
+    library_files = frozenset(path for path in (getattr(sys.modules.get(name), "__file__", None) for name in names)
+                              if path)
+    realpath, read, bytes_type, length, Unreadable = os.path.realpath, open, bytes, len, OSError
+    files, lines = [], set()
+    limit, wanted = 64, 5
+
+    def significant(source):
+        return {line.strip() for line in source.splitlines() if length(line.strip()) >= 16
+                and not line.strip().startswith("#")}
+
+    def opened(path):
+        if kind(path) is bytes_type:
+            path = path.decode("utf-8", "replace")
+        if kind(path) is not text or not path.endswith(".py") or length(files) >= limit:
+            return
+        local.inside = True
+        try:
+            path = realpath(path)
+            if path.startswith(root) and path not in files:
+                files.append(path)
+                with read(path, encoding="utf-8", errors="replace") as fh:
+                    lines.update(significant(fh.read(4 << 20)))
+        except Unreadable:
+            pass
+        finally:
+            local.inside = False
+
+    def copied(source):
+        if not lines:
+            return False
+        if kind(source) is bytes_type:
+            source = source.decode("utf-8", "replace")
+        if kind(source) is not text:
+            return False
+        own = significant(source)
+        shared = length(own & lines)
+        return shared >= wanted and 3 * shared >= length(own)
+
+    return copied, opened, library_files, {significant.__code__, opened.__code__, copied.__code__}
 
 
 def watch_scipy(emit, done):

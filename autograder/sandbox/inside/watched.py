@@ -105,10 +105,24 @@ _SCIPY = ("softmax", "log_softmax")   # scipy.special's routines, wrapped (``wat
 # (``types.CodeType``, ``code.replace``), a function from one (``types.FunctionType``), replacing a function's code.
 _REVIEWED_EVENTS = {"code.__new__": "code.__new__", "function.__new__": "function.__new__",
                     "object.__setattr__": "function.__code__"}
-REVIEWS = frozenset(_REVIEWED_EVENTS.values())   # every review kind this monitor can report
+# What the guard itself finds (``monitor.guard``'s ``verify`` and audit hook): a watched library module, class or
+# kernel registration changed since the watch was installed; library source compiled or a library module run again.
+CHANGED, SOURCE = "library.changed", "library.source"
+REVIEWS = frozenset({*_REVIEWED_EVENTS.values(), CHANGED, SOURCE})   # every review kind it can report
+# The library as it was when the watch was installed, verified before and after every graded call: these modules'
+# and classes' functions, classes and submodules (a replaced ``ops`` of Keras's attention module, a patched
+# ``torch.matmul``), and the guard's kernels still reached by torch's own entry points (a kernel registered over
+# them, a ``torch.library._impls`` cleared so that one can be). A change costs every call it is seen in
+# (``TAMPERED``, in every rule) and is listed for review.
+_VERIFIED_MODULES = ("torch", "torch.nn.functional", "torch.special", "torch.linalg", "torch.library",
+                     "torch.nn.modules.linear", "keras.src.backend", "keras.src.backend.torch",
+                     "keras.src.backend.torch.numpy", "keras.src.backend.torch.core", "keras.src.backend.torch.math",
+                     "keras.src.ops", "keras.src.ops.numpy", "keras.src.ops.core", "keras.src.ops.math",
+                     "keras.src.ops.linalg", "keras.src.ops.operation")
+TAMPERED = "guard:library_changed"
 # Every label this monitor can report; a grader's rule naming another could never see it (tests/sandbox/test_policy.py).
 LABELS = frozenset({*_KERNEL_OPS.values(), *(label for _, label in _LAYERS.values()), "keras:ops.dot_product_attention",
-                    "keras:ops.normalization", *_WHOLE_MODULES.values(),
+                    "keras:ops.normalization", *_WHOLE_MODULES.values(), TAMPERED,
                     "torch:multi_head_attention_forward", "torch:log_softmax", "torch:softmax",
                     "torch:scaled_dot_product_attention", *(f"scipy:special.{name}" for name in _SCIPY)})
 
