@@ -1626,6 +1626,45 @@ for _name, _kernel in (("mm", _matmul), ("bmm", _matmul), ("_soft" + "max", _sof
     _own.impl(_name, _kernel, "CPU")                           # over the guard's kernels
 """ + KERAS_SCORES
 
+HANDLER_WALKS = """
+import signal
+import time
+import numpy as np
+import torch
+
+_found = []
+
+
+def _walk(signum, frame):                 # a signal handler is given the frame it interrupted
+    f = frame
+    while f is not None:
+        try:
+            seen = f.f_locals
+        except Exception:
+            seen = {}
+        if "original" in seen and "keyset" in seen and seen.get("token") == b"torch:softmax\\n":
+            _found.append((seen["original"], seen["keyset"]))
+        f = f.f_back
+
+
+signal.signal(signal.SIGPROF, _walk)
+signal.setitimer(signal.ITIMER_PROF, 0.0005, 0.0005)
+_x, _end = torch.randn(64, 64), time.monotonic() + 5
+while time.monotonic() < _end and len(_found) < 50:
+    torch.softmax(_x, -1)                 # the guard's softmax kernels, interrupted as they run
+signal.setitimer(signal.ITIMER_PROF, 0, 0)
+signal.signal(signal.SIGPROF, signal.SIG_IGN)
+
+
+def CALL(x, axis):
+    for original, keyset in _found:       # the original kernel, called past the guard's report
+        try:
+            return original.call_boxed(keyset, x.contiguous(), axis % x.dim(), False)
+        except Exception:
+            continue
+    return torch.zeros_like(x)
+"""
+
 LIBRARY_ATTACKS = [
     forbidden("flex_attention_sdpa", "scaled_dot_product_attention 에서 torch.nn.attention.flex_attention 사용 "
               "(마스크는 score_mod 로)",
@@ -1635,6 +1674,12 @@ LIBRARY_ATTACKS = [
           "multi_head_attention 에서 torch.ao.nn.quantizable.MultiheadAttention 을 항등 투영으로 사용",
           "use torch.ao.nn.quantizable.MultiheadAttention with identity projections in multi_head_attention",
           ("multi_head_attention",), on("multi_head_attention", QUANTIZABLE_MHA), expect=(Reason.FORBIDDEN_ROUTINE,)),
+    Entry("signal_handler_walks_to_kernel", "attack", "cells",
+          "SIGPROF 처리기가 받은 프레임에서 감시 커널의 프레임을 찾아 원래 softmax 커널(original)을 꺼내 softmax 에서 "
+          "직접 호출",
+          "a SIGPROF handler walks from the frame it is given to the guard's kernel frame, takes the original softmax "
+          "kernel (original) and softmax calls it directly",
+          ("softmax",), with_cell(HANDLER_WALKS, "softmax", SOFTMAX_VIA), spares=("*",), review=("신호 처리기",)),
     Entry("library_source_executed", "attack", "cells",
           "keras 의 attention.py 를 open() 으로 읽어 ops 이름을 바꾸고 exec 한 Attention 의 메서드로 "
           "scaled_dot_product_attention 계산 (검토 목록에 올라야 함)",

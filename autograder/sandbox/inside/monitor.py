@@ -17,10 +17,10 @@ import sys
 from .recognise import recogniser  # noqa: E402
 from .watched import (_FRAME_ATTRS, _KERAS_MODULES, _KERNEL_OPS, _KEYS, _LAYERS,  # noqa: E402
                       _PROBE_OPS, _REFUSED, _REVIEWED_EVENTS, _RUNTIME_KEY, _SCIPY, _TORCH_MODULES, _VERIFIED_MODULES,
-                      _WHOLE_MODULES, CHANGED, SOURCE, TAMPERED, import_watched, routine_codes)
+                      _WHOLE_MODULES, CHANGED, HANDLER, SOURCE, TAMPERED, import_watched, routine_codes)
 
 
-def guard(event_fd):
+def guard(event_fd, handlers=()):
     """Install the forbidden-routine watch and the audit hook in this (the student's) process; returns an ``emit``
     for the reports of scipy's wrappers (``watch_scipy``), not the one the kernels use.
 
@@ -49,8 +49,11 @@ def guard(event_fd):
       ``get_referents``, no ``sys.settrace``/``setprofile``/``_current_frames``, and no frame (``sys._getframe``,
       ``tb_frame``, ``gi_frame``, ...) from which one of the guard's frames can be reached.
 
-    What it cannot see is listed in the README (trust boundary): a signal handler's frame argument, library source
-    copied into the notebook, numpy-only library routines (scipy's softmax is wrapped, and flagged statically).
+    * **No frame handed out by a signal**: a kernel refuses to run while a Python signal handler of the student's is
+      installed (a handler is given the frame it interrupts); ``verifier``: the library as it was, after every
+      graded call; ``source_watch``: library source compiled again, for review; ``/proc/.../clear_refs`` refused.
+
+    What it enforces, what it flags and what it cannot stop: docs/security/guard.md.
     """
     import threading
 
@@ -78,6 +81,34 @@ def guard(event_fd):
 
     import_watched()
     known, recognising = recogniser(routine_codes())
+
+    # No Python signal handler of the student's while a guard kernel runs: a handler is given the frame it
+    # interrupted, and from a kernel's frame the original kernel (and ``local``) can be read. A kernel refuses to run
+    # while one is installed (and one installed while it ran, by a finaliser, fails it afterwards); ``handlers`` are
+    # the serve loop's own (its time limit's SIGALRM handler), allowed with the code they had now.
+    import _signal
+
+    # ``_signal``'s own C functions (``signal.getsignal`` reads names from the signal module, which a cell can edit)
+    getsignal, number_type, interrupt = _signal.getsignal, int, _signal.default_int_handler
+    valid = tuple(sorted(_signal.valid_signals() - {_signal.SIGKILL, _signal.SIGSTOP}))
+    own = tuple((handler, handler.__code__) for handler in handlers)
+    handler_token = f"review:{HANDLER}\n".encode()
+    handler_reported = []
+
+    def foreign_handler():
+        for number in valid:
+            handler = getsignal(number)
+            if handler is None or handler is interrupt or kind(handler) is number_type:   # SIG_DFL, SIG_IGN
+                continue
+            for allowed, code in own:
+                if handler is allowed and get(handler, "__code__", None) is code:
+                    break
+            else:
+                if not handler_reported:
+                    handler_reported.append(True)
+                    emit(handler_token)
+                return True
+        return False
 
     def emitter(write, fstat, event_fd, identity, Denied):
         """A function that writes one report to the event pipe, checked to be the pipe it was. Each call makes one
@@ -107,6 +138,7 @@ def guard(event_fd):
                 return
             frame = frame.f_back
 
+    refusal = "채점 중에는 신호 처리기를 둔 채로 torch 연산을 쓸 수 없습니다"
     # Each kernel counts its calls on the calling thread (``local.hits``: the canaries of ``verify`` check that
     # torch's entry points still reach them) and reports nothing while ``verify`` runs its canaries (``local.quiet``).
     def make(original, token):
@@ -115,17 +147,27 @@ def guard(event_fd):
                 raise Denied("채점 중에는 이 텐서 형식으로 이 연산을 쓸 수 없습니다")
         elif token is None:
             def kernel(keyset, *args, **kwargs):
+                if foreign_handler():
+                    raise Denied(refusal)
                 local.hits = get(local, "hits", 0) + 1
                 if not get(local, "quiet", False):
                     probe()
-                return original.call_boxed(keyset, *args, **kwargs)
+                result = original.call_boxed(keyset, *args, **kwargs)
+                if foreign_handler():
+                    raise Denied(refusal)
+                return result
         else:
             def kernel(keyset, *args, **kwargs):
+                if foreign_handler():
+                    raise Denied(refusal)
                 local.hits = get(local, "hits", 0) + 1
                 if not get(local, "quiet", False):
                     emit(token)
                     probe()
-                return original.call_boxed(keyset, *args, **kwargs)
+                result = original.call_boxed(keyset, *args, **kwargs)
+                if foreign_handler():
+                    raise Denied(refusal)
+                return result
         guard_codes.add(kernel.__code__)
         return kernel
 
@@ -154,7 +196,7 @@ def guard(event_fd):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
                 library.impl(op, make(original, token), key, with_keyset=True)
-    guard_codes |= {probe.__code__} | recognising
+    guard_codes |= {probe.__code__, foreign_handler.__code__} | recognising
 
     def reaches_guard(frame):
         while frame is not None:
@@ -167,6 +209,21 @@ def guard(event_fd):
     copied, opened, library_files, watching = source_watch(torch, local, kind, text)
     guard_codes |= verifying | watching
 
+    realpath, path_types = os.path.realpath, (str, bytes)
+
+    def resets_peak(path):
+        """``/proc/.../clear_refs`` under any name: writing to it resets the peak the memory rule reads."""
+        if kind(path) not in path_types:
+            return False
+        if kind(path) is not text:
+            path = path.decode("utf-8", "replace")
+        local.inside = True
+        try:
+            return path.endswith("clear_refs") or realpath(path).endswith("clear_refs")
+        finally:
+            local.inside = False
+
+    guard_codes.add(resets_peak.__code__)
     armed = []
     # Making a code object or a function from one, and replacing a function's code, are how a library routine is
     # cloned: each kind is reported once, for the instructor's review list (the kernels know the clone itself by
@@ -196,6 +253,8 @@ def guard(event_fd):
                 local.inside = False
             return
         if event == "open":
+            if resets_peak(args[0] if args else None):
+                raise Denied("채점 중에는 메모리 측정을 되돌릴 수 없습니다 (clear_refs)")
             opened(args[0] if args else None)
             return
         if event == "compile" or event == "exec":

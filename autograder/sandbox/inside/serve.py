@@ -182,7 +182,7 @@ def serve(request_fd, response_fd, event_fd):
     namespace = main.__dict__
     namespace["__builtins__"] = __builtins__
     sys.modules["__main__"] = main
-    emit, scipy_watched = guard(event_fd), []
+    emit, scipy_watched = guard(event_fd, handlers=(_on_alarm,)), []
     audit = sys.audit   # a local, bound before any student code runs (a cell may replace ``sys.audit``)
     audit("autograder.arm")  # from here on the audit hook refuses fork, ctypes, gc walks, tracing, frames
     handles = Handles()

@@ -108,7 +108,8 @@ _REVIEWED_EVENTS = {"code.__new__": "code.__new__", "function.__new__": "functio
 # What the guard itself finds (``monitor.guard``'s ``verify`` and audit hook): a watched library module, class or
 # kernel registration changed since the watch was installed; library source compiled or a library module run again.
 CHANGED, SOURCE = "library.changed", "library.source"
-REVIEWS = frozenset({*_REVIEWED_EVENTS.values(), CHANGED, SOURCE})   # every review kind it can report
+HANDLER = "signal.handler"   # a Python signal handler of the student's was installed when a guard kernel ran
+REVIEWS = frozenset({*_REVIEWED_EVENTS.values(), CHANGED, SOURCE, HANDLER})   # every review kind it can report
 # The library as it was when the watch was installed, verified before and after every graded call: these modules'
 # and classes' functions, classes and submodules (a replaced ``ops`` of Keras's attention module, a patched
 # ``torch.matmul``), and the guard's kernels still reached by torch's own entry points (a kernel registered over
