@@ -80,7 +80,8 @@ def guard(event_fd, handlers=()):
     guard_codes = set()
 
     import_watched()
-    known, recognising = recogniser(routine_codes())
+    routines = routine_codes()
+    known, recognising = recogniser(routines)
 
     # No Python signal handler of the student's while a guard kernel runs: a handler is given the frame it
     # interrupted, and from a kernel's frame the original kernel (and ``local``) can be read. A kernel refuses to run
@@ -205,7 +206,7 @@ def guard(event_fd, handlers=()):
             frame = frame.f_back
         return False
 
-    verify, verifying = verifier(torch, local, emit, get, kind)
+    verify, verifying = verifier(torch, local, emit, get, kind, routines)
     copied, opened, library_files, watching = source_watch(torch, local, kind, text)
     guard_codes |= verifying | watching
 
@@ -283,7 +284,7 @@ def guard(event_fd, handlers=()):
     return emitter(write, fstat, event_fd, identity, Denied)   # for scipy's wrappers: not the kernels' own
 
 
-def verifier(torch, local, emit, get, kind):
+def verifier(torch, local, emit, get, kind, routines):
     """``(verify, codes)``: ``verify()`` (after every graded call) checks the library against what it was now and
     reports a change
     (``TAMPERED`` each time it is seen, ``review:library.changed`` once); ``codes`` are the code objects that run then.
@@ -293,6 +294,12 @@ def verifier(torch, local, emit, get, kind):
     ``torch.library._impls`` (cleared, a kernel can be registered over the guard's); and canaries: torch's own C
     entry points (bound now, out of the student's reach) run on small tensors must each reach a guard kernel, so a
     kernel registered over the guard's (or over the composite operator above it) is seen.
+
+    Every change is listed for review; it costs the call (``TAMPERED``) where it can hide a routine from the watch:
+    a name that the watched routines' code reads (``routines``: their globals and attributes, as ``ops`` in Keras's
+    attention module) replaced by something that is not itself a watched routine, a builtin shadowed, a kernel
+    registration. A watched routine replaced by the student's own function (``F.scaled_dot_product_attention`` by
+    a lambda) hides nothing: what runs in its place is the student's code, watched as any other.
     """
     import builtins
     import inspect
@@ -303,10 +310,26 @@ def verifier(torch, local, emit, get, kind):
                if name in sys.modules and hasattr(sys.modules[name], cls)]
     owners += [torch.Tensor, torch.nn.Module]
     module_type, absent = kind(sys), object()
+    used, pending = set(), list(routines)
+    while pending:   # every name the routines' code (nested functions included) reads
+        code = pending.pop()
+        used.update(code.co_names)
+        pending += [const for const in code.co_consts if kind(const) is kind(code)]
+
+    any_, attribute, space_of, kernel_ops = any, getattr, vars, frozenset(_KERNEL_OPS)   # no global in ``routine``
+
+    def routine(value):
+        if inspect.isclass(value):
+            return any_(attribute(attribute(v, "__func__", v), "__code__", None) in routines
+                        for v in space_of(value).values())
+        if inspect.isfunction(value):
+            return value.__code__ in routines or inspect.unwrap(value).__code__ in routines
+        return inspect.isbuiltin(value) and attribute(value, "__name__", "") in kernel_ops
+
     saved = []
     for owner in owners:
         space = vars(owner)
-        entries = tuple((key, value) for key, value in space.items()
+        entries = tuple((key, value, key in used and not routine(value)) for key, value in space.items()
                         if callable(value) or kind(value) is module_type)
         saved.append((space, entries, len(space), frozenset(space)))
     shadowing = frozenset(name for name in vars(builtins) if not name.startswith("__"))
@@ -324,10 +347,14 @@ def verifier(torch, local, emit, get, kind):
     length, frozen, Failure = len, frozenset, Exception
 
     def changed():
+        """None (as it was), False (changed, hiding nothing) or True (changed where it can hide a routine)."""
+        seen = None
         for space, entries, size, keys in saved:
-            for key, value in entries:
+            for key, value, costly in entries:
                 if space.get(key, absent) is not value:
-                    return True
+                    if costly:
+                        return True
+                    seen = False
             if length(space) != size and (frozen(space) - keys) & shadowing:
                 return True
         if get(library, "_impls", None) is not impls or not impls >= impls_saved:
@@ -344,11 +371,13 @@ def verifier(torch, local, emit, get, kind):
                     return True
         finally:
             local.quiet = False
-        return False
+        return seen
 
     def verify():
-        if changed():
+        found = changed()
+        if found:
             emit(tampered)
+        if found is not None:
             if not reported:
                 reported.append(True)
                 emit(review)
