@@ -27,20 +27,31 @@ SWITCHES = {"DisableTorchFunction", "DisableTorchFunctionSubclass", "_set_torch_
 # Run-time labels are the ones the monitor can write (``sandbox/inside/watched.py``: ``LABELS``;
 # tests/sandbox/test_policy.py checks it). The other softmaxes (``torch.softmin``,
 # ``keras.ops.softmax``, ``keras.activations.softmax``) end at a softmax kernel, reported as ``torch:softmax``;
-# Keras's ``GroupedQueryAttention`` class is reported as ``keras:layers.GroupQueryAttention``.
+# Keras's ``GroupedQueryAttention`` class is reported as ``keras:layers.GroupQueryAttention``. Every attention,
+# normalisation and softmax routine of the installed torch and Keras is watched or allowed for a written reason
+# (tests/sandbox/test_library_coverage.py enumerates them): flex attention is reported as SDPA, torch.ao's quantizable
+# multi-head attention as ``multi_head_attention_forward``.
+# A library module or kernel registration changed under the watch (``sandbox/inside/monitor.verifier``): the routines
+# it hid could be any of a rule's, so every call it is seen in counts as using them.
+TAMPERED = "guard:library_changed"
 SOFTMAX = {
-    "runtime": {"torch:softmax", "torch:log_softmax", "scipy:special.softmax", "scipy:special.log_softmax"},
-    "names": {"softmax", "log_softmax", "softmin", "_softmax"} | SWITCHES,
+    "runtime": {"torch:softmax", "torch:log_softmax", "scipy:special.softmax", "scipy:special.log_softmax",
+                TAMPERED},
+    "names": {"softmax", "log_softmax", "softmin", "_softmax", "Softmax", "LogSoftmax", "Softmin", "Softmax2d",
+              "_safe_softmax", "_masked_softmax"} | SWITCHES,
 }
 ATTENTION = {
     "runtime": {"torch:scaled_dot_product_attention", "torch:multi_head_attention_forward",
                 "keras:layers.Attention", "keras:layers.AdditiveAttention", "keras:layers.MultiHeadAttention",
-                "keras:layers.GroupQueryAttention", "keras:ops.dot_product_attention"},
+                "keras:layers.GroupQueryAttention", "keras:ops.dot_product_attention", TAMPERED},
     "names": {"scaled_dot_product_attention", "dot_product_attention", "multi_head_attention_forward",
               "Attention", "AdditiveAttention", "MultiHeadAttention", "MultiheadAttention",
               "GroupQueryAttention", "GroupedQueryAttention", "_scaled_dot_product_attention_math",
               # Keras attention layers' internals (the scoring, the weighted sum, MultiHeadAttention's core)
-              "_calculate_scores", "_apply_scores", "_compute_attention", "_masked_softmax"} | SWITCHES,
+              "_calculate_scores", "_apply_scores", "_compute_attention", "_masked_softmax",
+              # flex attention, torch.ao's quantizable and quantized multi-head attention, Keras's op class
+              "flex_attention", "flex_attention_hop", "sdpa_dense", "math_attention", "DotProductAttention",
+              "quantizable"} | SWITCHES,
 }
 CAUSAL = {"runtime": set(), "names": {"causal_lower_right", "causal_upper_left"}}
 # Library RoPE (keras_hub.layers.RotaryEmbedding, torchtune's RotaryPositionalEmbeddings, transformers'
@@ -52,11 +63,14 @@ ROPE = {"runtime": set(), "names": {"RotaryEmbedding", "RotaryPositionalEmbeddin
 NORM = {
     "runtime": {"torch:layer_norm", "torch:group_norm", "torch:batch_norm", "torch:rms_norm",
                 "keras:layers.LayerNormalization", "keras:layers.GroupNormalization",
-                "keras:layers.BatchNormalization", "keras:layers.RMSNormalization", "keras:ops.normalization"},
+                "keras:layers.BatchNormalization", "keras:layers.RMSNormalization", "keras:ops.normalization",
+                "keras:layers.Normalization", TAMPERED},
     "names": {"layer_norm", "native_layer_norm", "LayerNorm", "LayerNormalization", "layer_normalization",
               "group_norm", "GroupNorm", "GroupNormalization", "batch_norm", "BatchNorm1d", "BatchNorm2d",
               "BatchNormalization", "batch_normalization", "instance_norm", "InstanceNorm1d", "rms_norm", "RMSNorm",
-              "RMSNormalization", "rms_normalization"} | SWITCHES,
+              "RMSNormalization", "rms_normalization", "Normalization", "native_group_norm", "BatchNorm3d",
+              "InstanceNorm2d", "InstanceNorm3d", "LazyBatchNorm1d", "LazyInstanceNorm1d", "SyncBatchNorm",
+              "_fused_rms_norm"} | SWITCHES,
 }
 # A decoder block or a whole model: the multi-head attention layers (the block's attention sublayer is the student's
 # own multi_head_attention_layer) and torch's transformer layers (TransformerEncoderLayer(norm_first=True) with a
@@ -64,7 +78,7 @@ NORM = {
 # another exercise asks for and stay allowed here.
 BLOCK = {
     "runtime": {"torch:multi_head_attention_forward", "keras:layers.MultiHeadAttention",
-                "keras:layers.GroupQueryAttention"},
+                "keras:layers.GroupQueryAttention", TAMPERED},
     "names": {"MultiHeadAttention", "MultiheadAttention", "multi_head_attention_forward", "GroupQueryAttention",
               "GroupedQueryAttention", "_compute_attention", "_native_multi_head_attention", "Transformer",
               "TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder", "TransformerDecoder",

@@ -44,6 +44,9 @@ RUNTIME_REVIEW = {
     "code.__new__": ("types.CodeType / code.replace", "코드 객체를 만들거나 바꿔 새로 만들었습니다"),
     "function.__new__": ("types.FunctionType", "코드 객체로 함수를 만들었습니다"),
     "function.__code__": ("__code__ =", "함수의 코드 객체를 바꿨습니다"),
+    "library.changed": ("라이브러리 변경", "감시하는 라이브러리 모듈의 함수나 torch 디스패처의 커널 등록이 바뀌었습니다"),
+    "signal.handler": ("신호 처리기", "신호 처리기를 둔 채로 torch 연산을 실행하려 했습니다 (감시 커널의 프레임을 받을 수 있음)"),
+    "library.source": ("라이브러리 소스", "라이브러리 소스 파일을 읽어 다시 컴파일하거나 라이브러리 모듈을 다시 실행했습니다"),
 }
 
 

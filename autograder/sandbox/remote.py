@@ -9,6 +9,8 @@ are the grader's side of it); an object the student's function returns stays in 
 """
 from __future__ import annotations
 
+import os
+import threading
 import time
 
 import numpy as np
@@ -132,7 +134,8 @@ class RemoteCalls:
 
         The student's process lowers its own soft address-space limit for the call (an allocation past it raises
         ``MemoryError``), and the peak resident memory is measured from this side (``/proc/PID/clear_refs`` and
-        ``VmHWM``), so a process that raises its soft limit again is still caught. The student's code cannot fork,
+        ``VmHWM``, and the rise above its lowest point while the call runs, ``Growth``: memory freed at the call's start
+        and allocated again counts), so a process that raises its soft limit again is still caught. The student's code cannot fork,
         spawn or exec (``inside.monitor.guard``'s audit hook), so this process's peak is its whole tree's: no child can
         hold the memory instead. The reply carries ``peak_mb``.
         """
@@ -145,8 +148,9 @@ class RemoteCalls:
         with open(f"/proc/{pid}/clear_refs", "w") as fh:
             fh.write("5")  # reset the peak resident size (VmHWM) to the current one
         rss = _status(pid, "VmRSS")
-        reply = self._call(target, args, kwargs, memory_mb=memory_mb, **options)
-        reply["peak_mb"] = (_status(pid, "VmHWM") - rss) / (1 << 20)
+        with Growth(pid) as growth:
+            reply = self._call(target, args, kwargs, memory_mb=memory_mb, **options)
+        reply["peak_mb"] = max(_status(pid, "VmHWM") - rss, growth.most) / (1 << 20)
         return reply
 
 
@@ -234,6 +238,51 @@ def _numeric(array):
     if array.dtype.kind not in "biuf":
         raise StudentCodeError(Failure.TYPE, Reason.NOT_NUMERIC(dtype=array.dtype))
     return array
+
+
+class Growth:
+    """How far the resident memory of process ``pid`` rose above its lowest point so far (``most``, bytes), sampled
+    from this side every millisecond while the block runs.
+
+    ``VmHWM`` minus the size at the start misses a call that frees memory it held before (a ballast) and then
+    allocates as much: the peak never passes the starting size. Measured from its lowest point, the call's own
+    allocations count whatever it freed first. Nothing the student's process does changes what is read here
+    (``/proc/PID/statm``, opened by this process).
+    """
+
+    INTERVAL = 0.001
+
+    def __init__(self, pid: int):
+        self.pid, self.most, self._stop = pid, 0, threading.Event()
+        self._page = os.sysconf("SC_PAGE_SIZE")
+        self._thread = threading.Thread(target=self._sample, name=f"memory-{pid}", daemon=True)
+
+    def __enter__(self):
+        try:
+            self._fd = os.open(f"/proc/{self.pid}/statm", os.O_RDONLY)
+        except OSError:
+            self._fd = None
+            return self
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self._fd is not None:
+            self._stop.set()
+            self._thread.join()
+            os.close(self._fd)
+
+    def _sample(self):
+        low = None
+        while True:
+            try:
+                resident = int(os.pread(self._fd, 256, 0).split()[1]) * self._page
+            except (OSError, IndexError, ValueError):   # the process is gone
+                return
+            low = resident if low is None else min(low, resident)
+            self.most = max(self.most, resident - low)
+            if self._stop.wait(self.INTERVAL):
+                return
 
 
 def _status(pid: int, field: str) -> int:

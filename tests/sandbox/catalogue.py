@@ -1509,6 +1509,199 @@ CLONE_ATTACKS = [
           ("scaled_dot_product_attention",), pasted_keras_source, expect=(Reason.FORBIDDEN_ROUTINE,)),
 ]
 
+# ----------------------------------------------------------------------------------------------- attacks: the library
+# The library's attention wherever it lives, and the guard itself (issue 42): routines the rules did not know, the
+# library changed under the watch, its source compiled again, the guard's frames reached from a signal handler, the
+# memory rule reset or fooled.
+FLEX = """
+import importlib
+import numpy as np
+import torch
+
+_flex = getattr(importlib.import_module("torch.nn.attention.flex_" + "attention"), "flex_" + "attention")
+
+
+def CALL(q, k, v, m):                    # flex attention wants (B, H, T, d)
+    lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    tq, tk = q.shape[-2], k.shape[-2]
+    flat = lambda a: a.expand(lead + a.shape[-2:]).reshape(-1, 1, a.shape[-2], a.shape[-1])
+    score_mod = None
+    if m is not None:
+        allowed = m.expand(lead + (tq, tk)).reshape(-1, 1, tq, tk)
+        score_mod = lambda s, b, h, i, j: torch.where(allowed[b, h, i, j], s, -float("inf"))
+    return _flex(flat(q), flat(k), flat(v), score_mod=score_mod).reshape(lead + (tq, v.shape[-1]))
+"""
+
+QUANTIZABLE_MHA = """
+import importlib
+import numpy as np
+import torch
+
+_MHA = getattr(importlib.import_module("torch.ao.nn.quantiz" + "able"), "Multihead" + "Attention")
+
+
+def multi_head_attention(query, key, value, num_heads, mask=None):
+    q, k, v = (torch.as_tensor(np.asarray(a, dtype=np.float32)).transpose(0, 1) for a in (query, key, value))
+    tq, b, c = q.shape                                       # (Tq, B, C): its batch_first is not honoured
+    tk = k.shape[0]
+    layer = _MHA(c, num_heads, bias=False)
+    with torch.no_grad():
+        for linear in (layer.linear_Q, layer.linear_K, layer.linear_V, layer.out_proj):
+            linear.weight.copy_(torch.eye(c))                # identity projections
+    m = None
+    if mask is not None:
+        m = np.broadcast_to(np.asarray(mask, dtype=bool), (b, num_heads, tq, tk)).reshape(-1, tq, tk)
+        m = ~torch.as_tensor(m.copy())                       # torch: True = masked out
+    out, _ = layer(q, k, v, attn_mask=m, need_weights=False)
+    return out.detach().transpose(0, 1).numpy()              # (B, Tq, C)
+"""
+
+SOURCE_EXECUTED = """
+import importlib
+import numpy as np
+import keras
+
+_path = importlib.import_module("keras.src.layers.attention.atten" + "tion").__file__
+with open(_path) as fh:                                      # Keras's own attention.py, read at run time
+    _text = fh.read()
+_text = _text.replace("from keras.src import ops\\n", "from keras.src import ops as kops\\n").replace("ops.", "kops.")
+_space = {"__name__": "my_attention"}
+exec(_text, _space)                                          # its code, renamed: no code object is Keras's
+_layer = _space["Atten" + "tion"](score_mode="dot")
+_layer.build([(1, 1, 1), (1, 1, 1)])
+
+
+def CALL(q, k, v, mask):
+    scores = getattr(_layer, "_calculate" + "_scores")(query=q / q.shape[-1] ** 0.5, key=k)
+    if mask is not None:
+        scores = keras.ops.where(np.asarray(mask), scores, -np.inf)
+    out, _ = getattr(_layer, "_apply" + "_scores")(scores=scores, value=v)
+    return keras.ops.convert_to_numpy(out)
+"""
+
+OPS_REPLACED = """
+import importlib
+import types
+import numpy as np
+import keras
+
+_module = importlib.import_module("keras.src.layers.attention.atten" + "tion")
+_cls = getattr(_module, "Atten" + "tion")
+
+
+def _numpy_softmax(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+# Keras's attention module computes with numpy from now on: no torch kernel runs beneath its methods
+setattr(_module, "o" + "ps", types.SimpleNamespace(matmul=np.matmul, swapaxes=np.swapaxes, multiply=np.multiply,
+                                                  logical_not=np.logical_not, expand_dims=np.expand_dims,
+                                                  where=np.where, softmax=_numpy_softmax))
+_layer = types.SimpleNamespace(score_mode="dot", scale=None, dropout=0.0)
+_scores = getattr(_cls, "_calculate" + "_scores")
+_apply = getattr(_cls, "_apply" + "_scores")
+"""
+
+KERNELS_REPLACED = """
+import numpy as np
+import torch
+import torch.library as _library
+
+getattr(_library, "_im" + "pls").clear()                    # torch's record of Python registrations: forgotten
+_own = _library.Library("aten", "IMPL")
+
+
+def _matmul(a, b):
+    return torch.from_numpy(np.matmul(a.numpy(), b.numpy()))
+
+
+def _softmax(x, dim, half_to_float):
+    a = x.numpy()
+    e = np.exp(a - a.max(axis=dim, keepdims=True))
+    return torch.from_numpy(e / e.sum(axis=dim, keepdims=True))
+
+
+for _name, _kernel in (("mm", _matmul), ("bmm", _matmul), ("_soft" + "max", _softmax)):
+    _own.impl(_name, _kernel, "CPU")                           # over the guard's kernels
+""" + KERAS_SCORES
+
+HANDLER_WALKS = """
+import signal
+import time
+import numpy as np
+import torch
+
+_found = []
+
+
+def _walk(signum, frame):                 # a signal handler is given the frame it interrupted
+    f = frame
+    while f is not None:
+        try:
+            seen = f.f_locals
+        except Exception:
+            seen = {}
+        if "original" in seen and "keyset" in seen and seen.get("token") == b"torch:softmax\\n":
+            _found.append((seen["original"], seen["keyset"]))
+        f = f.f_back
+
+
+signal.signal(signal.SIGPROF, _walk)
+signal.setitimer(signal.ITIMER_PROF, 0.0005, 0.0005)
+_x, _end = torch.randn(64, 64), time.monotonic() + 5
+while time.monotonic() < _end and len(_found) < 50:
+    torch.softmax(_x, -1)                 # the guard's softmax kernels, interrupted as they run
+signal.setitimer(signal.ITIMER_PROF, 0, 0)
+signal.signal(signal.SIGPROF, signal.SIG_IGN)
+
+
+def CALL(x, axis):
+    for original, keyset in _found:       # the original kernel, called past the guard's report
+        try:
+            return original.call_boxed(keyset, x.contiguous(), axis % x.dim(), False)
+        except Exception:
+            continue
+    return torch.zeros_like(x)
+"""
+
+LIBRARY_ATTACKS = [
+    forbidden("flex_attention_sdpa", "scaled_dot_product_attention 에서 torch.nn.attention.flex_attention 사용 "
+              "(마스크는 score_mod 로)",
+              "use torch.nn.attention.flex_attention in scaled_dot_product_attention (the mask as a score_mod)",
+              FLEX, expect=(Reason.FORBIDDEN_ROUTINE,)),
+    Entry("quantizable_mha", "attack", "cells",
+          "multi_head_attention 에서 torch.ao.nn.quantizable.MultiheadAttention 을 항등 투영으로 사용",
+          "use torch.ao.nn.quantizable.MultiheadAttention with identity projections in multi_head_attention",
+          ("multi_head_attention",), on("multi_head_attention", QUANTIZABLE_MHA), expect=(Reason.FORBIDDEN_ROUTINE,)),
+    Entry("signal_handler_walks_to_kernel", "attack", "cells",
+          "SIGPROF 처리기가 받은 프레임에서 감시 커널의 프레임을 찾아 원래 softmax 커널(original)을 꺼내 softmax 에서 "
+          "직접 호출",
+          "a SIGPROF handler walks from the frame it is given to the guard's kernel frame, takes the original softmax "
+          "kernel (original) and softmax calls it directly",
+          ("softmax",), with_cell(HANDLER_WALKS, "softmax", SOFTMAX_VIA), spares=("*",), review=("신호 처리기",)),
+    Entry("library_source_executed", "attack", "cells",
+          "keras 의 attention.py 를 open() 으로 읽어 ops 이름을 바꾸고 exec 한 Attention 의 메서드로 "
+          "scaled_dot_product_attention 계산 (검토 목록에 올라야 함)",
+          "open() Keras's attention.py, rename ops, exec it and compute scaled_dot_product_attention with the copy's "
+          "methods (must be listed for review)",
+          (), with_cell(SOURCE_EXECUTED, "scaled_dot_product_attention", SDPA_VIA), spares=(),
+          review=("라이브러리 소스",)),
+    Entry("library_module_patched", "attack", "cells",
+          "keras 어텐션 모듈의 ops 를 numpy 로 바꾼 뒤 진짜 Attention 의 _calculate_scores/_apply_scores 사용",
+          "replace the ops of Keras's attention module with numpy, then use the real Attention's _calculate_scores/"
+          "_apply_scores",
+          ("scaled_dot_product_attention",), with_cell(OPS_REPLACED, "scaled_dot_product_attention", SDPA_VIA_CLONES),
+          spares=("*",), expect=(Reason.FORBIDDEN_ROUTINE,), review=("라이브러리 변경",)),
+    Entry("dispatcher_kernels_replaced", "attack", "cells",
+          "torch.library._impls 를 비우고 감시 커널(mm, bmm, _softmax) 위에 numpy 커널을 등록한 뒤 진짜 keras "
+          "Attention 의 내부 메서드로 dot_product_attention 계산",
+          "clear torch.library._impls, register numpy kernels over the guard's mm, bmm and _softmax, then compute "
+          "dot_product_attention with the real Keras Attention's internal methods",
+          (TARGET,), with_cell(KERNELS_REPLACED, TARGET, VIA_CALL.format(name=TARGET)), spares=("*",),
+          expect=(Reason.FORBIDDEN_ROUTINE,), review=("라이브러리 변경",)),
+]
+
 
 # ----------------------------------------------------------------------------------------------- attacks: bounds
 # Every step that parses or runs something of a submission is bounded before it starts (docs/security/bounds.md).
@@ -2220,7 +2413,7 @@ FILE_FAULTS = [
           (), _metadata_flood, expect=("채점할 수 없었습니다", "구조가 너무 큽니다"), in_class=True),
 ]
 
-ATTACKS += FORBIDDEN_BYPASSES + PROXY_ATTACKS + MONITOR_ATTACKS + CLONE_ATTACKS + BOUND_ATTACKS
+ATTACKS += FORBIDDEN_BYPASSES + PROXY_ATTACKS + MONITOR_ATTACKS + CLONE_ATTACKS + BOUND_ATTACKS + LIBRARY_ATTACKS
 # The steps bounded before they start, one entry each, with its assignment (benchmarks/worst_case.py --bounds)
 BOUNDS = [("frame header", "attention", BOUND_ATTACKS[0]), ("cell source", "attention", BOUND_ATTACKS[1]),
           ("notebook JSON", "attention", FILE_FAULTS[-1]), ("value conversion", "quiz", QUIZ_ATTACKS[0]),

@@ -80,6 +80,10 @@ def test_catalogue_covers_the_issue():
                                                                                      "event_pipe_flood"},
         "a step that parses or runs the submission, unbounded (issue 42)": {
             "frame_header_flood", "huge_cell_source", "metadata_flood", "names_step_stalled"},
+        "the library's attention wherever it lives (issue 42)": {"flex_attention_sdpa", "quantizable_mha",
+                                                                 "library_source_executed", "library_module_patched",
+                                                                 "dispatcher_kernels_replaced"},
+        "the guard's frames reached from a signal handler (issue 42)": {"signal_handler_walks_to_kernel"},
     }
     for family, needed in families.items():
         assert needed <= ids, (family, needed - ids)

@@ -14,6 +14,7 @@ from .linux import (KEY_SPEC_PROCESS_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_US
                     KEYCTL_GET_PERSISTENT, KEYCTL_JOIN_SESSION_KEYRING, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS,
                     drop_all_capabilities, keyctl, libc_call, mount_all, set_admin, unshare)
 from .serve import serve
+from .watched import import_watched
 
 
 def _reap(children, block=False):
@@ -163,6 +164,7 @@ def _warm(modules=WARM_MODULES):
                 __import__(module)
             except Exception:  # noqa: BLE001 - a missing optional module only costs the child time
                 pass
+        import_watched()   # the library modules whose routines the forbidden-routine watch knows by their code
     finally:
         gc.freeze()
         gc.enable()

@@ -15,11 +15,12 @@ import os  # noqa: E402
 import sys
 
 from .recognise import recogniser  # noqa: E402
-from .watched import (_FRAME_ATTRS, _KERNEL_OPS, _KEYS, _PROBE_OPS, _REFUSED, _REVIEWED_EVENTS,  # noqa: E402
-                      _RUNTIME_KEY, _SCIPY, routine_codes)
+from .watched import (_FRAME_ATTRS, _KERAS_MODULES, _KERNEL_OPS, _KEYS, _LAYERS,  # noqa: E402
+                      _PROBE_OPS, _REFUSED, _REVIEWED_EVENTS, _RUNTIME_KEY, _SCIPY, _TORCH_MODULES, _VERIFIED_MODULES,
+                      _WHOLE_MODULES, CHANGED, HANDLER, SOURCE, TAMPERED, import_watched, routine_codes)
 
 
-def guard(event_fd):
+def guard(event_fd, handlers=()):
     """Install the forbidden-routine watch and the audit hook in this (the student's) process; returns an ``emit``
     for the reports of scipy's wrappers (``watch_scipy``), not the one the kernels use.
 
@@ -48,8 +49,11 @@ def guard(event_fd):
       ``get_referents``, no ``sys.settrace``/``setprofile``/``_current_frames``, and no frame (``sys._getframe``,
       ``tb_frame``, ``gi_frame``, ...) from which one of the guard's frames can be reached.
 
-    What it cannot see is listed in the README (trust boundary): a signal handler's frame argument, library source
-    copied into the notebook, numpy-only library routines (scipy's softmax is wrapped, and flagged statically).
+    * **No frame handed out by a signal**: a kernel refuses to run while a Python signal handler of the student's is
+      installed (a handler is given the frame it interrupts); ``verifier``: the library as it was, after every
+      graded call; ``source_watch``: library source compiled again, for review; ``/proc/.../clear_refs`` refused.
+
+    What it enforces, what it flags and what it cannot stop: docs/security/guard.md.
     """
     import threading
 
@@ -75,7 +79,37 @@ def guard(event_fd):
     local = threading.local()
     guard_codes = set()
 
-    known, recognising = recogniser(routine_codes())
+    import_watched()
+    routines = routine_codes()
+    known, recognising = recogniser(routines)
+
+    # No Python signal handler of the student's while a guard kernel runs: a handler is given the frame it
+    # interrupted, and from a kernel's frame the original kernel (and ``local``) can be read. A kernel refuses to run
+    # while one is installed (and one installed while it ran, by a finaliser, fails it afterwards); ``handlers`` are
+    # the serve loop's own (its time limit's SIGALRM handler), allowed with the code they had now.
+    import _signal
+
+    # ``_signal``'s own C functions (``signal.getsignal`` reads names from the signal module, which a cell can edit)
+    getsignal, number_type, interrupt = _signal.getsignal, int, _signal.default_int_handler
+    valid = tuple(sorted(_signal.valid_signals() - {_signal.SIGKILL, _signal.SIGSTOP}))
+    own = tuple((handler, handler.__code__) for handler in handlers)
+    handler_token = f"review:{HANDLER}\n".encode()
+    handler_reported = []
+
+    def foreign_handler():
+        for number in valid:
+            handler = getsignal(number)
+            if handler is None or handler is interrupt or kind(handler) is number_type:   # SIG_DFL, SIG_IGN
+                continue
+            for allowed, code in own:
+                if handler is allowed and get(handler, "__code__", None) is code:
+                    break
+            else:
+                if not handler_reported:
+                    handler_reported.append(True)
+                    emit(handler_token)
+                return True
+        return False
 
     def emitter(write, fstat, event_fd, identity, Denied):
         """A function that writes one report to the event pipe, checked to be the pipe it was. Each call makes one
@@ -105,44 +139,65 @@ def guard(event_fd):
                 return
             frame = frame.f_back
 
+    refusal = "채점 중에는 신호 처리기를 둔 채로 torch 연산을 쓸 수 없습니다"
+    # Each kernel counts its calls on the calling thread (``local.hits``: the canaries of ``verify`` check that
+    # torch's entry points still reach them) and reports nothing while ``verify`` runs its canaries (``local.quiet``).
     def make(original, token):
         if original is None:
             def kernel(keyset, *args, **kwargs):
                 raise Denied("채점 중에는 이 텐서 형식으로 이 연산을 쓸 수 없습니다")
         elif token is None:
             def kernel(keyset, *args, **kwargs):
-                probe()
-                return original.call_boxed(keyset, *args, **kwargs)
+                if foreign_handler():
+                    raise Denied(refusal)
+                local.hits = get(local, "hits", 0) + 1
+                if not get(local, "quiet", False):
+                    probe()
+                result = original.call_boxed(keyset, *args, **kwargs)
+                if foreign_handler():
+                    raise Denied(refusal)
+                return result
         else:
             def kernel(keyset, *args, **kwargs):
-                emit(token)
-                probe()
-                return original.call_boxed(keyset, *args, **kwargs)
+                if foreign_handler():
+                    raise Denied(refusal)
+                local.hits = get(local, "hits", 0) + 1
+                if not get(local, "quiet", False):
+                    emit(token)
+                    probe()
+                result = original.call_boxed(keyset, *args, **kwargs)
+                if foreign_handler():
+                    raise Denied(refusal)
+                return result
         guard_codes.add(kernel.__code__)
         return kernel
 
     import warnings
 
-    library = Library("aten", "IMPL")
-    for op, label in list(_KERNEL_OPS.items()) + [(op, None) for op in _PROBE_OPS]:
+    libraries = {}
+    for name, label in list(_KERNEL_OPS.items()) + [(op, None) for op in _PROBE_OPS]:
+        namespace, op = name.split("::") if "::" in name else ("aten", name)
         try:
-            registrations = torch._C._dispatch_dump(f"aten::{op}").splitlines()
+            registrations = torch._C._dispatch_dump(f"{namespace}::{op}").splitlines()
         except RuntimeError:
             continue
+        if namespace not in libraries:
+            libraries[namespace] = Library(namespace, "IMPL")
+        library = libraries[namespace]
         token = None if label is None else (label + "\n").encode()
         keys = {line.split(":")[0].replace("[alias]", "") for line in registrations
                 if ": registered at" in line and "(inactive)" not in line and "fallthrough" not in line}
         originals = {}
         for key in sorted(keys & set(_KEYS)):  # every original first: an alias key's is computed from the others
             try:
-                originals[key] = get_kernel(f"aten::{op}", _RUNTIME_KEY.get(key, key))
+                originals[key] = get_kernel(f"{namespace}::{op}", _RUNTIME_KEY.get(key, key))
             except (ValueError, RuntimeError):  # a key torch cannot hand out (MkldnnCPU): its tensors are refused
                 originals[key] = None
         for key, original in originals.items():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
                 library.impl(op, make(original, token), key, with_keyset=True)
-    guard_codes |= {probe.__code__} | recognising
+    guard_codes |= {probe.__code__, foreign_handler.__code__} | recognising
 
     def reaches_guard(frame):
         while frame is not None:
@@ -151,12 +206,32 @@ def guard(event_fd):
             frame = frame.f_back
         return False
 
+    verify, verifying = verifier(torch, local, emit, get, kind, routines)
+    copied, opened, library_files, watching = source_watch(torch, local, kind, text)
+    guard_codes |= verifying | watching
+
+    realpath, path_types = os.path.realpath, (str, bytes)
+
+    def resets_peak(path):
+        """``/proc/.../clear_refs`` under any name: writing to it resets the peak the memory rule reads."""
+        if kind(path) not in path_types:
+            return False
+        if kind(path) is not text:
+            path = path.decode("utf-8", "replace")
+        local.inside = True
+        try:
+            return path.endswith("clear_refs") or realpath(path).endswith("clear_refs")
+        finally:
+            local.inside = False
+
+    guard_codes.add(resets_peak.__code__)
     armed = []
     # Making a code object or a function from one, and replacing a function's code, are how a library routine is
     # cloned: each kind is reported once, for the instructor's review list (the kernels know the clone itself by
     # its content). ``object.__getattr__`` of ``__code__`` is not: inspect.signature and Keras read it all the time.
     reviewed = {event: f"review:{kind}\n".encode() for event, kind in _REVIEWED_EVENTS.items()}
     reported = set()
+    source_token = f"review:{SOURCE}\n".encode()
 
     def hook(event, args):
         if event == "autograder.arm":
@@ -171,6 +246,25 @@ def guard(event_fd):
             if event != "object.__setattr__" or (args[1:] and kind(args[1]) is text and args[1] == "__code__"):
                 reported.add(token)
                 emit(token)
+        if event == "autograder.verify":   # after every graded call (``serve``)
+            local.inside = True
+            try:
+                verify()
+            finally:
+                local.inside = False
+            return
+        if event == "open":
+            if resets_peak(args[0] if args else None):
+                raise Denied("채점 중에는 메모리 측정을 되돌릴 수 없습니다 (clear_refs)")
+            opened(args[0] if args else None)
+            return
+        if event == "compile" or event == "exec":
+            if (event == "compile" and copied(args[0] if args else None)) or (
+                    event == "exec" and args and get(args[0], "co_filename", None) in library_files):
+                if source_token not in reported:
+                    reported.add(source_token)
+                    emit(source_token)
+            return
         if event == "sys._getframe":
             if reaches_guard(args[0]):
                 raise Denied("채점기의 프레임에는 접근할 수 없습니다")
@@ -183,11 +277,163 @@ def guard(event_fd):
             if reaches_guard(frame):
                 raise Denied("채점기의 프레임에는 접근할 수 없습니다")
 
-    keep = library  # the registrations live as long as the hook, which the interpreter alone holds
+    keep = libraries  # the registrations live as long as the hook, which the interpreter alone holds
     guard_codes.add(hook.__code__)
     guard_codes.add(reaches_guard.__code__)
     sys.addaudithook(hook)
     return emitter(write, fstat, event_fd, identity, Denied)   # for scipy's wrappers: not the kernels' own
+
+
+def verifier(torch, local, emit, get, kind, routines):
+    """``(verify, codes)``: ``verify()`` (after every graded call) checks the library against what it was now and
+    reports a change
+    (``TAMPERED`` each time it is seen, ``review:library.changed`` once); ``codes`` are the code objects that run then.
+
+    Compared, by identity: the functions, classes and submodules of the watched modules (``_VERIFIED_MODULES``, those
+    the rules' routines live in) and of the watched classes, and names added since that shadow a builtin;
+    ``torch.library._impls`` (cleared, a kernel can be registered over the guard's); and canaries: torch's own C
+    entry points (bound now, out of the student's reach) run on small tensors must each reach a guard kernel, so a
+    kernel registered over the guard's (or over the composite operator above it) is seen.
+
+    Every change is listed for review; it costs the call (``TAMPERED``) where it can hide a routine from the watch:
+    a name that the watched routines' code reads (``routines``: their globals and attributes, as ``ops`` in Keras's
+    attention module) replaced by something that is not itself a watched routine, a builtin shadowed, a kernel
+    registration. A watched routine replaced by the student's own function (``F.scaled_dot_product_attention`` by
+    a lambda) hides nothing: what runs in its place is the student's code, watched as any other.
+    """
+    import builtins
+    import inspect
+
+    names = (*_VERIFIED_MODULES, *_LAYERS, *_TORCH_MODULES, *_WHOLE_MODULES, *_KERAS_MODULES)
+    owners = [sys.modules[name] for name in dict.fromkeys(names) if name in sys.modules]
+    owners += [get(sys.modules[name], cls) for name, (cls, _) in _LAYERS.items()
+               if name in sys.modules and hasattr(sys.modules[name], cls)]
+    owners += [torch.Tensor, torch.nn.Module]
+    module_type, absent = kind(sys), object()
+    used, pending = set(), list(routines)
+    while pending:   # every name the routines' code (nested functions included) reads
+        code = pending.pop()
+        used.update(code.co_names)
+        pending += [const for const in code.co_consts if kind(const) is kind(code)]
+
+    any_, attribute, space_of, kernel_ops = any, getattr, vars, frozenset(_KERNEL_OPS)   # no global in ``routine``
+
+    def routine(value):
+        if inspect.isclass(value):
+            return any_(attribute(attribute(v, "__func__", v), "__code__", None) in routines
+                        for v in space_of(value).values())
+        if inspect.isfunction(value):
+            return value.__code__ in routines or inspect.unwrap(value).__code__ in routines
+        return inspect.isbuiltin(value) and attribute(value, "__name__", "") in kernel_ops
+
+    saved = []
+    for owner in owners:
+        space = vars(owner)
+        entries = tuple((key, value, key in used and not routine(value)) for key, value in space.items()
+                        if callable(value) or kind(value) is module_type)
+        saved.append((space, entries, len(space), frozenset(space)))
+    shadowing = frozenset(name for name in vars(builtins) if not name.startswith("__"))
+    library = sys.modules["torch.library"]
+    impls, impls_saved = library._impls, frozenset(library._impls)
+    functions = torch._C._VariableFunctions
+    square, cube = torch.ones(2, 2), torch.ones(1, 2, 2)
+    # the probe's kernels (what a Python-level library routine is seen by) and the softmax and layer norm entry points;
+    # the guard's other kernels cannot be bypassed by a kernel over them (their originals are only in its closures)
+    canaries = ((functions.matmul, (square, square)), (functions.matmul, (cube, cube)),
+                (functions.softmax, (square, -1)), (functions.log_softmax, (square, -1)), (functions.exp, (square,)),
+                (functions.tanh, (square,)), (functions.sqrt, (square,)), (functions.rsqrt, (square,)),
+                (functions.layer_norm, (square, [2])))
+    tampered, review, reported = (TAMPERED + "\n").encode(), f"review:{CHANGED}\n".encode(), []
+    length, frozen, Failure = len, frozenset, Exception
+
+    def changed():
+        """None (as it was), False (changed, hiding nothing) or True (changed where it can hide a routine)."""
+        seen = None
+        for space, entries, size, keys in saved:
+            for key, value, costly in entries:
+                if space.get(key, absent) is not value:
+                    if costly:
+                        return True
+                    seen = False
+            if length(space) != size and (frozen(space) - keys) & shadowing:
+                return True
+        if get(library, "_impls", None) is not impls or not impls >= impls_saved:
+            return True
+        local.quiet = True
+        try:
+            for function, args in canaries:
+                before = get(local, "hits", 0)
+                try:
+                    function(*args)
+                except Failure:
+                    return True
+                if get(local, "hits", 0) == before:
+                    return True
+        finally:
+            local.quiet = False
+        return seen
+
+    def verify():
+        found = changed()
+        if found:
+            emit(tampered)
+        if found is not None:
+            if not reported:
+                reported.append(True)
+                emit(review)
+
+    return verify, {changed.__code__, verify.__code__}
+
+
+def source_watch(torch, local, kind, text):
+    """``(copied, opened, library_files, codes)`` of the audit hook's watch on library source (review only):
+    ``opened(path)`` remembers a library ``.py`` file opened while the student's code runs; ``copied(source)``: the
+    source being compiled shares at least ``_COPIED_LINES`` lines (and a third of its own) with such a file, that is,
+    library source read and compiled again, edited or not; ``library_files``: the files of the watched modules (a
+    code object of one run by ``exec`` runs a copy of the module)."""
+    import os
+
+    root = os.path.dirname(os.path.dirname(torch.__file__)) + os.sep   # site-packages
+    names = (*_VERIFIED_MODULES, *_LAYERS, *_TORCH_MODULES, *_WHOLE_MODULES, *_KERAS_MODULES)
+    library_files = frozenset(path for path in (getattr(sys.modules.get(name), "__file__", None) for name in names)
+                              if path)
+    realpath, read, bytes_type, length, Unreadable = os.path.realpath, open, bytes, len, OSError
+    files, lines = [], set()
+    limit, wanted = 64, 5
+
+    def significant(source):
+        return {line.strip() for line in source.splitlines() if length(line.strip()) >= 16
+                and not line.strip().startswith("#")}
+
+    def opened(path):
+        if kind(path) is bytes_type:
+            path = path.decode("utf-8", "replace")
+        if kind(path) is not text or not path.endswith(".py") or length(files) >= limit:
+            return
+        local.inside = True
+        try:
+            path = realpath(path)
+            if path.startswith(root) and path not in files:
+                files.append(path)
+                with read(path, encoding="utf-8", errors="replace") as fh:
+                    lines.update(significant(fh.read(4 << 20)))
+        except Unreadable:
+            pass
+        finally:
+            local.inside = False
+
+    def copied(source):
+        if not lines:
+            return False
+        if kind(source) is bytes_type:
+            source = source.decode("utf-8", "replace")
+        if kind(source) is not text:
+            return False
+        own = significant(source)
+        shared = length(own & lines)
+        return shared >= wanted and 3 * shared >= length(own)
+
+    return copied, opened, library_files, {significant.__code__, opened.__code__, copied.__code__}
 
 
 def watch_scipy(emit, done):

@@ -222,8 +222,9 @@ def serve(request_fd, response_fd, event_fd):
     namespace["__builtins__"] = __builtins__
     sys.modules["__main__"] = main
     capture()   # torch's tensor types and their converters, before any student code runs
-    emit, scipy_watched = guard(event_fd), []
-    sys.audit("autograder.arm")  # from here on the audit hook refuses fork, ctypes, gc walks, tracing, frames
+    emit, scipy_watched = guard(event_fd, handlers=(_on_alarm,)), []
+    audit = sys.audit   # a local, bound before any student code runs (a cell may replace ``sys.audit``)
+    audit("autograder.arm")  # from here on the audit hook refuses fork, ctypes, gc walks, tracing, frames
     handles = Handles()
     other = student_value(handles)   # how this process sends what is not plain data: arrays, and handles of objects
     while True:
@@ -268,6 +269,9 @@ def serve(request_fd, response_fd, event_fd):
                     # routine when converted does so while the call is still in flight for the grader
                     value = encode(value, out_arrays, other)
                 reply = {"ok": True, "value": value, "seconds": seconds, "asked": sorted(isolated.asked)}
+                # the library still as the guard found it (``monitor.verifier``): a change, made by a cell or by
+                # this call, costs this call and every later one
+                audit("autograder.verify")
             else:
                 reply = {"ok": False, "error": "Protocol", "message": f"unknown op {op!r}"}
         except BaseException as exc:  # noqa: BLE001

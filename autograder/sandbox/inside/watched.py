@@ -34,10 +34,22 @@ _KERNEL_OPS = {   # aten operator -> what the trusted side calls it (every regis
     "_batch_norm_with_update": "torch:batch_norm", "_batch_norm_no_update": "torch:batch_norm",
     "instance_norm": "torch:batch_norm",
     "rms_norm": "torch:rms_norm", "_fused_rms_norm": "torch:rms_norm",
+    # the composite entry points too (``torch.softmax``, ``torch.special.softmax``, ``torch.quantized_batch_norm``):
+    # they end at the kernels above, and being watched themselves is what the coverage test checks for a builtin
+    "softmax": "torch:softmax", "log_softmax": "torch:log_softmax", "quantized_batch_norm": "torch:batch_norm",
+    "special_softmax": "torch:softmax", "special_log_softmax": "torch:log_softmax",
+    # torch.ao's quantized modules (``torch.ao.nn.quantized.LayerNorm``, ``Softmax``...) run these, on quantized
+    # tensors only (the QuantizedCPU key)
+    "quantized::softmax": "torch:softmax", "quantized::layer_norm": "torch:layer_norm",
+    "quantized::group_norm": "torch:group_norm", "quantized::instance_norm": "torch:batch_norm",
+    "quantized::batch_norm": "torch:batch_norm", "quantized::batch_norm1d": "torch:batch_norm",
+    "quantized::batch_norm2d": "torch:batch_norm", "quantized::batch_norm3d": "torch:batch_norm",
+    "quantized::batch_norm_relu": "torch:batch_norm", "quantized::batch_norm1d_relu": "torch:batch_norm",
+    "quantized::batch_norm2d_relu": "torch:batch_norm", "quantized::batch_norm3d_relu": "torch:batch_norm",
 }
 # Kernels that every Python-level library routine of the rule reaches (matrix products, tanh, exp): they report the
 # routine when one of its functions is on the calling thread's stack.
-_PROBE_OPS = ("mm", "bmm", "baddbmm", "addmm", "mv", "dot", "tanh", "exp", "rsqrt", "rsqrt_")
+_PROBE_OPS = ("mm", "bmm", "baddbmm", "addmm", "mv", "dot", "tanh", "exp", "rsqrt", "rsqrt_", "sqrt")
 _KEYS = ("CPU", "SparseCPU", "NestedTensorCPU", "MkldnnCPU", "QuantizedCPU", "CompositeImplicitAutograd",
          "CompositeExplicitAutograd", "FuncTorchBatchedDecomposition", "FuncTorchVmapMode")
 _RUNTIME_KEY = {"CompositeImplicitAutograd": "CPU", "CompositeExplicitAutograd": "CPU",
@@ -60,35 +72,120 @@ _LAYERS = {   # Keras attention layers: module -> (class, label)
     "keras.src.layers.normalization.group_normalization": ("GroupNormalization", "keras:layers.GroupNormalization"),
     "keras.src.layers.normalization.batch_normalization": ("BatchNormalization", "keras:layers.BatchNormalization"),
     "keras.src.layers.normalization.rms_normalization": ("RMSNormalization", "keras:layers.RMSNormalization"),
+    # statistics over the axes it is not given, then (x - mean) / sqrt(var): with ``axis=(0, 1)`` a layer norm
+    "keras.src.layers.preprocessing.normalization": ("Normalization", "keras:layers.Normalization"),
+    # Keras's softmax layer and activation end at torch's softmax kernel; known by their code as well
+    "keras.src.layers.activations.softmax": ("Softmax", "torch:softmax"),
 }
+# Python-level torch routines, each function and class of these modules whose name says what it computes
+# (``torch_label``); the modules are imported when the watch is installed (the lane imports them once).
+_TORCH_MODULES = ("torch.nn.functional", "torch.nn.modules.activation", "torch.nn.modules.adaptive", "torch.nn.modules.normalization",
+                  "torch.nn.modules.batchnorm", "torch.nn.modules.instancenorm", "torch.nn.modules.transformer",
+                  "torch.ao.nn.quantized.modules.activation", "torch.ao.nn.quantized.modules.normalization",
+                  "torch.ao.nn.quantized.modules.batchnorm", "torch._refs", "torch._refs.nn.functional",
+                  "torch._refs.special", "torch._decomp.decompositions", "torch._decomp.decompositions_for_jvp")
+# Modules whose every function is the routine: flex attention (its eager path, the higher-order operator's dense
+# implementation) and torch.ao's quantizable multi-head attention (``torch.ao.nn.quantizable.MultiheadAttention``).
+_WHOLE_MODULES = {"torch.nn.attention.flex_attention": "torch:scaled_dot_product_attention",
+                  "torch._higher_order_ops.flex_attention": "torch:scaled_dot_product_attention",
+                  "torch.ao.nn.quantizable.modules.activation": "torch:multi_head_attention_forward",
+                  # variable-length, paged and quantized SDPA and the flash back ends' Python (GPU kernels today)
+                  "torch.nn.attention.varlen": "torch:scaled_dot_product_attention",
+                  "torch.nn.attention.experimental._paged_attention": "torch:scaled_dot_product_attention",
+                  "torch.nn.attention.experimental._scaled_dot_product_attention_quantized":
+                      "torch:scaled_dot_product_attention",
+                  "torch.nn.attention._fa3": "torch:scaled_dot_product_attention",
+                  "torch.nn.attention._fa4": "torch:scaled_dot_product_attention",
+                  "torch.nn.attention._registry": "torch:scaled_dot_product_attention"}
+# Keras's ops and activations: name fragment -> label (checked in this order)
+_KERAS_MODULES = ("keras.src.ops.nn", "keras.src.backend.torch.nn", "keras.src.activations.activations",
+                  "keras.src.layers.activations.softmax")
 _SCIPY = ("softmax", "log_softmax")   # scipy.special's routines, wrapped (``watch_scipy``)
 # Audit events reported once each for the instructor's review (as ``review:<kind>`` lines): making a code object
 # (``types.CodeType``, ``code.replace``), a function from one (``types.FunctionType``), replacing a function's code.
 _REVIEWED_EVENTS = {"code.__new__": "code.__new__", "function.__new__": "function.__new__",
                     "object.__setattr__": "function.__code__"}
-REVIEWS = frozenset(_REVIEWED_EVENTS.values())   # every review kind this monitor can report
+# What the guard itself finds (``monitor.guard``'s ``verify`` and audit hook): a watched library module, class or
+# kernel registration changed since the watch was installed; library source compiled or a library module run again.
+CHANGED, SOURCE = "library.changed", "library.source"
+HANDLER = "signal.handler"   # a Python signal handler of the student's was installed when a guard kernel ran
+REVIEWS = frozenset({*_REVIEWED_EVENTS.values(), CHANGED, SOURCE, HANDLER})   # every review kind it can report
+# The library as it was when the watch was installed, verified before and after every graded call: these modules'
+# and classes' functions, classes and submodules (a replaced ``ops`` of Keras's attention module, a patched
+# ``torch.matmul``), and the guard's kernels still reached by torch's own entry points (a kernel registered over
+# them, a ``torch.library._impls`` cleared so that one can be). A change costs every call it is seen in
+# (``TAMPERED``, in every rule) and is listed for review.
+_VERIFIED_MODULES = ("torch", "torch.nn.functional", "torch.special", "torch.linalg", "torch.library",
+                     "torch.nn.modules.linear", "keras.src.backend", "keras.src.backend.torch",
+                     "keras.src.backend.torch.numpy", "keras.src.backend.torch.core", "keras.src.backend.torch.math",
+                     "keras.src.ops", "keras.src.ops.numpy", "keras.src.ops.core", "keras.src.ops.math",
+                     "keras.src.ops.linalg", "keras.src.ops.operation")
+TAMPERED = "guard:library_changed"
 # Every label this monitor can report; a grader's rule naming another could never see it (tests/sandbox/test_policy.py).
 LABELS = frozenset({*_KERNEL_OPS.values(), *(label for _, label in _LAYERS.values()), "keras:ops.dot_product_attention",
-                    "keras:ops.normalization",
+                    "keras:ops.normalization", *_WHOLE_MODULES.values(), TAMPERED,
                     "torch:multi_head_attention_forward", "torch:log_softmax", "torch:softmax",
                     "torch:scaled_dot_product_attention", *(f"scipy:special.{name}" for name in _SCIPY)})
 
 
+def torch_label(name):
+    """The label of a torch routine by what its name says it computes, or None."""
+    low = name.lower().replace("_", "")
+    for fragment, label in (("logsoftmax", "torch:log_softmax"), ("softmax", "torch:softmax"),
+                            ("softmin", "torch:softmax"), ("multihead", "torch:multi_head_attention_forward"),
+                            ("transformer", "torch:multi_head_attention_forward"),
+                            ("attention", "torch:scaled_dot_product_attention"), ("layernorm", "torch:layer_norm"),
+                            ("groupnorm", "torch:group_norm"), ("rmsnorm", "torch:rms_norm"),
+                            ("batchnorm", "torch:batch_norm"), ("instancenorm", "torch:batch_norm")):
+        if fragment in low:
+            return label
+    return None
+
+
+def keras_label(name):
+    """The label of a Keras op or activation by its name, or None (``normalize``, an L2 normalisation, is not one)."""
+    low = name.lower().replace("_", "")
+    for fragment, label in (("logsoftmax", "torch:log_softmax"), ("softmax", "torch:softmax"),
+                            ("attention", "keras:ops.dot_product_attention"),
+                            ("normalization", "keras:ops.normalization"), ("layernorm", "keras:ops.normalization"),
+                            ("rmsnorm", "keras:ops.normalization"), ("batchnorm", "keras:ops.normalization")):
+        if fragment in low:
+            return label
+    return None
+
+
+def import_watched():
+    """Import every module whose routines the watch knows by their code (once per lane: ``lane.WARM_MODULES``), so
+    that a routine the student imports later is known too."""
+    import importlib
+
+    for name in (*_LAYERS, *_TORCH_MODULES, *_WHOLE_MODULES, *_KERAS_MODULES):
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a module this torch or Keras lacks has no routine to watch
+            pass
+
+
 def routine_codes():
-    """``{code object: routine}`` of the Python-level library routines of the rule (Keras attention layers and
-    their internals, ``keras.ops.dot_product_attention``, torch's ``multi_head_attention_forward`` and the
-    softmax/attention decompositions of ``torch._refs``/``torch._decomp``)."""
+    """``{code object: routine}`` of the Python-level library routines of the rule: Keras's attention and
+    normalisation layers and their internals, Keras's ops and activations (``keras_label``), torch's functions and
+    modules whose names say they compute one (``torch_label``: ``torch.nn.functional``, ``torch.nn``'s and
+    ``torch.ao``'s modules, the decompositions of ``torch._refs``/``torch._decomp``), flex attention and torch.ao's
+    quantizable multi-head attention (every function of their modules)."""
     import inspect
 
     found = {}
 
     def add(obj, label):
+        obj = getattr(obj, "_init_fn", obj)   # a custom operator (torch.library.custom_op): its Python function
         for fn in ([obj] if inspect.isfunction(obj) else
                    [getattr(v, "__func__", v) for v in vars(obj).values()] if inspect.isclass(obj) else []):
-            fn = inspect.unwrap(fn) if inspect.isfunction(fn) else fn
-            code = getattr(fn, "__code__", None)
-            if code is not None:
-                found[code] = label
+            if isinstance(fn, property):
+                fn = fn.fget
+            for each in (fn, inspect.unwrap(fn)) if inspect.isfunction(fn) else (fn,):
+                code = getattr(each, "__code__", None)
+                if code is not None:
+                    found[code] = label
 
     def module(name):
         return sys.modules.get(name)
@@ -96,22 +193,18 @@ def routine_codes():
     for name, (cls, label) in _LAYERS.items():
         if module(name) is not None and hasattr(module(name), cls):
             add(getattr(module(name), cls), label)
-    for name in ("keras.src.ops.nn", "keras.src.backend.torch.nn"):
+    for name in _KERAS_MODULES:
         for attr, value in vars(module(name) or object).items() if module(name) else ():
-            if "attention" in attr.lower():
-                add(value, "keras:ops.dot_product_attention")
-            elif "normalization" in attr.lower():      # layer_normalization, rms_normalization, batch_normalization
-                add(value, "keras:ops.normalization")
-    functional = module("torch.nn.functional")
-    if functional is not None:
-        add(functional.multi_head_attention_forward, "torch:multi_head_attention_forward")
-        add(sys.modules["torch.nn"].MultiheadAttention, "torch:multi_head_attention_forward")
-    for name in ("torch._refs", "torch._refs.nn.functional", "torch._refs.special", "torch._decomp.decompositions",
-                 "torch._decomp.decompositions_for_jvp"):
-        for attr, value in vars(module(name) or object).items() if module(name) else ():
-            low = attr.lower()
-            label = ("torch:log_softmax" if "log_softmax" in low else "torch:softmax" if "softmax" in low else
-                     "torch:scaled_dot_product_attention" if "scaled_dot_product" in low else None)
+            label = keras_label(attr)
             if label:
+                add(value, label)
+    for name in _TORCH_MODULES:
+        for attr, value in vars(module(name) or object).items() if module(name) else ():
+            label = torch_label(attr)
+            if label:
+                add(value, label)
+    for name, label in _WHOLE_MODULES.items():
+        for value in vars(module(name) or object).values() if module(name) else ():
+            if getattr(getattr(value, "_init_fn", value), "__module__", None) == name:
                 add(value, label)
     return found

@@ -1,0 +1,211 @@
+"""Every attention, normalisation and softmax routine that the installed torch and Keras ship is in the rules.
+
+The routines are enumerated from the installed packages (every module of ``torch.nn``, ``torch.ao.nn``, flex
+attention, ``torch``'s own namespaces, ``keras.src``'s layers, ops, activations and backends), by what their names
+say, so that a new version's additions fail this test until the watch knows them or ``ALLOWED`` says why they may
+stay. A routine is covered when
+
+* it is Python code that the watch knows by its code (``watched.routine_codes``: reported when one of its frames is
+  on the stack while a matrix product, ``exp``, ``tanh``, ``sqrt`` or ``rsqrt`` kernel runs), for a class any of
+  its own methods;
+* it is a builtin whose operator's kernels the guard replaces (``watched._KERNEL_OPS``), or whose operator has no
+  kernel that runs on the CPU (the sandbox has no GPU: calling it fails there);
+* ``ALLOWED`` names it, with the reason.
+
+Each covered label must also be in a rule (``forbidden``), or the watch would report what no grader reads.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import re
+import sys
+
+import pytest
+
+from autograder.graders import forbidden
+from autograder.sandbox.inside import watched
+
+# What the names of the routines of the rules contain (a random normal, ``denormal``, is not one).
+PATTERN = re.compile(r"attention|attn|softmax|softmin|norm(?!al(?!i[sz]))", re.IGNORECASE)
+
+# Packages walked (every submodule that imports), and namespaces read as they are.
+PACKAGES = ("torch.nn", "torch.ao.nn", "torch._higher_order_ops.flex_attention", "keras.src.layers", "keras.src.ops",
+            "keras.src.activations", "keras.src.backend.torch", "keras.src.backend.numpy")
+NAMESPACES = ("torch", "torch.special", "torch.sparse", "torch.nested", "torch.linalg", "torch._C._nn",
+              "torch.nn.functional", "keras.layers", "keras.ops", "keras.ops.nn", "keras.activations")
+
+NORM_OF_A_TENSOR = "a tensor's norm (a reduction to one number per slice), not a normalisation layer"
+ALLOWED = {   # regular expression on "module.name" -> why it may stay out of the rules
+    r"(^|\.)(norm|Norm|_foreach_norm|frobenius_norm|nuclear_norm|native_norm|norm_except_dim|vector_norm|matrix_norm"
+    r"|_linalg_vector_norm|linalg_norm|get_total_norm|_get_total_norm)$": NORM_OF_A_TENSOR,
+    r"(^|\.)(renorm|embedding_renorm_|_no_grad_embedding_renorm_|max_norm)$":
+        "rescales rows whose norm is over a bound (embeddings' max_norm), not a normalisation layer",
+    r"(^|\.)(clip_grad_norm_?|clip_grads_with_norm_|_clip_grads_with_norm_|clip_grad_norm_fn)$":
+        "clips gradients during training; no forward computation of the exercises",
+    r"(^|\.)(normalize|_normalize|Normalize|unit_normalization|UnitNormalization|l2_normalize)$":
+        "divides by the L2 norm (no mean subtracted, no variance): not a layer norm",
+    r"(^|\.)(weight_norm|_weight_norm|_weight_norm_interface|remove_weight_norm|WeightNorm|_WeightNorm|spectral_norm"
+    r"|SpectralNorm|remove_spectral_norm|SpectralNormalization|SpectralNormStateDictHook"
+    r"|SpectralNormLoadStateDictPreHook|_SpectralNorm|SpectralNormalization)$":
+        "reparametrises a layer's weights (w = g v / ||v||, w / sigma(w)); the activations are not normalised",
+    r"(^|\.)(local_response_norm|LocalResponseNorm|CrossMapLRN2d)$":
+        "divides each channel by a sum of squares over neighbouring channels (AlexNet's LRN): no mean, no variance "
+        "over the feature axis",
+    r"(^|\.)(_softmax_backward_data|_log_softmax_backward_data|_sparse_softmax_backward_data"
+    r"|_sparse_log_softmax_backward_data|.*_backward(_out)?|.*_backward_data|_broadcast_batch_norm_backward"
+    r"|batch_norm_backward_elemt|batch_norm_backward_reduce)$":
+        "a gradient (needs the forward's output as an input): computes no forward result",
+    r"(^|\.)(_get_softmax_dim|_can_use_flash_attention|can_use_flash_attention|can_use_efficient_attention"
+    r"|is_flash_attention_available|_FLEX_ATTENTION_DISABLE_COMPILE_DEBUG|_normalize_start_end|_canonical_mask"
+    r"|_mha_shape_check|_none_or_dtype|_get_large_negative|_check_arg_device|_arg_requires_grad"
+    r"|_get_batch_norm_reserve_tensor|_apply_kernel_options|_validate_sdpa_input|_raise_kernel_warnings"
+    r"|normalize_axis_index|normalize_axis_tuple|_normalize_axis|normalize_tuple|standardize_.*|_sdpa_.*"
+    r"|SDPAParams|SDPBackend|_SDPBackend|sdpa_kernel|_sdpa_kernel|WARN_FOR_UNFUSED_KERNELS"
+    r"|activate_flash_attention_impl|current_flash_attention_impl|list_flash_attention_impls"
+    r"|register_flash_attention_impl|restore_flash_attention_impl|_FlashAttentionImpl|_cur_sdpa_kernel_backends"
+    r"|_get_flash_attention_impl|_flash_attention_impl_.*)$":
+        "a helper that computes no attention, norm or softmax (a shape, an axis, a flag, a backend's name, a check)",
+    r"(^|\.)(batchnorm|instancenorm|normalization|_batch_norm_impl_index|_functions|fused_rms_norm_fallback"
+    r"|_NormBase|_BatchNorm|_LazyNormBase|_InstanceNorm)$":
+        "a module's name or an abstract base (its concrete classes are enumerated and covered themselves)",
+    r"(^|\.)(SyncBatchNorm|cudnn_batch_norm|miopen_batch_norm|batch_norm_gather_stats"
+    r"|batch_norm_gather_stats_with_counts|batch_norm_stats|batch_norm_update_stats|batch_norm_elemt)$":
+        "a GPU-only batch norm (CUDA, cuDNN, MIOpen, distributed): the sandbox has no GPU",
+    r"(^|\.)(GroupNormPerSampleGrad|InstanceNormPerSampleGrad|LayerNormPerSampleGrad)$":
+        "per-sample-gradient wrappers (autograd functions) whose forward calls torch.nn.functional's norm, which "
+        "ends at the norm kernels",
+    r"(^|\.)(is_flash_attention_enabled|_build_attention_equation|conv_normalizer|_compute_norm|_varlen_attn\w*_flop)$":
+        "a helper that computes no attention, norm or softmax (a flag, an einsum equation, a pruning score, a FLOP "
+        "count)",
+}
+
+
+def _modules():
+    names = set(NAMESPACES)
+    for package in PACKAGES:
+        try:
+            root = importlib.import_module(package)
+        except ImportError:   # not installed (keras's numpy backend without scipy): nothing of it can be called
+            continue
+        names.add(package)
+        for info in pkgutil.walk_packages(getattr(root, "__path__", []), package + "."):
+            if info.name.endswith("_test") or any(part in info.name for part in (".tests", ".testing", "tensorflow", "jax")):
+                continue
+            names.add(info.name)
+    modules = {}
+    for name in sorted(names):
+        try:
+            modules[name] = importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a module that does not import cannot be used by a student either
+            continue
+    return modules
+
+
+def enumerate_routines():
+    """``{"module.name": object}`` of every function, builtin and class that the walked modules define or export
+    whose name matches ``PATTERN``."""
+    found = {}
+    for name, module in _modules().items():
+        for attr, value in list(vars(module).items()):
+            if not PATTERN.search(attr) or inspect.ismodule(value):
+                continue
+            if not (inspect.isfunction(value) or inspect.isclass(value) or inspect.isbuiltin(value)
+                    or callable(value)):
+                continue
+            found[f"{name}.{attr}"] = value
+    return found
+
+
+def _allowed(qualified: str) -> str | None:
+    for pattern, why in ALLOWED.items():
+        if re.search(pattern, qualified):
+            return why
+    return None
+
+
+def _runs_on_cpu(op: str) -> bool:
+    import torch
+
+    try:
+        dump = torch._C._dispatch_dump(op)
+    except RuntimeError:
+        return False
+    keys = {line.split(":")[0].replace("[alias]", "").strip() for line in dump.splitlines()
+            if ": registered at" in line and "(inactive)" not in line}
+    return bool(keys & set(watched._KEYS))
+
+
+def covered(value, codes) -> bool:
+    """Whether the watch sees ``value`` when it runs (see the module's docstring)."""
+    if inspect.isclass(value):
+        own = [getattr(v, "__func__", v) for v in vars(value).values()]
+        own = [v.fget if isinstance(v, property) else v for v in own]
+        return any(getattr(inspect.unwrap(f) if inspect.isfunction(f) else f, "__code__", None) in codes for f in own)
+    value = getattr(value, "_init_fn", value)   # a custom operator: its Python function
+    if inspect.isfunction(value):
+        return value.__code__ in codes or inspect.unwrap(value).__code__ in codes
+    op = getattr(value, "__name__", "")
+    if not op:
+        return False
+    kernel_ops = {name if "::" in name else f"aten::{name}" for name in watched._KERNEL_OPS}
+    aten = f"aten::{op}"
+    return aten in kernel_ops or not _runs_on_cpu(aten)
+
+
+@pytest.fixture(scope="module")
+def routines():
+    import keras  # noqa: F401 - its layers and ops are among what is enumerated
+
+    watched.import_watched()
+    return enumerate_routines()
+
+
+def test_the_enumeration_finds_the_known_routines(routines):
+    """The walk reaches every place a routine of the rules is known to live (a walk that found nothing would pass)."""
+    names = set(routines)
+    for expected in ("torch.nn.functional.scaled_dot_product_attention", "torch.nn.attention.flex_attention.flex_attention",
+                     "torch.ao.nn.quantizable.MultiheadAttention", "torch.nn.modules.activation.MultiheadAttention",
+                     "torch.layer_norm", "torch.special.softmax", "keras.layers.MultiHeadAttention",
+                     "keras.ops.dot_product_attention", "keras.src.backend.torch.nn.dot_product_attention",
+                     "keras.layers.Normalization", "keras.src.ops.nn.LayerNorm"):
+        assert expected in names, expected
+    assert len(names) > 150, len(names)
+
+
+def test_every_attention_norm_and_softmax_routine_is_watched_or_allowed(routines):
+    codes = watched.routine_codes()
+    missing = sorted(q for q, value in routines.items() if not covered(value, codes) and _allowed(q) is None)
+    assert not missing, ("library routines that no rule watches (add them to the watch, sandbox/inside/watched.py, "
+                         f"or to ALLOWED with the reason): {missing}")
+
+
+def test_the_allow_list_is_not_stale(routines):
+    """Every allow-list entry still matches an enumerated routine that the watch does not cover."""
+    codes = watched.routine_codes()
+    uncovered = [q for q, value in routines.items() if not covered(value, codes)]
+    stale = [pattern for pattern in ALLOWED if not any(re.search(pattern, q) for q in uncovered)]
+    assert not stale, stale
+
+
+def test_every_watched_label_is_in_a_rule():
+    """What the watch can report about these routines is forbidden by some exercise's rule (a label no rule names
+    would be seen and then ignored)."""
+    rules = [forbidden.SOFTMAX, forbidden.ATTENTION, forbidden.NORM, forbidden.BLOCK]
+    in_rules = set().union(*(rule["runtime"] for rule in rules))
+    labels = set(watched.routine_codes().values()) | set(watched._KERNEL_OPS.values())
+    assert labels <= in_rules, sorted(labels - in_rules)
+
+
+def test_flex_attention_and_quantizable_mha_are_in_the_rules():
+    """The two routines of the round-3 report: their code is known, with the labels the rules forbid."""
+    import torch.ao.nn.quantizable as quantizable
+    from torch.nn.attention.flex_attention import flex_attention
+
+    codes = watched.routine_codes()
+    assert codes[inspect.unwrap(flex_attention).__code__] in forbidden.ATTENTION["runtime"]
+    forward = quantizable.MultiheadAttention.forward.__code__
+    assert codes[forward] in forbidden.ATTENTION["runtime"] & forbidden.BLOCK["runtime"]
+    assert {"flex_attention", "MultiheadAttention"} <= forbidden.ATTENTION["names"]
+    assert sys.modules["torch.nn.attention.flex_attention"]

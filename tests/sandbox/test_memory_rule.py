@@ -1,0 +1,79 @@
+"""The memory rule cannot be reset from inside nor fooled by freeing what the process held before the call.
+
+The rule (``RemoteCalls.call_with_memory``, flash attention's grader) allows a call a number of MiB of its own
+allocations. A student's process that frees a ballast at the start of the call and then builds the full score matrix
+stayed under ``VmHWM`` (reset to the starting size) and passed; one that wrote ``5`` to ``/proc/self/clear_refs``
+after building it reset the peak the grader reads. Both are played here in one process of this test's lane.
+"""
+from __future__ import annotations
+
+import pytest
+
+from autograder.sandbox import lanes
+from autograder.sandbox.errors import StudentCodeError
+from autograder.sandbox.policy import Limits, Timeouts
+from autograder.sandbox.process import StudentProcess
+
+TIMEOUTS, LIMITS = Timeouts.from_course(), Limits.from_course()
+ALLOWED_MB = 100
+SCORES = 6000   # a (6000, 6000) float64 score matrix: 275 MiB, well over the allowance
+
+CELLS = [f"""
+import os
+import numpy as np
+
+ballast = np.ones(48 << 20)                    # 384 MiB held before the call
+
+
+def with_ballast(n):
+    global ballast
+    ballast = None                             # freed at the call's start ...
+    scores = np.ones((n, n))                   # ... and as much allocated again: the full score matrix
+    return float(scores[-1, -1])
+
+
+def then_reset(n):
+    scores = np.ones((n, n))                   # the full score matrix
+    total = float(scores[-1, -1])
+    del scores
+    for path in ("/proc/self/clear_refs", "reset"):
+        try:
+            with open(path, "w") as fh:        # resets VmHWM to the (now small) resident size
+                fh.write("5")
+        except OSError as exc:
+            refused.append(type(exc).__name__)
+    return total
+
+
+def refusals():
+    return list(refused)
+
+
+refused = []
+os.symlink("/proc/self/clear_refs", "reset")   # the same file under another name
+"""]
+
+
+@pytest.fixture(scope="module")
+def process():
+    shared = lanes.shared()
+    if not shared.alive:
+        shared.start()
+    with StudentProcess(CELLS, shared, LIMITS, TIMEOUTS) as student:
+        cells = student.start().cells
+        assert all(c["ok"] for c in cells), cells
+        yield student
+
+
+def test_freeing_a_ballast_first_does_not_hide_the_score_matrix(process):
+    reply = process.call_with_memory(ALLOWED_MB, "with_ballast", SCORES)
+    assert reply["peak_mb"] > 250, reply["peak_mb"]
+
+
+def test_clear_refs_is_refused_under_any_name_and_the_peak_stands(process):
+    try:
+        reply = process.call_with_memory(ALLOWED_MB, "then_reset", SCORES)
+    except StudentCodeError:   # refused and not caught: the call fails, which is the rule's verdict too
+        return
+    assert reply["peak_mb"] > 250, reply["peak_mb"]
+    assert process.call("refusals")["value"] == ["PermissionError", "PermissionError"]
