@@ -110,6 +110,10 @@ class Reason(_Catalogue):
                       "{path} is not a Jupyter notebook ({error})")
     NO_ASSIGNMENT = ("이 과제의 셀을 찾을 수 없습니다", "no known assignment's cells were found in this notebook")
     OTHER_ASSIGNMENT = ("다른 과제의 노트북입니다",)
+    NOT_THIS_ASSIGNMENT = ("다른 과제의 노트북입니다 (셀은 {found} 과제의 것인데 파일 이름이나 --assignment는 "
+                           "{expected} 과제입니다)",
+                           "its cells are those of the assignment {found!r}, not of {expected!r} (what the file's "
+                           "name or --assignment says)")
     # --- a submission of a class run past its time (autograder/gradebook/worker.py)
     OVERTIME = ("채점이 제출물 하나의 제한 시간({limit:g}초)을 넘어 중단되었습니다. 끝나지 않거나 매우 느린 코드가 "
                 "있는지 확인하세요",)

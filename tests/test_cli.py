@@ -171,3 +171,25 @@ def test_what_ci_reads_of_a_notebook_is_inert(tmp_path):
     assert softmax["score"] == 0 and "full marks" in softmax["output"], softmax
     assert "full marks" in json.loads(files["result.json"].read_text(encoding="utf-8"))["notebook_errors"][0]
 
+
+# ------------------------------------------------------------------------------------- the notebook's assignment
+@pytest.mark.parametrize("name, assignment", [("kv_cache.ipynb", None), ("attention.ipynb", "kv_cache"),
+                                              ("handed_in.ipynb", "kv_cache"), ("kv_cache.ipynb", "attention")])
+def test_a_notebook_of_another_assignment_is_refused(no_sandbox, root, tmp_path, capsys, name, assignment):
+    """A finished attention notebook handed in as kv_cache.ipynb (or graded with ``--assignment kv_cache``) is not
+    graded against kv_cache's graders and maximum; the file's name and ``--assignment`` must not disagree either."""
+    notebook = tmp_path / name
+    notebook.write_bytes((root / "solutions" / "attention" / "attention.ipynb").read_bytes())
+    assert cli.main(["grade", str(notebook), *(["--assignment", assignment] if assignment else [])]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: its cells are those of the assignment") and "bubblewrap" not in err, err
+
+
+@pytest.mark.parametrize("name, assignment", [("attention.ipynb", None), ("attention (1).ipynb", "attention"),
+                                              ("attention.ipynb", "attention")])
+def test_a_notebook_of_its_own_assignment_is_graded(no_sandbox, root, tmp_path, capsys, name, assignment):
+    """Where the cells, the name and ``--assignment`` agree, the check lets it through (to the missing sandbox)."""
+    notebook = tmp_path / name
+    notebook.write_bytes((root / "solutions" / "attention" / "attention.ipynb").read_bytes())
+    assert cli.main(["grade", str(notebook), *(["--assignment", assignment] if assignment else [])]) == 2
+    assert capsys.readouterr().err.startswith("error: no bubblewrap here")
