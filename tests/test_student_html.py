@@ -208,3 +208,24 @@ def test_course_config_sanitises_autograded_notebooks_and_feedback(root):
     assert steps[-1] == name and steps.index("nbgrader.preprocessors.SaveAutoGrades") < steps.index(name)
     assert name in config.GenerateFeedback.preprocessors
     assert config.HTMLExporter.sanitize_html is True
+
+
+@pytest.mark.parametrize("link", [
+    "[열기](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)",
+    "<a href=\"data:image/svg+xml,<svg onload='alert(1)'/>\">그림</a>",
+    "<a href=\" D&#65;TA:text/plain,x\">글</a>",
+    "<a href=\"&#x64;ata:application/octet-stream;base64,AAAA\">파일</a>",
+    "[그림 링크](data:image/png;base64,iVBORw0KGgo=)",
+])
+def test_no_link_to_a_data_url(link):
+    """data: URLs are kept on pictures only: a link to one (a page, an SVG, a download of the student's bytes) loses
+    its target; the link's text stays."""
+    html = page_html("답: " + link)
+    assert not [h for h in attributes(html, "href") if re.sub(r"[\s\x00-\x20]", "", unescape(h)).lower()
+                .startswith("data:")], html
+    assert "답" in html
+
+
+def test_a_data_picture_stays():
+    html = page_html("![점](data:image/png;base64,iVBORw0KGgo=)")
+    assert attributes(html, "src") == ["data:image/png;base64,iVBORw0KGgo="], html
