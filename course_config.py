@@ -185,6 +185,7 @@ if c is not None:
         "autograder.gradebook.preprocessors.HiddenGraders",
         "autograder.gradebook.preprocessors.WriteGradeCells",
         "autograder.gradebook.preprocessors.SaveGradeResult",
+        "autograder.gradebook.preprocessors.RecordReview",
         "nbgrader.preprocessors.SaveAutoGrades",
         "nbgrader.preprocessors.AssignLatePenalties",
         "nbgrader.preprocessors.CheckCellMetadata",
