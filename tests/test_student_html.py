@@ -229,3 +229,19 @@ def test_no_link_to_a_data_url(link):
 def test_a_data_picture_stays():
     html = page_html("![점](data:image/png;base64,iVBORw0KGgo=)")
     assert attributes(html, "src") == ["data:image/png;base64,iVBORw0KGgo="], html
+
+
+def test_a_table_in_a_list_item_or_a_quote_is_a_table():
+    """The release's forbidden-routines table sits in a list item: rendered as a table in formgrader's view and the
+    feedback (both show the sanitised notebook), as JupyterLab renders it, not as raw pipes."""
+    html = page_html("- 쓸 수 없는 것:\n\n  | 문제 | 함수 |\n  |---|---|\n  | `softmax` | `torch.softmax` |\n\n"
+                     "> | 질의 | 키 |\n> |---|---|\n> | 1 | 2 |\n")
+    assert html.count("<table>") == 2 and "<td><code>torch.softmax</code></td>" in html and "|---|" not in html, html
+
+
+def test_the_release_tables_are_tables(root):
+    for assignment in ("attention", "kv_cache", "decoder"):
+        nb = sanitized(nbformat.read(str(root / "release" / assignment / f"{assignment}.ipynb"), as_version=4))
+        pages = [markdown2html(c.source) for c in nb.cells if c.cell_type == "markdown"]
+        raw = [line for page in pages for line in page.split("&#10;") if re.search(r"\|\s*-{3,}\s*\|", line)]
+        assert not raw, f"{assignment}: tables left as pipes: {raw[:3]}"

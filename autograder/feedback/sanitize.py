@@ -167,12 +167,18 @@ def _rendered(source: str) -> str:
     return _render(source, {})
 
 
+# mistune's table plugin alone finds tables only at the top level: a table inside a list item (the release notebooks'
+# forbidden-routines table) or a quote stayed raw pipes in formgrader's view and the feedback. JupyterLab renders them.
+NESTED_TABLES = ("mistune.plugins.table.table_in_list", "mistune.plugins.table.table_in_quote")
+
+
 def _render(source: str, attachments: dict) -> str:
-    from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+    from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath, import_plugin
 
     source = inert_tex(source)
     renderer = IPythonRenderer(escape=False, attachments=attachments)   # as nbconvert renders markdown cells
-    return one_block(clean(MarkdownWithMath(renderer=renderer).render(source)))
+    plugins = [import_plugin(name) for name in (*MarkdownWithMath.DEFAULT_PLUGINS, *NESTED_TABLES)]
+    return one_block(clean(MarkdownWithMath(renderer=renderer, plugins=plugins).render(source)))
 
 
 class SanitizeStudentHTML(Preprocessor):
