@@ -287,6 +287,9 @@ class ValidateText(_Catalogue):
                   "Success! Your notebook passes all the tests.")
     PASSED = ("✅ {name} 통과", "passed: {name}")
     FAILED = ("❌ {name} 실패: {reason}", "failed: {name}: {reason}")
+    FAILED_EARLIER = ("❌ {name} 실패: {where}에서 먼저 오류가 났습니다: {reason}",
+                      "failed: {name}: {where} failed first: {reason}")
+    CODE_CELL = ("{number}번째 코드 셀", "code cell {number}")
     BY_HAND = ("📝 {name}: 제출한 뒤 손으로 채점합니다", "{name}: graded by hand")
     CHANGED = ("바뀌면 안 되는 셀이 바뀌었습니다: {names}. 채점할 때는 원래 셀로 되돌려 채점합니다.",
                "The contents of {names} have changed")
