@@ -390,8 +390,9 @@ def test_validate_names_the_error_of_the_cell_that_failed_first():
         code("def softmax(x):\n    e = np.exp(x)\n    return e\n        return e", "solution_softmax", indentation),
         code('with visible_check("softmax"):\n    softmax(1)', "test_softmax", undefined, grade=True),
         code("def causal_mask(t):\n    return np.ones(t)", "solution_causal_mask"),
-        code('with visible_check("causal_mask"):\n    pass', "test_causal_mask",
-             ("CheckFailed", "❌ causal_mask: 모양이 다릅니다", ["CheckFailed: ❌ causal_mask: 모양이 다릅니다"]), grade=True),
+        code('with visible_check("causal_mask"):\n    pass', "test_causal_mask", grade=True,
+             error=("CheckFailed", "❌ causal_mask: 모양이 다릅니다", ["CheckFailed: ❌ causal_mask: 모양이 다릅니다"]),
+             ),
         code("def uses(x):\n    return softmax(x)", "solution_uses"),
         code('with visible_check("uses"):\n    uses(1)', "test_uses", undefined, grade=True),
     ])
