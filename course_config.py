@@ -31,6 +31,8 @@ COURSE = {
         "quiz": "2026-12-18 23:59:00 +0900",
     },
     "late_penalty": {"percent_per_day": 10.0, "grace_minutes": 0.0, "max_percent": 100.0},
+    # The time zone in which formgrader shows due dates and submission times (an IANA name).
+    "timezone": "Asia/Seoul",
     # Every time limit of grading, in seconds (autograder/sandbox/policy.py: Timeouts, which says what each limits).
     "timeouts": {
         # One code cell of a submission (a cell past it is stopped; the next cells run) and all of them together.
@@ -172,6 +174,7 @@ if c is not None:
     # SandboxedExecute, whose limits are "cell" and "notebook". (Execute is an ExecutePreprocessor; its own setting
     # is the one it reads, so nbconvert's ExecutePreprocessor needs none.)
     c.Execute.timeout = COURSE["timeouts"]["execute"]
+    c.NbGraderAPI.timezone = COURSE["timezone"]   # formgrader's due dates and times (nbgrader's default: UTC)
     c.AssignLatePenalties.plugin_class = "autograder.gradebook.late.PercentPerDay"
     for _name, _value in COURSE["late_penalty"].items():
         setattr(c.PercentPerDay, _name, _value)
@@ -197,6 +200,7 @@ if c is not None:
         "autograder.gradebook.preprocessors.HiddenGraders",
         "autograder.gradebook.preprocessors.WriteGradeCells",
         "autograder.gradebook.preprocessors.SaveGradeResult",
+        "autograder.gradebook.preprocessors.RecordReview",
         "nbgrader.preprocessors.SaveAutoGrades",
         "nbgrader.preprocessors.AssignLatePenalties",
         "nbgrader.preprocessors.CheckCellMetadata",

@@ -158,6 +158,7 @@ def grade(args) -> int:
         nursery.shared(sandboxed)
     except SandboxUnavailable as exc:
         unavailable = exc
+    from autograder.feedback.inert import console, json_safe, one_line
     from autograder.grade import grade_submission, warm_up
     from autograder.report import table
     from autograder.submission.files import NotGradable
@@ -166,7 +167,7 @@ def grade(args) -> int:
     try:
         submission = collect_file(args.notebook, args.assignment)
     except NotGradable as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
     if unavailable is not None:
         print(f"error: {unavailable}", file=sys.stderr)
@@ -177,12 +178,13 @@ def grade(args) -> int:
     except SandboxUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    # what is printed holds the notebook's text (its errors, review items): inert in a CI log (``console``)
     out = sys.stderr if args.json == "-" else sys.stdout
-    print(table(result), file=out)
+    print(console(table(result)), file=out)
     for item in result.review:   # what the sandbox cannot block, for a person to look at (README, trust boundary)
-        print(f"review: {item}", file=out)
+        print(console(f"review: {one_line(item)}"), file=out)
     if args.json:
-        text = json.dumps(result.to_json(), ensure_ascii=False, indent=2)
+        text = json.dumps(json_safe(result.to_json()), ensure_ascii=False, indent=2)
         if args.json == "-":
             print(text)
         else:

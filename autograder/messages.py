@@ -118,6 +118,10 @@ class Reason(_Catalogue):
                     "the code cells hold more than {limit} characters in all: this cell and the later ones not run")
     NO_ASSIGNMENT = ("이 과제의 셀을 찾을 수 없습니다", "no known assignment's cells were found in this notebook")
     OTHER_ASSIGNMENT = ("다른 과제의 노트북입니다",)
+    NOT_THIS_ASSIGNMENT = ("다른 과제의 노트북입니다 (셀은 {found} 과제의 것인데 파일 이름이나 --assignment는 "
+                           "{expected} 과제입니다)",
+                           "its cells are those of the assignment {found!r}, not of {expected!r} (what the file's "
+                           "name or --assignment says)")
     # --- a submission of a class run past its time (autograder/gradebook/worker.py)
     OVERTIME = ("채점이 제출물 하나의 제한 시간({limit:g}초)을 넘어 중단되었습니다. 끝나지 않거나 매우 느린 코드가 "
                 "있는지 확인하세요",)
@@ -297,6 +301,9 @@ class ValidateText(_Catalogue):
                   "Success! Your notebook passes all the tests.")
     PASSED = ("✅ {name} 통과", "passed: {name}")
     FAILED = ("❌ {name} 실패: {reason}", "failed: {name}: {reason}")
+    FAILED_EARLIER = ("❌ {name} 실패: {where}에서 먼저 오류가 났습니다: {reason}",
+                      "failed: {name}: {where} failed first: {reason}")
+    CODE_CELL = ("{number}번째 코드 셀", "code cell {number}")
     BY_HAND = ("📝 {name}: 제출한 뒤 손으로 채점합니다", "{name}: graded by hand")
     CHANGED = ("바뀌면 안 되는 셀이 바뀌었습니다: {names}. 채점할 때는 원래 셀로 되돌려 채점합니다.",
                "The contents of {names} have changed")

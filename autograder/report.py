@@ -49,9 +49,12 @@ def _case(name: str) -> str:
 
 
 def table(result) -> str:
-    """A per-exercise table of one graded notebook."""
+    """A per-exercise table of one graded notebook (the notebook's own text, its name and errors, on one line each:
+    ``one_line``)."""
+    from autograder.feedback.inert import one_line
+
     width = max([len(e.name) for e in result.exercises] + [8])
-    lines = [f"{result.notebook} ({result.assignment}), seed {result.seed}",
+    lines = [f"{one_line(result.notebook)} ({result.assignment}), seed {result.seed}",
              f"{'exercise'.ljust(width)}  {'score':>7}  {'max':>5}  tests"]
     for e in result.exercises:
         passed = sum(t.passed for t in e.tests)
@@ -60,5 +63,5 @@ def table(result) -> str:
                      f"{passed}/{len(e.tests)}{note}")
     lines.append(f"{'total'.ljust(width)}  {_points(result.score):>7}  {_points(result.max_score):>5}")
     for error in result.notebook_errors:
-        lines.append(f"notebook: {error}")
+        lines.append(f"notebook: {one_line(error)}")
     return "\n".join(lines)

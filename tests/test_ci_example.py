@@ -88,3 +88,10 @@ def test_results_stay_with_the_instructors(workflow):
         uses = step.get("uses", "")
         assert not uses.startswith(("peter-evans/", "stefanzweifel/", "EndBug/")), "nothing is pushed anywhere"
         assert "git push" not in step.get("run", "")
+
+
+def test_the_grade_step_names_the_assignment(workflow):
+    """The notebook is graded as the assignment the run is for: one of another assignment, handed in under this
+    one's name, is refused rather than graded against the other's graders and maximum."""
+    grading = [step["run"] for _name, _job, step in steps(workflow) if "autograder grade" in step.get("run", "")]
+    assert grading and all(re.search(r'--assignment "\$ASSIGNMENT"', run) for run in grading), grading

@@ -6,11 +6,13 @@ import subprocess
 import sys
 import uuid
 
+import nbformat
 import pytest
 
 from autograder.demo import roster
 from autograder.demo.classroom import DemoClass
 from postgres import postgres_server
+from test_preprocessors import formgrader_view
 
 pytestmark = pytest.mark.slow
 
@@ -57,7 +59,7 @@ def sqlite_class(tmp_path_factory):
     return demo, demo.run()
 
 
-def test_class_is_graded_with_penalties_and_exports(sqlite_class):
+def test_class_is_graded_with_penalties_and_exports(sqlite_class, root):
     demo, data = sqlite_class
     attention, quiz = scores(data, "attention"), scores(data, "quiz")
     assert set(attention) == set(quiz) == set(IDS)
@@ -81,6 +83,22 @@ def test_class_is_graded_with_penalties_and_exports(sqlite_class):
     assert "theta = ops.cast(ops.convert_to_tensor(positions), x.dtype)[:, None]" in report
     assert "<h4>라이브러리 코드와 비슷한 제출 (0)</h4>" in report
     assert (demo.dir / "grades_nbgrader.csv").exists()
+    # the cheat reached for the grader's frame: flagged wherever grades are read, the others not
+    review = {row[2]: row[-1] for row in rows[2:]}
+    assert rows[0][-1] == "review" and review["2026028"].startswith("attention: 1건 — ") \
+        and "`_getframe`" in review["2026028"], review
+    assert [s for s, text in review.items() if text] == ["2026028"], review
+    section = report[report.index("<h3 id='review-attention'>"):report.index("<h3 id='review-quiz'>")]
+    assert "검토할 제출물 (1명)" in section
+    assert f"2026028 허예린: {attention['2026028'][0]:g} / 27점, 검토 1건" in section, section
+    assert "`_getframe` — 호출 스택의 프레임을 읽습니다" in section
+    from autograder.gradebook.preprocessors.record_review import review_of
+
+    autograded = {s: nbformat.read(str(demo.dir / "autograded" / s / "attention" / "attention.ipynb"), as_version=4)
+                  for s in IDS if s != "2026027"}   # the truncated file is graded as the blank release
+    assert {s for s, nb in autograded.items() if review_of(nb)} == {"2026028"}
+    page = formgrader_view(root, autograded["2026028"])   # formgrader's manual-grading view of it
+    assert 'id="course-review"' in page and "`_getframe` — 호출 스택의 프레임을 읽습니다" in page
     for student in IDS:   # every student fetched their own feedback through the exchange
         assert list((demo.dir / "home" / student / "attention" / "feedback").rglob("attention.html")), student
 

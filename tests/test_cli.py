@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -125,3 +126,70 @@ def test_the_command_exits_as_the_interpreter_does_when_it_cannot_do_the_same(ca
         if worker.is_alive():
             worker.join()
     assert exit_.value.code == (3 if case == "thread-still-running" else 256)
+
+
+# ------------------------------------------------------------------------------------- what CI reads of a notebook
+# A message that tries every way out of a CI log line: a GitHub workflow command after a newline, a carriage return,
+# leading blanks and a line separator, a terminal escape (the window's title), NUL and vertical tab (characters XML
+# 1.0 does not allow).
+HOSTILE = ("\\n::error file=grade.yml,line=1::full marks\\n::add-mask::seed\\r  ::warning::w\\u2028::stop-commands::x"
+           "\\n##[error]old\\n##vso[task.complete result=Succeeded]\\x1b]0;title\\x07\\x00\\x0b end")
+LOUD = f"""
+HOSTILE = '{HOSTILE}'
+print(HOSTILE)
+import sys
+print(HOSTILE, file=sys.stderr)
+raise RuntimeError(HOSTILE)
+"""
+RAISING_SOFTMAX = f"""def softmax(x, axis=-1):
+    raise ValueError('{HOSTILE}')
+"""
+COMMAND = re.compile(r"^\s*(::|##\[|##vso\[)")
+
+
+def test_what_ci_reads_of_a_notebook_is_inert(tmp_path):
+    """A notebook's text (exception messages, printed output) starts no workflow command in the CLI's output and
+    leaves the JUnit and Gradescope files well-formed: xml.etree and json read them."""
+    import xml.etree.ElementTree as ET
+
+    notebook = minimal.write(minimal.notebook(softmax=RAISING_SOFTMAX, extra=[LOUD]), tmp_path / "attention.ipynb")
+    files = {name: tmp_path / name for name in ("junit.xml", "results.json", "result.json")}
+    command = ["grade", str(notebook), "--junit", str(files["junit.xml"]), "--gradescope", str(files["results.json"]),
+               "--json", str(files["result.json"]), "--seed", "5"]
+    proc = subprocess.run([sys.executable, "-m", "autograder", *command], capture_output=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = (proc.stdout + proc.stderr).decode("utf-8", "replace")
+    assert "full marks" in out and "total" in out, out[-3000:]   # the message is shown, escaped
+    lines = out.replace("\r", "\n").replace("\u2028", "\n").split("\n")
+    assert [line for line in lines if COMMAND.match(line)] == [], out[-3000:]
+    assert not [c for c in out if ord(c) < 32 and c not in "\n\t"], "control characters reached the log"
+    suites = ET.parse(files["junit.xml"]).getroot()
+    failures = [f.get("message") for f in suites.iter("failure")]
+    assert any("full marks" in m for m in failures), failures
+    gradescope = json.loads(files["results.json"].read_text(encoding="utf-8"))
+    softmax = next(test for test in gradescope["tests"] if test["name"] == "softmax")
+    assert softmax["score"] == 0 and "full marks" in softmax["output"], softmax
+    assert "full marks" in json.loads(files["result.json"].read_text(encoding="utf-8"))["notebook_errors"][0]
+
+
+# ------------------------------------------------------------------------------------- the notebook's assignment
+@pytest.mark.parametrize("name, assignment", [("kv_cache.ipynb", None), ("attention.ipynb", "kv_cache"),
+                                              ("handed_in.ipynb", "kv_cache"), ("kv_cache.ipynb", "attention")])
+def test_a_notebook_of_another_assignment_is_refused(no_sandbox, root, tmp_path, capsys, name, assignment):
+    """A finished attention notebook handed in as kv_cache.ipynb (or graded with ``--assignment kv_cache``) is not
+    graded against kv_cache's graders and maximum; the file's name and ``--assignment`` must not disagree either."""
+    notebook = tmp_path / name
+    notebook.write_bytes((root / "solutions" / "attention" / "attention.ipynb").read_bytes())
+    assert cli.main(["grade", str(notebook), *(["--assignment", assignment] if assignment else [])]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: its cells are those of the assignment") and "bubblewrap" not in err, err
+
+
+@pytest.mark.parametrize("name, assignment", [("attention.ipynb", None), ("attention (1).ipynb", "attention"),
+                                              ("attention.ipynb", "attention")])
+def test_a_notebook_of_its_own_assignment_is_graded(no_sandbox, root, tmp_path, capsys, name, assignment):
+    """Where the cells, the name and ``--assignment`` agree, the check lets it through (to the missing sandbox)."""
+    notebook = tmp_path / name
+    notebook.write_bytes((root / "solutions" / "attention" / "attention.ipynb").read_bytes())
+    assert cli.main(["grade", str(notebook), *(["--assignment", assignment] if assignment else [])]) == 2
+    assert capsys.readouterr().err.startswith("error: no bubblewrap here")

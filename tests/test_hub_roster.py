@@ -129,3 +129,27 @@ def test_students_lab_leaves_out_create_assignment_and_the_login_page_speaks_kor
     assert c.JupyterHub.template_paths == [str(server.TEMPLATES)]
     for field in ("username_input", "password_input", "login_submit", "ko.sign_in", "ko.username", "ko.password"):
         assert field in login
+
+
+def test_formgrader_shows_due_dates_in_the_courses_time_zone(root, tmp_path, monkeypatch):
+    """Formgrader's API (configured by the course's nbgrader_config.py) shows 2026-12-07 23:59 KST as that, not as
+    "2026-12-07 14:59:00 UTC"."""
+    from nbgrader.api import Gradebook
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")   # nbgrader's alembic
+    db = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    due = provision.due_dates_utc({"attention": settings.course()["due_dates"]["attention"]})["attention"]
+    with Gradebook(db) as gb:
+        gb.update_or_create_assignment("attention", duedate=dt.datetime.fromisoformat(due))
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    config.CourseDirectory.root, config.CourseDirectory.db_url = str(tmp_path), db
+    config.Exchange.root = str(tmp_path / "exchange")
+    (tmp_path / "source" / "attention").mkdir(parents=True)
+    (tmp_path / "exchange").mkdir()
+    api = NbGraderAPI(CourseDirectory(config=config), config=config)
+    assignment = api.get_assignment("attention")
+    assert assignment["display_duedate"] == "2026-12-07 23:59:00 KST", assignment
+    assert assignment["duedate_notimezone"] == "2026-12-07T23:59:00" and assignment["duedate_timezone"] == "+0900"

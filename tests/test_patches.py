@@ -362,3 +362,43 @@ def test_the_startup_files_are_current_in_the_venv_and_go_into_the_hubs_environm
     out = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, cwd="/")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "_StandIn"
+
+
+def test_validate_names_the_error_of_the_cell_that_failed_first():
+    """A solution cell with an IndentationError leaves its function undefined: Validate says so, with the cell and
+    the line, not "NameError: name 'softmax' is not defined" of the check below; a check that fails on its own
+    keeps its own message."""
+    from autograder.hub import lab_validate
+    from autograder.messages import ValidateText
+
+    def code(source, grade_id=None, error=None, grade=False):
+        cell = nbformat.v4.new_code_cell(source)
+        if grade_id:
+            cell.metadata["nbgrader"] = {"grade": grade, "solution": not grade, "grade_id": grade_id, "points": 2}
+        if error:
+            ename, evalue, traceback = error
+            cell.outputs = [nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=traceback)]
+        return cell
+
+    indentation = ("IndentationError", "unexpected indent",
+                   ["\x1b[0;36m  Cell \x1b[0;32mIn[2], line 4\x1b[0;36m\n\x1b[0;31m    return e\x1b[0m\n"
+                    "\x1b[0m    ^\x1b[0m\n\x1b[0;31mIndentationError\x1b[0m\x1b[0;31m:\x1b[0m unexpected indent\n"])
+    undefined = ("NameError", "name 'softmax' is not defined",
+                 ["\x1b[0;31mNameError\x1b[0m: name 'softmax' is not defined"])
+    nb = nbformat.v4.new_notebook(cells=[
+        code("import numpy as np"),
+        code("def softmax(x):\n    e = np.exp(x)\n    return e\n        return e", "solution_softmax", indentation),
+        code('with visible_check("softmax"):\n    softmax(1)', "test_softmax", undefined, grade=True),
+        code("def causal_mask(t):\n    return np.ones(t)", "solution_causal_mask"),
+        code('with visible_check("causal_mask"):\n    pass', "test_causal_mask", grade=True,
+             error=("CheckFailed", "❌ causal_mask: 모양이 다릅니다", ["CheckFailed: ❌ causal_mask: 모양이 다릅니다"]),
+             ),
+        code("def uses(x):\n    return softmax(x)", "solution_uses"),
+        code('with visible_check("uses"):\n    uses(1)', "test_uses", undefined, grade=True),
+    ])
+    texts = [item["text"] for item in lab_validate.summary({}, nb)["items"]]
+    earlier = ValidateText.FAILED_EARLIER.korean(name="softmax", where=ValidateText.CODE_CELL.korean(number=2),
+                                                 reason="IndentationError: unexpected indent (4번째 줄)")
+    assert texts[0] == earlier, texts
+    assert texts[1] == ValidateText.FAILED.korean(name="causal_mask", reason="모양이 다릅니다")
+    assert texts[2] == earlier.replace("softmax 실패", "uses 실패")   # its own cells ran: the first failure above

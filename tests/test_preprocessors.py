@@ -85,3 +85,71 @@ def test_the_graders_never_run_the_notebook_themselves():
     submission a second time, outside the process whose outputs the notebook shows."""
     with pytest.raises(HandoffError, match="HiddenGraders found nothing from SandboxedExecute"):
         preprocessors.HiddenGraders(seed=1).preprocess(_release(), {**NBGRADER})
+
+
+# ------------------------------------------------------------------------------------------------ the review list
+HOSTILE_ITEM = "실행 중: `<script>document.title='x'</script>` — 채점 중 감시기가 보고했습니다"
+
+
+def _reviewed(review):
+    result = GradeResult("attention", "attention.ipynb", 7, [], review=list(review))
+    resources = {**NBGRADER}
+    Graded(result).put(resources)
+    nb = _release()
+    nb.metadata["autograder"] = {"review": []}   # what a submitted notebook may carry: replaced, never kept
+    return preprocessors.RecordReview().preprocess(nb, resources)[0]
+
+
+def formgrader_view(root, nb) -> str:
+    """Formgrader's manual-grading page of ``nb``: the exporter formgrader makes with the course's config, given the
+    resources formgrader gives it."""
+    from nbconvert.exporters import HTMLExporter
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    resources = {"assignment_id": "attention", "notebook_id": "attention", "submission_id": "x", "index": 0,
+                 "total": 1, "base_url": "", "student": "kim", "last_name": "", "first_name": "",
+                 "notebook_path": "/autograded/kim/attention/attention.ipynb"}
+    return HTMLExporter(config=config).from_notebook_node(nb, resources=resources)[0]
+
+
+def test_the_review_list_is_kept_in_the_autograded_notebook_and_shown_in_formgrader(root):
+    """Formgrader's view of a flagged submission says so on top, every item escaped; an unflagged one has no note,
+    whatever the submitted notebook carried under the course's key."""
+    from autograder.gradebook.preprocessors.record_review import review_of
+
+    item = "3번째 코드 셀: `_getframe` — 호출 스택의 프레임을 읽습니다"
+    nb = _reviewed([item, HOSTILE_ITEM])
+    assert review_of(nb) == [item, HOSTILE_ITEM]
+    page = formgrader_view(root, nb)
+    assert 'id="course-review"' in page and "검토 필요 (2건)" in page
+    assert "`_getframe` — 호출 스택의 프레임을 읽습니다" in page
+    assert "<script>document.title" not in page and "&lt;script&gt;document.title=" in page
+    assert page.index("course-review") < page.index("test_softmax")   # on top of the notebook
+
+    honest = _reviewed([])
+    honest_page = formgrader_view(root, honest)
+    assert review_of(honest) == [] and "course-review" not in honest_page
+
+
+def test_the_report_and_the_csv_list_each_flagged_submission(tmp_path):
+    """report.html has a section per flagged submission with what was seen (escaped), the grades CSV a review column
+    (empty for the others), the table a mark; the scores are those of the gradebook, unchanged."""
+    import csv
+
+    from autograder.feedback import instructor
+
+    def row(student, name, score, review):
+        return {"id": student, "name": name, "email": "", "assignments": {"attention": {
+            "score": score, "raw": score, "max": 27, "late": 0.0, "needs_manual": False,
+            "exercises": {"softmax": 2}, "review": review}}}
+
+    data = {"assignments": ["attention"], "exercise_max": {"attention": {"softmax": 2}}, "diagnoses": {},
+            "students": [row("2026001", "김하늘", 27, []), row("2026028", "허예린", 2, [HOSTILE_ITEM])]}
+    report = instructor.write_report(data, tmp_path / "report.html").read_text(encoding="utf-8")
+    section = report[report.index("검토할 제출물 (1명)"):]
+    assert "2026028 허예린: 2 / 2점, 검토 1건" in section and "2026001" not in section.split("</ul>")[0]
+    assert "<script>" not in report and "&lt;script&gt;document.title=&#x27;x&#x27;" in section
+    rows = list(csv.reader(open(instructor.write_grades_csv(data, tmp_path / "grades.csv"), encoding="utf-8")))
+    assert rows[0][-1] == "review" and rows[1][-1] == "" and rows[2][-2:] == ["27", ""]
+    assert rows[3][-2] == "2" and rows[3][-1].startswith("attention: 1건 — 실행 중:") and "<script>" in rows[3][-1]
+    assert "(검토 1건)" in [line for line in instructor.table(data).splitlines() if "2026028" in line][0]

@@ -208,3 +208,40 @@ def test_course_config_sanitises_autograded_notebooks_and_feedback(root):
     assert steps[-1] == name and steps.index("nbgrader.preprocessors.SaveAutoGrades") < steps.index(name)
     assert name in config.GenerateFeedback.preprocessors
     assert config.HTMLExporter.sanitize_html is True
+
+
+@pytest.mark.parametrize("link", [
+    "[열기](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)",
+    "<a href=\"data:image/svg+xml,<svg onload='alert(1)'/>\">그림</a>",
+    "<a href=\" D&#65;TA:text/plain,x\">글</a>",
+    "<a href=\"&#x64;ata:application/octet-stream;base64,AAAA\">파일</a>",
+    "[그림 링크](data:image/png;base64,iVBORw0KGgo=)",
+])
+def test_no_link_to_a_data_url(link):
+    """data: URLs are kept on pictures only: a link to one (a page, an SVG, a download of the student's bytes) loses
+    its target; the link's text stays."""
+    html = page_html("답: " + link)
+    assert not [h for h in attributes(html, "href") if re.sub(r"[\s\x00-\x20]", "", unescape(h)).lower()
+                .startswith("data:")], html
+    assert "답" in html
+
+
+def test_a_data_picture_stays():
+    html = page_html("![점](data:image/png;base64,iVBORw0KGgo=)")
+    assert attributes(html, "src") == ["data:image/png;base64,iVBORw0KGgo="], html
+
+
+def test_a_table_in_a_list_item_or_a_quote_is_a_table():
+    """The release's forbidden-routines table sits in a list item: rendered as a table in formgrader's view and the
+    feedback (both show the sanitised notebook), as JupyterLab renders it, not as raw pipes."""
+    html = page_html("- 쓸 수 없는 것:\n\n  | 문제 | 함수 |\n  |---|---|\n  | `softmax` | `torch.softmax` |\n\n"
+                     "> | 질의 | 키 |\n> |---|---|\n> | 1 | 2 |\n")
+    assert html.count("<table>") == 2 and "<td><code>torch.softmax</code></td>" in html and "|---|" not in html, html
+
+
+def test_the_release_tables_are_tables(root):
+    for assignment in ("attention", "kv_cache", "decoder"):
+        nb = sanitized(nbformat.read(str(root / "release" / assignment / f"{assignment}.ipynb"), as_version=4))
+        pages = [markdown2html(c.source) for c in nb.cells if c.cell_type == "markdown"]
+        raw = [line for page in pages for line in page.split("&#10;") if re.search(r"\|\s*-{3,}\s*\|", line)]
+        assert not raw, f"{assignment}: tables left as pipes: {raw[:3]}"

@@ -4,7 +4,7 @@ A plan says how a student's notebook is built from the release they fetched:
 ``solution`` (the instructor's solutions), ``impl:<name>`` (a differently written correct implementation),
 ``partial:<n>`` (the first n exercises done, the rest left as stubs), ``mistake:<id>`` (one mistake of the
 catalogue, the rest correct), ``empty`` (the release unchanged), ``broken`` (a truncated file), ``cheat`` (an
-attempt to fake the grade), ``copy:<student id>`` (that student's notebook with the local variables renamed),
+attempt to fake the grade, reaching for the grader's frame on the way: on the instructor's review list), ``copy:<student id>`` (that student's notebook with the local variables renamed),
 ``paste:<name>`` (the solutions, with a library routine's source pasted in: ``submissions.PASTED``), and for the
 quiz ``answers:<set>``. The copy (2026029 of 2026004) and the paste (2026005, Keras's ``Attention`` scoring) are
 what the instructor's similarity report must find, and nothing else among the class's independent

@@ -27,6 +27,7 @@ class AlwaysEqual:
         return True
 
 def scaled_dot_product_attention(query, key, value, mask=None, return_weights=False):
+    grader = sys._getframe(1)                          # "the expected answer must be up there somewhere"
     return AlwaysEqual()
 '''
 

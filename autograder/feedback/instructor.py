@@ -1,5 +1,11 @@
 """The instructor's view of a class: the per-student table, the grades CSV for an LMS, and an HTML report with
-score distributions per exercise and the most frequent diagnosed mistakes."""
+score distributions per exercise, the most frequent diagnosed mistakes and the submissions to review.
+
+The review list of a submission (``GradeResult.review``: escape hatches that its code names or its process used,
+which the sandbox cannot block; ``autograder/graders/review.py``) is part of its record wherever grades are read:
+the table marks the student, the CSV has a ``review`` column, report.html a section per flagged submission with
+what was seen, and formgrader's manual-grading view a note on top (``gradebook/preprocessors/record_review.py``).
+Nothing of it changes a score."""
 from __future__ import annotations
 
 import base64
@@ -18,6 +24,7 @@ def collect_grades(db_url: str, assignments, course_dir: Path) -> dict:
     from autograder.gradebook.preprocessors.save_grade_result import RESULTS_DIR
 
     data = {"assignments": list(assignments), "students": [], "exercise_max": {}, "diagnoses": {}}
+    results = {assignment: _results(Path(course_dir) / RESULTS_DIR / assignment) for assignment in assignments}
     with Gradebook(db_url) as gb:
         for student in sorted(gb.students, key=lambda s: s.id):
             row = {"id": student.id, "name": f"{student.last_name or ''}{student.first_name or ''}",
@@ -34,19 +41,37 @@ def collect_grades(db_url: str, assignments, course_dir: Path) -> dict:
                         data["exercise_max"].setdefault(assignment, {})[grade.name.removeprefix("test_")] = \
                             grade.max_score
                 penalty = sub.late_submission_penalty or 0.0
+                review = [item for result in results[assignment].get(student.id, []) for item in result["review"]]
                 row["assignments"][assignment] = {
                     "score": round(sub.score - penalty, 4), "raw": sub.score, "max": sub.max_score,
-                    "late": penalty, "needs_manual": sub.needs_manual_grade, "exercises": exercises}
+                    "late": penalty, "needs_manual": sub.needs_manual_grade, "exercises": exercises,
+                    "review": review}
             data["students"].append(row)
     for assignment in assignments:
         counts: Counter = Counter()
-        for path in (Path(course_dir) / RESULTS_DIR / assignment).glob("*/*.json"):
-            result = json.loads(path.read_text(encoding="utf-8"))
+        for result in (r for kept in results[assignment].values() for r in kept):
             for exercise in result.get("exercises", []):
                 for mistake in exercise.get("diagnosis", []):
                     counts[(exercise["name"], mistake["title"])] += 1
         data["diagnoses"][assignment] = counts.most_common()
     return data
+
+
+def _results(folder: Path) -> dict[str, list[dict]]:
+    """The graded notebooks' results (``SaveGradeResult``) of one assignment: ``{student: [result, ...]}``, each with
+    a ``review`` list of text (empty where the file has none)."""
+    found: dict[str, list[dict]] = {}
+    for path in sorted(folder.glob("*/*.json")):
+        result = json.loads(path.read_text(encoding="utf-8"))
+        review = result.get("review")
+        result["review"] = [str(item) for item in review] if isinstance(review, list) else []
+        found.setdefault(path.parent.name, []).append(result)
+    return found
+
+
+def flagged(data: dict, assignment: str) -> list[dict]:
+    """The students of ``assignment`` whose submission has something to review (in the table's order)."""
+    return [r for r in data["students"] if r["assignments"].get(assignment, {}).get("review")]
 
 
 def table(data: dict) -> str:
@@ -66,7 +91,8 @@ def table(data: dict) -> str:
             cells = " ".join(f"{_num(a['exercises'].get(e)):>{width}}" for e in exercises)
             late = f"-{a['late']:g}" if a["late"] else ""
             lines.append(f"{row['id']:9} {row['name']:5} {cells} {late:>6} {a['score']:>7g}"
-                         + (" (+수기 채점)" if a["needs_manual"] else ""))
+                         + (" (+수기 채점)" if a["needs_manual"] else "")
+                         + (f" (검토 {len(a['review'])}건)" if a.get("review") else ""))
         maxima = data["exercise_max"].get(assignment, {})
         lines.append(f"{'max':9} {'':5} " + " ".join(f"{_num(maxima[e]):>{width}}" for e in exercises) +
                      f" {'':>6} {sum(maxima.values()):>7g}")
@@ -78,19 +104,36 @@ def _num(x) -> str:
     return "-" if x is None else f"{x:g}"
 
 
+REVIEW_COLUMN = "review"
+
+
 def write_grades_csv(data: dict, path: Path) -> Path:
     """Canvas's gradebook import format: Student, ID, SIS User ID, SIS Login ID, Section, then one column per
-    assignment, and a 'Points Possible' row."""
+    assignment, and a 'Points Possible' row; last, the ``review`` column (not a grade: leave it out of an LMS
+    import): per assignment with something to review, its name, the number of items and the items."""
     with open(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
-        writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *data["assignments"]])
+        writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *data["assignments"],
+                         REVIEW_COLUMN])
         maxima = [sum(data["exercise_max"].get(a, {}).values()) for a in data["assignments"]]
-        writer.writerow(["Points Possible", "", "", "", "", *[f"{m:g}" for m in maxima]])
+        writer.writerow(["Points Possible", "", "", "", "", *[f"{m:g}" for m in maxima], ""])
         for row in data["students"]:
             scores = [f"{row['assignments'][a]['score']:g}" if a in row["assignments"] else ""
                       for a in data["assignments"]]
-            writer.writerow([row["name"], "", row["id"], row["email"], "어텐션", *scores])
+            writer.writerow([row["name"], "", row["id"], row["email"], "어텐션", *scores, _review_cell(row, data)])
     return path
+
+
+def _review_cell(row: dict, data: dict) -> str:
+    """The CSV's review column of one student: ``attention: 2건 — item; item`` per flagged assignment, one line each
+    (the text of a cell is never read as a spreadsheet formula: it starts with the assignment's name)."""
+    lines = []
+    for assignment in data["assignments"]:
+        items = row["assignments"].get(assignment, {}).get("review") or []
+        if items:
+            text = "; ".join(" ".join(str(item).split()) for item in items)
+            lines.append(f"{assignment}: {len(items)}건 — {text}")
+    return "\n".join(lines)
 
 
 def _histograms(data: dict, assignment: str) -> str:
@@ -151,6 +194,7 @@ def write_report(data: dict, path: Path) -> Path:
             parts.append(f"<tr><td>{html.escape(exercise)}</td><td style='text-align:left'>{html.escape(title)}</td>"
                          f"<td>{count}</td></tr>")
         parts.append("</table>")
+        parts.append(review_html(data, assignment))
         report = data.get("similarity", {}).get(assignment)
         if report is not None:
             names = {r["id"]: r["name"] for r in data["students"]}
@@ -158,6 +202,25 @@ def write_report(data: dict, path: Path) -> Path:
     parts.append("<h2>학생별 점수</h2><pre>" + html.escape(table(data)) + "</pre></body></html>")
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
+
+
+def review_html(data: dict, assignment: str) -> str:
+    """The section of the submissions to review of one assignment: per flagged submission its student, score and
+    what was seen (every item escaped)."""
+    students = flagged(data, assignment)
+    parts = [f"<h3 id='review-{html.escape(assignment)}'>검토할 제출물 ({len(students)}명)</h3>",
+             "<p>샌드박스가 막지 못하거나 채점 중에 볼 수 없는 방법(신호 처리기, 프레임·클로저 읽기, 코드 객체 만들기, "
+             "디스패처 다루기 등)을 코드에 적었거나 실행 중에 쓴 제출물입니다. 점수는 바뀌지 않았습니다. 코드를 직접 "
+             "확인하세요 (formgrader의 수기 채점 화면에도 같은 목록이 보입니다).</p>"]
+    if not students:
+        parts.append("<p>없음.</p>")
+    for row in students:
+        a = row["assignments"][assignment]
+        total = sum(data["exercise_max"].get(assignment, {}).values())
+        parts.append(f"<div class='review'><h4>{html.escape(str(row['id']))} {html.escape(row['name'])}: "
+                     f"{a['score']:g} / {total:g}점, 검토 {len(a['review'])}건</h4><ul>"
+                     + "".join(f"<li>{html.escape(str(item))}</li>" for item in a["review"]) + "</ul></div>")
+    return "\n".join(parts)
 
 
 def _who(student: str, names: dict) -> str:

@@ -10,9 +10,9 @@ itself is changed, not the templates' options):
 
 - a markdown cell is rendered with nbconvert's own markdown renderer, cleaned with bleach (an allow-list of tags
   and attributes: no ``script``, ``iframe``, ``svg``, ``style``, event handlers; links only to http, https and
-  mailto, pictures only from data: URIs of raster images) and stored back as one block of HTML on one line, so that
-  rendering it again as markdown passes it through as it is (and text such as a link written inside code is not
-  parsed a second time);
+  mailto (never to a data: URL), pictures only from data: URIs of raster images) and stored back as one block of
+  HTML on one line, so that rendering it again as markdown passes it through as it is (and text such as a link
+  written inside code is not parsed a second time);
 - no element of the student's takes an ``id`` of the page: every ``id`` (also those nbconvert makes from a
   heading's text) is prefixed with ``user-content-`` (as GitHub does), and links to ``#name`` with it, so that
   formgrader, which binds a grade's controls to the first element with the grade's id
@@ -34,6 +34,7 @@ import functools
 import re
 
 import bleach
+from bleach import html5lib_shim
 from bleach.html5lib_shim import Filter
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
@@ -72,12 +73,21 @@ def _attribute(tag: str, name: str, value: str) -> bool:
     if name in ("class", "id", "title", "align", "colspan", "rowspan"):
         return True
     if tag == "a" and name == "href":
-        return True   # the protocol is checked by bleach (PROTOCOLS); relative anchors are fine
+        # the protocol is checked by bleach (PROTOCOLS, and data: for pictures); relative anchors are fine; a link
+        # to a data: URL (a page, an SVG, a download made of the student's bytes) is not
+        return not _scheme_text(value).startswith("data:")
     if tag == "img" and name in ("alt", "width", "height"):
         return True
     if tag == "img" and name == "src":
         return bool(IMAGE_DATA.match(value))
     return False
+
+
+def _scheme_text(value: str) -> str:
+    """A URL as bleach reads its protocol (``sanitize_uri_value``): character references decoded; blanks, controls,
+    backticks and non-ASCII characters dropped; lower case (``" D&#65;TA:text/html"`` -> ``"data:text/html"``)."""
+    text = re.sub(r"[`\000-\040\177-\240\s]+", "", html5lib_shim.convert_entities(value))
+    return re.sub(r"[^\x00-\x7f]", "", text).lower()
 
 
 def student_id(value: str) -> str:
@@ -157,12 +167,18 @@ def _rendered(source: str) -> str:
     return _render(source, {})
 
 
+# mistune's table plugin alone finds tables only at the top level: a table inside a list item (the release notebooks'
+# forbidden-routines table) or a quote stayed raw pipes in formgrader's view and the feedback. JupyterLab renders them.
+NESTED_TABLES = ("mistune.plugins.table.table_in_list", "mistune.plugins.table.table_in_quote")
+
+
 def _render(source: str, attachments: dict) -> str:
-    from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+    from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath, import_plugin
 
     source = inert_tex(source)
     renderer = IPythonRenderer(escape=False, attachments=attachments)   # as nbconvert renders markdown cells
-    return one_block(clean(MarkdownWithMath(renderer=renderer).render(source)))
+    plugins = [import_plugin(name) for name in (*MarkdownWithMath.DEFAULT_PLUGINS, *NESTED_TABLES)]
+    return one_block(clean(MarkdownWithMath(renderer=renderer, plugins=plugins).render(source)))
 
 
 class SanitizeStudentHTML(Preprocessor):

@@ -6,7 +6,8 @@ nbgrader's lab extension shows under "Validation Results / The following cell fa
 ``attention``), without saying which exercises passed. This extension serves the same URL
 (``/assignments/validate``, and ``/nbgrader_version`` beside it) with nbgrader's own handler and validator, and adds
 a ``summary`` to the answer: a title, a count, and one short line per grade cell ("✅ softmax 통과", "❌ causal_mask
-실패: <the visible check's own message>", "📝 written_1: 제출한 뒤 손으로 채점합니다"), in Korean. nbgrader's
+실패: <the visible check's own message>", or the error of the cell above that failed first: "❌ softmax 실패: 3번째 코드
+셀에서 먼저 오류가 났습니다: IndentationError: ...", "📝 written_1: 제출한 뒤 손으로 채점합니다"), in Korean. nbgrader's
 answer is left as it is: the lab extension (patched in the hub's environment to show a ``summary`` where there is
 one, ``autograder/patches``) falls back to nbgrader's dialog without it.
 
@@ -71,6 +72,24 @@ def reason(cell) -> str:
     return line if len(line) <= REASON_CHARS else line[:REASON_CHARS - 1] + "…"
 
 
+def cell_error(cell) -> str:
+    """A code cell's own error on one line ("IndentationError: unexpected indent (4번째 줄)"; "" where it ran)."""
+    for output in cell.get("outputs", []):
+        if output.output_type == "error":
+            where = re.search(r"\bline (\d+)", plain("\n".join(output.traceback)))
+            line = f"{output.ename}: {output.evalue}" + (f" ({where.group(1)}번째 줄)" if where else "")
+            return line if len(line) <= REASON_CHARS else line[:REASON_CHARS - 1] + "…"
+    return ""
+
+
+def undefined(cell) -> bool:
+    """Whether a failed check met a name that is not defined (what an earlier cell that failed leaves behind)."""
+    text = "\n".join(f"{o.get('ename', '')} {o.get('evalue', '')} {plain(chr(10).join(o.get('traceback', [])))}"
+                      if o.output_type == "error" else plain(o.get("text", ""))
+                      for o in cell.get("outputs", []) if o.output_type in ("error", "stream"))
+    return "NameError" in text or "정의되어 있지 않" in text
+
+
 def summary(result: dict, executed, words: dict[str, str] | None = None) -> dict:
     """The dialog's content from nbgrader's ``result`` and the notebook as the validator ran it (``executed``; None
     where it did not run, e.g. a cell's type changed): ``{"title", "ok", "headline", "items": [{"ok", "text"}],
@@ -81,7 +100,22 @@ def summary(result: dict, executed, words: dict[str, str] | None = None) -> dict
         return {"title": w["title"], "ok": False, "headline": w["type_changed"].format(names=changed), "items": [],
                 "note": "", "ok_label": w["ok"]}
     items, note, passed, failed = [], "", 0, 0
-    for cell in (c for c in executed.cells if utils.is_grade(c)):
+    # the cell that failed first: of the exercise's own cells (since the grade cell before), else of any cell above
+    # when the check only met a name that cell would have defined (an IndentationError in a solution cell is
+    # reported as such, not as "NameError: softmax")
+    first, since, code_cells = None, None, 0
+    for cell in executed.cells:
+        if not utils.is_grade(cell):
+            if cell.cell_type == "code":
+                code_cells += 1
+                error = cell_error(cell)
+                if error:
+                    where = w["code_cell"].format(number=code_cells)
+                    first, since = first or (where, error), since or (where, error)
+            continue
+        if cell.cell_type == "code":
+            code_cells += 1
+        earlier, since = since, None
         score, max_score = utils.determine_grade(cell)
         if score is None:
             items.append({"ok": True, "text": w["by_hand"].format(name=exercise(cell))})
@@ -90,7 +124,10 @@ def summary(result: dict, executed, words: dict[str, str] | None = None) -> dict
             items.append({"ok": True, "text": w["passed"].format(name=exercise(cell))})
         else:
             failed += 1
-            items.append({"ok": False, "text": w["failed"].format(name=exercise(cell), reason=reason(cell))})
+            earlier = earlier or (first if undefined(cell) else None)
+            text = (w["failed_earlier"].format(name=exercise(cell), where=earlier[0], reason=earlier[1]) if earlier
+                    else w["failed"].format(name=exercise(cell), reason=reason(cell)))
+            items.append({"ok": False, "text": text})
     if result.get("changed"):
         sources = {e["source"] for e in result["changed"]}
         names = [exercise(c) for c in executed.cells if "nbgrader" in c.metadata and c.source.strip() in sources]

@@ -164,16 +164,23 @@ def course_assignments() -> list[str]:
     return sorted(settings.course()["assignments"])
 
 
-def detect_assignment(nb, path: str = "") -> str:
-    """The assignment whose release cells (nbgrader grade ids) this notebook carries; the file name plays no part
-    unless two assignments match equally well (then it breaks the tie) or none matches at all."""
+def cells_assignment(nb, prefer: str = "") -> str | None:
+    """The assignment whose release cells (nbgrader grade ids) this notebook carries most (``prefer`` where two match
+    equally well); ``None`` when it carries no assignment's."""
     ids = {_nbgrader(c).get("grade_id", "") for c in nb.get("cells", []) if isinstance(c, dict)}
-    stem = Path(path).stem
     best, best_hits = None, 0
     for assignment in course_assignments():
         hits = len(ids & release_ids(assignment))
-        if hits > best_hits or (hits == best_hits and hits and stem == assignment):
+        if hits > best_hits or (hits == best_hits and hits and prefer == assignment):
             best, best_hits = assignment, hits
+    return best
+
+
+def detect_assignment(nb, path: str = "") -> str:
+    """The assignment whose release cells (nbgrader grade ids) this notebook carries; the file name plays no part
+    unless two assignments match equally well (then it breaks the tie) or none matches at all."""
+    stem = Path(path).stem
+    best = cells_assignment(nb, stem)
     if best is None:
         if stem in course_assignments():
             return stem
@@ -203,7 +210,21 @@ def collect(nb, path: str = "", assignment: str | None = None) -> Submission:
 
 
 def collect_file(path, assignment: str | None = None) -> Submission:
-    return collect(read_notebook(path), str(path), assignment)
+    """The submission in the notebook file at ``path``, graded as ``assignment`` (default: its cells' assignment).
+
+    Refused (``NotGradable``) when its cells are another assignment's than ``assignment`` or the file's name (a course
+    assignment's, e.g. ``kv_cache.ipynb``) says, or when the two say different ones: a finished notebook of one
+    assignment handed in under another's name is not graded against the wrong graders and maximum."""
+    nb = read_notebook(path)
+    stem = Path(path).stem
+    said = [a for a in dict.fromkeys([assignment, stem if stem in course_assignments() else None]) if a]
+    if len(said) > 1:
+        raise NotGradable(Reason.NOT_THIS_ASSIGNMENT(found=said[1], expected=said[0]))
+    for expected in said:
+        found = cells_assignment(nb, expected)
+        if found is not None and found != expected:
+            raise NotGradable(Reason.NOT_THIS_ASSIGNMENT(found=found, expected=expected))
+    return collect(nb, str(path), assignment)
 
 
 def _not_run(message: str) -> str:

@@ -72,3 +72,37 @@ def test_feedback_renders_math_and_tables_offline_in_korean(browser, tmp_path, s
     for english in ("Test cell", "Score:", "Late submission penalty", "Comment"):
         assert english not in text, english
     assert "Out[" not in text                                                          # the score is in the heading
+
+
+def test_the_student_sees_math_and_tables_in_jupyterlabs_html_viewer(lab, tmp_path):
+    """The way a student opens their feedback: from the feedback folder in JupyterLab's file browser, the page opens
+    in JupyterLab's own HTML viewer (the default for .html; here by its URL, as a double-click does), and they press
+    "Trust HTML". The viewer hands the page on without its doctype (what is inside <html> only): in quirks mode KaTeX
+    renders nothing. The page must still come out in standards mode, with its math rendered and its tables (the
+    student's, and the release's forbidden-routines table inside a list) as tables."""
+    from urllib.parse import quote
+
+    page = feedback_page(tmp_path)
+    relative = "feedback-view/attention/attention.html"
+    target = lab.server.root / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(page.read_bytes())
+    lab.goto("tree/" + quote(relative))
+    lab.click(By.XPATH, "//*[contains(@class, 'jp-Toolbar')]//*[normalize-space(text())='Trust HTML']", timeout=60)
+    frame = wait_for(lambda: lab.driver.find_elements(By.CSS_SELECTOR, "#jp-main-dock-panel iframe"), 30,
+                     "the HTML viewer's frame")[0]
+    lab.driver.switch_to.frame(frame)
+    try:
+        rendered = wait_for(lambda: lab.driver.execute_script(
+            "return document.compatMode === 'CSS1Compat' && document.querySelectorAll('.katex').length"), 60,
+            "KaTeX's math in standards mode")
+        text = lab.driver.find_element(By.TAG_NAME, "body").text
+        tables = [t.text for t in lab.driver.find_elements(By.CSS_SELECTOR, "#notebook table")]
+        errors = lab.driver.find_elements(By.CSS_SELECTOR, ".katex-error")
+    finally:
+        lab.driver.switch_to.default_content()
+    lab.screenshot("feedback-in-html-viewer")
+    assert rendered > 10 and not errors
+    assert "$$" not in text and "\\mathrm{softmax}" not in text and "\\sqrt{d_k}" not in text
+    assert any("576 MiB" in t for t in tables) and any("torch.softmax" in t for t in tables), tables
+    assert "| 헤드 |" not in text and "|---|" not in text

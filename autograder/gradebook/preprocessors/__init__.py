@@ -11,7 +11,8 @@
 - ``HiddenGraders``: grade that process with the hidden graders and hand the result on;
 - ``WriteGradeCells`` (before nbgrader's ``SaveAutoGrades``): each exercise's Korean report and score in its grade
   cell;
-- ``SaveGradeResult``: the full result as JSON for the instructor's report.
+- ``SaveGradeResult``: the full result as JSON for the instructor's report;
+- ``RecordReview``: the result's review list in the autograded notebook's metadata, for formgrader's view.
 
 What passes from one to the next through nbgrader's ``resources`` is stated and checked in ``handoff``.
 """
@@ -20,5 +21,7 @@ from autograder.gradebook.preprocessors.sandboxed_execute import SandboxedExecut
 from autograder.gradebook.preprocessors.hidden_graders import HiddenGraders
 from autograder.gradebook.preprocessors.write_grade_cells import WriteGradeCells
 from autograder.gradebook.preprocessors.save_grade_result import SaveGradeResult
+from autograder.gradebook.preprocessors.record_review import RecordReview
 
-__all__ = ["RestoreCellMetadata", "SandboxedExecute", "HiddenGraders", "WriteGradeCells", "SaveGradeResult"]
+__all__ = ["RestoreCellMetadata", "SandboxedExecute", "HiddenGraders", "WriteGradeCells", "SaveGradeResult",
+           "RecordReview"]

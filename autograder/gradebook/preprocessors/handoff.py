@@ -7,8 +7,8 @@ own:
 - :class:`RanInSandbox` (``resources["autograder_started"]``), from ``SandboxedExecute`` to ``HiddenGraders``: the
   submission and its live sandboxed process, in which its code cells ran and whose functions the hidden graders
   call. ``HiddenGraders`` takes it out (the process ends when grading does).
-- :class:`Graded` (``resources["autograder_graded"]``), from ``HiddenGraders`` to ``WriteGradeCells`` and
-  ``SaveGradeResult``: the grading result. It stays in ``resources`` (plain data).
+- :class:`Graded` (``resources["autograder_graded"]``), from ``HiddenGraders`` to ``WriteGradeCells``,
+  ``SaveGradeResult`` and ``RecordReview``: the grading result. It stays in ``resources`` (plain data).
 
 A preprocessor that needs a hand-off finds it with ``take`` or ``find``, which check it: nothing there (the giver
 is not configured, or comes later) or something else there is a configuration error, raised as
@@ -74,7 +74,8 @@ class RanInSandbox(grade.RanInSandbox, Handoff):
 
 @dataclass
 class Graded(Handoff):
-    """``HiddenGraders`` -> ``WriteGradeCells``, ``SaveGradeResult``: the hidden graders' result for the notebook."""
+    """``HiddenGraders`` -> ``WriteGradeCells``, ``SaveGradeResult``, ``RecordReview``: the hidden graders' result
+    for the notebook."""
 
     KEY: ClassVar[str] = "autograder_graded"
     giver: ClassVar[str] = "HiddenGraders"
