@@ -49,6 +49,7 @@ SOLUTION = notebooks.solution_notebook(ASSIGNMENT)
 REQUIRED_MISTAKES = {
     "block_post_norm", "block_residual_twice", "block_no_causal_mask", "gen_positions_restart",
     "gen_attends_before_append", "ln_unbiased_variance", "ln_eps_outside_sqrt", "gen_logits_without_ln_f",
+    "block_tanh_gelu", "gen_positions_off_by_one", "gen_samples", "ln_keras_default_eps",
 }
 
 
@@ -201,6 +202,7 @@ def test_the_catalogued_generate_mistakes_change_the_tokens():
 
     solution = next(m for m in MISTAKES if m.id == "gen_ignores_cache").function()
     rng = np.random.default_rng(5)
+    np.random.seed(5)   # gen_samples draws with np.random
     scenarios = [model_and_prompt(rng, b, t0, n) for b, t0, n in ((2, 1, 8), (3, 5, 6), (1, 3, 9))]
     for params, prompt, expected in scenarios:
         np.testing.assert_array_equal(solution(params, prompt, expected.shape[1] - prompt.shape[1],
@@ -503,3 +505,11 @@ def test_visible_checks_agree_with_the_graders():
             missed.append(m.id)
     _SUMMARY["visible"] = ["visible checks (each mistake against its exercise's check):"] + lines
     assert missed == [], missed
+
+
+def test_notebook_warns_about_the_keras_defaults():
+    """Two catalogued mistakes come from Keras's defaults (keras.ops.gelu's tanh approximation, LayerNormalization's
+    epsilon=1e-3): the notebook says so where the student reads about GELU and eps."""
+    text = "".join("".join(cell.source) for cell in SOLUTION.cells if cell.cell_type == "markdown")
+    assert "`keras.ops.gelu(x, approximate=False)`" in text and "`approximate=True`" in text
+    assert "`keras.layers.LayerNormalization`의 기본값 `1e-3`" in text
