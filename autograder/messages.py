@@ -50,7 +50,8 @@ _PARTICLES = {"은": ("은", "는"), "는": ("은", "는"), "이": ("이", "가"
               "를": ("을", "를"), "과": ("과", "와"), "와": ("과", "와"), "으로": ("으로", "로"), "로": ("으로", "로")}
 # How a word's last sound reads in Korean: the final consonant of its last syllable, "" for none, "ㄹ" for ㄹ.
 _DIGITS = "ㅇㄹ ㅁ ㄱㄹㄹ "        # 영 일 이 삼 사 오 육 칠 팔 구 (a trailing 0 of 10, 100, ... reads 십, 백, 천, 만)
-_LETTERS = {"l": "ㄹ", "m": "ㅁ", "n": "ㄴ", "r": "ㄹ"}   # an upper-case abbreviation: 엘, 엠, 엔, 알; the rest 에이, 비, ...
+# An upper-case abbreviation by its last letter's name: 엘, 엠, 엔, 알 (the rest: 에이, 비, ...).
+_LETTERS = {"l": "ㄹ", "m": "ㅁ", "n": "ㄴ", "r": "ㄹ"}
 
 
 def _final_sound(word: str) -> str:

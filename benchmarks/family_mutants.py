@@ -758,7 +758,8 @@ def generate(params, prompt, max_new_tokens, num_heads, use_cache=True):
             h = h + merge_heads(attend_with_cache(q, k, v, cache)) @ p["w_o"] + p["b_o"]
             z = layer_norm(h, block["ln_2"]["gamma"], block["ln_2"]["beta"])
             h = h + gelu(z @ block["w_1"] + block["b_1"]) @ block["w_2"] + block["b_2"]
-        logits = torch.as_tensor(layer_norm(h[:, -1], params["ln_f"]["gamma"], params["ln_f"]["beta"]) @ params["wte"].T)
+        last = layer_norm(h[:, -1], params["ln_f"]["gamma"], params["ln_f"]["beta"])
+        logits = torch.as_tensor(last @ params["wte"].T)
         nxt = torch.multinomial(torch.softmax(logits.double(), dim=-1), 1)
         tokens = torch.cat([tokens, nxt], dim=1)
     return tokens.numpy()

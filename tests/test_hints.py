@@ -2,8 +2,9 @@
 
 Each exercise's collapsed hints (``<details><summary>💡 힌트 N</summary>`` in the markdown between the previous
 solution cell and its own) are compared with its solution (the code between ``### BEGIN SOLUTION`` and ``### END
-SOLUTION``), in every notebook of ``source/``. Code in a hint (inline ``code`` and fenced blocks) that parses as Python is reduced to its shape: the
-names of the student's variables become placeholders (``key``/``k``, ``g``/``group`` are the same), the library's
+SOLUTION``), in every notebook of ``source/`` (the quiz too: one hint a question). Code in a hint (inline ``code``
+and fenced blocks) that parses as Python is reduced to its shape: the names of the student's variables become
+placeholders (``key``/``k``, ``g``/``group`` are the same), the library's
 functions and attributes (``np.repeat``, ``axis=1``) stay. A hint fails when that shape is the right-hand side of a
 solution statement (or a ``return``), or a large part of one (at least ``LARGE`` syntax nodes): then the hint is the
 solution's line with other names. Small building blocks (``keepdims=True``, ``np.swapaxes(key, -1, -2)`` where the

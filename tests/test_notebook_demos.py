@@ -142,6 +142,6 @@ def test_a_decoder_check_failing_on_a_wrong_layer_norm_points_at_it():
         except AssertionError as failure:
             failures["test_generate"] = str(failure)
     assert set(failures) == {"test_decoder_block", "test_generate"}, failures
-    for grade_id, message in failures.items():
+    for message in failures.values():
         assert "이 확인이 부르는 앞 연습의 `layer_norm`이 틀렸습니다" in message, message
     assert "e-01이 허용치" in failures["test_decoder_block"], failures["test_decoder_block"]
