@@ -15,7 +15,10 @@ the texts they expect from here, so a message is written once.
   close to the reference, the stored GPU references, integers, the diagnosed mistakes, a function built on a
   wrong one).
 
-Texts follow docs/glossary.md (particles attached: ``{name}`이(가)``, ``신호 {signal}로``).
+Texts follow docs/glossary.md (particles attached: ``{name}`이(가)``, ``신호 {signal}로``). A particle after a
+field can be chosen by how the value reads in Korean (``particle``): ``{name!c:을}`` writes ```layer_norm`을``,
+```generate`를``; ``{err:이}`` writes ``1.11e-03이`` (``!c`` puts the value in code quotes; the spec is the particle
+as written after a final consonant, or after a vowel: 은/는, 이/가, 을/를, 과/와, 으로/로).
 
 Kept elsewhere, on purpose: the Korean of autograder/graders that belongs to one test or one exercise stays beside
 it, written once there, as a pytest test's own messages are:
@@ -42,6 +45,71 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 
+# A particle's two forms: after a final consonant, after a vowel (or ㄹ, for 으로/로).
+_PARTICLES = {"은": ("은", "는"), "는": ("은", "는"), "이": ("이", "가"), "가": ("이", "가"), "을": ("을", "를"),
+              "를": ("을", "를"), "과": ("과", "와"), "와": ("과", "와"), "으로": ("으로", "로"), "로": ("으로", "로")}
+# How a word's last sound reads in Korean: the final consonant of its last syllable, "" for none, "ㄹ" for ㄹ.
+_DIGITS = "ㅇㄹ ㅁ ㄱㄹㄹ "        # 영 일 이 삼 사 오 육 칠 팔 구 (a trailing 0 of 10, 100, ... reads 십, 백, 천, 만)
+# An upper-case abbreviation by its last letter's name: 엘, 엠, 엔, 알 (the rest: 에이, 비, ...).
+_LETTERS = {"l": "ㄹ", "m": "ㅁ", "n": "ㄴ", "r": "ㄹ"}
+
+
+def _final_sound(word: str) -> str:
+    """The final consonant of ``word`` as read in Korean ("" when it ends in a vowel sound). Hangul by its last
+    syllable; digits as Korean numbers (1.11e-03: 삼); code and English words by their usual Korean spelling (block
+    블록, norm 노름, attention 어텐션, mask 마스크, generate 제너레이트, layer 레이어)."""
+    word = word.rstrip(" `'\")]}*")
+    if not word:
+        return ""
+    last = word[-1]
+    if "가" <= last <= "힣":
+        final = (ord(last) - ord("가")) % 28
+        return "" if final == 0 else ("ㄹ" if final == 8 else "ㄱ")
+    if last.isdigit():
+        return _DIGITS[int(last)].strip()
+    if not last.isascii() or not last.isalpha():
+        return ""
+    tail = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+", word)[-1]
+    if tail.isupper():                                   # GQA, KV, MHA: the last letter's name
+        return _LETTERS.get(tail[-1].lower(), "")
+    tail = tail.lower()
+    if tail.endswith("ng") or tail[-1] in "mn":
+        return "ㄴ"
+    if tail[-1] == "l":
+        return "ㄹ"
+    if tail.endswith("ck") or (len(tail) > 1 and tail[-1] in "kpbt" and tail[-2] in "aeiou"
+                               and tail[-3:-2] not in ("a", "e", "i", "o", "u")):
+        return "ㄱ"                                      # block 블록, step 스텝, split 스플릿 (not loop 루프)
+    return ""
+
+
+def particle(word, which: str) -> str:
+    """``word`` with the particle ``which`` (either of its forms) in the form its Korean reading takes:
+    ``particle("`layer_norm`", "를")`` is ```layer_norm`을``, ``particle("1.11e-03", "가")`` is ``1.11e-03이``."""
+    word = str(word)
+    after_consonant, after_vowel = _PARTICLES[which]
+    final = _final_sound(word)
+    if after_consonant == "으로":
+        return word + ("으로" if final and final != "ㄹ" else "로")
+    return word + (after_consonant if final else after_vowel)
+
+
+class _Korean(string.Formatter):
+    """``str.format`` with two additions: ``!c`` puts a value in code quotes, and a spec that is a particle
+    (``{name!c:을}``) appends it in the form the value's reading takes (``particle``)."""
+
+    def convert_field(self, value, conversion):
+        return f"`{value}`" if conversion == "c" else super().convert_field(value, conversion)
+
+    def format_field(self, value, format_spec):
+        if format_spec in _PARTICLES:
+            return particle(value, format_spec)
+        return super().format_field(value, format_spec)
+
+
+_FORMAT = _Korean()
+
+
 class _Catalogue(Enum):
     """A member's value is (Korean, English); an empty English means the Korean is shown to instructors too."""
 
@@ -53,10 +121,10 @@ class _Catalogue(Enum):
         return Message(self, fields)
 
     def korean(self, **fields) -> str:
-        return self._korean.format(**fields)
+        return _FORMAT.format(self._korean, **fields)
 
     def english(self, **fields) -> str:
-        return (self._english or self._korean).format(**fields)
+        return _FORMAT.format(self._english or self._korean, **fields)
 
     def found_in(self, text: str) -> bool:
         """Whether ``text`` holds this code's Korean, whatever its fields (for tests that cannot know them)."""
@@ -255,7 +323,7 @@ class Verdict(_Catalogue):
                       "바이트 수와 토큰 수는 정수입니다: `/` 대신 정수 연산(`*`, `//`)만 쓰세요.",)
     # --- the mistakes that explain a wrong value (diagnosis.py), and a function built on a wrong one (isolation.py)
     DIAGNOSED = (" 진단: {titles}",)
-    BUILT_ON_WRONG = ("`{exercise}`는 직접 만든 `{name}`를 호출합니다. `{name}`가 틀려서 실제로는 이 함수도 틀린 "
+    BUILT_ON_WRONG = ("{exercise!c:은} 직접 만든 {name!c:을} 호출합니다. {name!c:이} 틀려서 실제로는 이 함수도 틀린 "
                       "결과를 냅니다.",)
 
 

@@ -690,4 +690,78 @@ def flash_attention(query, key, value, block_size=64, causal=False):
         blocks += 1
     return out / blocks
 '''),
+    # ------------------------------------------------------------------------------------------------- decoder
+    ("layer_norm", "numerics: Keras's default eps (1e-3)", {"ln_keras_default_eps"}, '''
+def layer_norm(x, gamma, beta, eps=1e-3):
+    t = torch.as_tensor(np.asarray(x, dtype=np.float64))
+    var, mean = torch.var_mean(t, dim=-1, keepdim=True, correction=0)
+    return ((t - mean) * torch.rsqrt(var + eps)).numpy() * gamma + beta
+'''),
+    ("decoder_block", "formula: tanh GELU (GPT-2's own code)", {"block_tanh_gelu"}, '''
+def decoder_block(x, block, num_heads):
+    def new_gelu(u):
+        return 0.5 * u * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (u + 0.044715 * torch.pow(u, 3.0))))
+
+    x = torch.as_tensor(np.asarray(x))
+    t = x.shape[1]
+    a = torch.as_tensor(layer_norm(x.numpy(), block["ln_1"]["gamma"], block["ln_1"]["beta"]))
+    h = x + torch.as_tensor(multi_head_attention_layer(a.numpy(), a.numpy(), block["attn"], num_heads, causal_mask(t)))
+    z = torch.as_tensor(layer_norm(h.numpy(), block["ln_2"]["gamma"], block["ln_2"]["beta"]))
+    w_1, b_1, w_2, b_2 = (torch.as_tensor(block[n]) for n in ("w_1", "b_1", "w_2", "b_2"))
+    return (h + new_gelu(z @ w_1 + b_1) @ w_2 + b_2).numpy()
+'''),
+    ("decoder_block", "formula: keras.ops.gelu's default (approximate=True)", {"block_tanh_gelu"}, '''
+def decoder_block(x, block, num_heads):
+    a = layer_norm(x, block["ln_1"]["gamma"], block["ln_1"]["beta"])
+    h = x + multi_head_attention_layer(a, a, block["attn"], num_heads, causal_mask(x.shape[1]))
+    z = layer_norm(h, block["ln_2"]["gamma"], block["ln_2"]["beta"])
+    u = keras.ops.gelu(keras.ops.convert_to_tensor(z @ block["w_1"] + block["b_1"]))
+    return h + keras.ops.convert_to_numpy(u) @ block["w_2"] + block["b_2"]
+'''),
+    ("generate", "positions: off by one (wpe[start + 1:])", {"gen_positions_off_by_one"}, '''
+def generate(params, prompt, max_new_tokens, num_heads, use_cache=True):
+    tokens = np.array(prompt)
+    caches = [KVCache() for _ in params["blocks"]]
+    for step in range(max_new_tokens):
+        done = len(caches[0]) if use_cache else 0
+        new = tokens[:, done:]
+        h = params["wte"][new] + params["wpe"][done + 1:done + 1 + new.shape[1]]
+        for block, cache in zip(params["blocks"], caches):
+            if not use_cache:
+                h = decoder_block(h, block, num_heads)
+                continue
+            p = block["attn"]
+            a = layer_norm(h, block["ln_1"]["gamma"], block["ln_1"]["beta"])
+            q, k, v = (split_heads(a @ p["w_" + n] + p["b_" + n], num_heads) for n in "qkv")
+            h = h + merge_heads(attend_with_cache(q, k, v, cache)) @ p["w_o"] + p["b_o"]
+            z = layer_norm(h, block["ln_2"]["gamma"], block["ln_2"]["beta"])
+            h = h + gelu(z @ block["w_1"] + block["b_1"]) @ block["w_2"] + block["b_2"]
+        last = layer_norm(h[:, -1], params["ln_f"]["gamma"], params["ln_f"]["beta"])
+        tokens = np.concatenate([tokens, (last @ params["wte"].T).argmax(-1)[:, None]], axis=1)
+    return tokens
+'''),
+    ("generate", "choice: sampling instead of argmax", {"gen_samples"}, '''
+def generate(params, prompt, max_new_tokens, num_heads, use_cache=True):
+    tokens = torch.as_tensor(np.asarray(prompt))
+    caches = [KVCache() for _ in params["blocks"]]
+    for step in range(max_new_tokens):
+        done = len(caches[0]) if use_cache else 0
+        new = tokens[:, done:].numpy()
+        h = params["wte"][new] + params["wpe"][done:done + new.shape[1]]
+        for block, cache in zip(params["blocks"], caches):
+            if not use_cache:
+                h = decoder_block(h, block, num_heads)
+                continue
+            p = block["attn"]
+            a = layer_norm(h, block["ln_1"]["gamma"], block["ln_1"]["beta"])
+            q, k, v = (split_heads(a @ p["w_" + n] + p["b_" + n], num_heads) for n in "qkv")
+            h = h + merge_heads(attend_with_cache(q, k, v, cache)) @ p["w_o"] + p["b_o"]
+            z = layer_norm(h, block["ln_2"]["gamma"], block["ln_2"]["beta"])
+            h = h + gelu(z @ block["w_1"] + block["b_1"]) @ block["w_2"] + block["b_2"]
+        last = layer_norm(h[:, -1], params["ln_f"]["gamma"], params["ln_f"]["beta"])
+        logits = torch.as_tensor(last @ params["wte"].T)
+        nxt = torch.multinomial(torch.softmax(logits.double(), dim=-1), 1)
+        tokens = torch.cat([tokens, nxt], dim=1)
+    return tokens.numpy()
+'''),
 ]

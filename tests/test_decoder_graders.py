@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 
 import numpy as np
 import pytest
@@ -49,6 +50,7 @@ SOLUTION = notebooks.solution_notebook(ASSIGNMENT)
 REQUIRED_MISTAKES = {
     "block_post_norm", "block_residual_twice", "block_no_causal_mask", "gen_positions_restart",
     "gen_attends_before_append", "ln_unbiased_variance", "ln_eps_outside_sqrt", "gen_logits_without_ln_f",
+    "block_tanh_gelu", "gen_positions_off_by_one", "gen_samples", "ln_keras_default_eps",
 }
 
 
@@ -201,6 +203,7 @@ def test_the_catalogued_generate_mistakes_change_the_tokens():
 
     solution = next(m for m in MISTAKES if m.id == "gen_ignores_cache").function()
     rng = np.random.default_rng(5)
+    np.random.seed(5)   # gen_samples draws with np.random
     scenarios = [model_and_prompt(rng, b, t0, n) for b, t0, n in ((2, 1, 8), (3, 5, 6), (1, 3, 9))]
     for params, prompt, expected in scenarios:
         np.testing.assert_array_equal(solution(params, prompt, expected.shape[1] - prompt.shape[1],
@@ -503,3 +506,26 @@ def test_visible_checks_agree_with_the_graders():
             missed.append(m.id)
     _SUMMARY["visible"] = ["visible checks (each mistake against its exercise's check):"] + lines
     assert missed == [], missed
+
+
+def test_notebook_warns_about_the_keras_defaults():
+    """Two catalogued mistakes come from Keras's defaults (keras.ops.gelu's tanh approximation, LayerNormalization's
+    epsilon=1e-3): the notebook says so where the student reads about GELU and eps."""
+    text = "".join("".join(cell.source) for cell in SOLUTION.cells if cell.cell_type == "markdown")
+    assert "`keras.ops.gelu(x, approximate=False)`" in text and "`approximate=True`" in text
+    assert "`keras.layers.LayerNormalization`의 기본값 `1e-3`" in text
+
+
+def test_the_notebook_says_what_is_given_and_what_the_demo_shows():
+    """The cache is the course's given KVCache (only layer_norm, decoder_block and generate are the student's), the
+    poem model memorises, and the facts and words the review corrected stay corrected."""
+    cells = ["".join(cell.source) for cell in SOLUTION.cells]
+    readme = (notebooks.ROOT / "README.md").read_text(encoding="utf-8").split("\n\n")[1]
+    for text in (cells[0], cells[20], readme):
+        assert not re.search(r"여러분의\s+`KVCache`|their own KV", text), text[:300]
+    assert "주어진 `KVCache`" in cells[20] and "**외우기**(memorization)" in cells[20]
+    text = "\n".join(cells)
+    for wrong in ("GPT-2부터 사전 정규화", "RoPE 대신", "22 %", "배치 정규화(BatchNorm)처럼", "(여러분의 연습 1)",
+                  "A100은 초당", "generate는 단계마다 블록 하나에 layer_norm을 두 번 부르지"):
+        assert wrong not in text, wrong
+    assert "40 GB 제품은 1.56 TB/s" in text and "18.2%" in text

@@ -7,12 +7,17 @@
   catalogue may be named for any of them. (The sandboxed tests/test_<assignment>_graders.py prove the other way:
   every diagnosable mistake is named for itself. The cache exercises are named by replaying a scenario,
   ``of_replay``, which those tests cover.)
+* **By its name, whatever the style.** The decoder's family mutants (benchmarks/family_mutants.py: Keras's eps,
+  the tanh GELU by hand and as ``keras.ops.gelu``'s default, positions off by one, sampling) are graded here on two
+  seeds, and each is named by its catalogue id, only that one.
 * **Not for a coincidence.** Two mistakes can give the same number on one call; the one named must also explain
   the function's other results (``diagnosis.consistent``).
 """
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +26,9 @@ os.environ.setdefault("KERAS_BACKEND", "torch")
 
 import inprocess  # noqa: E402 - tests/ is on sys.path (tests/conftest.py)
 import notebooks  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import family_mutants  # noqa: E402
 
 from autograder.graders import diagnosis, mistakes  # noqa: E402
 from autograder.graders.calls import HISTORY_ELEMENTS, Call, _elements  # noqa: E402
@@ -85,3 +93,16 @@ def test_a_coincidence_on_one_call_is_not_named():
     alone = Call("kv_cache_bytes", (2, 4, 64, 10), {})             # without the history both would be named
     assert {m.id for m in diagnosis.of_number(one_layer(2, 4, 64, 10), 2 * 2 * 4 * 64 * 10 * 2, alone)} == \
         {"kv_bytes_one_layer", "kv_bytes_missing_factor_2"}
+
+
+DECODER_FAMILIES = [pytest.param(exercise, ids, source, id=f"{exercise}-{family}")
+                    for exercise, family, ids, source in family_mutants.MUTANTS
+                    if exercise in ("layer_norm", "decoder_block", "generate")]
+
+
+@pytest.mark.parametrize("exercise, ids, source", DECODER_FAMILIES)
+def test_decoder_family_mutants_are_named(exercise, ids, source):
+    base = inprocess.notebook_code(notebooks.solution_notebook("decoder"), "decoder")
+    for seed in (20240611, 7):
+        score, top, found = inprocess.grade("decoder", inprocess.namespace(base, source), seed=seed)[exercise]
+        assert score < top and set(found) <= ids and found, (seed, score, found)

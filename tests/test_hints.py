@@ -2,8 +2,9 @@
 
 Each exercise's collapsed hints (``<details><summary>💡 힌트 N</summary>`` in the markdown between the previous
 solution cell and its own) are compared with its solution (the code between ``### BEGIN SOLUTION`` and ``### END
-SOLUTION``). Code in a hint (inline ``code`` and fenced blocks) that parses as Python is reduced to its shape: the
-names of the student's variables become placeholders (``key``/``k``, ``g``/``group`` are the same), the library's
+SOLUTION``), in every notebook of ``source/`` (the quiz too: one hint a question). Code in a hint (inline ``code``
+and fenced blocks) that parses as Python is reduced to its shape: the names of the student's variables become
+placeholders (``key``/``k``, ``g``/``group`` are the same), the library's
 functions and attributes (``np.repeat``, ``axis=1``) stay. A hint fails when that shape is the right-hand side of a
 solution statement (or a ``return``), or a large part of one (at least ``LARGE`` syntax nodes): then the hint is the
 solution's line with other names. Small building blocks (``keepdims=True``, ``np.swapaxes(key, -1, -2)`` where the
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = [ROOT / "source" / a / f"{a}.ipynb" for a in ("attention", "kv_cache")]
+NOTEBOOKS = sorted((ROOT / "source").glob("*/*.ipynb"))   # every notebook: attention, decoder, kv_cache, quiz
 LARGE = 12          # a hint's expression this big that appears inside a solution line counts as that line
 TRIVIAL = 7         # solution right-hand sides smaller than this (``weights @ v``, ``self._keys``) are not compared
 
@@ -129,9 +130,13 @@ CASES = [pytest.param(path, name, hints, solution, id=f"{path.parent.name}-{name
          for path in NOTEBOOKS for name, hints, solution in exercises(path)]
 
 
-def test_every_exercise_has_two_hints():
+def test_every_exercise_has_its_hints():
+    """Two for every coded exercise, one for every quiz question; and every notebook has exercises."""
+    assert {path.parent.name for path in NOTEBOOKS} >= {"attention", "kv_cache", "decoder", "quiz"}
+    for path in NOTEBOOKS:
+        assert any(c.values[0] == path for c in CASES), path.name
     for path, name, hints, _ in (c.values for c in CASES):
-        assert len(hints) == 2, (path.name, name, len(hints))
+        assert len(hints) == (1 if path.parent.name == "quiz" else 2), (path.name, name, len(hints))
 
 
 @pytest.mark.parametrize("path, name, hints, solution", CASES)

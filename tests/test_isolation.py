@@ -146,7 +146,7 @@ def test_dependency_notes():
     calls = isolation.calls_in_source("scaled_dot_product_attention", sources, contract)
     assert calls == {"softmax"}
     notes = isolation.dependency_notes("scaled_dot_product_attention", calls, {"softmax"})
-    assert notes == ["`scaled_dot_product_attention`는 직접 만든 `softmax`를 호출합니다. `softmax`가 틀려서 "
+    assert notes == ["`scaled_dot_product_attention`은 직접 만든 `softmax`를 호출합니다. `softmax`가 틀려서 "
                      "실제로는 이 함수도 틀린 결과를 냅니다."]
     assert isolation.dependency_notes("scaled_dot_product_attention", calls, set()) == []
 

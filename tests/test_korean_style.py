@@ -60,8 +60,21 @@ FORBIDDEN_TERMS = [
     (r"(?<![`'\"])rotate-half(?![`'\"])(?! ?\))", "회전 반쪽 방식 (rotate-half)"),
     (r"쌍\S{0,2} ?[`$]?\(x|쌍으로 (?:회전|돌)|인 쌍|쌍 i\b", "짝 (RoPE의 두 성분; 쌍은 (질의, 키) 쌍)"),
     (r"참조 ?가능", "볼 수 있음"),
+    # the decoder's terms
+    (r"레이어 ?정규화|계층 ?정규화", "층 정규화"),
+    (r"표본 ?분산", "편향 분산 (D로 나눔) 또는 불편 분산 (D - 1로 나눔)"),
+    (r"잔여 ?연결|스킵 ?연결", "잔차 연결"),
+    (r"프리 ?노름|포스트 ?노름", "사전 정규화(pre-norm), 사후 정규화(post-norm)"),
+    (r"서브 ?레이어", "부분층"),
+    (r"디코더 ?레이어", "디코더 블록"),
+    (r"가중치 ?묶기", "임베딩 공유"),
+    (r"히든 ?스테이트", "은닉 상태"),
+    (r"로짓값", "로짓"),
+    (r"그리디", "탐욕적 디코딩"),
+    (r"메모리 ?바운드", "메모리 대역폭에 묶임(memory-bound)"),
 ]
 FORBIDDEN = [(re.compile(p), instead) for p, instead in FORBIDDEN_TERMS]
+LINE_BREAK = re.compile(r"[ \t]*\n[ \t]*(?:[*#>-][ \t]+)?")   # a line break (and a list item's bullet) reads as a space
 HANGUL = re.compile(r"[가-힣]")
 
 # Files another branch is rewriting in this round; the integrator removes these marks after merging it.
@@ -99,9 +112,10 @@ def violations(text: str) -> list[str]:
                        (SPACED_HADA, "띄어 쓴 '하다'")):
         for m in rule.finditer(text):
             found.append(f"{what} {text[max(0, m.start() - 12):m.end()]!r} -> 붙여 쓰기")
+    joined = LINE_BREAK.sub(" ", text)   # a term broken over two lines ("참조\n가능") is still the term
     for pattern, instead in FORBIDDEN:
-        for m in pattern.finditer(text):
-            found.append(f"용어 {text[max(0, m.start() - 8):m.end() + 4]!r}: {m.group(0)!r} 대신 {instead}")
+        for m in pattern.finditer(joined):
+            found.append(f"용어 {joined[max(0, m.start() - 8):m.end() + 4]!r}: {m.group(0)!r} 대신 {instead}")
     return found
 
 

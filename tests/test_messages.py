@@ -44,3 +44,23 @@ def test_an_unreadable_file_is_explained_in_korean(tmp_path):
         read_submitted(tmp_path / "gone.ipynb")
     assert str(refused.value) == f"cannot read {tmp_path / 'gone.ipynb'}: No such file or directory"
     assert refused.value.message.korean == "파일을 읽을 수 없습니다 (No such file or directory)"
+
+
+@pytest.mark.parametrize("word, which, expected", [
+    ("1.11e-03", "가", "1.11e-03이"), ("5.1e-04", "는", "5.1e-04는"), ("10", "로", "10으로"), ("7", "로", "7로"),
+    ("`decoder_block`", "는", "`decoder_block`은"), ("`layer_norm`", "를", "`layer_norm`을"),
+    ("`layer_norm`", "가", "`layer_norm`이"), ("`generate`", "은", "`generate`는"), ("`softmax`", "을", "`softmax`를"),
+    ("`multi_head_attention`", "는", "`multi_head_attention`은"), ("`KVCache`", "이", "`KVCache`가"),
+    ("GQA", "은", "GQA는"), ("어텐션", "가", "어텐션이"), ("배치", "이", "배치가"), ("길", "으로", "길로"),
+])
+def test_a_particle_after_a_name_or_number_reads_as_korean(word, which, expected):
+    from autograder.messages import particle
+
+    assert particle(word, which) == expected
+
+
+def test_built_on_wrong_attaches_the_particles_the_names_take():
+    text = Verdict.BUILT_ON_WRONG.korean(exercise="decoder_block", name="layer_norm")
+    assert text.startswith("`decoder_block`은 직접 만든 `layer_norm`을 호출합니다. `layer_norm`이 틀려서"), text
+    assert Verdict.BUILT_ON_WRONG.korean(exercise="generate", name="decoder_block").startswith(
+        "`generate`는 직접 만든 `decoder_block`을 호출합니다. `decoder_block`이 틀려서")

@@ -81,7 +81,7 @@ def cells_with_tensor_results(assignment: str, kind: str) -> list[tuple[int, str
 
 
 @pytest.mark.parametrize("kind", sorted(CONVERT))
-@pytest.mark.parametrize("assignment", ["attention", "kv_cache"])
+@pytest.mark.parametrize("assignment", ["attention", "kv_cache", "decoder"])
 def test_every_cell_runs_with_tensor_results(assignment, kind):
     import matplotlib
 
@@ -104,5 +104,44 @@ def test_every_cell_runs_with_tensor_results(assignment, kind):
     # the wrap took: a mask and an attention output really came back as tensors
     import torch
 
+    if assignment == "decoder":   # the decoder's given code (mask, attention) is numpy; its exercises return tensors
+        assert isinstance(namespace["layer_norm"](namespace["np"].ones((2, 4)), 1.0, 0.0), torch.Tensor)
+        return
     mask = namespace["causal_mask"](2, 3) if assignment == "attention" else namespace["sliding_window_mask"](2, 3, 2)
     assert isinstance(mask, torch.Tensor) and mask.dtype == torch.bool
+
+
+def test_a_decoder_check_failing_on_a_wrong_layer_norm_points_at_it():
+    """With a wrong ``layer_norm`` (unbiased variance) and the solution's ``decoder_block`` and ``generate``, the
+    later checks fail, and each says that ``layer_norm`` is what is wrong (particles attached by reading)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from autograder.graders.diagnosis import by_id
+
+    nb = notebooks.solution_notebook("decoder")
+    namespace: dict = {"__name__": "__main__"}
+    failures = {}
+    for index, cell in enumerate(nb.cells):
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
+        if cell.cell_type != "code" or grade_id == "test_layer_norm":
+            continue
+        if grade_id == "solution_generate":
+            exec(compile(cell.source, f"<cell {index}>", "exec"), namespace)
+            break
+        with contextlib.redirect_stdout(io.StringIO()):
+            try:
+                exec(compile(cell.source, f"<cell {index}>", "exec"), namespace)
+            except AssertionError as failure:
+                failures[grade_id] = str(failure)
+        if grade_id == "solution_layer_norm":
+            exec(by_id("ln_unbiased_variance").source, namespace)
+    with contextlib.redirect_stdout(io.StringIO()):
+        try:
+            exec(compile(nb.cells[index + 1].source, "<generate check>", "exec"), namespace)
+        except AssertionError as failure:
+            failures["test_generate"] = str(failure)
+    assert set(failures) == {"test_decoder_block", "test_generate"}, failures
+    for message in failures.values():
+        assert "이 확인이 부르는 앞 연습의 `layer_norm`이 틀렸습니다" in message, message
+    assert "e-01이 허용치" in failures["test_decoder_block"], failures["test_decoder_block"]

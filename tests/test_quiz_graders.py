@@ -304,16 +304,43 @@ def test_the_dominating_key_question_holds_at_every_length_it_allows():
 
 
 def test_the_decoding_numbers_are_recomputed():
-    """The numbers of the decoding questions (q17, q18) and of their explanations, recomputed here: an 8B FP16 model
-    read at 2.0 TB/s takes 8 ms a token, its 16 GFLOPs 0.05 ms on an A100 (312 TFLOPS BF16), about 160 times less;
-    Llama-3-8B's KV cache at batch 32 and 8,192 tokens is 32 GiB (GQA, 8 KV heads) and 128 GiB as MHA."""
-    weights = 8e9 * 2                                                   # bytes of an 8B-parameter FP16 model
-    assert ANSWERS["q17"]["answer"] == weights / 2.0e12 * 1e3 == 8.0   # ms
-    compute_ms = 2 * 8e9 / 312e12 * 1e3
-    assert round(compute_ms, 2) == 0.05 and 150 < 8.0 / compute_ms < 170
-    assert "0.05 ms" in ANSWERS["q17"]["explanation_ko"] and "160배" in ANSWERS["q17"]["explanation_ko"]
+    """The numbers of the decoding questions (q17, q18) and of their explanations, recomputed here: a 13B FP16 model
+    read at 3.35 TB/s takes 7.76 ms a token, its 26 GFLOPs 0.026 ms on an H100 SXM (989 TFLOPS BF16), about 300 times
+    less; Llama-3-8B's KV cache at batch 16 and 8,192 tokens is 16 GiB (GQA, 8 KV heads) and 64 GiB as MHA. Neither
+    repeats the notebook's worked numbers (8B at 2.0 TB/s: 8 ms; batch 32: 32 GiB)."""
+    weights = 13e9 * 2                                                  # bytes of a 13B-parameter FP16 model
+    read_ms = weights / 3.35e12 * 1e3
+    assert abs(ANSWERS["q17"]["answer"] - read_ms) < 0.005 and ANSWERS["q17"]["answer"] != 8   # ms
+    compute_ms = 2 * 13e9 / 989e12 * 1e3
+    assert round(compute_ms, 3) == 0.026 and 280 < read_ms / compute_ms < 310
+    assert "0.026 ms" in ANSWERS["q17"]["explanation_ko"] and "300배" in ANSWERS["q17"]["explanation_ko"]
+    assert "129 토큰" in ANSWERS["q17"]["explanation_ko"] and int(1e3 / read_ms) == 128 < 1e3 / read_ms < 129.5
     per_token = 2 * 32 * 8 * 128 * 2                                    # K and V, 32 layers, 8 KV heads, d 128, FP16
-    assert per_token * 8192 * 32 == 32 * 2**30 and 4 * per_token * 8192 * 32 == 128 * 2**30
+    assert per_token * 8192 * 16 == 16 * 2**30 and 4 * per_token * 8192 * 16 == 64 * 2**30
     question = next(c.source for c in SOLUTION.cells
                     if c.cell_type == "markdown" and c.source.startswith("### 문제 18."))
-    assert "32 GiB" in question and "128 GiB" in question
+    assert "16 GiB" in question and "64 GiB" in question and "32 GiB" not in question
+
+
+def test_the_title_and_the_hints_name_what_exists():
+    """The quiz's title names all three assignments it covers, and every "**N절**(title)" a hint sends the student to
+    is that section's heading (or a part of it) in the notebook named before it."""
+    cells = [c for c in SOLUTION.cells if c.cell_type == "markdown"]
+    title = cells[0].source.splitlines()[0]
+    assert all(word in title for word in ("어텐션", "KV 캐시", "디코더")), title
+    headings = {}
+    for assignment in ("attention", "kv_cache", "decoder"):
+        for cell in notebooks.solution_notebook(assignment).cells:
+            for number, text in re.findall(r"^## (\d+)\. (.+)$", cell.source, re.M) if cell.cell_type == "markdown" \
+                    else []:
+                headings[assignment, number] = text
+    checked = 0
+    for cell in cells:
+        for hint in re.findall(r"<summary>💡 힌트[^<]*</summary>(.*?)</details>", cell.source, re.S):
+            notebook = None
+            for named, number, text in re.findall(r"`(\w+)` 노트북|\*\*(\d+)절\*\*\(([^)]*\)?)\)", hint):
+                notebook = named or notebook
+                if number:
+                    checked += 1
+                    assert text.rstrip(")") in headings[notebook, number], (notebook, number, text)
+    assert checked >= 5, checked

@@ -59,18 +59,33 @@ def expect_tokens(got, expected, prompt, call, how: str, student=None, rng=None)
         return
     row, col = np.argwhere(got != expected)[0]
     found = of_output(np.asarray(got, np.float64), call, expected=np.asarray(expected, np.float64))
-    if len(found) > 1 and student is not None and rng is not None:
-        found = narrowed(found, call, student, rng)
+    if student is not None and rng is not None:
+        found = narrowed(found, call, student, rng) if found else draws(got, call, student)
     message = (f"{how}: {col - t0 + 1}번째 새 토큰(위치 {col}, 배치의 {row + 1}번째 행)이 다릅니다: 기대 "
                f"{int(expected[row, col])}, 실제 {got[row, col].item()}. 프롬프트 {prompt[row].tolist()} 뒤의 기대 "
                f"토큰 {expected[row, t0:].tolist()}, 실제 {got[row, t0:].tolist()}.")
     raise GradingFailure(with_causes(message, found), found)
 
 
+def draws(got, call, student, tries: int = 2) -> list:
+    """No known mistake gives the student's tokens: if the same call gives other tokens another time (of one or two
+    more), the student's generate draws them at random (sampling instead of argmax), which no replay can match;
+    named by that. (A sampled step often picks the argmax too: one repeat alone gives the same tokens ~1 time in 4.)"""
+    for _ in range(tries):
+        try:
+            again = np.asarray(student.generate(*call.args, **call.kwargs))
+        except GradingFailure:
+            return []
+        if again.shape != got.shape or not np.array_equal(again, got):
+            return [by_id("gen_samples")]
+    return []
+
+
 def narrowed(found: list, call, student, rng, tries: int = 2) -> list:
-    """Several known mistakes give the student's wrong tokens on one model (their sequences can coincide, a row
-    repeating one token, say): run the student's generate on one or two more models of the same size and keep the
-    mistakes that still give the student's tokens. Only wrong submissions pay for these calls."""
+    """A known mistake is named only when a second model confirms it: the known mistakes that give the student's
+    wrong tokens on one model (several can: their sequences can coincide, a row repeating one token, say) are run
+    with the student's generate on one or two more models of the same size, and those that still give the student's
+    tokens are kept (none, when none does). Only wrong submissions pay for these calls."""
     params, prompt, n, heads = call.args[:4]
     batch, prompt_len = np.shape(prompt)
     for _ in range(tries):
@@ -86,10 +101,8 @@ def narrowed(found: list, call, student, rng, tries: int = 2) -> list:
                     still.append(mistake)
             except Exception:  # noqa: BLE001 - a mistake that fails here does not explain the student's tokens
                 continue
-        if not still:
-            break
         found = still
-        if len(found) == 1:
+        if len(found) <= 1:
             break
     return found
 

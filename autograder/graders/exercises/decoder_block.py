@@ -96,6 +96,25 @@ def decoder_block(x, block, num_heads):
     return h + np.maximum(z @ block["w_1"] + block["b_1"], 0) @ block["w_2"] + block["b_2"]
 ''',
     ),
+    Mistake(
+        id="block_tanh_gelu",
+        exercise="decoder_block",
+        title=("GELU의 tanh 근사를 씀 (GPT-2 원래 코드의 식이자 keras.ops.gelu의 기본값 approximate=True): 정확한 "
+               "erf 식과 최대 약 5e-4 다름"),
+        hint=("이 과제의 GELU는 정확한(erf) 식 x·Φ(x)입니다. 주어진 gelu를 쓰거나, Keras라면 "
+              "keras.ops.gelu(x, approximate=False), torch라면 F.gelu(x)(기본값 approximate=\"none\")를 쓰세요. "
+              "0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))는 근사식입니다."),
+        source='''
+def decoder_block(x, block, num_heads):
+    t = np.shape(x)[-2]
+    a = layer_norm(x, block["ln_1"]["gamma"], block["ln_1"]["beta"])
+    h = x + multi_head_attention_layer(a, a, block["attn"], num_heads, causal_mask(t))
+    z = layer_norm(h, block["ln_2"]["gamma"], block["ln_2"]["beta"])
+    u = z @ block["w_1"] + block["b_1"]
+    g = 0.5 * u * (1 + np.tanh(np.sqrt(2 / np.pi) * (u + 0.044715 * u ** 3)))
+    return h + g @ block["w_2"] + block["b_2"]
+''',
+    ),
 ]
 
 EXERCISE = Exercise(

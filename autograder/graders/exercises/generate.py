@@ -29,7 +29,7 @@ def generate(params, prompt, max_new_tokens, num_heads, use_cache=True):
             h = cached_block(h, block, cache) if use_cache else decoder_block(h, block, num_heads)   # @BLOCKS
         h = layer_norm(h[:, -1], params["ln_f"]["gamma"], params["ln_f"]["beta"])  # @FINAL
         logits = h @ params["wte"].T
-        tokens = np.concatenate([tokens, np.argmax(logits, axis=-1)[:, None]], axis=1)
+        tokens = np.concatenate([tokens, np.argmax(logits, axis=-1)[:, None]], axis=1)   # @CHOOSE
     return tokens
 '''
 
@@ -49,6 +49,25 @@ def _with(**lines: str) -> str:
 
 
 MISTAKES = [
+    Mistake(
+        id="gen_positions_off_by_one",
+        exercise="generate",
+        title="위치를 하나 밀려 셈: 새 토큰들에 wpe[start + 1 : …]를 더함 (위치는 0부터)",
+        hint=("위치 임베딩은 0부터 셉니다: 첫 토큰은 wpe[0]입니다. 캐시에 든 토큰이 start개이면 새 토큰들의 위치는 "
+              "start, start + 1, …이므로 params[\"wpe\"][start:start + t]를 더하세요 (start + 1부터가 아님)."),
+        source=_with(POSITIONS='h = params["wte"][x] + params["wpe"][start + 1:start + 1 + x.shape[1]]'),
+    ),
+    Mistake(
+        id="gen_samples",
+        exercise="generate",
+        title="가장 큰 로짓을 고르지 않고 softmax 확률로 토큰을 뽑음 (샘플링: 같은 입력에도 매번 다른 토큰)",
+        hint=("이 과제의 generate는 탐욕적 디코딩입니다: 행마다 np.argmax(logits, axis=-1)로 가장 큰 로짓의 토큰을 "
+              "고릅니다(같은 값이면 번호가 작은 쪽). np.random으로 뽑으면 같은 프롬프트에도 결과가 달라집니다."),
+        source=_with(CHOOSE="p = softmax(logits)\n"
+                            "new = [np.random.choice(len(row), p=row / row.sum()) for row in p]\n"
+                            "tokens = np.concatenate([tokens, np.array(new)[:, None]], axis=1)"),
+        diagnosable=False,   # a fresh draw each call: named by the grader that calls it twice (test_generate.py)
+    ),
     Mistake(
         id="gen_positions_restart",
         exercise="generate",

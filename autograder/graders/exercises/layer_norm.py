@@ -90,6 +90,21 @@ def layer_norm(x, gamma, beta, eps=1e-5):
     return (x - mean) / np.sqrt(var + eps) * beta + gamma
 ''',
     ),
+    Mistake(
+        id="ln_keras_default_eps",
+        exercise="layer_norm",
+        title="eps의 기본값이 1e-5가 아니라 1e-3 (keras.layers.LayerNormalization의 기본값 epsilon=1e-3)",
+        hint=("이 과제의 기본값은 PyTorch와 GPT-2처럼 eps=1e-5입니다. Keras의 LayerNormalization은 기본이 "
+              "epsilon=1e-3이라, 분산이 작은 행에서 결과가 크게 달라집니다. 함수 머리를 "
+              "layer_norm(x, gamma, beta, eps=1e-5)로 두세요."),
+        source='''
+def layer_norm(x, gamma, beta, eps=1e-3):
+    x = np.asarray(x)
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * gamma + beta
+''',
+    ),
 ]
 
 EXERCISE = Exercise(
