@@ -206,7 +206,7 @@ def test_the_catalogued_generate_mistakes_change_the_tokens():
         np.testing.assert_array_equal(solution(params, prompt, expected.shape[1] - prompt.shape[1],
                                                MODEL["num_heads"]), expected)
     for m in MISTAKES:
-        if m.exercise != "generate" or m.id == "gen_ignores_cache":
+        if m.exercise != "generate" or not m.diagnosable:   # right tokens: caught by the cache test
             continue
         differs = [not np.array_equal(m.function()(params, prompt, expected.shape[1] - prompt.shape[1],
                                                    MODEL["num_heads"]), expected)
@@ -276,15 +276,87 @@ def test_every_mistake_is_named_in_the_feedback():
     assert sorted(alone) == sorted(m.id for m in MISTAKES), "a feedback names other mistakes too"
 
 
-def test_ignoring_the_cache_loses_only_the_cache_test():
-    """A generate that recomputes everything when asked to use the cache gets the right tokens, so it loses only
-    the test that sees how many tokens each step ran through the blocks, with the Korean reason."""
+CACHE_TEST = "each_layer_cache_takes_the_prompt_then_one_token_a_step"
+CACHE_POINTS = 1.5
+
+GENERATE_TORCH_WITHOUT_CACHE = '''
+def generate(params, prompt, max_new_tokens, num_heads, use_cache=True):
+    g = lambda w: torch.as_tensor(w)
+    wte, wpe = g(params["wte"]), g(params["wpe"])
+    tokens = torch.as_tensor(prompt, dtype=torch.long)
+    for _ in range(max_new_tokens):
+        b, t = tokens.shape
+        h = wte[tokens] + wpe[:t]                                                   # the whole sequence, every step
+        d = h.shape[-1]
+        for blk in params["blocks"]:
+            a = F.layer_norm(h, (d,), g(blk["ln_1"]["gamma"]), g(blk["ln_1"]["beta"]), 1e-5)
+            q, k, v = ((a @ g(blk["attn"][f"w_{n}"]) + g(blk["attn"][f"b_{n}"])).view(b, t, num_heads, -1)
+                       .transpose(1, 2) for n in "qkv")
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, d)
+            h = h + y @ g(blk["attn"]["w_o"]) + g(blk["attn"]["b_o"])
+            z = F.layer_norm(h, (d,), g(blk["ln_2"]["gamma"]), g(blk["ln_2"]["beta"]), 1e-5)
+            h = h + F.gelu(z @ g(blk["w_1"]) + g(blk["b_1"])) @ g(blk["w_2"]) + g(blk["b_2"])
+        h = F.layer_norm(h[:, -1], (d,), g(params["ln_f"]["gamma"]), g(params["ln_f"]["beta"]), 1e-5)
+        tokens = torch.cat([tokens, torch.argmax(h @ wte.T, dim=-1, keepdim=True)], dim=1)
+    return tokens
+'''
+
+
+def test_ignoring_the_cache_loses_only_the_cache_points():
+    """A numpy generate that recomputes everything when asked to use the cache gets the right tokens, so it loses
+    only the tests that watch the given KVCache (the cache's points), named, with the Korean reason."""
     result = graded_group(GROUP_OF["gen_ignores_cache"])
     exercise = result.exercise("generate")
     lost = [t for t in exercise.tests if not t.passed]
-    assert [t.name for t in lost] == ["cached_steps_run_the_new_token_only"], failures(result, "generate")
-    assert "새 토큰 하나만" in lost[0].message
-    assert exercise.score == exercise.max_score - 0.5
+    assert {t.name.split("[")[0] for t in lost} == {CACHE_TEST}, failures(result, "generate")
+    assert all("주어진 `KVCache`에 아무것도 덧붙이지 않았습니다" in t.message for t in lost)
+    assert exercise.score == exercise.max_score - CACHE_POINTS <= 3.5
+    assert [d.id for d in exercise.diagnosis] == ["gen_ignores_cache"]
+
+
+def test_a_torch_generate_without_the_cache_loses_the_cache_points():
+    """The same in torch with F.layer_norm and F.scaled_dot_product_attention, recomputing the whole sequence and
+    calling none of the notebook's functions: right tokens, and at most 3.5/5 (it got 5/5 when the cache was seen
+    only through calls of the contract functions)."""
+    result = graded("torch-without-cache",
+                    lambda: notebooks.with_code(SOLUTION, {"generate": GENERATE_TORCH_WITHOUT_CACHE}))
+    exercise = result.exercise("generate")
+    assert exercise.score == exercise.max_score - CACHE_POINTS <= 3.5, failures(result, "generate")
+    assert {t.name.split("[")[0] for t in exercise.tests if not t.passed} == {CACHE_TEST}
+    assert [d.id for d in exercise.diagnosis] == ["gen_ignores_cache"]
+
+
+@pytest.mark.parametrize("mistake_id", ["gen_refeeds_whole_sequence", "gen_cache_per_step"])
+def test_feeding_a_cache_the_whole_sequence_loses_the_cache_points(mistake_id):
+    """A cache given the whole sequence every step (one cache piling up duplicates, or a new cache each step) fails
+    every cache test, each naming the mistake."""
+    exercise = graded_group(GROUP_OF[mistake_id]).exercise("generate")
+    cache_tests = [t for t in exercise.tests if t.name.startswith(CACHE_TEST)]
+    assert cache_tests and not any(t.passed for t in cache_tests)
+    assert exercise.score <= exercise.max_score - CACHE_POINTS
+    assert mistake_id in [d.id for d in exercise.diagnosis]
+
+
+def test_the_cache_verdict_reads_the_appends():
+    """The judgement of the watched appends, on records of the ways a generate can keep its caches."""
+    from autograder.graders.decoder.test_generate import cache_verdict
+
+    def shapes(*counts, batch=2):
+        return [[(batch, 4, t, 4) for t in c] for c in counts]
+
+    good = [2, 1, 1, 1, 1, 1]
+    assert cache_verdict(shapes(good, good), 2, 2, 2, 6) is None
+    assert cache_verdict(shapes(good + [1], good + [1]), 2, 2, 2, 6) is None          # the last token run too
+    assert cache_verdict(shapes(good, good, good, good, batch=1), 2, 2, 2, 6) is None  # per layer and row
+    assert cache_verdict([], 2, 2, 2, 6)[1] == "gen_ignores_cache"
+    assert cache_verdict(None, 2, 2, 2, 6) is not None
+    assert cache_verdict(shapes(*[[2 + s] for s in range(6) for _ in range(2)]), 2, 2, 2, 6)[1] == \
+        "gen_cache_per_step"
+    assert cache_verdict(shapes([2, 3, 4, 5, 6, 7], [2, 3, 4, 5, 6, 7]), 2, 2, 2, 6)[1] == \
+        "gen_refeeds_whole_sequence"
+    assert cache_verdict(shapes([1] * 7, [1] * 7), 2, 2, 2, 6)[0].count("나눠 넣었습니다") == 1
+    assert cache_verdict(shapes([2, 1, 1], [2, 1, 1]), 2, 2, 2, 6) is not None          # steps missing
+    assert cache_verdict(shapes(good), 2, 2, 2, 6) is not None                            # one cache for 2 layers
 
 
 # ----------------------------------------------------------------------------------------------- release stub

@@ -1,6 +1,6 @@
 # The `decoder` assignment in float64 numpy with einsum, its own attention (no multi_head_attention_layer): the
-# layer norm from np.var, the block's heads as einsum subscripts, and a generate that feeds the prompt to the cache
-# one token at a time (every step, prompt or not, runs the model on one token) with the notebook's KVCache.
+# layer norm from np.var, the block's heads as einsum subscripts, and a generate whose cached path has its own
+# attention over the notebook's KVCache (the prompt in one append, then one token a step).
 import numpy as np
 
 
@@ -63,23 +63,19 @@ def generate(params, prompt, max_new_tokens, num_heads, use_cache=True):
 
     caches = [KVCache() for _ in params["blocks"]]   # noqa: F821 - the notebook's
 
-    def step(position):
-        """Run the token at ``position`` through the blocks (its K, V join each block's cache)."""
-        h = wte[tokens[:, position:position + 1]] + wpe[position:position + 1]        # (B, 1, D)
+    def step(start, stop):
+        """Run the tokens start..stop-1 through the blocks (their K, V join each block's cache)."""
+        h = wte[tokens[:, start:stop]] + wpe[start:stop]                                  # (B, t, D)
         for block, cache in zip(params["blocks"], caches, strict=True):
             p = block["attn"]
             a = layer_norm(h, block["ln_1"]["gamma"], block["ln_1"]["beta"])
-            q, k, v = (_heads(a, p[f"w_{n}"], p[f"b_{n}"], num_heads) for n in "qkv")   # (B, 1, H, dh)
+            q, k, v = (_heads(a, p[f"w_{n}"], p[f"b_{n}"], num_heads) for n in "qkv")   # (B, t, H, dh)
             keys, values = cache.append(k.transpose(0, 2, 1, 3), v.transpose(0, 2, 1, 3))  # (B, H, T, dh)
-            y = _attention(q, keys.transpose(0, 2, 1, 3), values.transpose(0, 2, 1, 3), position)
+            y = _attention(q, keys.transpose(0, 2, 1, 3), values.transpose(0, 2, 1, 3), start)
             h = _mlp(h + np.einsum("btc,cd->btd", y, np.asarray(p["w_o"], np.float64)) + p["b_o"], block)
         return h
 
-    if max_new_tokens == 0:
-        return tokens
-    for position in range(tokens.shape[1] - 1):       # the prompt but its last token: only the caches matter
-        step(position)
     for _ in range(max_new_tokens):
-        h = step(tokens.shape[1] - 1)
+        h = step(len(caches[0]), tokens.shape[1])     # the whole prompt first (prefill), then the newest token
         tokens = np.concatenate([tokens, logits_of(h).argmax(-1)[:, None]], axis=1)
     return tokens

@@ -1,7 +1,8 @@
 # The `decoder` assignment in torch, in the inputs' own precision (float32 stays float32): the layer norm from
 # torch.var_mean(unbiased=False), the block on the notebook's multi_head_attention_layer called with torch tensors,
-# a cache of its own (a list of K and V tensors grown with torch.cat per block), logits for every position and the
-# last row taken afterwards, torch.argmax. Returns torch tensors.
+# the notebook's KVCache given torch tensors (it keeps numpy arrays; its keys and values come back as tensors), its
+# own masked attention, logits for every position and the last row taken afterwards, torch.argmax. Returns torch
+# tensors.
 import torch
 import torch.nn.functional as F
 
@@ -38,22 +39,12 @@ def decoder_block(x, block, num_heads):
     return _mlp(x + _t(y, x), block)
 
 
-class _Cache:
-    def __init__(self):
-        self.k = self.v = None
-
-    def add(self, k, v):
-        self.k = k if self.k is None else torch.cat([self.k, k], dim=2)
-        self.v = v if self.v is None else torch.cat([self.v, v], dim=2)
-        return self.k, self.v
-
-
 def _cached_block(h, block, num_heads, cache):
     b, t, d = h.shape
     p = {name: _t(w, h) for name, w in block["attn"].items()}
     a = _ln(h, block["ln_1"])
     q, k, v = ((a @ p[f"w_{n}"] + p[f"b_{n}"]).view(b, t, num_heads, d // num_heads).transpose(1, 2) for n in "qkv")
-    keys, values = cache.add(k, v)                                                  # (B, H, T, dh)
+    keys, values = (_t(a, h) for a in cache.append(k, v))                            # (B, H, T, dh)
     total = keys.shape[2]
     scores = q @ keys.transpose(-1, -2) / (d // num_heads) ** 0.5                   # (B, H, t, T)
     visible = torch.arange(total)[None, :] <= torch.arange(total - t, total)[:, None]
@@ -66,7 +57,7 @@ def generate(params, prompt, max_new_tokens, num_heads, use_cache=True):
     wte = _t(params["wte"])
     wpe = _t(params["wpe"], wte)
     tokens = torch.as_tensor(prompt, dtype=torch.long)
-    caches = [_Cache() for _ in params["blocks"]]
+    caches = [KVCache() for _ in params["blocks"]]   # noqa: F821 - the notebook's
     seen = 0
     for _ in range(max_new_tokens):
         start = seen if use_cache else 0

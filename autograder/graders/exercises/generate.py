@@ -96,11 +96,20 @@ MISTAKES = [
     Mistake(
         id="gen_ignores_cache",
         exercise="generate",
-        title="use_cache=True여도 캐시를 쓰지 않고 매 단계 전체 시퀀스를 처음부터 다시 계산함",
-        hint=("토큰은 맞지만 캐시의 이득이 없습니다: 단계마다 새 토큰 하나만 모델에 넣고, 층마다 KVCache에 쌓인 과거 "
-              "토큰의 K, V를 다시 쓰세요 (attend_with_cache)."),
+        title="use_cache=True여도 주어진 KVCache를 쓰지 않고 매 단계 전체 시퀀스를 처음부터 다시 계산함",
+        hint=("토큰은 맞지만 캐시의 이득이 없습니다: 단계마다 새 토큰 하나만 모델에 넣고, 층마다 주어진 KVCache에 쌓인 "
+              "과거 토큰의 K, V를 다시 쓰세요 (attend_with_cache). 자기만의 캐시 대신 주어진 KVCache를 써야 합니다."),
         source=_with(START="start = 0", BLOCKS="h = decoder_block(h, block, num_heads)"),
-        diagnosable=False,   # right tokens: named by the grader that sees the token counts (test_generate.py)
+        diagnosable=False,   # right tokens: named by the grader that watches the given KVCache (test_generate.py)
+    ),
+    Mistake(
+        id="gen_cache_per_step",
+        exercise="generate",
+        title="단계마다 새 KVCache를 만들어 시퀀스 전체를 다시 넣음 (캐시가 과거를 기억하지 못함)",
+        hint=("캐시는 generate를 시작할 때 층마다 하나 만들어 끝까지 씁니다. 단계마다 새로 만들면 과거 토큰의 K, V를 "
+              "매번 다시 계산하게 되어 캐시를 쓰지 않는 것과 같습니다."),
+        source=_with(START='caches = [KVCache() for _ in params["blocks"]]   # 단계마다 새 캐시\nstart = 0'),
+        diagnosable=False,   # right tokens: named by the grader that watches the given KVCache (test_generate.py)
     ),
 ]
 
@@ -114,4 +123,6 @@ EXERCISE = Exercise(
     # answered with their answers while it is graded, so that it is judged on its own logic (isolation.py)
     # (the earlier assignments' functions are given in the decoder notebook; a student may paste their own)
     callees=LAYER_STEPS + ("layer_norm", "decoder_block"),
+    # the notebook's given cache, watched while it is called: each layer's appends are graded (test_generate.py)
+    observes=("KVCache",),
 )

@@ -21,6 +21,7 @@ import traceback
 import numpy as np
 
 from .monitor import guard, watch_scipy
+from .observed import Observed
 from .proxies import Isolated
 from .values import Handles, decode_request, encode, student_value, to_numpy
 from .wire import read_frame, write_frame
@@ -223,15 +224,19 @@ def serve(request_fd, response_fd, event_fd):
                 kwargs = decode_request(header.get("kwargs", {"d": {}}), arrays, handles)
                 start = time.perf_counter()
                 isolated = Isolated(namespace, header.get("isolate") or (), request_fd, response_fd)
+                observed = Observed(namespace, header.get("observe") or ())
                 # A call past its limit is interrupted here (SIGALRM: Timeout), so a hung function costs its
                 # time and not the process; one that stops the alarm is killed by the grader a moment later.
-                with _memory_allowance(header.get("memory_mb")), isolated, _time_limit(header.get("limit")):
+                with _memory_allowance(header.get("memory_mb")), isolated, observed, \
+                        _time_limit(header.get("limit")):
                     value = fn(*args, **kwargs)
                 seconds = time.perf_counter() - start
                 # converted here, before the reply: a value that calls a library routine when converted does so
                 # while the call is still in flight for the grader
                 reply = {"ok": True, "value": encode(value, out_arrays, other), "seconds": seconds,
                          "asked": sorted(isolated.asked)}
+                if header.get("observe"):
+                    reply["observed"] = observed.report()
             else:
                 reply = {"ok": False, "error": "Protocol", "message": f"unknown op {op!r}"}
         except BaseException as exc:  # noqa: BLE001
