@@ -49,6 +49,8 @@ SOLUTION = notebooks.solution_notebook(ASSIGNMENT)
 REQUIRED_MISTAKES = {
     "block_post_norm", "block_residual_twice", "block_no_causal_mask", "gen_positions_restart",
     "gen_attends_before_append", "ln_unbiased_variance", "ln_eps_outside_sqrt", "gen_logits_without_ln_f",
+    "gen_ignores_cache", "gen_cache_per_step", "ntp_temperature_after_softmax", "ntp_top_p_drops_crossing",
+    "ntp_top_k_breaks_ties", "ntp_no_renormalise",
 }
 
 
@@ -193,6 +195,42 @@ def test_the_proxies_answers_are_the_references():
                                references.multi_head_attention_layer(x, x, block["attn"], 3, mask), atol=1e-12)
 
 
+def _hugging_face_warpers(logits, temperature, top_k, top_p):
+    """Hugging Face transformers' TemperatureLogitsWarper, TopKLogitsWarper and TopPLogitsWarper (their code's
+    rules, in torch, min_tokens_to_keep=1), then softmax: the semantics the reference must have."""
+    import torch
+
+    scores = torch.from_numpy(np.array(logits, np.float64)) / temperature
+    if top_k is not None:
+        top_k = min(top_k, scores.size(-1))
+        scores = scores.masked_fill(scores < torch.topk(scores, top_k)[0][..., -1, None], -float("inf"))
+    if top_p is not None and top_p < 1:
+        sorted_logits, sorted_indices = torch.sort(scores, descending=False)
+        cumulative_probs = sorted_logits.softmax(dim=-1).cumsum(dim=-1)
+        sorted_indices_to_remove = cumulative_probs <= (1 - top_p)
+        sorted_indices_to_remove[..., -1:] = 0
+        remove = sorted_indices_to_remove.scatter(1, sorted_indices, sorted_indices_to_remove)
+        scores = scores.masked_fill(remove, -float("inf"))
+    return torch.softmax(scores, dim=-1).numpy()
+
+
+def test_next_token_probs_reference_is_hugging_faces_warpers():
+    """The reference (answers.py, float64 numpy) equals Hugging Face's warpers on random logits and on logits with
+    ties at the k-th (kept); temperature 0 is one-hot at the first argmax; rows sum to 1 with exact zeros."""
+    rng = np.random.default_rng(11)
+    for logits in (2.0 * rng.standard_normal((5, 17)), rng.integers(-3, 4, size=(5, 17)).astype(np.float64)):
+        for temperature, top_k, top_p in [(1.0, None, None), (0.6, 4, None), (1.3, None, 0.75), (0.8, 6, 0.9),
+                                          (2.0, 1, None), (1.0, 40, 0.5)]:
+            if top_p is not None and np.all(logits == np.round(logits)):   # top-p over tied probabilities: no order
+                continue
+            got = references.next_token_probs(logits, temperature, top_k, top_p)
+            np.testing.assert_allclose(got, _hugging_face_warpers(logits, temperature, top_k, top_p), atol=1e-12)
+            np.testing.assert_allclose(got.sum(-1), 1.0, atol=1e-12)
+    ties = np.array([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0]])
+    np.testing.assert_array_equal(references.next_token_probs(ties, 0.0), [[0, 1, 0, 0], [1, 0, 0, 0]])
+    np.testing.assert_allclose(references.next_token_probs(ties, 1.0, top_k=1), [[0, .5, .5, 0], [.25] * 4])
+
+
 def test_the_catalogued_generate_mistakes_change_the_tokens():
     """Each generate mistake, run here on the graders' scenarios, gives other tokens than the reference on at least
     one of them (so it can lose points), except the one that ignores the cache (right tokens, caught by the cache
@@ -280,7 +318,8 @@ CACHE_TEST = "each_layer_cache_takes_the_prompt_then_one_token_a_step"
 CACHE_POINTS = 1.5
 
 GENERATE_TORCH_WITHOUT_CACHE = '''
-def generate(params, prompt, max_new_tokens, num_heads, use_cache=True):
+def generate(params, prompt, max_new_tokens, num_heads, use_cache=True, temperature=0.0, top_k=None, top_p=None,
+             rng=None):
     g = lambda w: torch.as_tensor(w)
     wte, wpe = g(params["wte"]), g(params["wpe"])
     tokens = torch.as_tensor(prompt, dtype=torch.long)
@@ -297,7 +336,12 @@ def generate(params, prompt, max_new_tokens, num_heads, use_cache=True):
             z = F.layer_norm(h, (d,), g(blk["ln_2"]["gamma"]), g(blk["ln_2"]["beta"]), 1e-5)
             h = h + F.gelu(z @ g(blk["w_1"]) + g(blk["b_1"])) @ g(blk["w_2"]) + g(blk["b_2"])
         h = F.layer_norm(h[:, -1], (d,), g(params["ln_f"]["gamma"]), g(params["ln_f"]["beta"]), 1e-5)
-        tokens = torch.cat([tokens, torch.argmax(h @ wte.T, dim=-1, keepdim=True)], dim=1)
+        logits = h @ wte.T
+        if temperature == 0:
+            chosen = torch.argmax(logits, dim=-1)
+        else:
+            chosen = torch.as_tensor(sample(next_token_probs(logits, temperature, top_k, top_p), rng))
+        tokens = torch.cat([tokens, chosen[:, None]], dim=1)
     return tokens
 '''
 
@@ -335,6 +379,28 @@ def test_feeding_a_cache_the_whole_sequence_loses_the_cache_points(mistake_id):
     assert cache_tests and not any(t.passed for t in cache_tests)
     assert exercise.score <= exercise.max_score - CACHE_POINTS
     assert mistake_id in [d.id for d in exercise.diagnosis]
+
+
+def test_the_sandbox_watches_the_given_cache_only_during_the_call():
+    """inside/observed.py: while a call runs, the notebook's KVCache is a subclass recording each append's key
+    shape, one list per cache in the order of first appends (caches made before the call are not watched); the
+    class is the notebook's own again afterwards, a name that is not a class is left alone."""
+    from autograder.graders.plugin import observed_appends
+    from autograder.sandbox.inside.observed import Observed
+
+    namespace = {"KVCache": references.KVCache, "attend_with_cache": None, "softmax": references.softmax}
+    old = namespace["KVCache"]()
+    k = np.zeros((2, 4, 3, 4))
+    with Observed(namespace, ("KVCache", "softmax")) as observed:
+        first, second = namespace["KVCache"](), namespace["KVCache"]()
+        second.append(k, k)
+        first.append(k[:, :, :1], v=k[:, :, :1])
+        second.append(k[:, :, :1], k[:, :, :1])
+        old.append(k, k)
+        assert isinstance(first, references.KVCache) and type(first).__name__ == "KVCache"
+    assert namespace["KVCache"] is references.KVCache and namespace["softmax"] is references.softmax
+    assert observed_appends(observed.report()) == [[(2, 4, 3, 4), (2, 4, 1, 4)], [(2, 4, 1, 4)]]
+    assert observed_appends({"appends": [[["2"]]]}) is None and observed_appends("x") is None
 
 
 def test_the_cache_verdict_reads_the_appends():

@@ -216,6 +216,8 @@ def _grader_value(value, arrays):
         return {"a": len(arrays) - 1}
     if isinstance(value, np.generic):
         return encode_value(value.item(), arrays)
+    if isinstance(value, np.random.Generator):   # sent as its state: the student draws what the grader would
+        return {"g": encode_value(dict(value.bit_generator.state), arrays)}
     if isinstance(value, tuple):
         return encode_value(tuple(value), arrays)
     if isinstance(value, list):

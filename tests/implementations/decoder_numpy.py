@@ -1,5 +1,6 @@
 # The `decoder` assignment in float64 numpy with einsum, its own attention (no multi_head_attention_layer): the
-# layer norm from np.var, the block's heads as einsum subscripts, and a generate whose cached path has its own
+# layer norm from np.var, the block's heads as einsum subscripts, next_token_probs keeping a token when the mass of
+# the tokens more probable than it is below top_p (einsum over pairs), and a generate whose cached path has its own
 # attention over the notebook's KVCache (the prompt in one append, then one token a step).
 import numpy as np
 
@@ -45,20 +46,44 @@ def decoder_block(x, block, num_heads):
     return _mlp(h, block)
 
 
-def generate(params, prompt, max_new_tokens, num_heads, use_cache=True):
+def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+    z = np.asarray(logits, dtype=np.float64)                                          # (B, V)
+    b, v = z.shape
+    if temperature == 0:
+        out = np.zeros((b, v))
+        out[np.arange(b), z.argmax(axis=-1)] = 1.0
+        return out
+    z = z / temperature
+    if top_k is not None and top_k < v:
+        kth = np.partition(z, v - top_k, axis=-1)[:, v - top_k, None]                 # (B, 1)
+        z = np.where(z >= kth, z, -np.inf)
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    p = e / e.sum(axis=-1, keepdims=True)                                             # (B, V)
+    if top_p is not None and top_p < 1:
+        above = np.einsum("bij,bj->bi", p[:, None, :] > p[:, :, None], p)             # (B, V) mass more probable
+        p = np.where(above < top_p, p, 0.0)
+        p /= p.sum(axis=-1, keepdims=True)
+    return p
+
+
+def generate(params, prompt, max_new_tokens, num_heads, use_cache=True, temperature=0.0, top_k=None, top_p=None,
+             rng=None):
     wte, wpe = np.asarray(params["wte"], np.float64), np.asarray(params["wpe"], np.float64)
     tokens = np.array(prompt, dtype=np.int64)
 
-    def logits_of(h):
+    def next_of(h):
         last = layer_norm(h[:, -1], params["ln_f"]["gamma"], params["ln_f"]["beta"])
-        return np.einsum("bd,vd->bv", last, wte)
+        logits = np.einsum("bd,vd->bv", last, wte)                                    # (B, V)
+        if temperature == 0:
+            return logits.argmax(-1)
+        return sample(next_token_probs(logits, temperature, top_k, top_p), rng)      # noqa: F821 - the notebook's
 
     if not use_cache:
         for _ in range(max_new_tokens):
             h = wte[tokens] + wpe[: tokens.shape[1]]
             for block in params["blocks"]:
                 h = decoder_block(h, block, num_heads)
-            tokens = np.concatenate([tokens, logits_of(h).argmax(-1)[:, None]], axis=1)
+            tokens = np.concatenate([tokens, next_of(h)[:, None]], axis=1)
         return tokens
 
     caches = [KVCache() for _ in params["blocks"]]   # noqa: F821 - the notebook's
@@ -77,5 +102,5 @@ def generate(params, prompt, max_new_tokens, num_heads, use_cache=True):
 
     for _ in range(max_new_tokens):
         h = step(len(caches[0]), tokens.shape[1])     # the whole prompt first (prefill), then the newest token
-        tokens = np.concatenate([tokens, logits_of(h).argmax(-1)[:, None]], axis=1)
+        tokens = np.concatenate([tokens, next_of(h)[:, None]], axis=1)
     return tokens

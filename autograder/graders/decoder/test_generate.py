@@ -17,12 +17,13 @@ import pytest
 
 from autograder.graders import references
 from autograder.graders.compare import GradingFailure
-from autograder.graders.decoder import MODEL, model_and_prompt
+from autograder.graders.decoder import MODEL, model_and_prompt, sampled_model_and_prompt
 from autograder.graders.diagnosis import by_id, of_output, with_causes
 
 # Judged against (forbidden routines and known mistakes: exercises/generate.py):
 REFERENCE = references.generate   # float64, the whole sequence recomputed at every step (no cache)
-# tolerance (tolerances.py): EXACT tokens, on models whose greedy choices lead by TOKEN_MARGIN
+# tolerance (tolerances.py): EXACT tokens, on models whose greedy choices lead by TOKEN_MARGIN (sampled: whose draws
+# and top-p boundaries are SAMPLE_MARGIN from changing)
 
 HEADS = MODEL["num_heads"]
 SCENARIOS = [  # batch, prompt length, new tokens
@@ -105,7 +106,7 @@ def test_cached_generation_matches_reference(student, rng, batch, prompt_len, ne
     expect_tokens(got, expected, prompt, student.last, "use_cache=True", student, rng)
 
 
-@pytest.mark.points(1.5)
+@pytest.mark.points(1.0)
 @pytest.mark.parametrize("batch, prompt_len, new", SCENARIOS[:2])
 def test_uncached_generation_matches_reference(student, rng, batch, prompt_len, new):
     """캐시 없이(use_cache=False) 만든 토큰도 같음: 두 방법이 같은 토큰을 냄"""
@@ -168,6 +169,27 @@ def test_each_layer_cache_takes_the_prompt_then_one_token_a_step(student, rng, b
         message, mistake = verdict
         found = [by_id(mistake)] if mistake else []
         raise GradingFailure(with_causes(message, found), found)
+
+
+@pytest.mark.points(0.5)
+@pytest.mark.parametrize("temperature, top_k, top_p, use_cache", [
+    pytest.param(0.8, 6, 0.9, True, id="T0.8-k6-p0.9-cached"),
+    pytest.param(1.3, None, 0.8, False, id="T1.3-p0.8-uncached"),
+])
+def test_sampling_draws_with_the_given_sample(student, rng, temperature, top_k, top_p, use_cache):
+    """temperature > 0이면 next_token_probs의 확률에서 주어진 sample로 뽑음: 시드를 정한 rng로 참조와 같은 토큰"""
+    batch, prompt_len, new = 2, 3, 6
+    params, prompt, seed, expected = sampled_model_and_prompt(rng, batch, prompt_len, new, temperature, top_k, top_p)
+    got = student.generate(params, prompt, new, HEADS, use_cache=use_cache, temperature=temperature, top_k=top_k,
+                           top_p=top_p, rng=np.random.default_rng(seed))
+    how = (f"temperature={temperature}, top_k={top_k}, top_p={top_p}, use_cache={use_cache}, "
+           f"rng=np.random.default_rng({seed})")
+    try:
+        expect_tokens(got, expected, prompt, None, how)
+    except GradingFailure as failure:
+        raise GradingFailure(failure.message + " 단계마다 next_token_probs(logits, temperature, top_k, top_p)의 확률을 "
+                             "주어진 sample(probs, rng)에 넘겨 행마다 토큰 하나를 뽑으세요(rng는 받은 것을 그대로, 다른 "
+                             "난수를 쓰지 않고).", failure.diagnosis) from None
 
 
 @pytest.mark.points(0.5)

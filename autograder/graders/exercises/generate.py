@@ -9,7 +9,8 @@ from autograder.graders.exercises import LAYER_STEPS, Exercise, Mistake
 
 # The correct generate; each mistake rewrites the line(s) marked ``# @NAME``.
 _TEMPLATE = '''
-def generate(params, prompt, max_new_tokens, num_heads, use_cache=True):
+def generate(params, prompt, max_new_tokens, num_heads, use_cache=True, temperature=0.0, top_k=None, top_p=None,
+             rng=None):
     def cached_block(x, block, cache):
         p = block["attn"]
         a = layer_norm(x, block["ln_1"]["gamma"], block["ln_1"]["beta"])
@@ -29,7 +30,11 @@ def generate(params, prompt, max_new_tokens, num_heads, use_cache=True):
             h = cached_block(h, block, cache) if use_cache else decoder_block(h, block, num_heads)   # @BLOCKS
         h = layer_norm(h[:, -1], params["ln_f"]["gamma"], params["ln_f"]["beta"])  # @FINAL
         logits = h @ params["wte"].T
-        tokens = np.concatenate([tokens, np.argmax(logits, axis=-1)[:, None]], axis=1)
+        if temperature == 0:
+            chosen = np.argmax(logits, axis=-1)
+        else:
+            chosen = sample(next_token_probs(logits, temperature, top_k, top_p), rng)
+        tokens = np.concatenate([tokens, chosen[:, None]], axis=1)
     return tokens
 '''
 
@@ -122,7 +127,7 @@ EXERCISE = Exercise(
     mistakes=MISTAKES,
     # answered with their answers while it is graded, so that it is judged on its own logic (isolation.py)
     # (the earlier assignments' functions are given in the decoder notebook; a student may paste their own)
-    callees=LAYER_STEPS + ("layer_norm", "decoder_block"),
+    callees=LAYER_STEPS + ("layer_norm", "decoder_block", "next_token_probs"),
     # the notebook's given cache, watched while it is called: each layer's appends are graded (test_generate.py)
     observes=("KVCache",),
 )
