@@ -368,6 +368,9 @@ def test_a_torch_generate_without_the_cache_loses_the_cache_points():
     assert exercise.score == exercise.max_score - CACHE_POINTS <= 3.5, failures(result, "generate")
     assert {t.name.split("[")[0] for t in exercise.tests if not t.passed} == {CACHE_TEST}
     assert [d.id for d in exercise.diagnosis] == ["gen_ignores_cache"]
+    namespace = notebook_namespace(SOLUTION)
+    exec(compile(GENERATE_TORCH_WITHOUT_CACHE, "<torch generate>", "exec"), namespace)
+    assert "주어진 KVCache에 아무것도 덧붙이지 않았습니다" in visible_check(namespace, "generate")
 
 
 @pytest.mark.parametrize("mistake_id", ["gen_refeeds_whole_sequence", "gen_cache_per_step"])

@@ -150,8 +150,8 @@ def cache_verdict(appends, layers: int, batch: int, prompt_len: int, new: int):
                     "덧붙입니다.", None)
     rows = sum(shapes[0][0] if shapes[0] else 0 for shapes in appends)
     if len(counts) % layers or rows != layers * batch:
-        return (f"use_cache=True인데 캐시 {len(counts)}개에 배치 {rows}행을 덧붙였습니다(층 {layers}개, 배치 {batch}행). "
-                "층마다 주어진 `KVCache`를 하나씩 두세요.", None)
+        return (f"use_cache=True인데 캐시 {len(counts)}개에 배치 {rows}행을 덧붙였습니다"
+                f"(층 {layers}개, 배치 {batch}행). 층마다 주어진 `KVCache`를 하나씩 두세요.", None)
     return None
 
 
@@ -187,9 +187,9 @@ def test_sampling_draws_with_the_given_sample(student, rng, temperature, top_k, 
     try:
         expect_tokens(got, expected, prompt, None, how)
     except GradingFailure as failure:
-        raise GradingFailure(failure.message + " 단계마다 next_token_probs(logits, temperature, top_k, top_p)의 확률을 "
-                             "주어진 sample(probs, rng)에 넘겨 행마다 토큰 하나를 뽑으세요(rng는 받은 것을 그대로, 다른 "
-                             "난수를 쓰지 않고).", failure.diagnosis) from None
+        raise GradingFailure(failure.message + " 단계마다 next_token_probs(logits, temperature, top_k, top_p)의 "
+                             "확률을 주어진 sample(probs, rng)에 넘겨 행마다 토큰 하나를 뽑으세요(rng는 받은 것을 "
+                             "그대로, 다른 난수를 쓰지 않고).", failure.diagnosis) from None
 
 
 @pytest.mark.points(0.5)

@@ -76,8 +76,9 @@ def expect_probs(got, expected, what: str, call, top_k=None) -> None:
     dropped, kept = expected == 0, expected > 0
     if np.any(got[dropped] != 0):
         found = of_output(got, call, expected=expected)
-        raise GradingFailure(with_causes(f"{what}: 버려야 할 토큰의 확률이 정확히 0이 아닙니다(최댓값 "
-                                         f"{np.max(np.abs(got[dropped])):.2e}). 버린 토큰은 0으로 두세요.", found), found)
+        largest = np.max(np.abs(got[dropped]))
+        raise GradingFailure(with_causes(f"{what}: 버려야 할 토큰의 확률이 정확히 0이 아닙니다(최댓값 {largest:.2e}). "
+                                         "버린 토큰은 0으로 두세요.", found), found)
     if np.any(got[kept] <= 0):
         raise GradingFailure(f"{what}: 남겨야 할 토큰의 확률이 0입니다.")
     sums = got.sum(axis=-1)

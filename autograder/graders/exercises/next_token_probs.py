@@ -50,8 +50,8 @@ MISTAKES = [
         id="ntp_temperature_after_softmax",
         exercise="next_token_probs",
         title="온도로 로짓이 아니라 softmax 뒤의 확률을 나눔 (다시 정규화하면 온도가 아무 일도 하지 않음)",
-        hint=("온도는 softmax 앞에서 로짓을 나눕니다: softmax(logits / temperature). 확률을 temperature로 나눈 뒤 합이 1이 "
-              "되게 다시 나누면 원래 확률로 돌아가 분포가 날카로워지지도 평평해지지도 않습니다."),
+        hint=("온도는 softmax 앞에서 로짓을 나눕니다: softmax(logits / temperature). 확률을 temperature로 나눈 뒤 "
+              "합이 1이 되게 다시 나누면 원래 확률로 돌아가 분포가 날카로워지지도 평평해지지도 않습니다."),
         source=_with(TEMPERATURE="", SOFTMAX="p = softmax(z) / temperature\np = p / p.sum(axis=-1, keepdims=True)"),
     ),
     Mistake(
@@ -67,8 +67,8 @@ MISTAKES = [
         id="ntp_top_p_drops_crossing",
         exercise="next_token_probs",
         title="top-p에서 누적 확률이 top_p를 넘게 만드는 토큰을 버림 (top_p에 못 미치는 집합이 남음)",
-        hint=("남기는 집합은 누적 확률이 top_p에 '이르는' 가장 작은 집합입니다: 누적 확률이 top_p를 넘게 만드는 그 토큰까지 "
-              "남깁니다. 그 토큰 앞까지의 누적 확률(자기 자신 빼고)이 top_p보다 작으면 남기세요."),
+        hint=("남기는 집합은 누적 확률이 top_p에 '이르는' 가장 작은 집합입니다: 누적 확률이 top_p를 넘게 만드는 그 "
+              "토큰까지 남깁니다. 그 토큰 앞까지의 누적 확률(자기 자신 빼고)이 top_p보다 작으면 남기세요."),
         source=_with(CROSSING="keep_ranked = np.cumsum(ranked, axis=-1) <= top_p"),
     ),
     Mistake(

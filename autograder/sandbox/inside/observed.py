@@ -56,7 +56,7 @@ class Observed:
             return
         self.recorded += 1
         try:
-            shape = tuple(int(n) for n in tuple(getattr(keys, "shape"))[:MAX_DIMS])
+            shape = tuple(int(n) for n in tuple(keys.shape)[:MAX_DIMS])
         except Exception:  # noqa: BLE001 - keys without a shape are recorded as such (an empty shape)
             shape = ()
         key = id(instance)
