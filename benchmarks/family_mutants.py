@@ -764,4 +764,138 @@ def generate(params, prompt, max_new_tokens, num_heads, use_cache=True):
         tokens = torch.cat([tokens, nxt], dim=1)
     return tokens.numpy()
 '''),
+    # ------------------------------------------------------------------------------------------------- next_token_probs
+    ("next_token_probs", "temperature: after softmax (torch)", {"ntp_temperature_after_softmax"}, '''
+def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+    z = torch.as_tensor(np.asarray(logits, dtype=np.float64))
+    if temperature == 0:
+        return torch.nn.functional.one_hot(z.argmax(-1), z.shape[-1]).double()
+    if top_k is not None and top_k < z.shape[-1]:
+        z = z.masked_fill(z < torch.topk(z, top_k).values[:, -1:], float("-inf"))
+    p = torch.softmax(z, dim=-1) / temperature
+    p = p / p.sum(-1, keepdim=True)
+    if top_p is not None and top_p < 1:
+        ranked, order = torch.sort(p, descending=True)
+        drop = torch.cumsum(ranked, -1) - ranked >= top_p
+        p = p.masked_fill(drop.scatter(-1, order, drop), 0.0)
+        p = p / p.sum(-1, keepdim=True)
+    return p
+'''),
+    ("next_token_probs", "top-k: ties broken by topk's indices", {"ntp_top_k_breaks_ties"}, '''
+def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+    z = torch.as_tensor(np.asarray(logits, dtype=np.float64))
+    if temperature == 0:
+        return torch.nn.functional.one_hot(z.argmax(-1), z.shape[-1]).double()
+    z = z / temperature
+    if top_k is not None:
+        keep = torch.zeros_like(z, dtype=torch.bool).scatter(-1, torch.topk(z, min(top_k, z.shape[-1])).indices, True)
+        z = z.masked_fill(~keep, float("-inf"))
+    p = torch.softmax(z, dim=-1)
+    if top_p is not None and top_p < 1:
+        ranked, order = torch.sort(p, descending=True)
+        drop = torch.cumsum(ranked, -1) - ranked >= top_p
+        p = p.masked_fill(drop.scatter(-1, order, drop), 0.0)
+        p = p / p.sum(-1, keepdim=True)
+    return p
+'''),
+    ("next_token_probs", "top-p: the crossing token dropped (loops)", {"ntp_top_p_drops_crossing"}, '''
+def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+    out = []
+    for row in np.asarray(logits, dtype=np.float64):
+        if temperature == 0:
+            out.append(np.eye(len(row))[np.argmax(row)])
+            continue
+        z = row / temperature
+        if top_k is not None:
+            z = np.where(z >= np.sort(z)[-min(top_k, len(z))], z, -np.inf)
+        p = np.exp(z - z.max())
+        p /= p.sum()
+        if top_p is not None and top_p < 1:
+            kept, mass = [], 0.0
+            for i in np.argsort(-p):
+                if kept and mass + p[i] > top_p:
+                    break
+                kept.append(i)
+                mass += p[i]
+            p = np.where(np.isin(np.arange(len(p)), kept), p, 0.0) / mass
+        out.append(p)
+    return np.array(out)
+'''),
+    ("next_token_probs", "renormalisation: top-k and top-p zero the probabilities", {"ntp_no_renormalise"}, '''
+def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+    z = np.asarray(logits, dtype=np.float64)
+    if temperature == 0:
+        return (np.arange(z.shape[-1]) == z.argmax(-1)[:, None]).astype(np.float64)
+    e = np.exp(z / temperature - (z / temperature).max(-1, keepdims=True))
+    p = e / e.sum(-1, keepdims=True)
+    if top_k is not None:
+        p = np.where(z >= np.sort(z, -1)[:, -min(top_k, z.shape[-1])][:, None], p, 0.0)
+    if top_p is not None and top_p < 1:
+        above = np.einsum("bij,bj->bi", p[:, None, :] > p[:, :, None], p)
+        p = np.where(above < top_p, p, 0.0)
+    return p
+'''),
+    ("next_token_probs", "top-p: cumulated in token order", {"ntp_top_p_in_token_order"}, '''
+def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+    z = np.asarray(logits, dtype=np.float64)
+    if temperature == 0:
+        return (np.arange(z.shape[-1]) == z.argmax(-1)[:, None]).astype(np.float64)
+    z = z / temperature
+    if top_k is not None:
+        z = np.where(z >= np.sort(z, -1)[:, -min(top_k, z.shape[-1])][:, None], z, -np.inf)
+    p = np.exp(z - z.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    if top_p is not None and top_p < 1:
+        p = np.where(np.cumsum(p, -1) - p < top_p, p, 0.0)
+        p /= p.sum(-1, keepdims=True)
+    return p
+'''),
+    # ------------------------------------------------------------------------------------------------- generate
+    ("generate", "cache: ignored, the sequence recomputed in torch", {"gen_ignores_cache"}, '''
+def generate(params, prompt, max_new_tokens, num_heads, use_cache=True, temperature=0.0, top_k=None, top_p=None,
+             rng=None):
+    g = lambda w: torch.as_tensor(w)
+    wte, wpe = g(params["wte"]), g(params["wpe"])
+    tokens = torch.as_tensor(prompt, dtype=torch.long)
+    for _ in range(max_new_tokens):
+        b, t = tokens.shape
+        h = wte[tokens] + wpe[:t]
+        d = h.shape[-1]
+        for blk in params["blocks"]:
+            a = F.layer_norm(h, (d,), g(blk["ln_1"]["gamma"]), g(blk["ln_1"]["beta"]), 1e-5)
+            q, k, v = ((a @ g(blk["attn"]["w_" + n]) + g(blk["attn"]["b_" + n])).view(b, t, num_heads, -1)
+                       .transpose(1, 2) for n in "qkv")
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, d)
+            h = h + y @ g(blk["attn"]["w_o"]) + g(blk["attn"]["b_o"])
+            z = F.layer_norm(h, (d,), g(blk["ln_2"]["gamma"]), g(blk["ln_2"]["beta"]), 1e-5)
+            h = h + F.gelu(z @ g(blk["w_1"]) + g(blk["b_1"])) @ g(blk["w_2"]) + g(blk["b_2"])
+        logits = F.layer_norm(h[:, -1], (d,), g(params["ln_f"]["gamma"]), g(params["ln_f"]["beta"]), 1e-5) @ wte.T
+        chosen = (torch.argmax(logits, -1) if temperature == 0 else
+                  torch.as_tensor(sample(next_token_probs(logits, temperature, top_k, top_p), rng)))
+        tokens = torch.cat([tokens, chosen[:, None]], dim=1)
+    return tokens
+'''),
+    ("generate", "cache: a new cache every step, the whole sequence into it", {"gen_cache_per_step"}, '''
+def generate(params, prompt, max_new_tokens, num_heads, use_cache=True, temperature=0.0, top_k=None, top_p=None,
+             rng=None):
+    tokens = np.asarray(prompt)
+    for _ in range(max_new_tokens):
+        h = params["wte"][tokens] + params["wpe"][:tokens.shape[1]]
+        for block in params["blocks"]:
+            cache = KVCache() if use_cache else None
+            a = layer_norm(h, block["ln_1"]["gamma"], block["ln_1"]["beta"])
+            p = block["attn"]
+            if cache is not None:
+                q, k, v = (split_heads(a @ p["w_" + n] + p["b_" + n], num_heads) for n in "qkv")
+                h = h + merge_heads(attend_with_cache(q, k, v, cache)) @ p["w_o"] + p["b_o"]
+            else:
+                h = h + multi_head_attention_layer(a, a, p, num_heads, causal_mask(h.shape[1]))
+            z = layer_norm(h, block["ln_2"]["gamma"], block["ln_2"]["beta"])
+            h = h + gelu(z @ block["w_1"] + block["b_1"]) @ block["w_2"] + block["b_2"]
+        logits = layer_norm(h[:, -1], params["ln_f"]["gamma"], params["ln_f"]["beta"]) @ params["wte"].T
+        chosen = np.argmax(logits, -1) if temperature == 0 else sample(next_token_probs(logits, temperature, top_k,
+                                                                                        top_p), rng)
+        tokens = np.concatenate([tokens, chosen[:, None]], axis=1)
+    return tokens
+'''),
 ]

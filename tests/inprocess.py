@@ -8,7 +8,8 @@ sandbox for that. What it keeps from the real ``plugin.Student``: the values com
 them (numpy arrays, torch and Keras tensors converted by the sandbox's own ``values.to_numpy``, objects such as a
 ``KVCache`` kept on "the student's side"), the other contract functions an exercise calls are answered by the
 references while it runs (``isolation.CALLEES``), a student's exception reads as the sandbox's Korean message, and
-``student.last`` is the call the diagnosis re-runs, and ``with_memory`` measures a call's peak resident memory the
+``student.last`` is the call the diagnosis re-runs (with the appends of the given classes its record ``observes``,
+watched by the sandbox's own ``inside.observed``), and ``with_memory`` measures a call's peak resident memory the
 way the grader does (``/proc/self/clear_refs``, then ``VmHWM`` against ``VmRSS``), here in this process, without the
 sandbox's address-space limit (so keep memory-hungry mistakes to the sandboxed tests).
 """
@@ -25,6 +26,7 @@ from autograder.graders import isolation
 from autograder.graders.calls import Call
 from autograder.graders.compare import GradingFailure
 from autograder.messages import Reason
+from autograder.sandbox.inside.observed import Observed
 from autograder.sandbox.inside.proxies import _like, _NotPlain, _plain
 from autograder.sandbox.inside.values import to_numpy
 from autograder.sandbox.errors import exception_reason
@@ -168,10 +170,17 @@ class InProcessStudent:
             if isinstance(self._ns[callee], types.FunctionType):
                 saved[callee] = self._ns[callee]
                 self._ns[callee] = _proxy(callee, saved[callee])
+        from autograder.graders import registry
+        from autograder.graders.plugin import observed_appends
+
+        observes = registry.record(name).observes if name in registry.RECORDS else ()
+        observed = Observed(self._ns, observes)
         try:
-            value = _guarded(name, self._ns[name], args, kwargs)
+            with observed:
+                value = _guarded(name, self._ns[name], args, kwargs)
         finally:
             self._ns.update(saved)
+        self.last.appends = observed_appends(observed.report()) if observes else None
         self.last.returned(value)
         if self.record is not None:
             self.record.append((name, args, kwargs, value))

@@ -69,7 +69,7 @@ def test_class_is_graded_with_penalties_and_exports(sqlite_class, root):
     assert attention["2026028"][1]["scaled_dot_product_attention"] == 0  # the cheat fakes nothing
     assert attention["2026028"][1]["softmax"] == 2
     assert 0 < attention["2026021"][0] < 27 and 0 < attention["2026006"][0] < 27
-    assert quiz["2026001"][0] == 18 and quiz["2026029"][0] < 18    # written answers still to be graded by hand
+    assert quiz["2026001"][0] == 19 and quiz["2026029"][0] < 19    # written answers still to be graded by hand
     rows = list(csv.reader(open(demo.dir / "reports" / "grades.csv", encoding="utf-8")))
     assert rows[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"] \
         and rows[1][0] == "Points Possible"

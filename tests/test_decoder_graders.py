@@ -51,6 +51,8 @@ REQUIRED_MISTAKES = {
     "block_post_norm", "block_residual_twice", "block_no_causal_mask", "gen_positions_restart",
     "gen_attends_before_append", "ln_unbiased_variance", "ln_eps_outside_sqrt", "gen_logits_without_ln_f",
     "block_tanh_gelu", "gen_positions_off_by_one", "gen_samples", "ln_keras_default_eps",
+    "gen_ignores_cache", "gen_cache_per_step", "ntp_temperature_after_softmax", "ntp_top_p_drops_crossing",
+    "ntp_top_k_breaks_ties", "ntp_no_renormalise",
 }
 
 
@@ -195,6 +197,42 @@ def test_the_proxies_answers_are_the_references():
                                references.multi_head_attention_layer(x, x, block["attn"], 3, mask), atol=1e-12)
 
 
+def _hugging_face_warpers(logits, temperature, top_k, top_p):
+    """Hugging Face transformers' TemperatureLogitsWarper, TopKLogitsWarper and TopPLogitsWarper (their code's
+    rules, in torch, min_tokens_to_keep=1), then softmax: the semantics the reference must have."""
+    import torch
+
+    scores = torch.from_numpy(np.array(logits, np.float64)) / temperature
+    if top_k is not None:
+        top_k = min(top_k, scores.size(-1))
+        scores = scores.masked_fill(scores < torch.topk(scores, top_k)[0][..., -1, None], -float("inf"))
+    if top_p is not None and top_p < 1:
+        sorted_logits, sorted_indices = torch.sort(scores, descending=False)
+        cumulative_probs = sorted_logits.softmax(dim=-1).cumsum(dim=-1)
+        sorted_indices_to_remove = cumulative_probs <= (1 - top_p)
+        sorted_indices_to_remove[..., -1:] = 0
+        remove = sorted_indices_to_remove.scatter(1, sorted_indices, sorted_indices_to_remove)
+        scores = scores.masked_fill(remove, -float("inf"))
+    return torch.softmax(scores, dim=-1).numpy()
+
+
+def test_next_token_probs_reference_is_hugging_faces_warpers():
+    """The reference (answers.py, float64 numpy) equals Hugging Face's warpers on random logits and on logits with
+    ties at the k-th (kept); temperature 0 is one-hot at the first argmax; rows sum to 1 with exact zeros."""
+    rng = np.random.default_rng(11)
+    for logits in (2.0 * rng.standard_normal((5, 17)), rng.integers(-3, 4, size=(5, 17)).astype(np.float64)):
+        for temperature, top_k, top_p in [(1.0, None, None), (0.6, 4, None), (1.3, None, 0.75), (0.8, 6, 0.9),
+                                          (2.0, 1, None), (1.0, 40, 0.5)]:
+            if top_p is not None and np.all(logits == np.round(logits)):   # top-p over tied probabilities: no order
+                continue
+            got = references.next_token_probs(logits, temperature, top_k, top_p)
+            np.testing.assert_allclose(got, _hugging_face_warpers(logits, temperature, top_k, top_p), atol=1e-12)
+            np.testing.assert_allclose(got.sum(-1), 1.0, atol=1e-12)
+    ties = np.array([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0]])
+    np.testing.assert_array_equal(references.next_token_probs(ties, 0.0), [[0, 1, 0, 0], [1, 0, 0, 0]])
+    np.testing.assert_allclose(references.next_token_probs(ties, 1.0, top_k=1), [[0, .5, .5, 0], [.25] * 4])
+
+
 def test_the_catalogued_generate_mistakes_change_the_tokens():
     """Each generate mistake, run here on the graders' scenarios, gives other tokens than the reference on at least
     one of them (so it can lose points), except the one that ignores the cache (right tokens, caught by the cache
@@ -209,7 +247,7 @@ def test_the_catalogued_generate_mistakes_change_the_tokens():
         np.testing.assert_array_equal(solution(params, prompt, expected.shape[1] - prompt.shape[1],
                                                MODEL["num_heads"]), expected)
     for m in MISTAKES:
-        if m.exercise != "generate" or m.id == "gen_ignores_cache":
+        if m.exercise != "generate" or not m.diagnosable:   # right tokens: caught by the cache test
             continue
         differs = [not np.array_equal(m.function()(params, prompt, expected.shape[1] - prompt.shape[1],
                                                    MODEL["num_heads"]), expected)
@@ -279,15 +317,118 @@ def test_every_mistake_is_named_in_the_feedback():
     assert sorted(alone) == sorted(m.id for m in MISTAKES), "a feedback names other mistakes too"
 
 
-def test_ignoring_the_cache_loses_only_the_cache_test():
-    """A generate that recomputes everything when asked to use the cache gets the right tokens, so it loses only
-    the test that sees how many tokens each step ran through the blocks, with the Korean reason."""
+CACHE_TEST = "each_layer_cache_takes_the_prompt_then_one_token_a_step"
+CACHE_POINTS = 1.5
+
+GENERATE_TORCH_WITHOUT_CACHE = '''
+def generate(params, prompt, max_new_tokens, num_heads, use_cache=True, temperature=0.0, top_k=None, top_p=None,
+             rng=None):
+    g = lambda w: torch.as_tensor(w)
+    wte, wpe = g(params["wte"]), g(params["wpe"])
+    tokens = torch.as_tensor(prompt, dtype=torch.long)
+    for _ in range(max_new_tokens):
+        b, t = tokens.shape
+        h = wte[tokens] + wpe[:t]                                                   # the whole sequence, every step
+        d = h.shape[-1]
+        for blk in params["blocks"]:
+            a = F.layer_norm(h, (d,), g(blk["ln_1"]["gamma"]), g(blk["ln_1"]["beta"]), 1e-5)
+            q, k, v = ((a @ g(blk["attn"][f"w_{n}"]) + g(blk["attn"][f"b_{n}"])).view(b, t, num_heads, -1)
+                       .transpose(1, 2) for n in "qkv")
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, d)
+            h = h + y @ g(blk["attn"]["w_o"]) + g(blk["attn"]["b_o"])
+            z = F.layer_norm(h, (d,), g(blk["ln_2"]["gamma"]), g(blk["ln_2"]["beta"]), 1e-5)
+            h = h + F.gelu(z @ g(blk["w_1"]) + g(blk["b_1"])) @ g(blk["w_2"]) + g(blk["b_2"])
+        h = F.layer_norm(h[:, -1], (d,), g(params["ln_f"]["gamma"]), g(params["ln_f"]["beta"]), 1e-5)
+        logits = h @ wte.T
+        if temperature == 0:
+            chosen = torch.argmax(logits, dim=-1)
+        else:
+            chosen = torch.as_tensor(sample(next_token_probs(logits, temperature, top_k, top_p), rng))
+        tokens = torch.cat([tokens, chosen[:, None]], dim=1)
+    return tokens
+'''
+
+
+def test_ignoring_the_cache_loses_only_the_cache_points():
+    """A numpy generate that recomputes everything when asked to use the cache gets the right tokens, so it loses
+    only the tests that watch the given KVCache (the cache's points), named, with the Korean reason."""
     result = graded_group(GROUP_OF["gen_ignores_cache"])
     exercise = result.exercise("generate")
     lost = [t for t in exercise.tests if not t.passed]
-    assert [t.name for t in lost] == ["cached_steps_run_the_new_token_only"], failures(result, "generate")
-    assert "새 토큰 하나만" in lost[0].message
-    assert exercise.score == exercise.max_score - 0.5
+    assert {t.name.split("[")[0] for t in lost} == {CACHE_TEST}, failures(result, "generate")
+    assert all("주어진 `KVCache`에 아무것도 덧붙이지 않았습니다" in t.message for t in lost)
+    assert exercise.score == exercise.max_score - CACHE_POINTS <= 3.5
+    assert [d.id for d in exercise.diagnosis] == ["gen_ignores_cache"]
+
+
+def test_a_torch_generate_without_the_cache_loses_the_cache_points():
+    """The same in torch with F.layer_norm and F.scaled_dot_product_attention, recomputing the whole sequence and
+    calling none of the notebook's functions: right tokens, and at most 3.5/5 (it got 5/5 when the cache was seen
+    only through calls of the contract functions)."""
+    result = graded("torch-without-cache",
+                    lambda: notebooks.with_code(SOLUTION, {"generate": GENERATE_TORCH_WITHOUT_CACHE}))
+    exercise = result.exercise("generate")
+    assert exercise.score == exercise.max_score - CACHE_POINTS <= 3.5, failures(result, "generate")
+    assert {t.name.split("[")[0] for t in exercise.tests if not t.passed} == {CACHE_TEST}
+    assert [d.id for d in exercise.diagnosis] == ["gen_ignores_cache"]
+    namespace = notebook_namespace(SOLUTION)
+    exec(compile(GENERATE_TORCH_WITHOUT_CACHE, "<torch generate>", "exec"), namespace)
+    assert "주어진 KVCache에 아무것도 덧붙이지 않았습니다" in visible_check(namespace, "generate")
+
+
+@pytest.mark.parametrize("mistake_id", ["gen_refeeds_whole_sequence", "gen_cache_per_step"])
+def test_feeding_a_cache_the_whole_sequence_loses_the_cache_points(mistake_id):
+    """A cache given the whole sequence every step (one cache piling up duplicates, or a new cache each step) fails
+    every cache test, each naming the mistake."""
+    exercise = graded_group(GROUP_OF[mistake_id]).exercise("generate")
+    cache_tests = [t for t in exercise.tests if t.name.startswith(CACHE_TEST)]
+    assert cache_tests and not any(t.passed for t in cache_tests)
+    assert exercise.score <= exercise.max_score - CACHE_POINTS
+    assert mistake_id in [d.id for d in exercise.diagnosis]
+
+
+def test_the_sandbox_watches_the_given_cache_only_during_the_call():
+    """inside/observed.py: while a call runs, the notebook's KVCache is a subclass recording each append's key
+    shape, one list per cache in the order of first appends (caches made before the call are not watched); the
+    class is the notebook's own again afterwards, a name that is not a class is left alone."""
+    from autograder.graders.plugin import observed_appends
+    from autograder.sandbox.inside.observed import Observed
+
+    namespace = {"KVCache": references.KVCache, "attend_with_cache": None, "softmax": references.softmax}
+    old = namespace["KVCache"]()
+    k = np.zeros((2, 4, 3, 4))
+    with Observed(namespace, ("KVCache", "softmax")) as observed:
+        first, second = namespace["KVCache"](), namespace["KVCache"]()
+        second.append(k, k)
+        first.append(k[:, :, :1], v=k[:, :, :1])
+        second.append(k[:, :, :1], k[:, :, :1])
+        old.append(k, k)
+        assert isinstance(first, references.KVCache) and type(first).__name__ == "KVCache"
+    assert namespace["KVCache"] is references.KVCache and namespace["softmax"] is references.softmax
+    assert observed_appends(observed.report()) == [[(2, 4, 3, 4), (2, 4, 1, 4)], [(2, 4, 1, 4)]]
+    assert observed_appends({"appends": [[["2"]]]}) is None and observed_appends("x") is None
+
+
+def test_the_cache_verdict_reads_the_appends():
+    """The judgement of the watched appends, on records of the ways a generate can keep its caches."""
+    from autograder.graders.decoder.test_generate import cache_verdict
+
+    def shapes(*counts, batch=2):
+        return [[(batch, 4, t, 4) for t in c] for c in counts]
+
+    good = [2, 1, 1, 1, 1, 1]
+    assert cache_verdict(shapes(good, good), 2, 2, 2, 6) is None
+    assert cache_verdict(shapes(good + [1], good + [1]), 2, 2, 2, 6) is None          # the last token run too
+    assert cache_verdict(shapes(good, good, good, good, batch=1), 2, 2, 2, 6) is None  # per layer and row
+    assert cache_verdict([], 2, 2, 2, 6)[1] == "gen_ignores_cache"
+    assert cache_verdict(None, 2, 2, 2, 6) is not None
+    assert cache_verdict(shapes(*[[2 + s] for s in range(6) for _ in range(2)]), 2, 2, 2, 6)[1] == \
+        "gen_cache_per_step"
+    assert cache_verdict(shapes([2, 3, 4, 5, 6, 7], [2, 3, 4, 5, 6, 7]), 2, 2, 2, 6)[1] == \
+        "gen_refeeds_whole_sequence"
+    assert cache_verdict(shapes([1] * 7, [1] * 7), 2, 2, 2, 6)[0].count("나눠 넣었습니다") == 1
+    assert cache_verdict(shapes([2, 1, 1], [2, 1, 1]), 2, 2, 2, 6) is not None          # steps missing
+    assert cache_verdict(shapes(good), 2, 2, 2, 6) is not None                            # one cache for 2 layers
 
 
 # ----------------------------------------------------------------------------------------------- release stub

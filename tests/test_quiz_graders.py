@@ -2,7 +2,7 @@
 
 * the answer key (autograder/graders/quiz/answer_key.py) is the source notebook's solution cells, and neither
   appears in the release notebook;
-* the solution gets 18/18; the untouched release notebook gets 0 with a Korean "no answer" message;
+* the solution gets 19/19; the untouched release notebook gets 0 with a Korean "no answer" message;
 * a wrong answer loses exactly its question's point (with the question's explanation in the message), a
   malformed one (a word instead of a letter, a list, None, a string for a number, a bool, a dict) gets a Korean
   message about the format and no grader error, and every other question keeps its point;
@@ -35,7 +35,7 @@ pytestmark = pytest.mark.slow
 ASSIGNMENT = "quiz"
 SEED = int(os.environ.get("QUIZ_GRADER_SEED", "20240613"))
 SOLUTION = notebooks.solution_notebook(ASSIGNMENT)
-QUESTIONS = [f"q{i}" for i in range(1, 19)]
+QUESTIONS = [f"q{i}" for i in range(1, 20)]
 
 NO_ANSWER = "답이 없습니다"
 FORMAT_LETTER = "보기 글자"
@@ -83,7 +83,7 @@ def test_answer_key_is_the_source_solution():
             assert abs(values[name] - key["answer"]) <= key["atol"], name
         assert points[name] == key["points"] == 1.0, name
         assert key["topic_ko"] and key["explanation_ko"], name
-    assert sum(k["points"] for k in ANSWERS.values()) == 18
+    assert sum(k["points"] for k in ANSWERS.values()) == 19
 
 
 def test_release_holds_no_answer():
@@ -108,12 +108,12 @@ def test_solution_gets_full_marks():
     result = graded("solution", lambda: SOLUTION)
     assert [e.name for e in result.exercises] == QUESTIONS
     assert {e.name: (e.score, e.max_score) for e in result.exercises} == {q: (1.0, 1.0) for q in QUESTIONS}
-    assert result.score == result.max_score == 18
+    assert result.score == result.max_score == 19
 
 
 def test_release_notebook_gets_zero_with_no_answer_message():
     result = graded("release", lambda: notebooks.release_notebook(ASSIGNMENT))
-    assert result.score == 0 and result.max_score == 18
+    assert result.score == 0 and result.max_score == 19
     for name in QUESTIONS:
         assert NO_ANSWER in message(result, name), message(result, name)
 
@@ -136,7 +136,7 @@ MIXED = answers(
     q14='"E"',                 # malformed: not one of A-D
     q15='{"answer": "B"}',     # malformed: a dict
 )
-MIXED_RIGHT = {"q1", "q2", "q8", "q9", "q13", "q16", "q17", "q18"}   # q16-q18: the solution's
+MIXED_RIGHT = {"q1", "q2", "q8", "q9", "q13", "q16", "q17", "q18", "q19"}   # q16-q19: the solution's
 MIXED_WRONG = {"q10", "q11"}
 MIXED_FORMAT = {"q4": FORMAT_LETTER, "q5": FORMAT_LETTER, "q7": FORMAT_LETTER, "q14": FORMAT_LETTER,
                 "q15": FORMAT_LETTER, "q3": FORMAT_NUMBER, "q6": FORMAT_NUMBER, "q12": FORMAT_NUMBER}
@@ -172,7 +172,7 @@ def test_numbers_within_tolerance_and_numpy_numbers():
     scores = {e.name: e.score for e in result.exercises}
     lost = {q for q, s in scores.items() if s < 1.0}
     assert lost == {"q6", "q9", "q12"}, {q: message(result, q) for q in lost}
-    assert result.score == 15
+    assert result.score == 16
     assert WRONG in message(result, "q6")
     assert "유한한 숫자" in message(result, "q9")
     assert FORMAT_NUMBER in message(result, "q12")
@@ -344,3 +344,26 @@ def test_the_title_and_the_hints_name_what_exists():
                     checked += 1
                     assert text.rstrip(")") in headings[notebook, number], (notebook, number, text)
     assert checked >= 5, checked
+
+
+
+
+def test_the_sampling_question_is_recomputed():
+    """q19's numbers, recomputed with the decoder's reference next_token_probs (Hugging Face's warpers): the
+    softmax in the question, option C's distribution (the right one), option A's and B's claims false, and the
+    explanation's numbers."""
+    import numpy as np
+
+    from autograder.graders.references import next_token_probs
+
+    logits = np.array([[3.0, 2.0, 1.0, 0.0]])
+    plain = next_token_probs(logits)[0]
+    np.testing.assert_allclose(plain, [0.64, 0.24, 0.09, 0.03], atol=0.005)
+    np.testing.assert_allclose(next_token_probs(logits, top_p=0.8)[0], [0.73, 0.27, 0, 0], atol=0.005)
+    assert next_token_probs(logits, temperature=2.0)[0, 0] < plain[0]                       # A: flatter, not sharper
+    assert abs(next_token_probs(logits, top_k=2)[0].sum() - 1) < 1e-12                      # B: renormalised
+    explanation = ANSWERS["q19"]["explanation_ko"]
+    for number in (plain[0], plain[0] + plain[1], *next_token_probs(logits, top_p=0.8)[0, :2],
+                   next_token_probs(logits, temperature=2.0)[0, 0]):
+        assert f"{number:.3f}" in explanation, (number, explanation)
+    assert ANSWERS["q19"]["answer"] == "C"

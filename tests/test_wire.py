@@ -219,3 +219,23 @@ def test_the_event_log_keeps_what_ran_between_marks_and_not_every_line():
     finally:
         os.close(w)
         log.close()
+
+
+def test_a_seeded_generator_crosses_as_its_state():
+    """The grader's numpy.random.Generator reaches the student's side as a generator in the same state (so a draw
+    there equals the grader's), through the frame's JSON header (its 128-bit state included); a state of another
+    kind of bit generator, or one numpy refuses, is not a value of the format."""
+    from autograder.sandbox import remote
+    from autograder.sandbox.inside import values
+
+    grader = np.random.default_rng(1234)
+    grader.random(3)                                                   # not a fresh state
+    arrays = []
+    header = {"kwargs": remote.encode_value({"rng": grader}, arrays)}
+    got, _ = _through_a_pipe(header, arrays)
+    student = values.decode_request(got["kwargs"], [], values.Handles())["rng"]
+    assert isinstance(student, np.random.Generator)
+    np.testing.assert_array_equal(student.random(5), grader.random(5))
+    for state in ({"bit_generator": "MT19937", "state": {}}, {"bit_generator": "PCG64", "state": "x"}, [1, 2]):
+        with pytest.raises(values.UnknownValue):
+            values.decode({"g": remote.encode_value(state, [])}, [].__getitem__, None)

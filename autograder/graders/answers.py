@@ -130,6 +130,33 @@ def decoder_block(x, block, num_heads):
     return h
 
 
+def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+    """Hugging Face's warpers in their order: logits / temperature, top-k (ties with the k-th kept), softmax, top-p
+    (the smallest set from the most probable whose probability reaches top_p: the crossing token kept, at least
+    one), renormalised; temperature 0: one-hot at the first argmax. top_p >= 1 keeps every token."""
+    z = np.array(logits, np.float64)                                                  # (..., V) the result
+    if temperature == 0:
+        first = np.argmax(z, axis=-1)[..., None]                                      # (..., 1)
+        z[...] = 0.0
+        np.put_along_axis(z, first, 1.0, axis=-1)
+        return z
+    z /= temperature
+    if top_k is not None and top_k < z.shape[-1]:
+        kth = np.partition(z, -top_k, axis=-1)[..., -top_k:-top_k + 1 or None]        # (..., 1) the k-th largest
+        np.copyto(z, -np.inf, where=z < kth)
+    z = softmax(z)                                                                    # (..., V)
+    if top_p is not None and top_p < 1:
+        order = np.argsort(-z, axis=-1, kind="stable")                                # (..., V) most probable first
+        ranked = np.take_along_axis(z, order, axis=-1)                                # (..., V)
+        before = np.cumsum(ranked, axis=-1) - ranked                                  # (..., V) mass ranked above
+        keep = before < top_p                                                         # the crossing token too
+        keep[..., 0] = True
+        np.put_along_axis(keep, order, keep.copy(), axis=-1)                          # back to token order
+        np.copyto(z, 0.0, where=~keep)
+        z /= np.sum(z, axis=-1, keepdims=True)
+    return z
+
+
 # ----------------------------------------------------------------------------------------------- the records' answers
 @dataclass(frozen=True)
 class Answer:
@@ -159,3 +186,4 @@ MULTI_HEAD_ATTENTION_LAYER = Answer(multi_head_attention_layer, sizing.multi_hea
 KV_CACHE_BYTES = Answer(kv_cache_bytes, sizing.kv_cache_bytes)
 LAYER_NORM = Answer(layer_norm, sizing.layer_norm)
 DECODER_BLOCK = Answer(decoder_block, sizing.decoder_block)
+NEXT_TOKEN_PROBS = Answer(next_token_probs, sizing.next_token_probs)

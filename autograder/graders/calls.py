@@ -24,6 +24,9 @@ class Call:
     value: object = None
     history: list = field(default_factory=list, repr=False)
     questions: list = field(default_factory=list)   # (name, shape) the proxies were asked during the call
+    # the shapes given to each watched cache's append during the call, one list per cache in the order of its first
+    # append (``Exercise.observes``; None when nothing was watched or the record did not come back as numbers)
+    appends: list | None = None
 
     def returned(self, value) -> None:
         """Record the call's result in the function's history (only results small enough to re-check)."""

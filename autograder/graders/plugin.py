@@ -101,7 +101,7 @@ class Student:
         limit = isolation.call_limit(args, kwargs, self._timeouts)
         small = limit < float(self._timeouts.call)
         options = {"timeout": self._limit(name, limit, small), "isolate": answers.allowed, "answer": answers,
-                   "memory_mb": memory_mb}
+                   "memory_mb": memory_mb, "observe": registry.record(name).observes}
         try:
             reply = self._timed(name if small else None, self._process.graded_call, name, args, kwargs, **options)
         except StudentCodeError as exc:
@@ -119,6 +119,7 @@ class Student:
         if used:
             raise _forbidden_failure(name, used)
         self.last.seconds = reply.get("seconds", 0.0)
+        self.last.appends = observed_appends(reply.get("observed")) if options["observe"] else None
         value = self._own(name, reply["value"])
         self.last.returned(value)
         return value
@@ -177,6 +178,19 @@ class _MemoryLimited:
 
     def __getattr__(self, name: str):
         return lambda *args, **kwargs: self._student._call(name, args, kwargs, self._memory_mb)
+
+
+def observed_appends(record) -> list | None:
+    """The watched caches' appends of a reply (``inside.observed.Observed.report``) as lists of int shapes, one
+    list per cache; None for a record that is not that (it came from the student's process: plain numbers only)."""
+    try:
+        appends = record["appends"]
+        out = [[tuple(int(n) for n in shape) for shape in shapes] for shapes in appends]
+    except (TypeError, KeyError, ValueError):
+        return None
+    if not all(type(n) is int for shapes in appends for shape in shapes for n in shape):
+        return None
+    return out
 
 
 def _rule(name: str) -> dict | None:

@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 # numpy already, and the answers' own (the same function answers a proxy and serves as the graders' reference)
-from autograder.graders.answers import kv_cache_bytes, merge_heads, split_heads  # noqa: F401
+from autograder.graders.answers import kv_cache_bytes, merge_heads, next_token_probs, split_heads  # noqa: F401
 
 
 def _t(x) -> torch.Tensor:
@@ -126,7 +126,7 @@ def namespace() -> dict:
              "additive_attention", "split_heads", "merge_heads", "multi_head_attention", "self_attention",
              "apply_rope", "kv_cache_bytes", "grouped_query_attention", "attention_weights",
              "sliding_window_mask", "multi_head_attention_layer", "layer_norm", "gelu", "decoder_block",
-             "KVCache", "attend_with_cache"]
+             "KVCache", "attend_with_cache", "next_token_probs", "sample"]
     ns = {name: globals()[name] for name in names}
     ns.update(np=np, torch=torch, F=F, math=math)
     return ns
@@ -183,18 +183,59 @@ def next_token_logits(params, tokens, num_heads):
     return h @ wte.T                                                                   # (B, V)
 
 
-def generate(params, prompt, max_new_tokens, num_heads, use_cache=True, margins=None):
-    """Greedy tokens (B, T0 + max_new_tokens) of the float64 model, recomputed from scratch at every step (what
-    the cached path must equal). ``margins``, a list, receives each step's smallest gap between the best and the
-    second-best logit of a row (how far the choice is from a tie)."""
+def generate(params, prompt, max_new_tokens, num_heads, use_cache=True, temperature=0.0, top_k=None, top_p=None,
+             rng=None, margins=None):
+    """Tokens (B, T0 + max_new_tokens) of the float64 model, recomputed from scratch at every step (what the cached
+    path must equal): greedy at temperature 0, else drawn by ``sample`` from ``next_token_probs``. ``margins``, a
+    list, receives how far each step's choices are from changing: greedy, the smallest gap between the best and the
+    second-best logit of a row; sampled, ``sampling_margins``'s (kind, distance) pairs."""
     tokens = np.asarray(prompt, dtype=np.int64)                                        # (B, T0)
     for _ in range(max_new_tokens):
         logits = next_token_logits(params, tokens, num_heads)                          # (B, V)
-        if margins is not None:
-            top = np.sort(logits, axis=-1)
-            margins.append(float(np.min(top[:, -1] - top[:, -2])))
-        tokens = np.concatenate([tokens, np.argmax(logits, axis=-1)[:, None]], axis=1)  # (B, T + 1)
+        if temperature == 0:
+            if margins is not None:
+                top = np.sort(logits, axis=-1)
+                margins.append(float(np.min(top[:, -1] - top[:, -2])))
+            chosen = np.argmax(logits, axis=-1)                                        # (B,)
+        else:
+            probs = next_token_probs(logits, temperature, top_k, top_p)                # (B, V)
+            if margins is not None:
+                state = rng.bit_generator.state
+                margins += sampling_margins(logits, probs, rng.random(len(logits)), temperature, top_k, top_p)
+                rng.bit_generator.state = state
+            chosen = sample(probs, rng)                                                # (B,)
+        tokens = np.concatenate([tokens, chosen[:, None]], axis=1)                     # (B, T + 1)
     return tokens
+
+
+def sample(probs, rng):
+    """The notebook's given ``sample``: one ``rng.random()`` per row, the first token whose cumulative probability
+    (in token order) exceeds it, never a token of probability 0."""
+    p = np.asarray(probs, dtype=np.float64)                                            # (B, V)
+    u = rng.random(p.shape[0])                                                         # (B,)
+    chosen = np.sum(np.cumsum(p, axis=-1) <= u[:, None], axis=-1)                      # (B,)
+    last = p.shape[-1] - 1 - np.argmax(p[:, ::-1] > 0, axis=-1)                        # (B,) last possible token
+    return np.minimum(chosen, last)
+
+
+def sampling_margins(logits, probs, u, temperature, top_k, top_p) -> list:
+    """How far one sampled step is from another outcome, as (kind, distance) pairs: ``"top_k"``, the gap between
+    the k-th and the (k+1)-th largest logit / temperature; ``"top_p"``, the smallest distance between top_p and the
+    probability ranked above a token (the rule that keeps it); ``"draw"``, the smallest distance between a row's
+    draw u and the cumulative probabilities."""
+    out = []
+    z = np.asarray(logits, np.float64) / temperature                                   # (B, V)
+    if top_k is not None and top_k < z.shape[-1]:
+        top = np.sort(z, axis=-1)[:, ::-1]
+        out.append(("top_k", float(np.min(top[:, top_k - 1] - top[:, top_k]))))
+    if top_p is not None and top_p < 1:
+        cut = top_k is not None and top_k < z.shape[-1]
+        kept = np.where(z >= np.sort(z, axis=-1)[:, -top_k][:, None], z, -np.inf) if cut else z
+        p = softmax(kept)                                                              # before top-p
+        ranked = -np.sort(-p, axis=-1)
+        out.append(("top_p", float(np.min(np.abs(np.cumsum(ranked, axis=-1) - ranked - top_p)))))
+    out.append(("draw", float(np.min(np.abs(np.cumsum(probs, axis=-1) - u[:, None])))))
+    return out
 
 
 class KVCache:

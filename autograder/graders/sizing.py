@@ -90,6 +90,19 @@ def decoder_block(a: dict) -> Need:
     return _need_decoder_block(_shape(a["x"]), a["block"], a["num_heads"])
 
 
+def next_token_probs(a: dict) -> Need:
+    shape = _shape(a["logits"])
+    temperature, top_k, top_p = a.get("temperature", 1.0), a.get("top_k"), a.get("top_p")
+    if not shape or shape[-1] == 0 or type(temperature) not in (int, float) or temperature < 0:
+        raise Unfit("logits, temperature")
+    if not (top_k is None or (type(top_k) is int and top_k > 0)) or not (top_p is None or type(top_p) in (int, float)):
+        raise Unfit("top_k, top_p")
+    n = math.prod(shape)
+    # the copy (the result), top-k's partition, softmax's copy and temporaries, top-p's order (int64), ranked,
+    # cumsum, before, keep (1 byte) and its copy: about ten arrays of the logits' size
+    return Need(11 * F64 * n + (3 * F64 + 1) * (n // shape[-1]), F64 * n, 30 * n)
+
+
 def kv_cache_bytes(a: dict) -> Need:
     if not all(type(v) in (int, float) for v in a.values()):
         raise Unfit("numbers only")

@@ -83,6 +83,13 @@ EXACT = Tolerance(0.0, 0.0, "integers are exact")
 # tokens (about one draw in 30-60 is redrawn; the redraw is deterministic: it uses the test's rng).
 TOKEN_MARGIN = 1e-2
 
+# generate's sampled tokens: drawn by the notebook's given sample from next_token_probs with a seeded generator, and
+# compared exactly. A float32 computation of the graders' logits is off by at most 1.6e-5 (above), so each
+# probability by at most 1.6e-5 * p and each cumulative probability by at most 1.6e-5; the graders redraw until
+# every draw u and every top-p boundary (the probability ranked above a token against top_p) lies SAMPLE_MARGIN away
+# from a cumulative probability, 60 times that (top-k cuts lead by TOKEN_MARGIN in logits / temperature).
+SAMPLE_MARGIN = 1e-3
+
 # softmax's worked example: the course text prints softmax([4.06, 5.65, 3.51]) to three decimals
 # ([0.154, 0.757, 0.089]): the printed values are within 5e-4 of the exact ones, and 1e-3 is twice that.
 WORKED_EXAMPLE = Tolerance(1e-3, 0, "the text's values, printed to three decimals")

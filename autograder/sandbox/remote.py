@@ -103,12 +103,13 @@ class RemoteCalls:
 
     # ------------------------------------------------------------------ the calls
     def graded_call(self, target, args, kwargs, *, timeout: float | None = None, isolate=(), answer=None,
-                    memory_mb: int | None = None) -> dict:
+                    memory_mb: int | None = None, observe=()) -> dict:
         """A grader's call, its whole reply returned (``value``, ``events``, ``seconds``, ``asked``; ``peak_mb`` with
-        ``memory_mb``). ``timeout``: its limit (default ``timeouts.call``); ``isolate``: the student's functions that
-        are proxies during the call, answered by ``answer`` (see ``request``); ``memory_mb``: see
-        ``call_with_memory``."""
-        options = {"timeout": timeout, "isolate": isolate, "answer": answer}
+        ``memory_mb``; ``observed`` with ``observe``). ``timeout``: its limit (default ``timeouts.call``);
+        ``isolate``: the student's functions that are proxies during the call, answered by ``answer`` (see
+        ``request``); ``memory_mb``: see ``call_with_memory``; ``observe``: the notebook's given classes whose
+        ``append`` calls are recorded during the call (``inside.observed``), reported as plain numbers."""
+        options = {"timeout": timeout, "isolate": isolate, "answer": answer, "observe": observe}
         if memory_mb is None:
             return self._call(target, args, kwargs, **options)
         return self._call_with_memory(memory_mb, target, args, kwargs, **options)
@@ -119,14 +120,17 @@ class RemoteCalls:
         return self._call(target, args, kwargs, method)
 
     def _call(self, target, args, kwargs, method=None, memory_mb=None, timeout=None, isolate=(),
-              answer=None) -> dict:
+              answer=None, observe=()) -> dict:
         """One call. ``isolate``: names of the student's functions that are proxies during the call (their
-        results come from ``answer``, see ``request``); ``timeout``: this call's limit (default ``timeouts.call``)."""
+        results come from ``answer``, see ``request``); ``observe``: given classes whose appends are recorded;
+        ``timeout``: this call's limit (default ``timeouts.call``)."""
         arrays: list = []
         header = {"op": "call", "target": _target(target), "method": method, "memory_mb": memory_mb,
                   "args": encode_value(list(args), arrays), "kwargs": encode_value(dict(kwargs), arrays)}
         if isolate:
             header["isolate"] = sorted(isolate)
+        if observe:
+            header["observe"] = sorted(observe)
         return self.request(header, arrays, timeout, answer)
 
     def call_with_memory(self, memory_mb: int, target, *args, **kwargs) -> dict:
@@ -216,6 +220,8 @@ def _grader_value(value, arrays):
         return {"a": len(arrays) - 1}
     if isinstance(value, np.generic):
         return encode_value(value.item(), arrays)
+    if isinstance(value, np.random.Generator):   # sent as its state: the student draws what the grader would
+        return {"g": encode_value(dict(value.bit_generator.state), arrays)}
     if isinstance(value, tuple):
         return encode_value(tuple(value), arrays)
     if isinstance(value, list):

@@ -1,7 +1,8 @@
 # The `decoder` assignment with explicit loops: the layer norm one row at a time (two passes over the row), the
 # block's attention one head and one query at a time over the keys it may see (no mask at all), the GELU from
-# math.erf, and a generate that runs each sequence of the batch on its own with its own per-block caches (the
-# notebook's KVCache, one row at a time).
+# math.erf, next_token_probs one row at a time in Python lists (top-p by adding tokens until the mass reaches p),
+# and a generate that runs each sequence of the batch on its own with its own per-block caches (the notebook's
+# KVCache, one row at a time), then draws the step's tokens for the whole batch with the notebook's sample.
 import math
 
 import numpy as np
@@ -74,23 +75,56 @@ def _row_step(h, params, num_heads, caches):
     return h
 
 
-def generate(params, prompt, max_new_tokens, num_heads, use_cache=True):
-    prompt = np.asarray(prompt)
+def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
     rows = []
-    for row in prompt:
-        seq = [int(token) for token in row]
-        caches = [KVCache() for _ in params["blocks"]]   # noqa: F821 - the notebook's
-        for _ in range(max_new_tokens):
-            start = len(caches[0]) if use_cache else 0
+    for row in np.asarray(logits, dtype=np.float64).tolist():
+        v = len(row)
+        if temperature == 0:
+            best = max(range(v), key=lambda i: (row[i], -i))                        # first index on ties
+            rows.append([1.0 if i == best else 0.0 for i in range(v)])
+            continue
+        z = [x / temperature for x in row]
+        if top_k is not None and top_k < v:
+            kth = sorted(z, reverse=True)[top_k - 1]
+            z = [x if x >= kth else -math.inf for x in z]
+        top = max(z)
+        e = [math.exp(x - top) for x in z]
+        total = sum(e)
+        p = [x / total for x in e]
+        if top_p is not None and top_p < 1:
+            kept, mass = set(), 0.0
+            for i in sorted(range(v), key=lambda i: (-p[i], i)):                    # most probable first
+                if mass >= top_p:
+                    break
+                kept.add(i)
+                mass += p[i]
+            p = [p[i] / mass if i in kept else 0.0 for i in range(v)]
+        rows.append(p)
+    return np.array(rows)
+
+
+def generate(params, prompt, max_new_tokens, num_heads, use_cache=True, temperature=0.0, top_k=None, top_p=None,
+             rng=None):
+    prompt = np.asarray(prompt)
+    seqs = [[int(token) for token in row] for row in prompt]
+    caches = [[KVCache() for _ in params["blocks"]] for _ in seqs]   # noqa: F821 - the notebook's, per row
+    for _ in range(max_new_tokens):
+        logits = []
+        for seq, row_caches in zip(seqs, caches, strict=True):
+            start = len(row_caches[0]) if use_cache else 0
             x = params["wte"][seq[start:]][None] + params["wpe"][start:len(seq)][None]     # (1, t, D)
             if use_cache:
-                h = _row_step(x, params, num_heads, caches)
+                h = _row_step(x, params, num_heads, row_caches)
             else:
                 h = x
                 for block in params["blocks"]:
                     h = decoder_block(h, block, num_heads)
             last = layer_norm(np.asarray(h)[0, -1], params["ln_f"]["gamma"], params["ln_f"]["beta"])
-            logits = [float(last @ e) for e in params["wte"]]
-            seq.append(max(range(len(logits)), key=lambda i: (logits[i], -i)))       # first index on ties
-        rows.append(seq)
-    return np.array(rows, dtype=np.int64).reshape(len(prompt), prompt.shape[1] + max_new_tokens)
+            logits.append([float(last @ e) for e in params["wte"]])
+        if temperature == 0:
+            chosen = [max(range(len(row)), key=lambda i: (row[i], -i)) for row in logits]   # first index on ties
+        else:
+            chosen = sample(next_token_probs(np.array(logits), temperature, top_k, top_p), rng)  # noqa: F821
+        for seq, token in zip(seqs, chosen, strict=True):
+            seq.append(int(token))
+    return np.array(seqs, dtype=np.int64).reshape(len(prompt), prompt.shape[1] + max_new_tokens)

@@ -1,6 +1,7 @@
 # The `decoder` assignment in float64 numpy with einsum, its own attention (no multi_head_attention_layer): the
-# layer norm from np.var, the block's heads as einsum subscripts, and a generate that feeds the prompt to the cache
-# one token at a time (every step, prompt or not, runs the model on one token) with the notebook's KVCache.
+# layer norm from np.var, the block's heads as einsum subscripts, next_token_probs keeping a token when the mass of
+# the tokens more probable than it is below top_p (einsum over pairs), and a generate whose cached path has its own
+# attention over the notebook's KVCache (the prompt in one append, then one token a step).
 import numpy as np
 
 
@@ -45,41 +46,61 @@ def decoder_block(x, block, num_heads):
     return _mlp(h, block)
 
 
-def generate(params, prompt, max_new_tokens, num_heads, use_cache=True):
+def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+    z = np.asarray(logits, dtype=np.float64)                                          # (B, V)
+    b, v = z.shape
+    if temperature == 0:
+        out = np.zeros((b, v))
+        out[np.arange(b), z.argmax(axis=-1)] = 1.0
+        return out
+    z = z / temperature
+    if top_k is not None and top_k < v:
+        kth = np.partition(z, v - top_k, axis=-1)[:, v - top_k, None]                 # (B, 1)
+        z = np.where(z >= kth, z, -np.inf)
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    p = e / e.sum(axis=-1, keepdims=True)                                             # (B, V)
+    if top_p is not None and top_p < 1:
+        above = np.einsum("bij,bj->bi", p[:, None, :] > p[:, :, None], p)             # (B, V) mass more probable
+        p = np.where(above < top_p, p, 0.0)
+        p /= p.sum(axis=-1, keepdims=True)
+    return p
+
+
+def generate(params, prompt, max_new_tokens, num_heads, use_cache=True, temperature=0.0, top_k=None, top_p=None,
+             rng=None):
     wte, wpe = np.asarray(params["wte"], np.float64), np.asarray(params["wpe"], np.float64)
     tokens = np.array(prompt, dtype=np.int64)
 
-    def logits_of(h):
+    def next_of(h):
         last = layer_norm(h[:, -1], params["ln_f"]["gamma"], params["ln_f"]["beta"])
-        return np.einsum("bd,vd->bv", last, wte)
+        logits = np.einsum("bd,vd->bv", last, wte)                                    # (B, V)
+        if temperature == 0:
+            return logits.argmax(-1)
+        return sample(next_token_probs(logits, temperature, top_k, top_p), rng)      # noqa: F821 - the notebook's
 
     if not use_cache:
         for _ in range(max_new_tokens):
             h = wte[tokens] + wpe[: tokens.shape[1]]
             for block in params["blocks"]:
                 h = decoder_block(h, block, num_heads)
-            tokens = np.concatenate([tokens, logits_of(h).argmax(-1)[:, None]], axis=1)
+            tokens = np.concatenate([tokens, next_of(h)[:, None]], axis=1)
         return tokens
 
     caches = [KVCache() for _ in params["blocks"]]   # noqa: F821 - the notebook's
 
-    def step(position):
-        """Run the token at ``position`` through the blocks (its K, V join each block's cache)."""
-        h = wte[tokens[:, position:position + 1]] + wpe[position:position + 1]        # (B, 1, D)
+    def step(start, stop):
+        """Run the tokens start..stop-1 through the blocks (their K, V join each block's cache)."""
+        h = wte[tokens[:, start:stop]] + wpe[start:stop]                                  # (B, t, D)
         for block, cache in zip(params["blocks"], caches, strict=True):
             p = block["attn"]
             a = layer_norm(h, block["ln_1"]["gamma"], block["ln_1"]["beta"])
-            q, k, v = (_heads(a, p[f"w_{n}"], p[f"b_{n}"], num_heads) for n in "qkv")   # (B, 1, H, dh)
+            q, k, v = (_heads(a, p[f"w_{n}"], p[f"b_{n}"], num_heads) for n in "qkv")   # (B, t, H, dh)
             keys, values = cache.append(k.transpose(0, 2, 1, 3), v.transpose(0, 2, 1, 3))  # (B, H, T, dh)
-            y = _attention(q, keys.transpose(0, 2, 1, 3), values.transpose(0, 2, 1, 3), position)
+            y = _attention(q, keys.transpose(0, 2, 1, 3), values.transpose(0, 2, 1, 3), start)
             h = _mlp(h + np.einsum("btc,cd->btd", y, np.asarray(p["w_o"], np.float64)) + p["b_o"], block)
         return h
 
-    if max_new_tokens == 0:
-        return tokens
-    for position in range(tokens.shape[1] - 1):       # the prompt but its last token: only the caches matter
-        step(position)
     for _ in range(max_new_tokens):
-        h = step(tokens.shape[1] - 1)
-        tokens = np.concatenate([tokens, logits_of(h).argmax(-1)[:, None]], axis=1)
+        h = step(len(caches[0]), tokens.shape[1])     # the whole prompt first (prefill), then the newest token
+        tokens = np.concatenate([tokens, next_of(h)[:, None]], axis=1)
     return tokens

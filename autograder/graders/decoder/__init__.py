@@ -68,6 +68,24 @@ def model_and_prompt(rng, batch, prompt_len, new_tokens, tries=64):
     raise RuntimeError("no model with clear greedy choices")   # ~1 % of draws are redrawn; 64 failures never happen
 
 
+def sampled_model_and_prompt(rng, batch, prompt_len, new_tokens, temperature, top_k=None, top_p=None, tries=64):
+    """A model, a prompt (B, T0), a seed and the float64 reference's tokens drawn with
+    ``numpy.random.default_rng(seed)`` by the given ``sample``, redrawn until no step is near another outcome: every
+    top-k cut leads by ``tolerances.TOKEN_MARGIN`` (logits / temperature), every top-p set and every draw is
+    ``tolerances.SAMPLE_MARGIN`` away from changing (so float32 and float64 computations draw alike)."""
+    floors = {"top_k": tolerances.TOKEN_MARGIN, "top_p": tolerances.SAMPLE_MARGIN, "draw": tolerances.SAMPLE_MARGIN}
+    for _ in range(tries):
+        params = model_params(rng, **MODEL)
+        prompt = rng.integers(0, MODEL["vocab"], size=(batch, prompt_len))
+        seed = int(rng.integers(2**31))
+        margins: list = []
+        tokens = references.generate(params, prompt, new_tokens, MODEL["num_heads"], temperature=temperature,
+                                     top_k=top_k, top_p=top_p, rng=np.random.default_rng(seed), margins=margins)
+        if all(distance >= floors[kind] for kind, distance in margins):
+            return params, prompt, seed, tokens
+    raise RuntimeError("no model whose sampled steps are clear")
+
+
 # ----------------------------------------------------------------------------------------------- Keras
 def keras_block(block, num_heads, x):
     """The block of Keras layers (LayerNormalization, MultiHeadAttention with a causal mask, Dense with exact GELU,

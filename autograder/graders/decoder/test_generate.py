@@ -1,28 +1,31 @@
 """generate(params, prompt, max_new_tokens, num_heads, use_cache=True): greedy tokens of a tiny GPT-2-layout model,
-with and without the student's own KVCache (one per block), equal to the float64 reference's.
+with and without the notebook's given KVCache (one per layer), equal to the float64 reference's; and the caches
+themselves, watched.
 
 The grader's model and prompt are redrawn until no greedy choice is a near-tie (decoder.model_and_prompt), so the
 tokens are compared exactly. While generate is graded, the contract functions it builds on (layer_norm,
 decoder_block, multi_head_attention_layer, split_heads, merge_heads, the attention helpers) are answered by the
 references (isolation.py); the KVCache and attend_with_cache it uses are the notebook's own (a cache is not plain
-data). The proxies' questions also show how many tokens each step ran through the model: with the cache, after the
-prompt, one.
+data). The cache is graded, not trusted: while generate runs, the notebook's ``KVCache`` is watched in the student's
+process (``Exercise.observes``, sandbox/inside/observed.py) and every cache's appends come back as numbers
+(``Call.appends``). With use_cache=True each layer's cache must take the prompt's T0 tokens once and then one token
+a step, whatever else the code calls (numpy, torch or Keras): a generate that recomputes the sequence, keeps a cache
+of its own, or feeds a cache the whole sequence loses the cache's points, with a Korean message that says which.
 """
 import numpy as np
 import pytest
 
 from autograder.graders import references
 from autograder.graders.compare import GradingFailure
-from autograder.graders.decoder import MODEL, model_and_prompt
+from autograder.graders.decoder import MODEL, model_and_prompt, sampled_model_and_prompt
 from autograder.graders.diagnosis import by_id, of_output, with_causes
 
 # Judged against (forbidden routines and known mistakes: exercises/generate.py):
 REFERENCE = references.generate   # float64, the whole sequence recomputed at every step (no cache)
-# tolerance (tolerances.py): EXACT tokens, on models whose greedy choices lead by TOKEN_MARGIN
+# tolerance (tolerances.py): EXACT tokens, on models whose greedy choices lead by TOKEN_MARGIN (sampled: whose draws
+# and top-p boundaries are SAMPLE_MARGIN from changing)
 
 HEADS = MODEL["num_heads"]
-# Contract functions whose first argument is the hidden states of the tokens a step runs through the model.
-RUN_ON_HIDDEN_STATES = ("layer_norm", "decoder_block", "multi_head_attention_layer")
 SCENARIOS = [  # batch, prompt length, new tokens
     pytest.param(2, 1, 8, id="b2-prompt1-new8"),
     pytest.param(3, 5, 6, id="b3-prompt5-new6"),
@@ -107,7 +110,7 @@ def narrowed(found: list, call, student, rng, tries: int = 2) -> list:
     return found
 
 
-@pytest.mark.points(2.5)
+@pytest.mark.points(1.5)
 @pytest.mark.parametrize("batch, prompt_len, new", SCENARIOS)
 def test_cached_generation_matches_reference(student, rng, batch, prompt_len, new):
     """KV 캐시를 써서(use_cache=True) 만든 토큰이 참조 모델의 탐욕적 디코딩 결과와 같음"""
@@ -116,7 +119,7 @@ def test_cached_generation_matches_reference(student, rng, batch, prompt_len, ne
     expect_tokens(got, expected, prompt, student.last, "use_cache=True", student, rng)
 
 
-@pytest.mark.points(1.5)
+@pytest.mark.points(1.0)
 @pytest.mark.parametrize("batch, prompt_len, new", SCENARIOS[:2])
 def test_uncached_generation_matches_reference(student, rng, batch, prompt_len, new):
     """캐시 없이(use_cache=False) 만든 토큰도 같음: 두 방법이 같은 토큰을 냄"""
@@ -125,24 +128,81 @@ def test_uncached_generation_matches_reference(student, rng, batch, prompt_len, 
     expect_tokens(got, expected, prompt, student.last, "use_cache=False", student, rng)
 
 
-@pytest.mark.points(0.5)
-def test_cached_steps_run_the_new_token_only(student, rng):
-    """캐시를 쓰면 프롬프트 다음부터는 단계마다 새 토큰 하나만 모델에 넣음"""
-    batch, prompt_len, new = 2, 2, 6
+def cache_verdict(appends, layers: int, batch: int, prompt_len: int, new: int):
+    """``None`` when the watched caches' appends (``Call.appends``: one list of key shapes ``(B, H, t, d)`` per
+    cache) are what a cached generate of ``new`` tokens makes: a cache per layer (or per layer and row, for a
+    generate that runs the rows of the batch one by one: the caches' batches add up to ``layers * batch``), each
+    given the prompt's ``prompt_len`` tokens in one append and then one token a step. A generate may also run its
+    last token through the model (nothing is recomputed), so one more single-token append is allowed. Otherwise
+    ``(Korean message, mistake id or None)``."""
+    if appends is None:
+        return "캐시가 덧붙인 기록을 읽을 수 없습니다 (숫자가 아닌 기록).", None
+    if not appends:
+        return ("use_cache=True인데 주어진 `KVCache`에 아무것도 덧붙이지 않았습니다. 캐시를 쓰지 않고 단계마다 시퀀스 "
+                "전체를 다시 계산했거나, 주어진 `KVCache`가 아닌 자기만의 캐시를 썼습니다. 캐시를 쓰는 경로는 층마다 "
+                "주어진 `KVCache`를 하나씩 두고 `attend_with_cache`로 새 토큰의 K, V를 덧붙여야 합니다(채점기는 "
+                "주어진 `KVCache`의 append를 셉니다).", "gen_ignores_cache")
+    counts = [[shape[-2] if len(shape) >= 2 else -1 for shape in shapes] for shapes in appends]
+    if len(counts) > layers and all(len(c) == 1 for c in counts):
+        return (f"use_cache=True인데 캐시를 {len(counts)}개 만들어 한 번씩만 덧붙였습니다(층은 {layers}개). 단계마다 "
+                "새 캐시를 만들면 과거 토큰의 K, V를 매번 다시 계산합니다. 캐시는 generate를 시작할 때 층마다 하나 "
+                "만들어 끝까지 씁니다.", "gen_cache_per_step")
+    for layer, tokens in enumerate(counts, start=1):
+        later = [(step, t) for step, t in enumerate(tokens[1:], start=2) if t != 1]
+        if tokens[0] > prompt_len or later:
+            step, t = later[0] if later else (1, tokens[0])
+            return (f"use_cache=True인데 {layer}번째 캐시에 {step}번째로 토큰 {t}개를 덧붙였습니다(덧붙인 토큰 수 "
+                    f"{tokens}, 프롬프트 {prompt_len}개). 캐시에 이미 든 토큰은 다시 넣지 않습니다: 첫 단계(프리필)에 "
+                    "프롬프트를 한 번, 그다음부터는 단계마다 새 토큰 하나만 덧붙이세요.", "gen_refeeds_whole_sequence")
+        if tokens[0] != prompt_len:
+            return (f"use_cache=True인데 {layer}번째 캐시에 프롬프트 {prompt_len}개를 한 번에 넣지 않고 나눠 넣었습니다"
+                    f"(덧붙인 토큰 수 {tokens}). 첫 단계(프리필)에는 프롬프트 전체를 한 번에 넣습니다.", None)
+        if len(tokens) - 1 not in (new - 1, new):
+            return (f"use_cache=True로 새 토큰 {new}개를 만드는데 {layer}번째 캐시에 새 토큰을 {len(tokens) - 1}번 "
+                    f"덧붙였습니다(덧붙인 토큰 수 {tokens}). 프롬프트 다음부터는 단계마다 한 번, 새 토큰 하나를 "
+                    "덧붙입니다.", None)
+    rows = sum(shapes[0][0] if shapes[0] else 0 for shapes in appends)
+    if len(counts) % layers or rows != layers * batch:
+        return (f"use_cache=True인데 캐시 {len(counts)}개에 배치 {rows}행을 덧붙였습니다"
+                f"(층 {layers}개, 배치 {batch}행). 층마다 주어진 `KVCache`를 하나씩 두세요.", None)
+    return None
+
+
+@pytest.mark.points(1.5)
+@pytest.mark.parametrize("batch, prompt_len, new", [pytest.param(2, 2, 6, id="b2-prompt2-new6"),
+                                                    pytest.param(1, 4, 5, id="b1-prompt4-new5")])
+def test_each_layer_cache_takes_the_prompt_then_one_token_a_step(student, rng, batch, prompt_len, new):
+    """캐시를 쓰면 층마다 주어진 KVCache에 프롬프트를 한 번, 그다음부터는 단계마다 새 토큰 하나만 덧붙임"""
     params, prompt, expected = model_and_prompt(rng, batch, prompt_len, new)
     got = student.generate(params, prompt, new, HEADS, use_cache=True)
     call = student.last
     expect_tokens(got, expected, prompt, call, "use_cache=True", student, rng)
-    # What each step fed through the blocks: the hidden states (B, t, D) its calls of the contract functions that
-    # run on them carried (never on cached keys and values): t is the token axis.
-    lengths = [shape[-2] for name, shape in call.questions if name in RUN_ON_HIDDEN_STATES and len(shape) == 3]
-    longest = max(lengths, default=0)
-    if longest > prompt_len:
-        found = [by_id("gen_ignores_cache")]
-        message = (f"use_cache=True인데 {longest}개 토큰을 한 번에 블록에 넣었습니다 (프롬프트는 {prompt_len}개). "
-                   "토큰은 맞지만 캐시를 쓰는 생성은 프롬프트 다음부터 단계마다 새 토큰 하나만 넣고, 과거 토큰의 "
-                   "K, V는 층마다 캐시에서 다시 씁니다.")
+    verdict = cache_verdict(call.appends, len(params["blocks"]), batch, prompt_len, new)
+    if verdict is not None:
+        message, mistake = verdict
+        found = [by_id(mistake)] if mistake else []
         raise GradingFailure(with_causes(message, found), found)
+
+
+@pytest.mark.points(0.5)
+@pytest.mark.parametrize("temperature, top_k, top_p, use_cache", [
+    pytest.param(0.8, 6, 0.9, True, id="T0.8-k6-p0.9-cached"),
+    pytest.param(1.3, None, 0.8, False, id="T1.3-p0.8-uncached"),
+])
+def test_sampling_draws_with_the_given_sample(student, rng, temperature, top_k, top_p, use_cache):
+    """temperature > 0이면 next_token_probs의 확률에서 주어진 sample로 뽑음: 시드를 정한 rng로 참조와 같은 토큰"""
+    batch, prompt_len, new = 2, 3, 6
+    params, prompt, seed, expected = sampled_model_and_prompt(rng, batch, prompt_len, new, temperature, top_k, top_p)
+    got = student.generate(params, prompt, new, HEADS, use_cache=use_cache, temperature=temperature, top_k=top_k,
+                           top_p=top_p, rng=np.random.default_rng(seed))
+    how = (f"temperature={temperature}, top_k={top_k}, top_p={top_p}, use_cache={use_cache}, "
+           f"rng=np.random.default_rng({seed})")
+    try:
+        expect_tokens(got, expected, prompt, None, how)
+    except GradingFailure as failure:
+        raise GradingFailure(failure.message + " 단계마다 next_token_probs(logits, temperature, top_k, top_p)의 "
+                             "확률을 주어진 sample(probs, rng)에 넘겨 행마다 토큰 하나를 뽑으세요(rng는 받은 것을 "
+                             "그대로, 다른 난수를 쓰지 않고).", failure.diagnosis) from None
 
 
 @pytest.mark.points(0.5)

@@ -79,6 +79,8 @@ class Exercise:
             the dependency note.
         answer: how a call of this function is answered while another exercise is graded (``answers.py``);
             ``None`` for an exercise no other exercise calls.
+        observes: the notebook's given classes whose ``append`` calls are recorded while it is called
+            (``sandbox/inside/observed.py``; ``Call.appends``): the KV caches the decoder's generate must keep.
     """
 
     name: str
@@ -89,7 +91,8 @@ class Exercise:
     callees: tuple[str, ...] = ()
     implied: tuple[str, ...] = ()
     answer: Answer | None = None
+    observes: tuple[str, ...] = ()
 
     def __post_init__(self):
-        for field in ("mistakes", "callees", "implied"):
+        for field in ("mistakes", "callees", "implied", "observes"):
             object.__setattr__(self, field, tuple(getattr(self, field)))

@@ -9,7 +9,8 @@ from autograder.graders.exercises import LAYER_STEPS, Exercise, Mistake
 
 # The correct generate; each mistake rewrites the line(s) marked ``# @NAME``.
 _TEMPLATE = '''
-def generate(params, prompt, max_new_tokens, num_heads, use_cache=True):
+def generate(params, prompt, max_new_tokens, num_heads, use_cache=True, temperature=0.0, top_k=None, top_p=None,
+             rng=None):
     def cached_block(x, block, cache):
         p = block["attn"]
         a = layer_norm(x, block["ln_1"]["gamma"], block["ln_1"]["beta"])
@@ -29,7 +30,11 @@ def generate(params, prompt, max_new_tokens, num_heads, use_cache=True):
             h = cached_block(h, block, cache) if use_cache else decoder_block(h, block, num_heads)   # @BLOCKS
         h = layer_norm(h[:, -1], params["ln_f"]["gamma"], params["ln_f"]["beta"])  # @FINAL
         logits = h @ params["wte"].T
-        tokens = np.concatenate([tokens, np.argmax(logits, axis=-1)[:, None]], axis=1)   # @CHOOSE
+        if temperature == 0:
+            chosen = np.argmax(logits, axis=-1)                                    # @CHOOSE
+        else:
+            chosen = sample(next_token_probs(logits, temperature, top_k, top_p), rng)
+        tokens = np.concatenate([tokens, chosen[:, None]], axis=1)
     return tokens
 '''
 
@@ -61,11 +66,10 @@ MISTAKES = [
         id="gen_samples",
         exercise="generate",
         title="가장 큰 로짓을 고르지 않고 softmax 확률로 토큰을 뽑음 (샘플링: 같은 입력에도 매번 다른 토큰)",
-        hint=("이 과제의 generate는 탐욕적 디코딩입니다: 행마다 np.argmax(logits, axis=-1)로 가장 큰 로짓의 토큰을 "
+        hint=("temperature=0이면 generate는 탐욕적 디코딩입니다: 행마다 np.argmax(logits, axis=-1)로 가장 큰 로짓의 토큰을 "
               "고릅니다(같은 값이면 번호가 작은 쪽). np.random으로 뽑으면 같은 프롬프트에도 결과가 달라집니다."),
         source=_with(CHOOSE="p = softmax(logits)\n"
-                            "new = [np.random.choice(len(row), p=row / row.sum()) for row in p]\n"
-                            "tokens = np.concatenate([tokens, np.array(new)[:, None]], axis=1)"),
+                            "chosen = np.array([np.random.choice(len(row), p=row / row.sum()) for row in p])"),
         diagnosable=False,   # a fresh draw each call: named by the grader that calls it twice (test_generate.py)
     ),
     Mistake(
@@ -115,11 +119,20 @@ MISTAKES = [
     Mistake(
         id="gen_ignores_cache",
         exercise="generate",
-        title="use_cache=True여도 캐시를 쓰지 않고 매 단계 전체 시퀀스를 처음부터 다시 계산함",
-        hint=("토큰은 맞지만 캐시의 이득이 없습니다: 단계마다 새 토큰 하나만 모델에 넣고, 층마다 KVCache에 쌓인 과거 "
-              "토큰의 K, V를 다시 쓰세요 (attend_with_cache)."),
+        title="use_cache=True여도 주어진 KVCache를 쓰지 않고 매 단계 전체 시퀀스를 처음부터 다시 계산함",
+        hint=("토큰은 맞지만 캐시의 이득이 없습니다: 단계마다 새 토큰 하나만 모델에 넣고, 층마다 주어진 KVCache에 쌓인 "
+              "과거 토큰의 K, V를 다시 쓰세요 (attend_with_cache). 자기만의 캐시 대신 주어진 KVCache를 써야 합니다."),
         source=_with(START="start = 0", BLOCKS="h = decoder_block(h, block, num_heads)"),
-        diagnosable=False,   # right tokens: named by the grader that sees the token counts (test_generate.py)
+        diagnosable=False,   # right tokens: named by the grader that watches the given KVCache (test_generate.py)
+    ),
+    Mistake(
+        id="gen_cache_per_step",
+        exercise="generate",
+        title="단계마다 새 KVCache를 만들어 시퀀스 전체를 다시 넣음 (캐시가 과거를 기억하지 못함)",
+        hint=("캐시는 generate를 시작할 때 층마다 하나 만들어 끝까지 씁니다. 단계마다 새로 만들면 과거 토큰의 K, V를 "
+              "매번 다시 계산하게 되어 캐시를 쓰지 않는 것과 같습니다."),
+        source=_with(START='caches = [KVCache() for _ in params["blocks"]]   # 단계마다 새 캐시\nstart = 0'),
+        diagnosable=False,   # right tokens: named by the grader that watches the given KVCache (test_generate.py)
     ),
 ]
 
@@ -132,5 +145,7 @@ EXERCISE = Exercise(
     mistakes=MISTAKES,
     # answered with their answers while it is graded, so that it is judged on its own logic (isolation.py)
     # (the earlier assignments' functions are given in the decoder notebook; a student may paste their own)
-    callees=LAYER_STEPS + ("layer_norm", "decoder_block"),
+    callees=LAYER_STEPS + ("layer_norm", "decoder_block", "next_token_probs"),
+    # the notebook's given cache, watched while it is called: each layer's appends are graded (test_generate.py)
+    observes=("KVCache",),
 )

@@ -22,6 +22,7 @@ import traceback
 import numpy as np
 
 from .monitor import guard, watch_scipy
+from .observed import Observed
 from .proxies import Isolated
 from .values import Handles, capture, decode_request, encode, student_value, to_numpy
 from .wire import MAX_HEADER, read_frame, write_frame
@@ -260,9 +261,11 @@ def serve(request_fd, response_fd, event_fd):
                 kwargs = decode_request(header.get("kwargs", {"d": {}}), arrays, handles)
                 start = time.perf_counter()
                 isolated = Isolated(namespace, header.get("isolate") or (), request_fd, response_fd)
+                observed = Observed(namespace, header.get("observe") or ())
                 # A call past its limit is interrupted here (SIGALRM: Timeout), so a hung function costs its
                 # time and not the process; one that stops the alarm is killed by the grader a moment later.
-                with _memory_allowance(header.get("memory_mb")), isolated, _time_limit(header.get("limit")):
+                with _memory_allowance(header.get("memory_mb")), isolated, observed, \
+                        _time_limit(header.get("limit")):
                     value = fn(*args, **kwargs)
                     seconds = time.perf_counter() - start
                     # converted here, before the reply and within the call's limit: a value that calls a library
@@ -272,6 +275,8 @@ def serve(request_fd, response_fd, event_fd):
                 # the library still as the guard found it (``monitor.verifier``): a change, made by a cell or by
                 # this call, costs this call and every later one
                 audit("autograder.verify")
+                if header.get("observe"):
+                    reply["observed"] = observed.report()
             else:
                 reply = {"ok": False, "error": "Protocol", "message": f"unknown op {op!r}"}
         except BaseException as exc:  # noqa: BLE001

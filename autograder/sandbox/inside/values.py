@@ -2,7 +2,9 @@
 
 Values inside a frame's header are JSON, with arrays as ``{"a": i}`` (index into the frame's arrays), tuples as
 ``{"t": [...]}``, lists as ``{"l": [...]}``, dicts as ``{"d": {...}}``, non-finite floats as ``{"f": "nan"}``
-and objects that stay in the student's process as ``{"h": id, "type": name}``.
+objects that stay in the student's process as ``{"h": id, "type": name}``, and a ``numpy.random.Generator`` the grader
+seeds as ``{"g": state}`` (its PCG64 bit generator's state: the student's code draws from a generator in the same
+state as the grader's own, so a sampled result can be compared exactly).
 
 ``encode`` and ``decode`` are that format; each side says only what it does with what is not plain data. The
 student's process (``serve``, ``proxies``) sends numpy arrays of whatever tensor the student returned
@@ -126,10 +128,27 @@ def decode(value, array, handle):
             return float(value["f"])
         if "h" in value:
             return handle(int(value["h"]), str(value.get("type", "object")))
+        if "g" in value:
+            return generator(decode(value["g"], array, handle))
         raise UnknownValue("a dict without a known tag")
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     raise UnknownValue(f"a value of type {type(value).__name__}")
+
+
+BIT_GENERATORS = ("PCG64",)   # the bit generators a sent generator may have (numpy's default)
+
+
+def generator(state):
+    """A ``numpy.random.Generator`` in ``state`` (a ``bit_generator.state`` dict); ``UnknownValue`` for another."""
+    if not isinstance(state, dict) or state.get("bit_generator") not in BIT_GENERATORS:
+        raise UnknownValue("a generator of an unknown kind")
+    bits = getattr(np.random, state["bit_generator"])()
+    try:
+        bits.state = state
+    except (TypeError, ValueError, KeyError) as exc:
+        raise UnknownValue(f"a generator state numpy refuses: {exc}") from None
+    return np.random.Generator(bits)
 
 
 # ----------------------------------------------------------------------------------------------- the student's side
