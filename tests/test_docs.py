@@ -1,7 +1,9 @@
 """The documentation: the Sphinx site builds with warnings as errors, without importing keras or torch; its reference
-pages carry every command, option and setting of the code."""
+pages carry every command, option and setting of the code; the README stays a short front page whose commands are
+true."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -90,6 +92,37 @@ def test_a_key_without_help_fails_the_build(root, tmp_path):
     config.write_text('COURSE = {\n    "silent": 1,\n}\n', encoding="utf-8")
     _, silent = autograder_docs.course_config_reference(config)
     assert silent == ["silent"]
+
+
+# ------------------------------------------------------------------------------------------------ the README
+def readme(root) -> str:
+    return (root / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_readme_is_a_short_front_page(root):
+    text = readme(root)
+    assert len(text.splitlines()) <= 150
+    assert not re.search(r"\bissue \d+|#\d{2,}\b", text, re.I), "history belongs in the commit log"
+    for heading in ("## Who it is for", "## The two commands", "## Where to go next"):
+        assert heading in text
+
+
+def test_the_readme_commands_are_true(root):
+    """The two commands as written, the fast lane's markers, and every page the README points to exist."""
+    text = readme(root)
+    assert "bash scripts/demo.sh " in text and "bash scripts/test.sh " in text
+    assert (root / "scripts" / "demo.sh").is_file() and (root / "scripts" / "test.sh").is_file()
+    assert '"$@"' in (root / "scripts" / "test.sh").read_text(encoding="utf-8")     # arguments go on to pytest
+    lane = re.search(r'bash scripts/test\.sh -m "([^"]+)"', text).group(1)
+    declared = "".join(p.read_text(encoding="utf-8") for p in [root / "pyproject.toml",
+                                                                *(root / "tests").rglob("conftest.py")])
+    for marker in re.findall(r"not (\w+)", lane):
+        assert re.search(rf'"{marker}:', declared), marker
+    for path in re.findall(r"`(docs/[\w/.-]+\.md)`", text):
+        assert (root / path).is_file(), path
+    commands = _subcommands(build_parser())
+    for name in re.findall(r"python -m autograder (\w+)", text):
+        assert name in commands, name
 
 
 def test_the_students_page_follows_the_glossary(root):
