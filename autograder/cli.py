@@ -162,7 +162,7 @@ def grade(args) -> int:
         return 2
     out = sys.stderr if args.json == "-" else sys.stdout
     print(table(result), file=out)
-    for item in result.review:   # what the sandbox cannot block, for a person to look at (README, trust boundary)
+    for item in result.review:   # what the sandbox cannot block, for a person to look at (docs/security/model.md)
         print(f"review: {item}", file=out)
     if args.json:
         text = json.dumps(result.to_json(), ensure_ascii=False, indent=2)

@@ -48,7 +48,7 @@ def guard(event_fd):
       ``get_referents``, no ``sys.settrace``/``setprofile``/``_current_frames``, and no frame (``sys._getframe``,
       ``tb_frame``, ``gi_frame``, ...) from which one of the guard's frames can be reached.
 
-    What it cannot see is listed in the README (trust boundary): a signal handler's frame argument, library source
+    What it cannot see is listed in docs/security/model.md: a signal handler's frame argument, library source
     copied into the notebook, numpy-only library routines (scipy's softmax is wrapped, and flagged statically).
     """
     import threading
