@@ -76,6 +76,7 @@ def test_the_settings_reference_has_every_key_and_its_help(site):
     assert "Read by <code" in html and "autograder.sandbox.policy.Timeouts" in html
     assert "Percent of the score deducted per started day late." in html   # a trait's own help (late_penalty)
     assert "one code cell of the notebook" in html                          # a record field's comment (timeouts)
+    assert "source/&lt;name&gt;/&lt;name&gt;.ipynb" in html                # comments shown as written, not as HTML
 
 
 def test_a_key_without_help_fails_the_build(root, tmp_path):

@@ -27,6 +27,19 @@ MARKER = re.compile(r"^% generated: (\S+)[ \t]*$", re.M)
 logger = logging.getLogger(__name__)
 
 
+CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+
+
+def _markdown(text: str) -> str:
+    """A comment or docstring as Markdown text: its code spans kept, ``<name>``, ``*`` and ``[...]`` elsewhere shown
+    as written (not read as HTML, emphasis or links)."""
+    out, last = [], 0
+    for match in CODE_SPAN.finditer(text):
+        out += [re.sub(r"([<>*\[\]])", r"\\\1", text[last:match.start()]), match.group(0)]
+        last = match.end()
+    return "".join(out + [re.sub(r"([<>*\[\]])", r"\\\1", text[last:])])
+
+
 # ----------------------------------------------------------------------------------------------- the CLI
 def _subcommands(parser: argparse.ArgumentParser) -> list[tuple[str, str, argparse.ArgumentParser]]:
     """(name, help, parser) of each subcommand, in the parser's order."""
@@ -45,7 +58,7 @@ def _argument(action: argparse.Action) -> str:
     else:
         name = action.metavar or action.dest
     text = (action.help or "").replace("%(default)s", str(action.default)).replace("%%", "%")
-    return f"`{name}`\n: {text or '(no help)'}\n"
+    return f"`{name}`\n: {_markdown(text) or '(no help)'}\n"
 
 
 def cli_reference() -> str:
@@ -55,7 +68,7 @@ def cli_reference() -> str:
     out = [f"Usage: `{parser.prog} COMMAND ...` ({parser.description.rstrip('.')}).", ""]
     for name, help_text, sub in _subcommands(parser):
         sub.formatter_class = lambda prog: argparse.HelpFormatter(prog, width=100)
-        out += [f"## `{parser.prog} {name}`", "", help_text[:1].upper() + help_text[1:] + ".", "", "```text",
+        out += [f"## `{parser.prog} {name}`", "", _markdown(help_text[:1].upper() + help_text[1:]) + ".", "", "```text",
                 sub.format_usage().strip(), "```", ""]
         for action in sub._actions:
             if not isinstance(action, argparse._HelpAction):
@@ -85,7 +98,7 @@ def _help(node: ast.AST, key: ast.AST, lines: list[str], comments: dict[int, str
     beside = [comments[n] for n in range(key.lineno, last + 1)
               if n in comments and not lines[n - 1].lstrip().startswith("#") and n not in taken]
     taken.update(range(key.lineno, last + 1))
-    return " ".join(above + beside).strip()
+    return _markdown(" ".join(above + beside).strip())
 
 
 def _value(node: ast.AST, source: str) -> str:
@@ -114,7 +127,7 @@ def _records(config: str) -> dict[str, tuple[str, str, dict[str, str]]]:
 
         def entry(record: ast.ClassDef, fields: dict[str, str], module=module) -> tuple[str, str, dict[str, str]]:
             doc = (ast.get_docstring(record) or "").split("\n\n")[0]
-            return f"{module}.{record.name}", " ".join(doc.split()), fields
+            return f"{module}.{record.name}", _markdown(" ".join(doc.split())), fields
 
         for section, name in configurables.items():
             if name in classes:
@@ -128,7 +141,7 @@ def _records(config: str) -> dict[str, tuple[str, str, dict[str, str]]]:
                         helps = [k.value.value for k in call.keywords
                                  if k.arg == "help" and isinstance(k.value, ast.Constant)]
                         traits.update({t.id: helps[0] for t in node.targets if helps and isinstance(t, ast.Name)})
-                found[section] = entry(classes[name], traits)
+                found[section] = entry(classes[name], {k: _markdown(v) for k, v in traits.items()})
         for cls in [*classes.values(), tree]:
             for call in ast.walk(cls):
                 if not (isinstance(call, ast.Call) and ast.unparse(call.func) in ("settings.section", "section")
@@ -139,7 +152,7 @@ def _records(config: str) -> dict[str, tuple[str, str, dict[str, str]]]:
                     else classes.get(getattr(target, "id", ""))
                 if record is not None:
                     found[call.args[0].value] = entry(record, {
-                        n.target.id: comments.get(n.lineno, "") for n in record.body
+                        n.target.id: _markdown(comments.get(n.lineno, "")) for n in record.body
                         if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)})
     return found
 
