@@ -181,7 +181,7 @@ def grade(args) -> int:
     # what is printed holds the notebook's text (its errors, review items): inert in a CI log (``console``)
     out = sys.stderr if args.json == "-" else sys.stdout
     print(console(table(result)), file=out)
-    for item in result.review:   # what the sandbox cannot block, for a person to look at (README, trust boundary)
+    for item in result.review:   # what the sandbox cannot block, for a person to look at (docs/security/model.md)
         print(console(f"review: {one_line(item)}"), file=out)
     if args.json:
         text = json.dumps(json_safe(result.to_json()), ensure_ascii=False, indent=2)

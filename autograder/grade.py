@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from autograder import scores
 from autograder.graders.registry import GRADERS, exercises_of
 from autograder.messages import Notice
 from autograder.sandbox import bubblewrap, lanes, nursery
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 @dataclass
 class ExerciseResult:
     name: str
-    score: float
+    score: float        # the one score a person reads (``scores``: the course's decimals, within [0, max_score])
     max_score: float
     tests: list[TestResult]
     notes: list = field(default_factory=list)   # Korean: other exercises whose mistakes this one would inherit
@@ -62,11 +63,11 @@ class GradeResult:
 
     @property
     def score(self) -> float:
-        return round(sum(e.score for e in self.exercises), 4)
+        return scores.rounded(sum(e.score for e in self.exercises))
 
     @property
     def max_score(self) -> float:
-        return round(sum(e.max_score for e in self.exercises), 4)
+        return scores.rounded(sum(e.max_score for e in self.exercises))
 
     def exercise(self, name: str) -> ExerciseResult:
         return next(e for e in self.exercises if e.name == name)
@@ -241,22 +242,22 @@ def grade_submission(submission: Submission, seed: int | None = None, ran: RanIn
     finally:
         process.cleanup()
     review = escape_hatches.review_items(submission.code_cells) + escape_hatches.runtime_review_items(process.reviewed)
-    exercises = []
-    for name in exercises_of(submission.assignment):
-        tests = [t for t in session.results.values() if t.exercise == name]
-        max_score = round(sum(t.points for t in tests), 4)
-        score = round(sum(t.points for t in tests if t.passed), 4)
-        exercises.append(ExerciseResult(name, min(score, max_score), max_score, tests))
-    # Exercises declared by a marker rather than a module (the quiz) come after, in the order tests ran.
-    for name in dict.fromkeys(t.exercise for t in session.results.values()):
-        if all(e.name != name for e in exercises):
-            tests = [t for t in session.results.values() if t.exercise == name]
-            exercises.append(ExerciseResult(name, round(sum(t.points for t in tests if t.passed), 4),
-                                            round(sum(t.points for t in tests), 4), tests))
+    results = list(session.results.values())
+    # The assignment's exercises in the registry's order; those declared by a marker rather than a module (the
+    # quiz's questions) after them, in the order their tests ran. Each scored the same way (``exercise_result``).
+    names = [*exercises_of(submission.assignment), *dict.fromkeys(t.exercise for t in results)]
+    exercises = [exercise_result(name, [t for t in results if t.exercise == name]) for name in dict.fromkeys(names)]
     exercises = [e for e in exercises if e.tests]
     _add_dependency_notes(exercises, submission, student)
     return GradeResult(submission.assignment, Path(submission.path).name, seed, exercises, errors,
                        time.perf_counter() - start, timings, review, costs)
+
+
+def exercise_result(name: str, tests: list[TestResult]) -> ExerciseResult:
+    """An exercise's result: the points of its passed ``tests`` as the one score (``scores.clamped``)."""
+    possible = sum(t.points for t in tests)
+    return ExerciseResult(name, scores.clamped(sum(t.points for t in tests if t.passed), possible),
+                          scores.rounded(possible), tests)
 
 
 def _add_dependency_notes(exercises: list[ExerciseResult], submission: Submission, student: Student) -> None:

@@ -1,9 +1,12 @@
 """Korean reports of a grading result: one per exercise (written into its grade cell) and a table (CLI)."""
 from __future__ import annotations
 
+from autograder import scores
+
 
 def _points(x: float) -> str:
-    return f"{x:g}"
+    """Points as every score is shown: to the course's decimals (``autograder.scores``)."""
+    return scores.text(scores.rounded(x))
 
 
 def exercise_report(exercise, notebook_errors=()) -> str:
@@ -25,7 +28,7 @@ def exercise_report(exercise, notebook_errors=()) -> str:
             mark = "✅" if len(passed) == len(tests) else ("❌" if not passed else "◐")
             earned, possible = sum(t.points for t in passed), sum(t.points for t in tests)
             count = f"{len(passed)}/{len(tests)} 통과, " if len(tests) > 1 else ""
-            lines.append(f"  {mark} {description} ({count}{_points(round(earned, 4))}/{_points(round(possible, 4))}점)")
+            lines.append(f"  {mark} {description} ({count}{_points(earned)}/{_points(possible)}점)")
             shown: dict[str, list] = {}
             for test in tests:
                 if not test.passed:

@@ -127,16 +127,15 @@ def side_by_side(work: Path, n: int, env: dict) -> tuple[float, float]:
 
 
 def alone_scores(pkg: Path, ids: list[str]) -> dict:
-    """Each submission graded alone, through the CLI's code path with the same seed (each exercise's score
-    rounded down to 0.01 as the gradebook's cell scores are)."""
+    """Each submission graded alone, through the CLI's code path with the same seed (its score is what the
+    gradebook's cells add up to)."""
     from autograder.grade import grade_notebook
-    from autograder.gradebook.preprocessors.write_grade_cells import cell_score
 
     out = {}
     for student in ids:
         path = pkg / "submitted" / student / "attention" / "attention.ipynb"
         result = grade_notebook(nbformat.read(str(path), as_version=4), str(path), "attention", seed=int(SEED))
-        out[student] = round(sum(cell_score(e.max_score, e.score, e.max_score) for e in result.exercises), 4)
+        out[student] = result.score
     return out
 
 

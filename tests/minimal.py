@@ -1,6 +1,7 @@
 """A small two-exercise attention notebook (softmax, scaled dot-product) for the core's tests.
 
-Built the way docs/authoring.md describes, so that these tests do not depend on the course notebook's text.
+Built the way docs/authors/adding-an-exercise.md describes, so that these tests do not depend on the course
+notebook's text.
 """
 import nbformat
 from nbformat.v4 import new_code_cell, new_notebook

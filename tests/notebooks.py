@@ -1,7 +1,7 @@
 """Build submissions from the instructor notebooks, for the package's own tests of the hidden graders.
 
 * ``solution_notebook(assignment)``: ``source/<a>/<a>.ipynb`` (the instructor's solution). Where it does not exist
-  yet, a minimal notebook built the same way (docs/authoring.md) from ``implementations/<a>_numpy.py``.
+  yet, a minimal notebook built the same way (docs/authors/adding-an-exercise.md) from ``implementations/<a>_numpy.py``.
 * ``release_notebook(assignment)``: ``release/<a>/<a>.ipynb`` once ``nbgrader generate_assignment`` wrote it,
   otherwise the solution notebook with its solution regions cleared by nbgrader's own ``ClearSolutions`` and the
   course's code stub.
@@ -203,7 +203,8 @@ def grader_points(assignment: str) -> dict:
 
 
 def minimal_notebook(assignment: str, points: dict | None = None) -> nbformat.NotebookNode:
-    """A notebook built like the instructor's (docs/authoring.md) from ``implementations/<a>_numpy.py``.
+    """A notebook built like the instructor's (docs/authors/adding-an-exercise.md) from
+    ``implementations/<a>_numpy.py``.
 
     The module's top-level statements other than the exercises' ``def`` go into a first code cell; each
     exercise gets a solution cell (its ``def``, with the ``### BEGIN/END SOLUTION`` markers the file carries)

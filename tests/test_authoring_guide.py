@@ -1,4 +1,4 @@
-"""docs/authoring.md's "Adding an exercise" cannot go stale: this test follows its steps for the toy exercise.
+"""docs/authors/adding-an-exercise.md's steps cannot go stale: this test follows its steps for the toy exercise.
 
 It copies the repository, writes the files and notebook cells exactly as the guide's marked blocks give them
 (``<!-- guide: file PATH -->`` and ``<!-- guide: cell GRADE_ID [points=P] -->``: the grader file, the exercise record,
@@ -24,9 +24,9 @@ BLOCK = re.compile(r"<!-- guide: (file|cell) (\S+)(?: points=(\d+))? -->\n```\w*
 
 
 def guide_blocks(root):
-    text = (root / "docs" / "authoring.md").read_text(encoding="utf-8")
+    text = (root / "docs" / "authors" / "adding-an-exercise.md").read_text(encoding="utf-8")
     blocks = BLOCK.findall(text)
-    assert blocks, "docs/authoring.md has no marked blocks for the toy exercise"
+    assert blocks, "docs/authors/adding-an-exercise.md has no marked blocks for the toy exercise"
     return blocks
 
 

@@ -658,13 +658,14 @@ def test_notebook_warns_about_the_keras_defaults():
 
 
 def test_the_notebook_says_what_is_given_and_what_the_demo_shows():
-    """The cache is the course's given KVCache (only layer_norm, decoder_block and generate are the student's), the
-    poem model memorises, and the facts and words the review corrected stay corrected."""
+    """The cache is the course's given KVCache (only layer_norm, decoder_block, next_token_probs and generate are the
+    student's), the poem model memorises, and the facts and words the review corrected stay corrected."""
     cells = ["".join(cell.source) for cell in SOLUTION.cells]
+    demo = next(text for text in cells if text.startswith("## 6. 시연"))
     readme = (notebooks.ROOT / "README.md").read_text(encoding="utf-8").split("\n\n")[1]
-    for text in (cells[0], cells[20], readme):
+    for text in (cells[0], demo, readme):
         assert not re.search(r"여러분의\s+`KVCache`|their own KV", text), text[:300]
-    assert "주어진 `KVCache`" in cells[20] and "**외우기**(memorization)" in cells[20]
+    assert "주어진 `KVCache`" in demo and "**외우기**(memorization)" in demo
     text = "\n".join(cells)
     for wrong in ("GPT-2부터 사전 정규화", "RoPE 대신", "22 %", "배치 정규화(BatchNorm)처럼", "(여러분의 연습 1)",
                   "A100은 초당", "generate는 단계마다 블록 하나에 layer_norm을 두 번 부르지"):

@@ -14,7 +14,7 @@ import autograder
 
 PACKAGE = Path(autograder.__file__).parent
 LAYERS = {   # module or package -> its layer (a module takes the layer of its longest listed prefix)
-    "autograder.settings": 0, "autograder.messages": 0, "autograder.course": 0,
+    "autograder.settings": 0, "autograder.messages": 0, "autograder.course": 0, "autograder.scores": 0,
     "autograder.submission": 1,
     "autograder.sandbox": 2,
     "autograder.graders": 3,

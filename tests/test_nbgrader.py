@@ -1,15 +1,21 @@
 """The real nbgrader commands with the course's config: generate, autograde, feedback; release/solutions in sync."""
+import csv
+import datetime as dt
 import html as html_lib
 import json
 import re
+import subprocess
+import sys
 
 import nbformat
 import pytest
+from notebooks import with_code
 
-from autograder import course
+from autograder import course, scores
+from autograder.graders import registry
 from autograder.graders.registry import exercises_of
 from autograder.grade import grade_notebook
-from autograder.messages import Reason
+from autograder.messages import Label, Reason
 
 ASSIGNMENTS = [a for a in course.settings.course()["assignments"] if (course.ROOT / "source" / a).exists()]
 SEED = 20261129
@@ -53,12 +59,40 @@ def test_solutions_carry_outputs_and_no_hidden_material(root):
         assert "MARK SCHEME" not in text and "autograder.graders" not in text
 
 
+# Catalogue mistakes whose exercises lose part of their points at SEED: 0.4167 of causal_mask's 2 (tests of 1/6 of
+# a point), 0.4375 of additive_attention's, 0.7 of apply_rope's, 1.5 and 2.5: scores with more decimals than two.
+PARTIAL = ("causal_top_left", "additive_mask_after_softmax", "softmax_no_max_subtraction", "sdpa_weights_unmasked",
+           "rope_positions_from_first")
+
+
 @pytest.fixture(scope="module")
-def autograded(generated):
+def partial(generated):
+    """The answer key with the PARTIAL mistakes in place of their exercises' solutions."""
+    mistakes = {m.id: (name, m.source) for name in exercises_of("attention") for m in registry.RECORDS[name].mistakes}
+    key = nbformat.read(str(generated / "solutions" / "attention" / "attention.ipynb"), as_version=4)
+    path = generated / "partial.ipynb"
+    nbformat.write(with_code(key, dict(mistakes[m] for m in PARTIAL)), str(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def autograded(generated, partial):
+    """The answer key, the blank release and the partial notebook graded by ``nbgrader autograde``; the partial
+    notebook twice: on time, and an hour past the due date (one started day: the course's late penalty)."""
+    from nbgrader.api import Gradebook
+
     assignment = "attention"
+    due = dt.datetime.strptime(course.settings.course()["due_dates"][assignment], "%Y-%m-%d %H:%M:%S %z")
+    with Gradebook(course.course_env(generated)["COURSE_DB_URL"], course.settings.course()["course_id"]) as gb:
+        gb.update_or_create_assignment(assignment, duedate=due.astimezone(dt.timezone.utc).replace(tzinfo=None))
+    late = generated / "submitted" / "partial_late" / assignment
+    late.mkdir(parents=True)
+    (late / "timestamp.txt").write_text((due + dt.timedelta(hours=1)).astimezone(dt.timezone.utc)
+                                        .strftime("%Y-%m-%d %H:%M:%S UTC"))
     course.autograde(generated, assignment, {
         "answer_key": generated / "solutions" / assignment / f"{assignment}.ipynb",
         "blank": generated / "release" / assignment / f"{assignment}.ipynb",
+        "partial": partial, "partial_late": partial,
     }, extra=[f"--HiddenGraders.seed={SEED}"])
     course.nbgrader("generate_feedback", assignment, "--force", cwd=generated, env=course.course_env(generated))
     return generated
@@ -94,3 +128,75 @@ def test_feedback_shows_report_not_hidden_source(autograded, root):
             if len(line) > 40 and not line.startswith(('"""', "#", "@pytest", "import", "from")):
                 assert line not in html, f"hidden grader source leaked into feedback: {line}"
     assert not re.search(r"expect_close|references\.", html)
+
+
+@pytest.fixture(scope="module")
+def cli_partial(root, partial):
+    """``python -m autograder grade --json -`` of the partial notebook, with the gradebook's seed."""
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(partial), "--json", "-", "--seed",
+                           str(SEED)], cwd=root, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+def formgrader_submission(course_dir, student):
+    """What formgrader's pages read of a submission (nbgrader's API with the course's config and patches: the
+    total net of the late penalty), and the digits its pages show (``roundToPrecision`` at the course's decimals)."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course_dir)).load_config()
+    config.CourseDirectory.root = str(course_dir)
+    config.CourseDirectory.db_url = course.course_env(course_dir)["COURSE_DB_URL"]
+    api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+    return round(api.get_submission("attention", student)["score"], scores.decimals())
+
+
+@pytest.mark.slow
+def test_one_score_wherever_a_person_reads_it(autograded, cli_partial):
+    """A partially correct submission: the CLI's JSON, the gradebook's cells and totals, the grades CSV, formgrader
+    and the feedback HTML give the same number, to the course's decimals (half up: 0.416667 -> 0.417); late, the
+    same number less the penalty, itself to the course's decimals."""
+    from nbgrader.api import Gradebook
+
+    from autograder.feedback import instructor
+
+    cli = {e["name"]: e["score"] for e in cli_partial["exercises"]}
+    assert cli["causal_mask"] == 0.417 and cli["additive_attention"] == 0.438, cli    # 0.4167 and 0.4375, half up
+    assert all(scores.rounded(score) == score for score in cli.values()), cli
+    assert [n for n, score in cli.items() if scores.rounded(score, 2) != score], "no score past two decimals"
+    assert cli_partial["score"] == scores.rounded(sum(cli.values()))
+    assert cli_partial["score"] < cli_partial["max_score"]
+
+    url = course.course_env(autograded)["COURSE_DB_URL"]
+    with Gradebook(url) as gb:
+        for student in ("partial", "partial_late"):
+            cells = {g.name.removeprefix("test_"): g.score
+                     for g in gb.find_submission_notebook("attention", "attention", student).grades}
+            assert cells == cli, student                                                      # the gradebook
+            submission = gb.find_submission("attention", student)
+            assert scores.rounded(submission.score) == cli_partial["score"], student
+        penalties = {s: gb.find_submission("attention", s).late_submission_penalty for s in ("partial", "partial_late")}
+    percent = course.settings.course()["late_penalty"]["percent_per_day"]
+    assert penalties == {"partial": 0.0, "partial_late": scores.rounded(cli_partial["score"] * percent / 100)}
+    net = {s: scores.rounded(cli_partial["score"] - penalties[s]) for s in penalties}
+    assert net["partial"] == cli_partial["score"] and net["partial_late"] < net["partial"]
+
+    data = instructor.collect_grades(url, ["attention"], autograded)                        # the grades CSV
+    path = instructor.write_grades_csv(data, autograded / "grades.csv")
+    rows = {row[2]: row[5] for row in csv.reader(path.open(encoding="utf-8"))}
+    assert {s: rows[s] for s in net} == {s: scores.text(v) for s, v in net.items()}
+    assert {s: formgrader_submission(autograded, s) for s in net} == net                    # formgrader
+
+    label = Label.SCORE.korean()                                                            # the feedback
+    for student in net:
+        page = html_lib.unescape((autograded / "feedback" / student / "attention" / "attention.html").read_text())
+        for name, score in cli.items():
+            points = scores.text(registry.RECORDS[name].points)
+            assert f"[{name}] {scores.text(score)} / {points}점" in page, (student, name)     # the cell's report
+            assert page.count(f"{label}: {scores.text(score)} / {points}") >= 2, (student, name)   # list and cell
+        assert f"{label}: {scores.text(net[student])} / {scores.text(cli_partial['max_score'])})" in page   # total
+    late_page = html_lib.unescape((autograded / "feedback" / "partial_late" / "attention" / "attention.html")
+                                  .read_text())
+    assert f"{label}: -{scores.text(penalties['partial_late'])}" in late_page

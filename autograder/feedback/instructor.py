@@ -16,6 +16,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from autograder import scores
+
 
 def collect_grades(db_url: str, assignments, course_dir: Path) -> dict:
     """Scores per student, assignment and exercise from the gradebook, plus the graders' diagnoses."""
@@ -43,7 +45,7 @@ def collect_grades(db_url: str, assignments, course_dir: Path) -> dict:
                 penalty = sub.late_submission_penalty or 0.0
                 review = [item for result in results[assignment].get(student.id, []) for item in result["review"]]
                 row["assignments"][assignment] = {
-                    "score": round(sub.score - penalty, 4), "raw": sub.score, "max": sub.max_score,
+                    "score": scores.rounded(sub.score - penalty), "raw": sub.score, "max": sub.max_score,
                     "late": penalty, "needs_manual": sub.needs_manual_grade, "exercises": exercises,
                     "review": review}
             data["students"].append(row)
@@ -116,11 +118,11 @@ def write_grades_csv(data: dict, path: Path) -> Path:
         writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *data["assignments"],
                          REVIEW_COLUMN])
         maxima = [sum(data["exercise_max"].get(a, {}).values()) for a in data["assignments"]]
-        writer.writerow(["Points Possible", "", "", "", "", *[f"{m:g}" for m in maxima], ""])
+        writer.writerow(["Points Possible", "", "", "", "", *[scores.text(scores.rounded(m)) for m in maxima], ""])
         for row in data["students"]:
-            scores = [f"{row['assignments'][a]['score']:g}" if a in row["assignments"] else ""
-                      for a in data["assignments"]]
-            writer.writerow([row["name"], "", row["id"], row["email"], "어텐션", *scores, _review_cell(row, data)])
+            cells = [scores.text(row["assignments"][a]["score"]) if a in row["assignments"] else ""
+                     for a in data["assignments"]]
+            writer.writerow([row["name"], "", row["id"], row["email"], "어텐션", *cells, _review_cell(row, data)])
     return path
 
 
@@ -149,10 +151,10 @@ def _histograms(data: dict, assignment: str) -> str:
     rows = max(1, -(-len(names) // cols))
     fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.4 * rows), squeeze=False)
     for ax, name in zip(axes.flat, names, strict=False):
-        scores = [r["assignments"][assignment]["exercises"].get(name) for r in data["students"]
+        values = [r["assignments"][assignment]["exercises"].get(name) for r in data["students"]
                   if assignment in r["assignments"]]
-        scores = [s for s in scores if s is not None]
-        ax.hist(scores, bins=10, range=(0, maxima[name] or 1), color="#3b7dd8")
+        values = [s for s in values if s is not None]
+        ax.hist(values, bins=10, range=(0, maxima[name] or 1), color="#3b7dd8")
         ax.set_title(f"{name} (/{maxima[name]:g})", fontsize=9)
         ax.set_xlabel("score", fontsize=8)
         ax.set_ylabel("students", fontsize=8)

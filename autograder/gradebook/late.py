@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from nbgrader.plugins import LateSubmissionPlugin
 from traitlets import Float
 
+from autograder import scores
+
 
 class PercentPerDay(LateSubmissionPlugin):
     """Deduct a percentage of the score for every started day past the due date, after a grace period."""
@@ -22,7 +24,7 @@ class PercentPerDay(LateSubmissionPlugin):
             return 0.0
         days = math.ceil(late / 86400)
         percent = min(self.max_percent, self.percent_per_day * days)
-        penalty = round(score * percent / 100, 2)
+        penalty = scores.rounded(score * percent / 100)   # to the course's decimals, as the score it comes off
         self.log.info("Late penalty for %s: %d day(s) late, -%g%% = -%g points", student_id, days, percent, penalty)
         return penalty
 

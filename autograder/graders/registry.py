@@ -1,9 +1,10 @@
 """The course's exercises, one record each, and every list built from them; it fails closed.
 
-An exercise is three things (docs/authoring.md): its grader ``graders/<assignment>/test_<exercise>.py``, its record
-``graders/exercises/<exercise>.py`` (``EXERCISE = Exercise(...)``: assignment, points, forbidden rule, mistakes,
-callees, answer) and its notebook cells. Everything else is read from the records here: the exercises and points of
-an assignment, the forbidden-routine rule of a function (``record``), the catalogue of mistakes (``mistakes.py``),
+An exercise is three things (docs/authors/adding-an-exercise.md): its grader
+``graders/<assignment>/test_<exercise>.py``, its record ``graders/exercises/<exercise>.py``
+(``EXERCISE = Exercise(...)``: assignment, points, forbidden rule, mistakes, callees, answer) and its notebook
+cells. Everything else is read from the records here: the exercises and points of an assignment, the
+forbidden-routine rule of a function (``record``), the catalogue of mistakes (``mistakes.py``),
 the proxies' table (``isolation.py``).
 
 Importing this module reads every record and stops with ``RegistryError`` when they do not fit the graders: a
@@ -79,10 +80,11 @@ def check(records: dict[str, Exercise], graded: dict[str, Path]) -> None:
     for name in sorted(set(graded) - set(records)):
         raise RegistryError(f"{graded[name]} has no exercise record: write {RECORDS_DIR / name}.py ending with "
                             f"EXERCISE = Exercise({name!r}, assignment=..., points=..., forbidden=..., mistakes=...) "
-                            "(docs/authoring.md, step 4)")
+                            "(docs/authors/adding-an-exercise.md, step 4)")
     for name in sorted(set(records) - set(graded)):
         raise RegistryError(f"{RECORDS_DIR / name}.py is the record of an exercise without a grader: write "
-                            f"{GRADERS / records[name].assignment / f'test_{name}.py'} (docs/authoring.md, step 3)")
+                            f"{GRADERS / records[name].assignment / f'test_{name}.py'} "
+                            "(docs/authors/adding-an-exercise.md, step 3)")
     ids = {}   # assignment -> its mistakes' ids (an id names one mistake of an assignment)
     for name, r in records.items():
         where = f"{RECORDS_DIR / name}.py"

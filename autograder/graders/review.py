@@ -8,7 +8,7 @@ import ast
 
 from autograder.graders.syntax import nodes
 
-# Escape hatches the sandbox refuses or cannot see (README, trust boundary): a submission that names one is listed
+# Escape hatches the sandbox refuses or cannot see (docs/security/model.md): a submission that names one is listed
 # for the instructor's review, whatever its score. name -> why it is worth a look.
 REVIEW = {
     "signal": "신호 처리기는 실행 중인 프레임을 받습니다 (감시 커널의 프레임일 수 있음)",

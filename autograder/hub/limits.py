@@ -17,8 +17,9 @@ Both kernel interfaces are handled, detected from ``/proc/self/mountinfo``:
 * cgroup v1 (this development machine; older distributions): one hierarchy per controller (``memory``, ``cpu``,
   ``pids``), the user's group ``<hub's own group>/<name>/<user>`` in each;
 * cgroup v2 (a TLJH-like server with systemd): one unified hierarchy. The user's groups are made below the hub's own
-  group, which systemd hands to the hub with ``Delegate=yes`` (``jupyterhub.service``, see README); as v2 allows no
-  processes in a group that has children with controllers, the hub's own processes move into ``<own>/hub`` first.
+  group, which systemd hands to the hub with ``Delegate=yes`` (``jupyterhub.service``, docs/instructors/hub.md); as
+  v2 allows no processes in a group that has children with controllers, the hub's own processes move into
+  ``<own>/hub`` first.
 
 The groups are made by root (the hub) before a server starts; the server's process joins them between fork and
 exec (``join``), before it drops to the user's uid, so that nothing of the user's ever runs outside them.

@@ -22,7 +22,7 @@ from urllib.parse import quote
 import nbformat
 import pytest
 
-from autograder import settings
+from autograder import scores, settings
 from autograder.hub import limits, server
 from autograder.messages import Label, ValidateText
 
@@ -122,7 +122,7 @@ def exercises() -> list[str]:
 
 def late_penalty(score: float) -> float:
     """The course's penalty for a submission one started day late (autograder/gradebook/late.py)."""
-    return round(score * settings.course()["late_penalty"]["percent_per_day"] / 100, 2)
+    return scores.rounded(score * settings.course()["late_penalty"]["percent_per_day"] / 100)
 
 
 def check_validation_dialog(lab, kind: str, text: str, passed: set[str]) -> None:

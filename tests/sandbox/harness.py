@@ -281,10 +281,9 @@ def gradebook_shape(course_dir: Path) -> dict:
 
 
 def expected_cell_scores(result) -> dict:
-    """What nbgrader's gradebook holds for a result graded alone: each cell's score as WriteGradeCells writes it."""
-    from autograder.gradebook.preprocessors.write_grade_cells import cell_score
-
-    return {e.name: cell_score(e.max_score, e.score, e.max_score) for e in result.exercises}
+    """What nbgrader's gradebook holds for a result graded alone: each exercise's score, which WriteGradeCells
+    writes into its cell."""
+    return {e.name: e.score for e in result.exercises}
 
 
 def generate_feedback(course_dir: Path, students) -> dict:

@@ -2,34 +2,22 @@
 
 Placed after ``HiddenGraders`` and before ``SaveAutoGrades`` in ``c.Autograde.autograde_preprocessors`` (see
 ``course_config.py``). For each autograded code cell ``test_<exercise>`` it replaces the outputs with the Korean
-per-test report (a stdout stream) and an ``execute_result`` whose ``text/plain`` is the score, clamped to
-``[0, points]``. nbgrader 0.9 reads the score from that first ``execute_result``; an error output or a stderr
-stream would give 0, and a value above the cell's points would abort the whole submission, hence the clamping and
-the plain number.
+per-test report (a stdout stream) and an ``execute_result`` whose ``text/plain`` is the exercise's score as the
+grading computed it (``autograder.scores``: the course's decimals, within ``[0, points]``), written, not computed
+again. nbgrader 0.9 reads the score from that first ``execute_result``; an error output or a stderr stream would
+give 0, and a value above the cell's points would abort the whole submission, hence the plain number and the
+cell's points as its bound.
 """
 from __future__ import annotations
-
-import math
 
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 
+from autograder import scores
 from autograder.report import exercise_report
 from autograder.gradebook.preprocessors.handoff import Graded
 from autograder.graders.registry import exercises_of
 from autograder.submission.notebook import is_grade_cell
-
-
-def cell_score(points: float, earned: float, possible: float) -> float:
-    """The cell's score: its points scaled by the share of hidden tests passed, in [0, points]."""
-    if not possible or not math.isfinite(earned):
-        return 0.0
-    score = points * earned / possible
-    return min(max(math.floor(score * 100 + 1e-9) / 100, 0.0), float(points))
-
-
-def format_score(score: float) -> str:
-    return f"{score:g}"
 
 
 class WriteGradeCells(NbGraderPreprocessor):
@@ -48,10 +36,12 @@ class WriteGradeCells(NbGraderPreprocessor):
             exercise = by_name.get(meta.get("grade_id", "").removeprefix("test_"))
             if exercise is None:
                 continue
-            score = cell_score(float(meta.get("points", 0)), exercise.score, exercise.max_score)
+            # The exercise's points are its grade cell's (the registry and tests/test_<assignment>_graders.py keep
+            # them equal); the cell's points stay the bound nbgrader needs all the same.
+            score = min(exercise.score, float(meta.get("points", 0)))
             cell.outputs = [
                 new_output("stream", name="stdout", text=exercise_report(exercise, result.notebook_errors) + "\n"),
-                new_output("execute_result", data={"text/plain": format_score(score)},
+                new_output("execute_result", data={"text/plain": scores.text(score)},
                            execution_count=cell.get("execution_count")),
             ]
         return nb, resources

@@ -6,7 +6,7 @@ cases it compares with. ``registry.py`` reads every record and builds every list
 of an assignment, the forbidden-routine rules, the catalogue of mistakes, the proxies' table), and stops at import
 for a grader without a record or a record without a grader. (The quiz's answers are not code: quiz/answer_key.py.)
 
-Example (the toy exercise of docs/authoring.md)::
+Example (the toy exercise of docs/authors/adding-an-exercise.md)::
 
     EXERCISE = Exercise(
         "l2_normalize",
