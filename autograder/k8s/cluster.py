@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 from autograder import settings
 from autograder.hub.limits import UserLimits
 
+EXCHANGE_NAME = "ngshare"   # the exchange service (ngshare) and its port, as every user's nbgrader reaches it
+EXCHANGE_PORT = 8080
+
 GRADER_UID = 1100          # the grading account (formgrader, grading Job), as in the one-machine hub's image
 STUDENT_UID = 1000         # jovyan, the students' account in their image (Zero to JupyterHub's default uid)
 STUDENT_GID = 100          # users: the students' home volume's group (Zero to JupyterHub's fsGid)
@@ -101,9 +104,7 @@ class Cluster:
     @property
     def exchange_url(self) -> str:
         """ngshare's URL as every user's nbgrader and the formgrader reach it (directly, not through the proxy)."""
-        from autograder.k8s import exchange
-
-        return f"{self.service_url(exchange.NAME, exchange.PORT)}/services/{exchange.NAME}"
+        return f"{self.service_url(EXCHANGE_NAME, EXCHANGE_PORT)}/services/{EXCHANGE_NAME}"
 
     @property
     def hub_api_url(self) -> str:

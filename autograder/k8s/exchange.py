@@ -6,10 +6,10 @@ reach it directly (``http://ngshare.<namespace>.svc...:8080/services/ngshare``),
 from __future__ import annotations
 
 from autograder.k8s import objects, security
-from autograder.k8s.cluster import GRADER_UID, REPOSITORY, Cluster
+from autograder.k8s.cluster import EXCHANGE_NAME, EXCHANGE_PORT, GRADER_UID, REPOSITORY, Cluster
 
-NAME = "ngshare"
-PORT = 8080
+NAME = EXCHANGE_NAME
+PORT = EXCHANGE_PORT
 COMPONENT = "exchange"
 STATE = "/srv/ngshare"
 

@@ -138,9 +138,10 @@ class RemoteCalls:
 
         The student's process lowers its own soft address-space limit for the call (an allocation past it raises
         ``MemoryError``), and the peak resident memory is measured from this side (``/proc/PID/clear_refs`` and
-        ``VmHWM``, and the rise above its lowest point while the call runs, ``Growth``: memory freed at the call's start
-        and allocated again counts), so a process that raises its soft limit again is still caught. The student's code cannot fork,
-        spawn or exec (``inside.monitor.guard``'s audit hook), so this process's peak is its whole tree's: no child can
+        ``VmHWM``, and the rise above its lowest point while the call runs, ``Growth``: memory freed at the call's
+        start and allocated again counts), so a process that raises its soft limit again is still caught. The
+        student's code cannot fork, spawn or exec (``inside.monitor.guard``'s audit hook), so this process's peak is
+        its whole tree's: no child can
         hold the memory instead. The reply carries ``peak_mb``.
         """
         return self._call_with_memory(memory_mb, target, args, kwargs)

@@ -91,7 +91,8 @@ def _modules():
             continue
         names.add(package)
         for info in pkgutil.walk_packages(getattr(root, "__path__", []), package + "."):
-            if info.name.endswith("_test") or any(part in info.name for part in (".tests", ".testing", "tensorflow", "jax")):
+            if info.name.endswith("_test") or any(part in info.name
+                                                  for part in (".tests", ".testing", "tensorflow", "jax")):
                 continue
             names.add(info.name)
     modules = {}
@@ -165,7 +166,8 @@ def routines():
 def test_the_enumeration_finds_the_known_routines(routines):
     """The walk reaches every place a routine of the rules is known to live (a walk that found nothing would pass)."""
     names = set(routines)
-    for expected in ("torch.nn.functional.scaled_dot_product_attention", "torch.nn.attention.flex_attention.flex_attention",
+    for expected in ("torch.nn.functional.scaled_dot_product_attention",
+                     "torch.nn.attention.flex_attention.flex_attention",
                      "torch.ao.nn.quantizable.MultiheadAttention", "torch.nn.modules.activation.MultiheadAttention",
                      "torch.layer_norm", "torch.special.softmax", "keras.layers.MultiHeadAttention",
                      "keras.ops.dot_product_attention", "keras.src.backend.torch.nn.dot_product_attention",

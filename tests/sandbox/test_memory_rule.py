@@ -18,7 +18,7 @@ TIMEOUTS, LIMITS = Timeouts.from_course(), Limits.from_course()
 ALLOWED_MB = 100
 SCORES = 6000   # a (6000, 6000) float64 score matrix: 275 MiB, well over the allowance
 
-CELLS = [f"""
+CELLS = ["""
 import os
 import numpy as np
 

@@ -66,7 +66,8 @@ MISTAKES = [
         id="gen_samples",
         exercise="generate",
         title="가장 큰 로짓을 고르지 않고 softmax 확률로 토큰을 뽑음 (샘플링: 같은 입력에도 매번 다른 토큰)",
-        hint=("temperature=0이면 generate는 탐욕적 디코딩입니다: 행마다 np.argmax(logits, axis=-1)로 가장 큰 로짓의 토큰을 "
+        hint=("temperature=0이면 generate는 탐욕적 디코딩입니다: "
+              "행마다 np.argmax(logits, axis=-1)로 가장 큰 로짓의 토큰을 "
               "고릅니다(같은 값이면 번호가 작은 쪽). np.random으로 뽑으면 같은 프롬프트에도 결과가 달라집니다."),
         source=_with(CHOOSE="p = softmax(logits)\n"
                             "chosen = np.array([np.random.choice(len(row), p=row / row.sum()) for row in p])"),

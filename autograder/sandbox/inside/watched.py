@@ -79,7 +79,8 @@ _LAYERS = {   # Keras attention layers: module -> (class, label)
 }
 # Python-level torch routines, each function and class of these modules whose name says what it computes
 # (``torch_label``); the modules are imported when the watch is installed (the lane imports them once).
-_TORCH_MODULES = ("torch.nn.functional", "torch.nn.modules.activation", "torch.nn.modules.adaptive", "torch.nn.modules.normalization",
+_TORCH_MODULES = ("torch.nn.functional", "torch.nn.modules.activation", "torch.nn.modules.adaptive",
+                  "torch.nn.modules.normalization",
                   "torch.nn.modules.batchnorm", "torch.nn.modules.instancenorm", "torch.nn.modules.transformer",
                   "torch.ao.nn.quantized.modules.activation", "torch.ao.nn.quantized.modules.normalization",
                   "torch.ao.nn.quantized.modules.batchnorm", "torch._refs", "torch._refs.nn.functional",
