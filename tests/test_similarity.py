@@ -155,11 +155,12 @@ def test_every_library_routine_of_the_rules_is_read():
              if exercise.forbidden for label in exercise.forbidden["runtime"]}
     assert rules <= (forbidden.SOFTMAX["runtime"] | forbidden.ATTENTION["runtime"] | forbidden.NORM["runtime"]
                      | forbidden.BLOCK["runtime"])
-    assert {label for label, *_ in similarity.LIBRARY} == rules
+    # the guard's own label (a library changed under the watch) names no routine whose source could be copied
+    assert {label for label, *_ in similarity.LIBRARY} == rules - {forbidden.TAMPERED}
     lib = similarity.library()
     not_installed = {label for label, package, *_ in similarity.LIBRARY if routines.package_dir(package) is None}
     assert {label for label, _ in lib.missing} == not_installed, lib.missing   # every named routine was found
-    assert {p.owner for p in lib.pieces} == rules - not_installed
+    assert {p.owner for p in lib.pieces} == rules - not_installed - {forbidden.TAMPERED}
     assert all(p.size() > 200 for p in lib.pieces), [(p.owner, p.size()) for p in lib.pieces]
 
 

@@ -268,7 +268,13 @@ def global_config(layout: Layout) -> Path:
                     "# keras, while other users' kernels do the same on a busy hub).\n"
                     f"c.Execute.timeout = {validate}\n"
                     f"c.Execute.iopub_timeout = {validate}\n"
-                    "# Validate's kernels, as the server's: IPC sockets in the user's own runtime folder.\n"
-                    "c.KernelManager.transport = 'ipc'\n")
+                    "# Validate's kernels, as the server's: IPC sockets in the user's own runtime folder (0700), by\n"
+                    "# an absolute path: a relative one is read from the server's folder by the client and from the\n"
+                    "# notebook's folder by the kernel, which then never answers.\n"
+                    "import os  # noqa: E402\n"
+                    "from jupyter_core.paths import jupyter_runtime_dir  # noqa: E402\n"
+                    "os.makedirs(jupyter_runtime_dir(), mode=0o700, exist_ok=True)\n"
+                    "c.KernelManager.transport = 'ipc'\n"
+                    "c.KernelManager.ip = os.path.join(jupyter_runtime_dir(), 'validate-kernel')\n")
     os.chmod(path, 0o644)
     return path

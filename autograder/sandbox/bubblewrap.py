@@ -104,6 +104,22 @@ def prefixes(python: str) -> list[str]:
                           capture_output=True, text=True, check=True).stdout.split()
 
 
+@cache
+def own_user_namespace() -> bool:
+    """Whether this (non-root) grader gives its sandbox a user namespace of its own, whose root still makes each
+    submission's mount and IPC namespaces inside it (``Sandbox.wrap``): only in the machine's initial user namespace.
+    Inside another one (a container's, a Kubernetes pod's with ``hostUsers: false``: ``/proc/self/uid_map`` is not the
+    identity map) the fork server's second level fails and every submission would score 0; the sandbox then runs as
+    the grading account without per-submission namespaces."""
+    if os.geteuid() == 0 or shutil.which("bwrap") is None:
+        return False
+    try:
+        with open("/proc/self/uid_map", encoding="ascii") as fh:
+            return fh.read().split() == ["0", "0", "4294967295"]
+    except OSError:
+        return False
+
+
 class Sandbox:
     """Builds the bubblewrap command line around a warm process (the nursery, or a lane on its own).
 
@@ -144,7 +160,7 @@ class Sandbox:
         for key, value in env.items():
             args += ["--setenv", key, value]
         caps = (*FORK_SERVER_CAPABILITIES, *extra_caps)
-        if os.geteuid() != 0:
+        if own_user_namespace():
             # Not root (the hub's grading account): a user namespace of its own, whose root is this account and holds
             # the same capabilities inside it alone, so that the fork server still gives each submission namespaces,
             # a scratch tmpfs and read-only mounts (``policy.child_mounts(..., shared_uid=True)``); the submission's

@@ -34,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder.sandbox import policy, warm
+from autograder.sandbox import bubblewrap, policy, warm
 from autograder.sandbox.nursery import Nursery
 from autograder.sandbox.nursery import shared as shared_nursery
 from autograder.sandbox.policy import LANE_UIDS, Timeouts
@@ -95,7 +95,8 @@ class Lane:
         self.sandboxed = sandboxed
         self.index = index
         # root: a lane uid of its own; otherwise (sandboxed) the user namespace's root, uid 0 inside (bubblewrap.py)
-        self.uid, self._uid_lock = claim_uid() if os.geteuid() == 0 else (0 if sandboxed else None, None)
+        self.uid, self._uid_lock = claim_uid() if os.geteuid() == 0 else \
+            (0 if sandboxed and bubblewrap.own_user_namespace() else None, None)
         self.python = python
         self.timeouts = timeouts or Timeouts.from_course()
         self.nursery = nursery
@@ -203,7 +204,7 @@ class Lane:
         path, inside = self.new_scratch()
         header = {"op": "fork", "scratch": inside, "uid": self.uid, "rlimits": limits.rlimits(),
                   "environment": policy.child_environment(inside), "namespaces": list(policy.CHILD_NAMESPACES),
-                  "mounts": policy.child_mounts(inside, limits, self.uid, shared_uid=os.geteuid() != 0)}
+                  "mounts": policy.child_mounts(inside, limits, self.uid, shared_uid=self.uid == 0)}
         reply = self._ask(header, (request_r, response_w, event_w, log_fd))
         if "pid" not in reply:
             raise LaneError(f"the grading lane could not start a submission's process: {reply.get('error')}")

@@ -1174,7 +1174,8 @@ FORBIDDEN_BYPASSES = [
               "call the forbidden SDPA inside a torch.jit.script function", JIT_SCRIPT),
     forbidden("forbidden_lazy_result", "변환될 때에야 금지된 SDPA 를 부르는 지연 객체를 반환",
               "return a lazy object that calls the forbidden SDPA only when the grader's side converts it",
-              LAZY, solution=SDPA_LAZY),
+              LAZY, solution=SDPA_LAZY,
+              expect=("배열이 아닌 값",)),   # converted by exact type only: its conversion never runs, nothing to use
     forbidden("forbidden_redispatch_below", "디스패처의 CPU 키로 바로 redispatch 해 감시 아래에서 커널 호출",
               "redispatch the flash CPU kernel straight to the CPU key, below the monitor", REDISPATCH),
     forbidden("forbidden_other_assignment_name", "다른 과제의 연습 이름(flash_attention)을 붙인 최상위 도우미에서 호출",

@@ -64,6 +64,7 @@ LIBRARY = (
     ("keras:layers.GroupNormalization", "keras", "src/layers/normalization/group_normalization.py", ("*",)),
     ("keras:layers.BatchNormalization", "keras", "src/layers/normalization/batch_normalization.py", ("*",)),
     ("keras:layers.RMSNormalization", "keras", "src/layers/normalization/rms_normalization.py", ("*",)),
+    ("keras:layers.Normalization", "keras", "src/layers/preprocessing/normalization.py", ("*",)),
     ("keras:ops.normalization", "keras", "src/ops/nn.py",
      ("layer_normalization", "_layer_normalization", "rms_normalization", "_rms_normalization",
       "batch_normalization")),
