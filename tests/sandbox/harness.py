@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import shutil
 import socket
 import threading
@@ -135,14 +136,28 @@ def tree_hashes(*roots) -> dict:
 
 
 # ----------------------------------------------------------------------------------------------- servers
+def _below_ephemeral_ports() -> tuple[socket.socket, int]:
+    """A listening TCP socket on 127.0.0.1 at a port below the kernel's ephemeral range, and its port. Not port 0:
+    the kernel would hand out a port another test's process just closed, which a client still reconnecting to it
+    (a ZeroMQ socket of a finished Jupyter kernel's client retries every second) would then reach, and count."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randrange(max(1024, low - 12000), low)
+        try:
+            return socket.create_server(("127.0.0.1", port)), port
+        except OSError:
+            continue
+    raise RuntimeError("no free port below the ephemeral range")
+
+
 class Servers:
     """A TCP server on 127.0.0.1 and an abstract unix socket that answer with the token and count clients."""
 
     def __init__(self, token: str):
         self.token = token
         self.connections = 0
-        self.tcp = socket.create_server(("127.0.0.1", 0))
-        self.port = self.tcp.getsockname()[1]
+        self.tcp, self.port = _below_ephemeral_ports()
         self.unix_name = f"autograder-sandbox-test-{uuid.uuid4().hex[:8]}"
         self.unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.unix.bind("\0" + self.unix_name)
