@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from autograder.graders.answers import Answer
 
-__all__ = ["ATTENTION_STEPS", "HEAD_STEPS", "LAYER_STEPS", "Exercise", "Mistake"]
+__all__ = ["ATTENTION_STEPS", "HEAD_STEPS", "LAYER_STEPS", "Exercise", "Mistake", "rewritten"]
 
 # The ladder's rungs (``callees``): the contract functions an exercise may build on, answered with their answers
 # while it is graded. No exercise may ask for one that may ask for it (``registry.py`` checks).
@@ -48,6 +48,21 @@ class Mistake:
 
     def function(self):
         return _compile(self)
+
+
+def rewritten(template: str, **lines: str) -> str:
+    """A mistake's source: ``template`` (a correct definition whose lines may end in a marker ``# @NAME``) with the
+    line marked ``# @NAME`` replaced by ``lines[NAME]`` (one or more lines, indented like the line they replace; an
+    empty string removes it); the markers removed."""
+    out = []
+    for text in template.splitlines():
+        code, _, marker = text.partition("  # @")
+        indent = text[: len(text) - len(text.lstrip())]
+        if marker and marker.strip() in lines:
+            out += [indent + line for line in lines[marker.strip()].splitlines()]
+        else:
+            out.append(code.rstrip() if marker else text)
+    return "\n".join(out) + "\n"
 
 
 @cache

@@ -5,7 +5,7 @@ with. Every mistake below is a whole ``generate`` as a student writes it, its ca
 diagnosis runs it on the failing call's model and prompt in the grading process (with a trusted ``KVCache``).
 """
 from autograder.graders import forbidden
-from autograder.graders.exercises import LAYER_STEPS, Exercise, Mistake
+from autograder.graders.exercises import LAYER_STEPS, Exercise, Mistake, rewritten
 
 # The correct generate; each mistake rewrites the line(s) marked ``# @NAME``.
 _TEMPLATE = '''
@@ -40,17 +40,7 @@ def generate(params, prompt, max_new_tokens, num_heads, use_cache=True, temperat
 
 
 def _with(**lines: str) -> str:
-    """The template with the line marked ``# @NAME`` replaced by ``lines[NAME]`` (one or more lines, indented like
-    the line they replace); the markers removed."""
-    out = []
-    for text in _TEMPLATE.splitlines():
-        code, _, marker = text.partition("  # @")
-        indent = text[: len(text) - len(text.lstrip())]
-        if marker and marker.strip() in lines:
-            out += [indent + line for line in lines[marker.strip()].splitlines()]
-        else:
-            out.append(code.rstrip() if marker else text)
-    return "\n".join(out) + "\n"
+    return rewritten(_TEMPLATE, **lines)
 
 
 MISTAKES = [

@@ -4,7 +4,7 @@ Its grader, ``graders/decoder/test_next_token_probs.py``, declares at its top th
 compares with. Every mistake below is a whole ``next_token_probs`` as a student writes it.
 """
 from autograder.graders import answers
-from autograder.graders.exercises import Exercise, Mistake
+from autograder.graders.exercises import Exercise, Mistake, rewritten
 
 # The correct next_token_probs (Hugging Face's warpers in their order); each mistake rewrites the line(s) marked
 # ``# @NAME``.
@@ -32,17 +32,7 @@ def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
 
 
 def _with(**lines: str) -> str:
-    """The template with the line marked ``# @NAME`` replaced by ``lines[NAME]`` (one or more lines, indented like
-    the line they replace; an empty string removes it); the markers removed."""
-    out = []
-    for text in _TEMPLATE.splitlines():
-        code, _, marker = text.partition("  # @")
-        indent = text[: len(text) - len(text.lstrip())]
-        if marker and marker.strip() in lines:
-            out += [indent + line for line in lines[marker.strip()].splitlines()]
-        else:
-            out.append(code.rstrip() if marker else text)
-    return "\n".join(out) + "\n"
+    return rewritten(_TEMPLATE, **lines)
 
 
 MISTAKES = [
