@@ -285,6 +285,9 @@ def as_the_job_runs_it(job: dict, index: int, secrets: dict, volumes: dict[str, 
         args += ["--bind", str(volumes[name]), path]
         if top not in ("/tmp",):
             args += ["--remount-ro", top]
+    # the clone's own path, which the editable install in .venv names (the image installs the package itself): a
+    # clone under a folder that a volume covers (/tmp) is otherwise hidden
+    args += ["--ro-bind", str(settings.ROOT), str(settings.ROOT)]
     args += ["--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
              "--setenv", "JOB_COMPLETION_INDEX", str(index)]
     for variable in container["env"]:
