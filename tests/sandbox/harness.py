@@ -6,6 +6,7 @@ import os
 import random
 import shutil
 import socket
+import struct
 import threading
 import time
 import uuid
@@ -15,6 +16,7 @@ import nbformat
 
 import catalogue
 from autograder import settings
+from autograder.sandbox import policy
 
 ROOT = settings.ROOT
 SEED = int(os.environ.get("SANDBOX_TEST_SEED", "20250505"))
@@ -151,12 +153,65 @@ def _below_ephemeral_ports() -> tuple[socket.socket, int]:
     raise RuntimeError("no free port below the ephemeral range")
 
 
+def _socket_owner(inode: int) -> int | None:
+    """The pid of a process holding the socket ``inode`` open, or None when none is found (gone, or not ours to see)."""
+    needle = f"socket:[{inode}]"
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") == needle:
+                    return int(pid)
+            except OSError:
+                continue
+    return None
+
+
+def _tcp_client_inode(peer: tuple[str, int], port: int) -> int | None:
+    """The inode of the client socket 127.0.0.1:peer-port -> 127.0.0.1:``port`` in /proc/net/tcp, or None."""
+    want_local = f"0100007F:{peer[1]:04X}"
+    want_remote = f"0100007F:{port:04X}"
+    try:
+        rows = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    except OSError:
+        return None
+    for row in rows:
+        f = row.split()
+        if f[1] == want_local and f[2] == want_remote and f[9] != "0":
+            return int(f[9])
+    return None
+
+
+def _descends_from(pid: int, ancestor: int) -> bool:
+    """Whether ``pid`` is ``ancestor`` or one of its descendants (the parent chain in /proc)."""
+    for _ in range(256):
+        if pid == ancestor:
+            return True
+        if pid <= 1:
+            return False
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return False
+        pid = int(stat.rsplit(")", 1)[1].split()[1])
+    return False
+
+
 class Servers:
-    """A TCP server on 127.0.0.1 and an abstract unix socket that answer with the token and count clients."""
+    """A TCP and a UDP server on 127.0.0.1 and an abstract unix socket that answer with the token and count clients.
+
+    ``connections`` counts the clients that may come from this test: a TCP or unix client held by a process outside
+    this test process's tree and not running as a lane's account (another test running beside it, such as the
+    hub's student scanning every listening port as an attacker would) is listed in ``outsiders`` instead. A client
+    whose process cannot be named (already gone, or a UDP datagram) counts: the count errs towards "reached"."""
 
     def __init__(self, token: str):
         self.token = token
         self.connections = 0
+        self.outsiders: list[str] = []
         self.tcp, self.port = _below_ephemeral_ports()
         self.unix_name = f"autograder-sandbox-test-{uuid.uuid4().hex[:8]}"
         self.unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -170,16 +225,27 @@ class Servers:
         for t in self.threads:
             t.start()
 
+    def _client_pid(self, conn: socket.socket, peer) -> int | None:
+        if conn.family == socket.AF_UNIX:
+            creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+            return struct.unpack("3i", creds)[0] or None
+        inode = _tcp_client_inode(peer, self.port)
+        return None if inode is None else _socket_owner(inode)
+
     def _serve(self, server):
         server.settimeout(0.2)
         while not self.stop:
             try:
-                conn, _ = server.accept()
+                conn, peer = server.accept()
             except (TimeoutError, socket.timeout):
                 continue
             except OSError:
                 return
-            self.connections += 1
+            pid = self._client_pid(conn, peer)
+            if pid is not None and not _descends_from(pid, os.getpid()) and _uid(pid) not in policy.LANE_UIDS:
+                self.outsiders.append(f"pid {pid} ({_command(pid)})")
+            else:
+                self.connections += 1
             with conn:
                 try:
                     conn.sendall(self.token.encode())
@@ -201,6 +267,20 @@ class Servers:
         self.stop = True
         for s in (self.tcp, self.unix, self.udp):
             s.close()
+
+
+def _uid(pid: int) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
+
+
+def _command(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()[:120]
+    except OSError:
+        return "?"
 
 
 def own_connection_works(servers) -> bool:

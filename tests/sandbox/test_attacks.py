@@ -9,11 +9,17 @@ nbgrader path (``autograde_class`` on a scratch course, fixture ``nb_class``).
 """
 from __future__ import annotations
 
+import shlex
+import subprocess
+import sys
+import time
+import uuid
+
 import pytest
 
 import catalogue
-from harness import (SEED, GraderPeak, bounds, describe, entry_timeouts, grade_file, judge, own_connection_works,
-                     wait_lane_quiet, write_submission)
+from harness import (SEED, GraderPeak, Servers, bounds, describe, entry_timeouts, grade_file, judge,
+                     own_connection_works, wait_lane_quiet, write_submission)
 from autograder.sandbox import bubblewrap
 from autograder.report import exercise_report
 from autograder.grade import grade_notebook
@@ -169,7 +175,7 @@ def test_attack(entry, ctx, honest, fingerprint, servers, short_timeouts, tmp_pa
     assert not too_big, f"{entry.id}: {outcome}"
     assert not slow, f"{entry.id}: {outcome}"
     assert not changed_files, f"{entry.id} changed files: {changed_files}"
-    assert reached == 0, f"{entry.id} reached the test's servers"
+    assert reached == 0, f"{entry.id} reached the test's servers (outside clients: {servers.outsiders[-5:]})"
     assert not wrong, f"{entry.id}: {outcome}\n" + feedback(result, set(wrong))
     assert not stray, f"{entry.id}: student processes outlived the grading: {stray}"
     text = feedback(result, set(entry.attacked))
@@ -181,6 +187,31 @@ def test_attack(entry, ctx, honest, fingerprint, servers, short_timeouts, tmp_pa
 def test_servers_were_reachable_from_outside(servers):
     """The network attacks were refused by the sandbox, not by a server that was not listening."""
     assert own_connection_works(servers)
+
+
+CLIENT = ("import socket, sys, time\n"
+          "s = socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=5)\n"
+          "s.recv(256); time.sleep(1); s.close()\n")
+
+
+@pytest.mark.parametrize("detached", [False, True], ids=["this-tests-child", "another-process"])
+def test_servers_count_the_clients_this_test_may_have_started(detached, tmp_path):
+    """A client in this test's process tree counts; one outside it (a test beside this one scanning every listening
+    port, as the hub's attacker does) is listed apart and does not count."""
+    s = Servers(f"TOKEN-{uuid.uuid4().hex}")
+    try:
+        script = tmp_path / "client.py"
+        script.write_text(CLIENT)
+        command = f"{shlex.quote(sys.executable)} {script} {s.port}"
+        if detached:   # a double fork: the client's parent exits, so it is nobody's descendant here
+            command = f"( {command} & )"
+        subprocess.run(["sh", "-c", command], check=True, timeout=30)
+        deadline = time.time() + 10
+        while s.connections + len(s.outsiders) < 1 and time.time() < deadline:
+            time.sleep(0.05)
+        assert (s.connections, len(s.outsiders)) == ((0, 1) if detached else (1, 0)), s.outsiders
+    finally:
+        s.close()
 
 
 # ----------------------------------------------------------------------------------------------- notebook-level
