@@ -241,7 +241,9 @@ def grade_submission(submission: Submission, seed: int | None = None, ran: RanIn
         costs = {**process.costs, "answer_mb": round(student.answer_peak / (1 << 20), 1)}
     finally:
         process.cleanup()
-    review = escape_hatches.review_items(submission.code_cells) + escape_hatches.runtime_review_items(process.reviewed)
+    review = [*escape_hatches.review_items(submission.code_cells),
+              *escape_hatches.runtime_review_items(process.reviewed),
+              *escape_hatches.isolation_review(process.lane.isolation_gap)]
     results = list(session.results.values())
     # The assignment's exercises in the registry's order; those declared by a marker rather than a module (the
     # quiz's questions) after them, in the order their tests ran. Each scored the same way (``exercise_result``).

@@ -85,3 +85,12 @@ def runtime_review_items(reported) -> list[str]:
         what, why = RUNTIME_REVIEW.get(report, (report, "채점 중 감시기가 보고했습니다"))
         items.append(f"실행 중: `{what}` — {why} (라이브러리 루틴의 복제일 수 있음)")
     return items
+
+
+def isolation_review(gap: str) -> list[str]:
+    """The Korean review line of a submission graded without the isolation of each submission from the next
+    (``Lane.isolation_gap``: '' when it had it, and then no line)."""
+    if not gap:
+        return []
+    return ["격리: 이 제출물은 제출물마다 따로 두는 네임스페이스와 임시 공간 없이 채점되었습니다. "
+            f"같은 채점 프로세스에서 앞서 채점된 제출물이 남긴 파일을 볼 수 있었으니 결과를 확인하세요 ({gap})"]

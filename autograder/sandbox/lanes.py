@@ -145,6 +145,16 @@ class Lane:
         self.sock.settimeout(self.timeouts.lane_request)
 
     @property
+    def isolation_gap(self) -> str:
+        """Why submissions graded in this lane are not kept apart from each other as under root ('' when they are):
+        a sandboxed lane of a non-root grader with no user namespace of its own (``bubblewrap.own_user_namespace``)
+        runs each submission without its own mount and IPC namespaces and scratch tmpfs."""
+        if self.sandboxed and self.uid is None:
+            return ("the grading account gets no user namespace of its own here (inside a container's or a pod's): "
+                    "no mount and IPC namespaces, scratch tmpfs or empty /dev/shm of each submission's own")
+        return ""
+
+    @property
     def alive(self) -> bool:
         if self.proc is not None:
             return self.proc.poll() is None

@@ -156,6 +156,29 @@ def test_a_lane_the_nursery_cannot_make_starts_on_its_own(monkeypatch):
         nursery.close()
 
 
+@pytest.mark.parametrize("own_namespace", [False, True], ids=["in-a-container", "initial-namespace"])
+def test_a_non_root_lane_says_whether_it_keeps_submissions_apart(own_namespace, monkeypatch):
+    """A non-root grader's sandboxed lane keeps each submission apart only with a user namespace of its own."""
+    monkeypatch.setattr(bubblewrap, "own_user_namespace", lambda: own_namespace)
+    with monkeypatch.context() as m:
+        m.setattr(lanes.os, "geteuid", lambda: 1000)
+        lane = lanes.Lane(True, 104)
+    assert (lane.uid, bool(lane.isolation_gap)) == ((0, False) if own_namespace else (None, True)), lane.isolation_gap
+
+
+def test_every_result_graded_without_that_says_so(monkeypatch):
+    """Each result graded in a lane with an isolation gap lists it for the instructor (review), in Korean."""
+    import nbformat
+
+    from autograder import settings
+    from autograder.grade import grade_notebook
+
+    monkeypatch.setattr(lanes.Lane, "isolation_gap", property(lambda self: "GAP-REASON"))
+    path = settings.ROOT / "solutions" / "quiz" / "quiz.ipynb"
+    result = grade_notebook(nbformat.read(path, as_version=4), str(path))
+    assert [r for r in result.review if r.startswith("격리:") and "GAP-REASON" in r], result.review
+
+
 def test_what_is_mounted_below_tmp_stays_visible_in_a_lane(monkeypatch):
     """A checkout under /tmp has its virtual environment there: a lane must not hide it (a module the nursery did not
     import yet, e.g. matplotlib's Agg backend, is loaded from it on first use)."""
