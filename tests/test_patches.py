@@ -31,12 +31,49 @@ def test_each_file_patch_was_written_against_the_installed_upstream_file(patch):
 
 
 # ------------------------------------------------------------------------------------------------ in the process
-@pytest.mark.parametrize("patch", patches.PATCHES, ids=lambda p: p.name)
-def test_each_patch_was_checked_against_the_installed_upstream(patch):
+@pytest.mark.parametrize("patch", patches.PATCHES + patches.OVERRIDES, ids=lambda p: p.name)
+def test_each_patch_was_checked_against_the_installed_upstream(patch, monkeypatch):
     """The installed distribution is the version the patch names, every function it replaces has the signature it
     was written for, and a function it writes again has the upstream source it was written from."""
+    monkeypatch.setenv("USER", os.environ.get("USER", "root"))       # ngshare_exchange reads it at import
     assert patches.checked(patch) == [], f"{patch.name}: check it against the installed upstream and update " \
                                          "autograder/patches (its record and its code)"
+
+
+def upstream_overrides() -> set[str]:
+    """``module:Class.method`` of every upstream method (``patches.UPSTREAM_PACKAGES``) that a class of the package
+    overrides with a function of its own (traitlets' defaults and observers are configuration, not overrides)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import autograder
+
+    found = set()
+    for info in pkgutil.walk_packages(autograder.__path__, "autograder."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for cls in vars(module).values():
+            if not inspect.isclass(cls) or cls.__module__ != module.__name__:
+                continue
+            for name, value in vars(cls).items():
+                if not inspect.isfunction(getattr(value, "__func__", value)):
+                    continue
+                base = next((b for b in cls.__mro__[1:] if name in vars(b)), None)
+                if base is not None and base.__module__.split(".")[0] in patches.UPSTREAM_PACKAGES:
+                    found.add(f"{base.__module__}:{base.__qualname__}.{name}")
+    return found
+
+
+def test_every_upstream_method_a_subclass_overrides_is_in_the_table(monkeypatch):
+    """The course's subclasses of nbgrader, nbconvert, JupyterHub and ngshare-exchange: each method they override is
+    in ``patches.OVERRIDES`` (with its signature, and its source where rewritten), and the table lists no other."""
+    monkeypatch.setenv("USER", os.environ.get("USER", "root"))       # ngshare_exchange reads it at import
+    listed = {f for patch in patches.OVERRIDES for f in patch.functions}
+    found = upstream_overrides()
+    assert found - listed == set(), "override(s) of upstream code missing from autograder/patches' OVERRIDES"
+    assert listed - found == set(), "OVERRIDES lists what no class of the package overrides any more"
 
 
 def test_a_changed_signature_or_source_upstream_is_noticed(monkeypatch):
@@ -89,7 +126,7 @@ def hard_linked_env(tmp_path: Path) -> Path:
     env = tmp_path / "env"
     for patch in patches.FILE_PATCHES:
         target = patch.target(env)
-        target.parent.mkdir(parents=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
         os.link(patch.target(Path(sys.prefix)), target)
     return env
 

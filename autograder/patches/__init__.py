@@ -25,8 +25,13 @@ hub's spawner and exchange classes). What no setting reaches is changed here and
   ``.venv``: a patched file replaces its link with a file of its own, and ``.venv`` is never written. Browsers
   cache the lab extension's files by name: after a change of the patch, students reload their JupyterLab once.
 
-``tests/test_patches.py`` fails when an installed upstream is not what a patch was checked against: another version,
-a patched function's signature, a rewritten function's source, a patched file.
+* ``OVERRIDES``: the upstream methods the course's own subclasses override (configured, not installed: the
+  preprocessors, exporters, late-penalty plugin, Validate's handler, the spawner, the exchange's collect and release
+  feedback), each with its signature and, where the subclass writes it again or it is private, its source's sha256.
+
+``tests/test_patches.py`` fails when an installed upstream is not what a patch or an override was checked against:
+another version, a patched or overridden function's signature, a rewritten function's source, a patched file; and
+when a class of the package overrides an upstream method that ``OVERRIDES`` does not list.
 """
 from __future__ import annotations
 
@@ -39,6 +44,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 NBGRADER, JUPYTERHUB, NGSHARE = "nbgrader 0.9.6", "jupyterhub 5.5.4", "ngshare 0.6.0"
+NBCONVERT, NGSHARE_EXCHANGE = "nbconvert 7.17.2", "ngshare-exchange 0.5.3"
 NBGRADER_VERSION = NBGRADER.split()[1]
 API = "nbgrader.apps.api:NbGraderAPI."
 
@@ -127,6 +133,82 @@ STARTUP = Patch(
     why="jsonschema, under nbformat, nbgrader and jupyter_server, imports it at its own import, and its import builds "
         "Lark's Earley parsers of RFC 3987: ~2 s of every nbgrader command and JupyterLab start, for IRI formats "
         "that no schema of theirs uses")
+
+
+# ------------------------------------------------------------------------------------------------ subclasses
+# Upstream methods that the course's own subclasses override (classes configured by name in course_config.py or the
+# hub's config, so nothing is installed), checked like the patches: each with its upstream signature, and the sha256
+# of the upstream source wherever the subclass writes the method again instead of extending it, or overrides a
+# private one. ``tests/test_patches.py`` finds every such override in the package and fails on one not listed here.
+PREPROCESS_STEPS = Patch(
+    "the course's steps as nbconvert preprocessors", NBCONVERT,
+    {"nbconvert.preprocessors.base:Preprocessor.preprocess": "(self, nb, resources)"},
+    what="each step of autograder.gradebook.preprocessors, feedback.html.CourseResources and "
+         "feedback.sanitize.SanitizeStudentHTML takes the whole notebook and its resources and returns them",
+    why="nbconvert's preprocess calls preprocess_cell on each cell; each of these steps works on the notebook as a "
+        "whole (the preprocessor API's documented extension point)")
+FEEDBACK_RESOURCES = Patch(
+    "the feedback page's resources", NBCONVERT,
+    {"nbconvert.exporters.html:HTMLExporter.from_notebook_node": "(self, nb, resources=None, **kw)"},
+    what="feedback.html.FeedbackExporter adds the course's page resources (Korean labels, precision, KaTeX) and "
+         "calls HTMLExporter's own",
+    why="the feedback template reads them from the resources")
+SUBMITTED_READ = Patch(
+    "submitted notebooks read as data", NBCONVERT,
+    {"nbconvert.exporters.exporter:Exporter.from_filename": "(self, filename, resources=None, **kw)"},
+    what="gradebook.files.SubmittedNotebookExporter reads a submitted notebook with submission.files.read_submitted "
+         "(no link followed, no FIFO or device read, size bounded); a refused file is graded as a placeholder "
+         "notebook that says why",
+    why="nbconvert opens the path it is given: as root, a link in a submission was followed and a FIFO blocked",
+    rewrites={"nbconvert.exporters.exporter:Exporter.from_filename":
+              "5e681e7c332f0fc3db4f7780cb0b5197c58f906b655fb1eea0c15220d0f51368"})
+LATE_PLUGIN = Patch(
+    "the late penalty per started day", NBGRADER,
+    {"nbgrader.plugins.latesubmission:LateSubmissionPlugin.late_submission_penalty":
+     "(self, student_id, score, total_seconds_late)"},
+    what="gradebook.late.PercentPerDay: a percentage of the score per started day late, after a grace period, "
+         "capped (course_config.py's late_penalty)",
+    why="nbgrader's own plugin takes nothing off (its documented extension point)")
+VALIDATE_SUMMARY = Patch(
+    "Validate's Korean summary", NBGRADER,
+    {"nbgrader.validator:Validator._preprocess": "(self, nb)",
+     "nbgrader.server_extensions.validate_assignment.handlers:ValidateAssignmentHandler.validate_notebook":
+     "(self, path)"},
+    what="hub.lab_validate: RecordingValidator keeps the notebook that nbgrader's private _preprocess ran; "
+         "KoreanValidateHandler.validate_notebook answers as nbgrader's handler, with the Korean summary added",
+    why="the summary names each exercise's result and the real error of the cell that failed first, which only "
+        "the executed notebook holds",
+    rewrites={"nbgrader.validator:Validator._preprocess":
+              "ca1c6e172237f38cd87011276497c0f70d0bbe3ec3afde1b92496fd691e5e52c",
+              "nbgrader.server_extensions.validate_assignment.handlers:ValidateAssignmentHandler.validate_notebook":
+              "f83225efc4d35b5cccde8e0c3f7dfa12f849d10a0eae199edf798746ec0e8764"})
+SPAWNER_LIMITS = Patch(
+    "each user's server in limits", JUPYTERHUB,
+    {"jupyterhub.spawner:LocalProcessSpawner.make_preexec_fn": "(self, name)",
+     "jupyterhub.spawner:LocalProcessSpawner.stop": "(self, now=False)"},
+    what="hub.spawner.LimitedSpawner: the server joins the user's control group and gets a /tmp, /dev/shm and /proc "
+         "of its own and a file size limit before JupyterHub's own switch to the user; stop also ends and empties "
+         "the user's group",
+    why="LocalProcessSpawner starts every user's server in the hub's own limits and leaves what it started behind")
+NGSHARE_GRADING = Patch(
+    "collect and release feedback one student at a time", NGSHARE_EXCHANGE,
+    {"ngshare_exchange.collect:ExchangeCollect.init_src": "(self)",
+     "ngshare_exchange.collect:ExchangeCollect.copy_files": "(self)",
+     "ngshare_exchange.release_feedback:ExchangeReleaseFeedback.copy_files": "(self)"},
+    what="hub.exchange: collect takes the roster's students only, checks each submission's files and writes the "
+         "server's time; one submission that cannot be collected or released is skipped with its reason",
+    why="ngshare-exchange stops the whole class at the first submission it cannot write or release, and takes "
+        "timestamp.txt from the student",
+    rewrites={"ngshare_exchange.collect:ExchangeCollect.init_src":
+              "7f89697d170b477d5f88dd1198a253ff4e7a8d1db330d17ab1f119131d4c94bc",
+              "ngshare_exchange.collect:ExchangeCollect.copy_files":
+              "221777d4b733419f1a77b28cbca60cf02a985d5190a4927a1875beaf8bacdcfe",
+              "ngshare_exchange.release_feedback:ExchangeReleaseFeedback.copy_files":
+              "b6117a7260e0b0ae8b4e1068f20e4c7169cffe543d45ba1f3ede727c37d06481"})
+OVERRIDES = (PREPROCESS_STEPS, FEEDBACK_RESOURCES, SUBMITTED_READ, LATE_PLUGIN, VALIDATE_SUMMARY, SPAWNER_LIMITS,
+             NGSHARE_GRADING)
+UPSTREAM_PACKAGES = ("nbgrader", "nbconvert", "jupyterhub", "ngshare", "ngshare_exchange", "jupyter_server",
+                     "notebook", "traitlets")
 
 
 def resolve(function: str):
