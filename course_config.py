@@ -243,7 +243,10 @@ if c is not None:
     c.HTMLExporter.extra_template_basedirs = _template_dirs()
     c.HTMLExporter.extra_template_paths = _template_paths()
     c.HTMLExporter.preprocessors = ["autograder.feedback.html.CourseResources"]
-    # Formgrader's totals net of late penalties (nbgrader's own show the raw sum; autograder/patches/formgrader.py).
+    # Formgrader's totals net of late penalties (nbgrader's own show the raw sum) and the roster's student numbers on
+    # submissions (autograder/patches/formgrader.py).
+    from autograder.patches.formgrader import student_numbers as _student_numbers
     from autograder.patches.formgrader import totals_with_late_penalties as _net_totals
 
     _net_totals()
+    _student_numbers()

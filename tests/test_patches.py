@@ -255,6 +255,43 @@ def test_formgrader_totals_are_net_of_the_late_penalty(late_gradebook, monkeypat
     assert api.get_notebooks("hw")[0]["average_score"] == pytest.approx((7.5 + 6.0) / 2)
 
 
+def test_formgrader_submissions_name_the_rosters_student_number(late_gradebook, monkeypatch):
+    """Submissions carry their student's lms_user_id (the Students and Submissions pages show it); the two patches of
+    get_submission(s), each installed twice in either order, wrap it once each and keep the totals net."""
+    from nbgrader.api import Gradebook
+    from nbgrader.apps.api import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.patches.formgrader import student_numbers, totals_with_late_penalties
+
+    root, url = late_gradebook
+    for function in {**patches.FORMGRADER_TOTALS.functions, **patches.STUDENT_NUMBERS.functions}:
+        owner, name = patches.resolve(function)
+        monkeypatch.setattr(owner, name, patches.upstream(owner, name))
+    with Gradebook(url) as gb:
+        gb.update_or_create_student("kim", lms_user_id="2026001")
+    for student in ("kim", "lee"):
+        for folder in ("submitted", "autograded"):
+            (root / folder / student / "hw").mkdir(parents=True)
+            (root / folder / student / "hw" / "hw.ipynb").write_text("{}")
+    (root / "submitted" / "park" / "hw").mkdir(parents=True)                  # collected, not autograded yet
+    (root / "submitted" / "park" / "hw" / "hw.ipynb").write_text("{}")
+    api = NbGraderAPI(CourseDirectory(root=str(root), db_url=url))
+    assert "lms_user_id" not in api.get_submissions("hw")[0]                            # nbgrader's own
+
+    for install in (student_numbers, totals_with_late_penalties, student_numbers, totals_with_late_penalties):
+        install()
+    assert {s["student"]: s.get("lms_user_id") for s in api.get_submissions("hw")} == \
+        {"kim": "2026001", "lee": None, "park": None}
+    assert api.get_submission("hw", "kim")["lms_user_id"] == "2026001"
+    assert {s["student"]: s["score"] for s in api.get_submissions("hw")}["kim"] == 7.5
+    layers, function = [], NbGraderAPI.get_submissions
+    while getattr(function, "_course_patch", None):
+        layers.append(function._course_patch)
+        function = function.__wrapped__
+    assert sorted(layers) == sorted([patches.FORMGRADER_TOTALS.name, patches.STUDENT_NUMBERS.name]), layers
+
+
 # ------------------------------------------------------------------------------------------------ Validate's summary
 def executed_notebook(outcomes: dict) -> nbformat.NotebookNode:
     """Grade cells as nbgrader's validator leaves them after running: an error output where a check failed."""

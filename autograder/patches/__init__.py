@@ -9,7 +9,8 @@ hub's spawner and exchange classes). What no setting reaches is changed here and
 
 * ``PATCHES``: the functions replaced in a running process (``Patch``: each function with the signature it has
   upstream; where a patch writes a function again instead of wrapping it, the sha256 of the upstream source),
-  installed by ``files.harden_nbgrader``, ``formgrader.totals_with_late_penalties`` and
+  installed by ``files.harden_nbgrader``, ``formgrader.totals_with_late_penalties``,
+  ``formgrader.student_numbers`` and
   ``gradebook.head_in_process`` (wherever nbgrader loads ``course_config.py``: every nbgrader command, formgrader,
   the class run's workers), ``hub.patient_service_wait_up`` (the generated ``jupyterhub_config.py``),
   ``hub.fix_ngshare_sqlalchemy2`` and ``hub.check_ngshare_submissions`` (the exchange service,
@@ -19,7 +20,7 @@ hub's spawner and exchange classes). What no setting reaches is changed here and
   stand-in until its first use, in every interpreter of the course's ``.venv`` and of the hub's environment
   (``startup``, installed by ``scripts/setup.sh`` and ``environment.lab_additions`` as a ``.pth`` file); it names
   the one function jsonschema imports from it.
-* ``FILE_PATCHES``: two files of the hub's environment (``/opt/<course>-env``) that only a patch changes, applied by
+* ``FILE_PATCHES``: the files of the hub's environment (``/opt/<course>-env``) that only a patch changes, applied by
   ``environment.apply_file_patches`` when ``python -m autograder hub`` builds it, each against the sha256 of the
   upstream file (the hub refuses to start on another). The environment's files are hard links into the course's
   ``.venv``: a patched file replaces its link with a file of its own, and ``.venv`` is never written. Browsers
@@ -97,6 +98,15 @@ FORMGRADER_TOTALS = Patch(
     what="the API's answers (submissions, notebooks, students, averages) carry score net of the late penalty and the "
          "penalty as late_submission_penalty (autograder.gradebook.late.LatePenalties)",
     why="nbgrader subtracts the penalty in export and feedback only: formgrader showed a student 2.7 points late 27/27")
+STUDENT_NUMBERS = Patch(
+    "formgrader's student numbers", NBGRADER,
+    {API + "get_submission": "(self, assignment_id, student_id, ungraded=None, students=None)",
+     API + "get_submissions": "(self, assignment_id)"},
+    what="each submission the API answers with carries its student's lms_user_id (the roster's student number), "
+         "which the Students and Submissions pages show beside the account name (STUDENTS_PAGE_ID, "
+         "SUBMISSIONS_PAGE_ID)",
+    why="formgrader's 'Student ID' column showed the account name; the university's number from the roster (kept "
+        "as lms_user_id) appeared nowhere in formgrader")
 SERVICE_WAIT = Patch(
     "patience with the formgrader service", JUPYTERHUB,
     {"jupyterhub.objects:Server.wait_up": "(self, timeout=10, http=False, ssl_context=None, extra_path='')"},
@@ -123,8 +133,8 @@ GRADEBOOK_HEAD = Patch(
     why="nbgrader started `alembic -c <a temporary alembic.ini> heads` for every new gradebook: about 1.2 s of CPU "
         "each (73 times in one run of nbgrader's own suite), and a FileNotFoundError where `alembic` is not on $PATH",
     rewrites={"nbgrader.api:get_alembic_version": "40160af67d70e523876ed8258485d1aecb504c9e52644a20dc777b7b46c01de7"})
-PATCHES = (PLAIN_COPIES, TIMESTAMP, COLLECT, FORMGRADER_TOTALS, SERVICE_WAIT, NGSHARE_SESSION, NGSHARE_CHECKS,
-           GRADEBOOK_HEAD)
+PATCHES = (PLAIN_COPIES, TIMESTAMP, COLLECT, FORMGRADER_TOTALS, STUDENT_NUMBERS, SERVICE_WAIT, NGSHARE_SESSION,
+           NGSHARE_CHECKS, GRADEBOOK_HEAD)
 STARTUP = Patch(
     "rfc3987_syntax imported at its first use", "rfc3987-syntax 1.1.0",
     {"rfc3987_syntax.syntax_helpers:is_valid_syntax": "(term, value)"},
@@ -252,17 +262,19 @@ def checked(patch: Patch) -> list[str]:
 
 
 def install(patch: Patch, owner, name: str, make) -> None:
-    """``owner.name = make(original)``, once: a function this module installed for ``patch`` is left as it is."""
-    current = getattr(owner, name)
-    if getattr(current, "_course_patch", None) == patch.name:
-        return
+    """``owner.name = make(original)``, once: a function this module installed for ``patch`` is left as it is, also
+    where another patch has wrapped it since (two patches of one function, each installed twice, wrap it twice)."""
+    current = function = getattr(owner, name)
+    while getattr(function, "_course_patch", None):
+        if function._course_patch == patch.name:
+            return
+        function = function.__wrapped__
     replacement = make(current)
     replacement._course_patch, replacement.__wrapped__ = patch.name, current
     setattr(owner, name, replacement)
 
 
 # ------------------------------------------------------------------------------------------------ files
-NBGRADER_VERSION = "0.9.6"
 
 
 @dataclass(frozen=True)
@@ -301,7 +313,7 @@ ROUND_TO_PRECISION = FilePatch(
     upstream_sha256="bf49532f75071613ab5439a3aaed26f89515634fc7e0e95f4729579cfec18272",
     old="var roundToPrecision = function (num, precision) {\n",
     new="var roundToPrecision = function (num, precision) {{\n"
-        "    precision = {decimals};  // the course's score_decimals (autograder/patches.py), not the pages' fixed 2\n",
+        "    precision = {decimals};  // the course's score_decimals (autograder/patches), not the pages' fixed 2\n",
     why="formgrader showed 2.625 as 2.63: every page passes a fixed precision of 2",
 )
 
@@ -328,4 +340,29 @@ VALIDATE_DIALOG = FilePatch(
     why="the dialog's English words and its 20 KB of failing cells' source are hard-coded in the extension",
 )
 
-FILE_PATCHES = (ROUND_TO_PRECISION, VALIDATE_DIALOG)
+# Formgrader's Students and Submissions pages: the roster's student number (lms_user_id) in the "Student ID" column,
+# the account name after it; the column sorts by the number.
+STUDENTS_PAGE_ID = FilePatch(
+    name="the Students page's student number",
+    path="{site}/nbgrader/server_extensions/formgrader/static/js/manage_students.js",
+    upstream_sha256="14379bf5c7471fac3377f63ea5b5ec10ae70b073901e23553120e09db8c4a09f",
+    old='        var id = this.model.get("id");\n        this.$id.attr("data-order", id);\n'
+        '        this.$id.text(id);\n',
+    new='        var id = this.model.get("id");\n        var number = this.model.get("lms_user_id");'
+        '  // the roster\'s (autograder/patches)\n'
+        '        this.$id.attr("data-order", number || id);\n'
+        '        this.$id.text(number ? number + " (" + id + ")" : id);\n',
+    why="the 'Student ID' column showed the account name, never the student number of the roster",
+)
+SUBMISSIONS_PAGE_ID = FilePatch(
+    name="the Submissions page's student number",
+    path="{site}/nbgrader/server_extensions/formgrader/static/js/manage_submissions.js",
+    upstream_sha256="530b74e8c265089d8ae1f40f2cff442fd13bef79cb6236758a35aeca7158e06b",
+    old='        this.$student_id.attr("data-order", student);\n        this.$student_id.text(student);\n',
+    new='        var number = this.model.get("lms_user_id");  // the roster\'s (STUDENT_NUMBERS, autograder/patches)\n'
+        '        this.$student_id.attr("data-order", number || student);\n'
+        '        this.$student_id.text(number ? number + " (" + student + ")" : student);\n',
+    why="the 'Student ID' column showed the account name, never the student number of the roster",
+)
+
+FILE_PATCHES = (ROUND_TO_PRECISION, VALIDATE_DIALOG, STUDENTS_PAGE_ID, SUBMISSIONS_PAGE_ID)

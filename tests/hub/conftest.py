@@ -47,6 +47,25 @@ SCREENSHOTS = ROOT / "build" / "screenshots"
 LOGS = ROOT / "build" / "hub-logs"
 SETUP_TIMEOUT_S = 1500        # a fresh machine: students' environment, generate and release of every assignment
 LATE_ASSIGNMENT = "attention"
+KOREAN_NAMES = [("김", "민준"), ("이", "서연"), ("박", "지호"), ("최", "하은")]
+
+
+def student_number(i: int) -> str:
+    """The university's number of the roster's i-th student (1-based)."""
+    return f"2026{i:03d}"
+
+
+def write_roster(folder: Path, layout: Layout) -> Path:
+    """The class as an instructor gives it (``--roster``): the accounts of the layout, student numbers, Korean
+    names."""
+    lines = ["username,student_id,last_name,first_name,email,role"]
+    for i, user in enumerate(layout.students(N_STUDENTS), 1):
+        last, first = KOREAN_NAMES[(i - 1) % len(KOREAN_NAMES)]
+        lines.append(f"{user},{student_number(i)},{last},{first},,student")
+    lines += [f"{user},,교수,{i},,instructor" for i, user in enumerate(layout.instructors, 1)]
+    path = folder / "roster.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
 OPEN_BROWSERS: dict = {}      # person -> Chromium (the chromium fixture's)
 
 
@@ -89,6 +108,12 @@ class Hub:
     @property
     def instructor(self) -> str:
         return self.layout.instructors[0]
+
+    def roster(self, student: str) -> tuple[str, str]:
+        """(student number, "last, first" as formgrader shows the name) of a student of the roster."""
+        i = self.students.index(student) + 1
+        last, first = KOREAN_NAMES[(i - 1) % len(KOREAN_NAMES)]
+        return student_number(i), f"{last}, {first}"
 
     def home(self, user: str) -> Path:
         return Path(f"/home/{user}")
@@ -236,8 +261,9 @@ def hub(tmp_path_factory):
     start = time.perf_counter()
     due = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=1)).replace(microsecond=0, tzinfo=None)
     config = late_course_config(tmp_path_factory.mktemp("hub-config"), due)
+    roster = write_roster(config.parent, layout)
     process = subprocess.Popen([sys.executable, "-m", "autograder", "hub", "--namespace", NAMESPACE,
-                                "--students", str(N_STUDENTS), "--ip", "127.0.0.1", "--port", str(PORT)], cwd=ROOT,
+                                "--roster", str(roster), "--ip", "127.0.0.1", "--port", str(PORT)], cwd=ROOT,
                                stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "COURSE_CONFIG": str(config)})
     try:
         deadline = time.monotonic() + SETUP_TIMEOUT_S

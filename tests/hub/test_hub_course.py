@@ -282,12 +282,20 @@ def assignment_row(driver):
     return wait_for(find, 60, f"{ASSIGNMENT} in Manage Assignments")
 
 
+def account_of(student_id_cell: str) -> str:
+    """The account name in formgrader's "Student ID" cell: "2026001 (student1)" (the roster's number first) or
+    "student1"."""
+    found = re.fullmatch(r".*\((.+)\)", student_id_cell.strip())
+    return found.group(1) if found else student_id_cell.strip()
+
+
 def submissions(driver, expect: int) -> dict[str, dict]:
+    """The rows of an assignment's Submissions page by account."""
     table = {}
     for row in driver.find_elements(By.CSS_SELECTOR, "table tbody tr"):
         cells = {c: row.find_element(By.CSS_SELECTOR, f"td.{c}")
                  for c in ("student-id", "status", "score", "autograde")}
-        table[cells["student-id"].text.strip()] = cells
+        table[account_of(cells["student-id"].text)] = cells
     return table if len(table) == expect else None
 
 
@@ -328,6 +336,9 @@ def test_instructor1_collects_autogrades_and_releases_feedback(hub, chromium, sc
                       {s: t[s]["score"].text.strip() for s in t}, 60, "every score")
     RESULTS["scores"] = scores
     shot("autograded")
+    # "Student ID" is the roster's student number, the account after it (conftest.write_roster)
+    shown = {s: c["student-id"].text.strip() for s, c in submissions(driver, n).items()}
+    assert shown == {s: f"{hub.roster(s)[0]} ({s})" for s in hub.students}, shown
     total, softmax = sum(points().values()), points()["test_softmax"]
     # Both submitted after the due date (conftest.py): the totals are net of the late penalty (one started day).
     late = softmax - late_penalty(softmax)
@@ -347,6 +358,16 @@ def test_instructor1_collects_autogrades_and_releases_feedback(hub, chromium, sc
                    f"{ASSIGNMENT} on {student1}'s page")[0]
     assert row.find_element(By.CSS_SELECTOR, "td.score").text.strip() == f"{late:g} / {total:g}"
     shot("student1-late-total")
+    driver.get(f"{hub.url}{formgrader}/manage_students")                   # Manage Students: the roster's numbers
+    students = wait_for(lambda: (rows := {r.find_element(By.CSS_SELECTOR, "td.id").text.strip():
+                                          r.find_element(By.CSS_SELECTOR, "td.name").text.strip()
+                                          for r in driver.find_elements(By.CSS_SELECTOR, "table tbody tr")
+                                          if r.find_elements(By.CSS_SELECTOR, "td.id")}) and len(rows) >= n and rows,
+                        60, "the Students page")
+    for student in hub.students:
+        number, name = hub.roster(student)
+        assert students.get(f"{number} ({student})") == name, students
+    shot("students-page")
 
     driver.get(f"{hub.url}{formgrader}")
     assignment_row(driver).find_element(By.CSS_SELECTOR, "td.generate-feedback a").click()
