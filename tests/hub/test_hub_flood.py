@@ -4,6 +4,8 @@ assignment again and again: each fetch answers within a second, the service's me
 runs in a control group of its own with a memory limit."""
 from __future__ import annotations
 
+import json
+import os
 import statistics
 import subprocess
 import threading
@@ -17,6 +19,7 @@ from test_hub_isolation import token_of
 from autograder.hub import exchange_service, server
 
 FLOOD_S = 20
+CPU_SHARE = 0.25   # of one core, at most, that one student's refused uploads may cost the exchange
 
 FLOOD = r"""
 import json, socket, sys, threading, time
@@ -93,6 +96,12 @@ def rss_mb(pid: int, field: str = "VmRSS") -> float:
     return float("nan")
 
 
+def cpu_s(pid: int) -> float:
+    """User and system CPU seconds the process has used (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def test_K2_K7_a_flooding_student_neither_holds_the_exchanges_memory_nor_slows_anothers_fetch(hub):
     attacker, victim = hub.students[3], hub.students[1]
     token = token_of(hub, victim)
@@ -100,7 +109,7 @@ def test_K2_K7_a_flooding_student_neither_holds_the_exchanges_memory_nor_slows_a
     headers = {"Authorization": f"token {token}"}
     assert requests.get(fetch, headers=headers, timeout=30).json().get("success"), "student2 cannot fetch at all"
     pid = exchange_pid(hub)
-    before = rss_mb(pid)
+    before, cpu_before = rss_mb(pid), cpu_s(pid)
     flood = subprocess.Popen(su_command(hub, attacker, FLOOD, hub.url, hub.layout.exchange_url, hub.layout.course_id,
                                         attacker, str(FLOOD_S)),
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -135,12 +144,17 @@ def test_K2_K7_a_flooding_student_neither_holds_the_exchanges_memory_nor_slows_a
         watcher.join()
         if flood.poll() is None:
             flood.kill()
+    cpu = cpu_s(pid) - cpu_before
     assert flood.returncode == 0, err[-3000:]
     print(f"\n[flood] {out.strip()}\n[flood] student2's fetch: {len(times)} x, median "
           f"{statistics.median(times):.3f} s, max {max(times):.3f} s; the service {before:.0f} -> peak "
-          f"{max(peak):.0f} MB")
+          f"{max(peak):.0f} MB, {cpu:.1f} s of CPU in {FLOOD_S} s")
     assert len(times) >= 10 and not errors, (len(times), errors[:5])
     assert max(times) < 1.0, f"student2's fetch took up to {max(times):.2f} s while student4 flooded"
     assert max(peak) - before < 400, f"the exchange grew from {before:.0f} to {max(peak):.0f} MB"
+    # K7: refused uploads cost the student (paused at the door), not the service's CPU
+    counts = json.loads(out.strip().splitlines()[-1])
+    assert any(k.endswith(": 429") for k in counts), counts
+    assert cpu < CPU_SHARE * FLOOD_S, f"the exchange spent {cpu:.1f} s of CPU in {FLOOD_S} s of flooding"
     group = Path(f"/proc/{pid}/cgroup").read_text()
     assert f"{server.cgroup_name(hub.layout)}/{exchange_service.SERVICE_GROUP}" in group, group
