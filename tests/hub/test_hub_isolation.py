@@ -368,6 +368,96 @@ def test_K4_K5_grading_as_the_grading_account_leaves_nothing_for_the_next_submis
     assert set(out["caps"]) == {"0000000000000000"}, out["caps"]
 
 
+# K4/K5 through formgrader's Autograde button: student3's collected submission writes wherever it can and fills
+# /dev/shm; student4's, autograded next, looks for what it left. Each one's softmax is right only if what it saw is
+# what it must (the writer: its own scratch file; the looker: nothing of the writer's), so the softmax grade says it.
+K4_WRITE = """import os
+MARK = "K4F-MARK"
+for folder in ("/", "/tmp", "/dev/shm", "/dev", "/scratch", os.getcwd(), os.path.dirname(os.getcwd()),
+               os.path.expanduser("~")):
+    try:
+        with open(os.path.join(folder, MARK), "w") as fh:
+            fh.write("x")
+    except OSError:
+        pass
+for i in range(25):
+    try:
+        with open(f"/dev/shm/{MARK}-{i}", "wb") as fh:
+            fh.write(b"x" * 60 * 2**20)
+    except OSError:
+        break
+RIGHT = os.path.exists(MARK)      # its own scratch file is there
+"""
+K4_LOOK = """import glob, os
+hits = []
+for pattern in ("/*", "/tmp/*", "/dev/shm/*", "/dev/*", "/scratch/*", "/scratch/*/*", "*", "../*",
+                os.path.expanduser("~/*")):
+    hits += [p for p in glob.glob(pattern) if "K4F-MARK" in p]
+RIGHT = not hits                  # nothing of the submission graded before
+"""
+SCORE = """import json, sys
+from nbgrader.api import Gradebook
+with Gradebook(sys.argv[1], sys.argv[2]) as gb:
+    print(json.dumps({s: gb.find_grade("test_softmax", "attention", "attention", s).score for s in sys.argv[3:]}))
+"""
+
+
+def probe_notebook(probe: str):
+    """The released attention notebook with a right softmax that answers wrong (zeros) unless ``RIGHT``."""
+    import nbformat
+
+    from autograder import settings
+
+    nb = nbformat.read(settings.ROOT / "release" / "attention" / "attention.ipynb", as_version=4)
+    key = nbformat.read(settings.ROOT / "solutions" / "attention" / "attention.ipynb", as_version=4)
+    solution = next(c.source for c in key.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "solution_softmax")
+    body = "\n".join(line for line in solution.splitlines() if "### " not in line)
+    body = body.replace("    return e / np.sum(e, axis=axis, keepdims=True)",
+                        "    out = e / np.sum(e, axis=axis, keepdims=True)\n    return out if RIGHT else out * 0")
+    assert "return out if RIGHT" in body
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "solution_softmax")
+    cell.source = probe + "\n\n" + body
+    return nb
+
+
+def test_K4_K5_formgrader_autograde_leaves_nothing_for_the_next_submission(hub, chromium):
+    """instructor1 autogrades, from formgrader's Submissions page, student3's submission (the writer) and then
+    student4's (the looker), both as collected into the course: both softmax grades are full, so the writer found its
+    own file and the looker nothing of the writer's."""
+    import os
+    import pwd
+
+    import nbformat
+    from selenium.webdriver.common.by import By
+    from labpage import wait_for
+    from test_hub_course import AUTOGRADE_S, assignment_row, login, modal, points, submissions
+
+    from autograder.hub import provision
+
+    writer, looker = hub.students[2], hub.students[3]
+    grader = pwd.getpwnam(hub.layout.grader)
+    for student, probe in ((writer, K4_WRITE), (looker, K4_LOOK)):
+        path = hub.layout.course_dir / "submitted" / student / "attention" / "attention.ipynb"
+        assert path.parent.is_dir(), f"{student}'s submission was not collected"
+        nbformat.write(probe_notebook(probe), str(path))
+        os.chown(path, grader.pw_uid, grader.pw_gid)
+    driver = chromium(hub.instructor)
+    login(driver, hub, hub.instructor, next_url=f"/services/{hub.layout.course_id}/formgrader")
+    assignment_row(driver).find_element(By.CSS_SELECTOR, "td.num-submissions a").click()
+    n = len(hub.students)
+    for student in (writer, looker):
+        wait_for(lambda: submissions(driver, n), 60, "the submissions")[student]["autograde"] \
+            .find_element(By.TAG_NAME, "a").click()
+        kind, text = modal(driver, AUTOGRADE_S)
+        assert kind == "success", text
+    proc = hub.run_as(hub.layout.grader, SCORE, provision.grader_env(hub.layout)["COURSE_DB_URL"],
+                      hub.layout.course_id, writer, looker, check=True)
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    full = points()["test_softmax"]
+    assert got[writer] == full, f"the writer did not find its own scratch file: {got}"
+    assert got[looker] == full, f"the next submission found what the one before it left: {got}"
+
+
 def test_K8_a_raw_submission_opened_in_formgrader_loads_nothing_from_the_student(hub, chromium):
     """student3's submission carries a remote image in markdown, an <img> and an inline style with a remote URL, each
     pointing at a listener of theirs. instructor1 opens the raw submission in formgrader's JupyterLab (the notebook as
