@@ -21,8 +21,13 @@ COURSE = {
     # The hub's exchange (`python -m autograder hub`: ngshare, a hub service; autograder/hub/exchange_service.py):
     # what it accepts of one submission when it arrives, how many submissions of one assignment it keeps per student
     # and how much of one student in all (every assignment). A release notebook is about 0.1 MB; a refused
-    # submission gets the reason in Korean at once.
-    "exchange": {"max_submission_mb": 20, "max_files": 100, "max_submissions": 100, "max_stored_mb": 500},
+    # submission gets the reason in Korean at once. Its door (autograder/hub/exchange_guard.py), before a request's
+    # body is read: requests of one user at once, uploads of everyone at once, refused uploads of one user within
+    # refused_window_s before their uploads pause, the seconds a body may take and an idle connection is kept; and
+    # the service's own memory (MiB) and CPU (cores), bounded by its control group.
+    "exchange": {"max_submission_mb": 20, "max_files": 100, "max_submissions": 100, "max_stored_mb": 500,
+                 "door": {"max_requests": 4, "max_uploads": 8, "max_refused": 3, "refused_window_s": 600.0,
+                          "body_timeout_s": 30.0, "idle_timeout_s": 60.0, "memory_mb": 1024, "cpu_limit": 1.0}},
     # Due dates (nbgrader applies them; a submission's time is the exchange's timestamp) and late penalties.
     "due_dates": {
         "attention": "2026-12-07 23:59:00 +0900",

@@ -51,7 +51,7 @@ def scratch_course(where: Path, assignments=None) -> Path:
     where.mkdir(parents=True)
     for name in COURSE_FILES:
         shutil.copy(ROOT / name, where / name)
-    for assignment in assignments or settings.course()["assignments"]:
+    for assignment in assignments or settings.load().assignments:
         shutil.copytree(ROOT / "source" / assignment, where / "source" / assignment)
     return where
 
@@ -72,7 +72,7 @@ def generate(course_dir: Path, assignment: str, solution: bool = True) -> None:
 
 def build(assignments=None) -> None:
     """Regenerate ``release/`` and ``solutions/`` of the repository from ``source/``."""
-    assignments = assignments or settings.course()["assignments"]
+    assignments = assignments or settings.load().assignments
     work = ROOT / "build" / "course"
     scratch_course(work, assignments)
     for assignment in assignments:

@@ -21,7 +21,7 @@ def decimals() -> int:
     """The course's ``score_decimals``."""
     from autograder import settings
 
-    return int(settings.course()["score_decimals"])
+    return int(settings.load().score_decimals)
 
 
 def rounded(value: float, places: int | None = None) -> float:

@@ -19,6 +19,26 @@ def root() -> Path:
     return ROOT
 
 
+@pytest.fixture()
+def course_setting(monkeypatch):
+    """Changes the course's settings for one test, in this process: ``course_setting("sandbox",
+    allow_unsandboxed=False)`` (a section's values), ``course_setting(assignments=[...])`` (COURSE's own). What the
+    package reads (``settings.load()``) is the changed copy until the test ends."""
+    import dataclasses
+
+    from autograder import settings
+
+    def change(section: str | None = None, **values):
+        course = settings.load()
+        if section is not None:
+            values = {section: dataclasses.replace(getattr(course, section), **values)}
+        changed = dataclasses.replace(course, **values)
+        monkeypatch.setattr(settings, "load", lambda: changed)
+        return changed
+
+    return change
+
+
 def pytest_configure(config):
     """The session's folder of nbgrader's suite is named before pytest-xdist starts its workers, which inherit it."""
     if not hasattr(config, "workerinput"):

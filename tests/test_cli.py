@@ -17,17 +17,17 @@ import pytest
 
 os.environ.setdefault("KERAS_BACKEND", "torch")
 
-from autograder import cli, settings  # noqa: E402
+from autograder import cli  # noqa: E402
 from autograder.sandbox import bubblewrap  # noqa: E402
 
 import minimal  # noqa: E402 - tests/ is on sys.path (tests/conftest.py)
 
 
 @pytest.fixture()
-def no_sandbox(monkeypatch):
+def no_sandbox(monkeypatch, course_setting):
     """A machine where bubblewrap cannot run, in a course that does not allow grading without it."""
     monkeypatch.setattr(bubblewrap, "probe", lambda: "no bubblewrap here")
-    monkeypatch.setitem(settings.course()["sandbox"], "allow_unsandboxed", False)
+    course_setting("sandbox", allow_unsandboxed=False)
 
 
 def test_a_file_that_cannot_be_graded_is_said_first(no_sandbox, tmp_path, capsys):

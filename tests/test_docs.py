@@ -73,7 +73,7 @@ def test_the_settings_reference_has_every_key_and_its_help(site):
         assert f'<span class="pre">{key}</span>' in html, key
         for inner in value if isinstance(value, dict) else ():
             assert f'<span class="pre">{inner}</span>' in html, (key, inner)
-    assert "Read by <code" in html and "autograder.sandbox.policy.Timeouts" in html
+    assert "Read by <code" in html and "autograder.settings.Timeouts" in html
     assert "Percent of the score deducted per started day late." in html   # a trait's own help (late_penalty)
     assert "one code cell of the notebook" in html                          # a record field's comment (timeouts)
     assert "source/&lt;name&gt;/&lt;name&gt;.ipynb" in html                # comments shown as written, not as HTML

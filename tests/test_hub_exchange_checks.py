@@ -5,6 +5,7 @@ through a real hub, from the students' own accounts."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import logging
 import os
@@ -14,10 +15,12 @@ import pytest
 os.environ.setdefault("USER", "nobody")      # ngshare-exchange reads $JUPYTERHUB_USER or $USER when imported
 pytest.importorskip("ngshare_exchange")
 
+from autograder import settings  # noqa: E402
 from autograder.hub import exchange, exchange_service  # noqa: E402
 from autograder.messages import Reason  # noqa: E402
 
-LIMITS = {"max_submission_mb": 1, "max_files": 5, "max_submissions": 3}
+LIMITS = dataclasses.replace(settings.load().exchange, max_submission_mb=1, max_files=5, max_submissions=3,
+                             max_stored_mb=0)
 NB = json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode()
 
 
@@ -194,9 +197,10 @@ class FakeCollect(exchange.ExchangeCollect):
         return self.answers.get(url)
 
 
-def test_collect_takes_the_roster_and_skips_a_bad_submission_with_a_reason(course_root, monkeypatch, caplog):
+def test_collect_takes_the_roster_and_skips_a_bad_submission_with_a_reason(course_root, monkeypatch, caplog,
+                                                                           course_setting):
     tmp_path = course_root
-    monkeypatch.setattr(exchange.settings, "course", lambda: {"exchange": LIMITS})
+    course_setting(exchange=LIMITS)
     good = {"timestamp": "2026-12-01 10:00:00.000001", "files": [{"path": "attention.ipynb", "content": b64(NB)}]}
     FakeCollect.answers = {
         "/submissions/c/attention": {"submissions": [

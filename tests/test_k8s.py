@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import glob
 import shutil
 import subprocess
@@ -141,11 +142,12 @@ def test_the_bundle_reads_course_config_like_the_one_machine_hub():
     settings give changed values), and a guarantee above its limit is refused."""
     from autograder.k8s import values
 
-    course = {**settings.course(), "hub": {**HUB, "mem_limit_mb": 3072, "cpu_limit": 2.0}}
+    hub = settings.load().hub
+    course = dataclasses.replace(settings.load(), hub=dataclasses.replace(hub, mem_limit_mb=3072, cpu_limit=2.0))
     made = values.values(k8s_cluster.Cluster(course=course))["singleuser"]
     assert made["memory"]["limit"] == "3072M" and made["cpu"]["limit"] == 2.0
-    assert k8s_cluster.Cluster(course=course).resources().limits == UserLimits.from_course(course)
-    too_much = {**settings.course(), "hub": {**HUB, "mem_guarantee_mb": HUB["mem_limit_mb"] + 1}}
+    assert k8s_cluster.Cluster(course=course).resources().limits == UserLimits.from_course(course.hub)
+    too_much = dataclasses.replace(settings.load(), hub=dataclasses.replace(hub, mem_guarantee_mb=hub.mem_limit_mb + 1))
     with pytest.raises(settings.ConfigError, match="guarantee above its limit"):
         k8s_cluster.Cluster(course=too_much).resources()
 

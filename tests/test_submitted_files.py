@@ -96,16 +96,13 @@ def test_assignment_is_detected_from_the_cells_not_the_name(root, tmp_path, assi
         assert detect_assignment(read_notebook(renamed), f"{other}.ipynb") == assignment
 
 
-def test_the_assignments_are_those_of_course_config(root, tmp_path, monkeypatch):
+def test_the_assignments_are_those_of_course_config(root, tmp_path, course_setting):
     """A notebook belongs to one of course_config.py's assignments: one that the course does not list is not
     found from its cells nor from its name."""
-    from autograder import settings
-
     quiz = tmp_path / "quiz.ipynb"
     shutil.copy(root / "release" / "quiz" / "quiz.ipynb", quiz)
     assert detect_assignment(read_notebook(quiz), str(quiz)) == "quiz"
-    config = {**settings.course(), "assignments": ["attention", "kv_cache", "decoder"]}
-    monkeypatch.setattr(settings, "course", lambda: config)
+    course_setting(assignments=["attention", "kv_cache", "decoder"])
     with pytest.raises(NotGradable) as caught:
         detect_assignment(read_notebook(quiz), str(quiz))
     assert caught.value.message.code is Reason.NO_ASSIGNMENT

@@ -34,7 +34,7 @@ class DemoClass:
     def __init__(self, course_dir: Path, assignments=None, db_url: str | None = None, workers: int | None = None,
                  students=None, log=sys.stderr):
         self.dir = Path(course_dir).resolve()
-        self.assignments = assignments or settings.course()["assignments"]
+        self.assignments = assignments or settings.load().assignments
         self.env = course.course_env(self.dir)
         if db_url:
             self.env["COURSE_DB_URL"] = db_url
@@ -60,7 +60,7 @@ class DemoClass:
 
         home = self.dir / "home" / student.id
         config = Config()
-        config.CourseDirectory.course_id = settings.course()["course_id"]
+        config.CourseDirectory.course_id = settings.load().course_id
         config.CourseDirectory.root = str(home)
         config.CourseDirectory.assignment_id = assignment
         config.CourseDirectory.student_id = student.id
@@ -107,7 +107,7 @@ class DemoClass:
         (self.dir / "exchange").chmod(0o777)
         from nbgrader.api import Gradebook
 
-        with Gradebook(self.env["COURSE_DB_URL"], settings.course()["course_id"]) as gb:  # upserts: re-runs add none
+        with Gradebook(self.env["COURSE_DB_URL"], settings.load().course_id) as gb:  # upserts: re-runs add none
             for student in self.students:
                 gb.update_or_create_student(student.id, first_name=student.first_name,
                                             last_name=student.last_name, email=student.email)
@@ -124,7 +124,7 @@ class DemoClass:
         command's interpreter and imports cost more than the write (twice per assignment)."""
         from nbgrader.api import Gradebook
 
-        with Gradebook(self.env["COURSE_DB_URL"], settings.course()["course_id"]) as gb:
+        with Gradebook(self.env["COURSE_DB_URL"], settings.load().course_id) as gb:
             gb.update_or_create_assignment(assignment, duedate=_stamp(when))
 
     def hand_in(self, assignment: str, student: roster.Student) -> None:

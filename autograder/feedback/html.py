@@ -77,9 +77,8 @@ def katex(folder: Path = KATEX) -> dict | None:
 
 
 def page_resources(decimals: int | None = None) -> dict:
-    course = settings.course()
     return {"labels": Label.korean_all(), "katex": katex(),
-            "decimals": int(decimals if decimals is not None else course.get("score_decimals", 3))}
+            "decimals": int(decimals if decimals is not None else settings.load().score_decimals)}
 
 
 class FeedbackExporter(HTMLExporter):

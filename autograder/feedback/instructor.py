@@ -324,7 +324,7 @@ def main(course_dir=".", assignments=None, db_url: str | None = None) -> int:
     from autograder.feedback import similarity
 
     course_dir = Path(course_dir).resolve()
-    assignments = assignments or settings.course()["assignments"]
+    assignments = assignments or settings.load().assignments
     db_url = db_url or os.environ.get("COURSE_DB_URL") or f"sqlite:///{course_dir / 'gradebook.db'}"
     data = collect_grades(db_url, assignments, course_dir)
     data["similarity"] = similarity.for_course(course_dir, assignments)

@@ -34,7 +34,7 @@ def setup(layout: Layout, n_students: int, people: list[roster.Person] | None = 
 
     logins = step("accounts", accounts.ensure_logins, [p.username for p in people], layout.passwords)
     step("grading account", accounts.ensure_user, layout.grader)
-    home_mb = settings.course()["hub"].get("home_mb")
+    home_mb = settings.load().hub.home_mb
     if home_mb:                              # each person's home a file system of its own (autograder/hub/homes.py)
         step("homes", lambda: [homes.ensure(layout, p.username, home_mb) for p in people])
     step("students' environment", environment.students_env, layout)

@@ -42,11 +42,11 @@ def safe_parts(path: str) -> list[str]:
     return path.split("/")
 
 
-def write_files(files: list, dest: str, limits: dict) -> list[str]:
+def write_files(files: list, dest: str, limits: settings.Exchange) -> list[str]:
     """Write a downloaded submission's files under ``dest`` (a new, empty folder of the grading account) without
     following anything there; returns what was left out. Raises ``SkipSubmission`` when the whole is refused."""
-    if not isinstance(files, list) or len(files) > limits["max_files"]:
-        raise SkipSubmission(f"{len(files) if isinstance(files, list) else 'no'} files (limit {limits['max_files']})")
+    if not isinstance(files, list) or len(files) > limits.max_files:
+        raise SkipSubmission(f"{len(files) if isinstance(files, list) else 'no'} files (limit {limits.max_files})")
     left_out, total, written = [], 0, set()
     for entry in files:
         if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
@@ -60,8 +60,8 @@ def write_files(files: list, dest: str, limits: dict) -> list[str]:
         except (binascii.Error, ValueError):
             raise SkipSubmission(f"{entry['path']}: content that is not base64") from None
         total += len(data)
-        if total > limits["max_submission_mb"] * 1e6:
-            raise SkipSubmission(f"over {limits['max_submission_mb']} MB")
+        if total > limits.max_submission_mb * 1e6:
+            raise SkipSubmission(f"over {limits.max_submission_mb} MB")
         if entry["path"] in written:
             raise SkipSubmission(f"{entry['path']} twice")
         written.add(entry["path"])
@@ -112,7 +112,7 @@ class ExchangeCollect(NgshareCollect):
                 self.src_records.remove(rec)
 
     def copy_files(self):
-        limits = settings.course()["exchange"]
+        limits = settings.load().exchange
         collected, skipped = [], []
         for rec in sorted(self.src_records, key=lambda r: r["student_id"]):
             student = rec["student_id"]

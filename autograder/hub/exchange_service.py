@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import base64
 import binascii
+import dataclasses
 import json
 import logging
 import os
@@ -55,7 +56,7 @@ class Refused(Exception):
         self.status, self.message = status, message
 
 
-def check_submission(files_json: str | None, limits: dict, path_ok) -> list[dict]:
+def check_submission(files_json: str | None, limits: settings.Exchange, path_ok) -> list[dict]:
     """The files of a submission request (ngshare's ``files`` field: a JSON list of ``{"path", "content"}`` with
     base64 content), checked; raises ``Refused`` with the reason. ``path_ok``: ngshare's own path check."""
     if files_json is None:
@@ -67,9 +68,9 @@ def check_submission(files_json: str | None, limits: dict, path_ok) -> list[dict
     if not isinstance(files, list) or not all(isinstance(f, dict) and isinstance(f.get("path"), str)
                                               and isinstance(f.get("content"), str) for f in files):
         raise Refused(400, Reason.MALFORMED_SUBMISSION(what="not a list of files"))
-    if len(files) > limits["max_files"]:
-        raise Refused(413, Reason.TOO_MANY_FILES(count=len(files), limit=limits["max_files"]))
-    seen, total, limit = set(), 0, limits["max_submission_mb"] * 1e6
+    if len(files) > limits.max_files:
+        raise Refused(413, Reason.TOO_MANY_FILES(count=len(files), limit=limits.max_files))
+    seen, total, limit = set(), 0, limits.max_submission_mb * 1e6
     for entry in files:
         path = entry["path"]
         if bad_path(path) or path in seen or not path_ok(path):
@@ -84,7 +85,7 @@ def check_submission(files_json: str | None, limits: dict, path_ok) -> list[dict
         except (binascii.Error, ValueError):
             raise Refused(400, Reason.MALFORMED_SUBMISSION(what="content not base64")) from None
     if total > limit:
-        raise Refused(413, Reason.SUBMISSION_TOO_BIG(size_mb=total / 1e6, limit_mb=limits["max_submission_mb"]))
+        raise Refused(413, Reason.SUBMISSION_TOO_BIG(size_mb=total / 1e6, limit_mb=limits.max_submission_mb))
     return files
 
 
@@ -94,7 +95,7 @@ def stored_bytes(course, student_id: str) -> int:
                if submission.student_id == student_id for f in submission.files)
 
 
-def install_checks(limits: dict, on_refused=lambda user: None) -> None:
+def install_checks(limits: settings.Exchange, on_refused=lambda user: None) -> None:
     """ngshare's submit handler checks a submission before it stores anything, and keeps a quota per student (the
     patch of its handler: ``autograder.patches.hub.check_ngshare_submissions``); ``on_refused(user id)`` hears of
     every refused submission (``exchange_guard.Guard.refused``: refused uploads count against the student)."""
@@ -111,13 +112,13 @@ def install_checks(limits: dict, on_refused=lambda user: None) -> None:
         try:
             files = check_submission(self.get_body_argument("files", None), limits, self.path_check)
             count = self.find_student_submissions(assignment, self.user).count()
-            if count >= limits["max_submissions"]:
-                raise Refused(429, Reason.TOO_MANY_SUBMISSIONS(limit=limits["max_submissions"]))
-            if limits.get("max_stored_mb"):
+            if count >= limits.max_submissions:
+                raise Refused(429, Reason.TOO_MANY_SUBMISSIONS(limit=limits.max_submissions))
+            if limits.max_stored_mb:
                 stored = stored_bytes(course, self.user.id)
-                if stored + sum(len(f["content"]) * 3 // 4 for f in files) > limits["max_stored_mb"] * 1e6:
+                if stored + sum(len(f["content"]) * 3 // 4 for f in files) > limits.max_stored_mb * 1e6:
                     raise Refused(413, Reason.STORED_TOO_MUCH(stored_mb=stored / 1e6,
-                                                              limit_mb=limits["max_stored_mb"]))
+                                                              limit_mb=limits.max_stored_mb))
         except Refused as refused:
             app_log.warning("exchange: refused a submission of %s/%s by %s: %s", course_id, assignment_id,
                             self.user.id, refused.message.english)
@@ -138,22 +139,18 @@ def log_to_stderr() -> None:
     logging.getLogger("tornado.access").setLevel(logging.WARNING)
 
 
-# The door's limits (exchange_guard.py); course_config.py's COURSE["exchange"]["door"] may change each.
-DOOR = {"max_requests": 4, "max_uploads": 8, "max_refused": 3, "refused_window_s": 600.0, "body_timeout_s": 30.0,
-        "idle_timeout_s": 60.0, "memory_mb": 1024, "cpu_limit": 1.0}
 SERVICE_GROUP = "exchange-service"       # not a user name (the hub's users' groups are siblings of it)
 
 
-def bound(parent: str, limits: dict) -> None:
+def bound(parent: str, limits: settings.Exchange) -> None:
     """This process (root, before it serves) into a control group of its own below ``parent``: its memory and CPU
-    bounded (``DOOR``'s ``memory_mb``, ``cpu_limit``), so that whatever a student makes it hold, the kernel ends the
-    service, not another process of the machine."""
+    bounded (the door's ``memory_mb``, ``cpu_limit``: ``COURSE["exchange"]["door"]``), so that whatever a student
+    makes it hold, the kernel ends the service, not another process of the machine."""
     from autograder.hub import limits as groups
 
-    door = {**DOOR, **limits.get("door", {})}
     found = groups.detect(parent)
-    groups.join(found.make(SERVICE_GROUP, groups.UserLimits(memory_mb=int(door["memory_mb"]),
-                                                             cpu_limit=float(door["cpu_limit"]))))
+    groups.join(found.make(SERVICE_GROUP, groups.UserLimits(memory_mb=int(limits.door.memory_mb),
+                                                             cpu_limit=float(limits.door.cpu_limit))))
 
 
 def main(argv=None) -> None:
@@ -166,7 +163,7 @@ def main(argv=None) -> None:
     parser.add_argument("--cgroup", default="", help="the parent control group (below the hub's own) of the "
                         "service's own group (root only; none: no group of its own)")
     args = parser.parse_args(argv)
-    limits = settings.course()["exchange"]
+    limits = settings.load().exchange
     if args.cgroup:
         bound(args.cgroup, limits)
     from ngshare import dbutil, ngshare
@@ -183,8 +180,8 @@ def main(argv=None) -> None:
     log_to_stderr()
     fix_ngshare_sqlalchemy2()
     admins = [a for a in args.admins.split(",") if a]
-    body = exchange_guard.body_limit(limits["max_submission_mb"])
-    door = {**DOOR, **limits.get("door", {}), "max_body": body}
+    body = exchange_guard.body_limit(limits.max_submission_mb)
+    door = {**dataclasses.asdict(limits.door), "max_body": body}
     prefix = os.environ["JUPYTERHUB_SERVICE_PREFIX"]
     app = ngshare.MyApplication(prefix, database, storage, admin=admins, debug=False, autoreload=False)
     guard = exchange_guard.Guard(app, door, admins=admins)

@@ -53,11 +53,11 @@ class Layout:
         """The course's hub, or (``namespace``, else ``$AUTOGRADER_HUB_NAMESPACE``) a separate one of that name."""
         namespace = namespace or os.environ.get(NAMESPACE_ENV) or None
         if namespace is None:
-            course = settings.course()
-            return cls(course_id=course["course_id"], exchange=Path(course["exchange_root"]), **kwargs)
+            course = settings.load()
+            return cls(course_id=course.course_id, exchange=Path(course.exchange_root), **kwargs)
         if not NAMESPACE_RE.match(namespace):
             raise ValueError(f"hub namespace {namespace!r}: 2-16 lower-case letters and digits, a letter first")
-        if namespace == settings.course()["course_id"]:
+        if namespace == settings.load().course_id:
             raise ValueError(f"hub namespace {namespace!r} is the course's own id")
         return cls(course_id=namespace, exchange=Path(f"/srv/{namespace}-exchange"), user_prefix=f"{namespace}-",
                    state=Path(f"/srv/jupyterhub-{namespace}"), env=Path(f"/opt/{namespace}-env"),

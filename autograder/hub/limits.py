@@ -50,12 +50,13 @@ class UserLimits:
     max_processes: int | None = None        # tasks (processes and threads)
 
     @classmethod
-    def from_course(cls, course: dict | None = None) -> "UserLimits":
+    def from_course(cls, hub=None) -> "UserLimits":
+        """The limits of ``hub`` (a ``settings.Hub``; default: the course's, ``COURSE["hub"]``)."""
         from autograder import settings
 
-        hub = (course or settings.course()).get("hub", {})
-        return cls(memory_mb=hub.get("mem_limit_mb"), cpu_limit=hub.get("cpu_limit"),
-                   cpu_weight=hub.get("cpu_weight", 100), max_processes=hub.get("max_processes"))
+        hub = hub or settings.load().hub
+        return cls(memory_mb=hub.mem_limit_mb, cpu_limit=hub.cpu_limit, cpu_weight=hub.cpu_weight,
+                   max_processes=hub.max_processes)
 
     def v1_files(self) -> dict[str, dict[str, str]]:
         """controller -> file -> value, in the order they must be written (cgroup v1)."""

@@ -115,12 +115,12 @@ def generate(layout: Layout, students: list) -> list[str]:
     env = grader_env(layout)
     done = _gradebook_assignments(layout.course_dir)
     generated = []
-    for assignment in settings.course()["assignments"]:
+    for assignment in settings.load().assignments:
         if assignment not in done:
             as_user(layout.grader, [*nbgrader, "generate_assignment", assignment, "--force"], layout,
                     cwd=layout.course_dir, env=env)
             generated.append(assignment)
-    gradebook_students(layout, add=students, due_dates=due_dates_utc(settings.course().get("due_dates", {})))
+    gradebook_students(layout, add=students, due_dates=due_dates_utc(settings.load().due_dates))
     return generated
 
 
@@ -173,7 +173,7 @@ def release(layout: Layout) -> list[str]:
     there = set(reply["assignments"])
     env = {**grader_env(layout), "JUPYTERHUB_API_TOKEN": formgrader_token(layout)}
     released = []
-    for assignment in settings.course()["assignments"]:
+    for assignment in settings.load().assignments:
         if assignment not in there:
             as_user(layout.grader, [str(layout.python), "-m", "nbgrader", "release_assignment", assignment], layout,
                     cwd=layout.course_dir, env=env)

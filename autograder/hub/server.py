@@ -48,21 +48,21 @@ def config_text(layout: Layout, students: list[str], instructors: list[str] | No
     env_bin = layout.env / "bin"
     path = f"{env_bin}:/usr/local/bin:/usr/bin:/bin"
     service_env = {"PATH": path, "JUPYTERHUB_DEFAULT_URL": "/lab", **provision.grader_env(layout)}
-    hub = settings.course()["hub"]
+    hub = settings.load().hub
     limits = "\n".join(line for line in (
-        f"c.LimitedSpawner.mem_limit = {hub['mem_limit_mb'] * 2**20}" if hub.get("mem_limit_mb") else "",
-        f"c.LimitedSpawner.cpu_limit = {float(hub['cpu_limit'])!r}" if hub.get("cpu_limit") else "",
-        f"c.LimitedSpawner.cpu_weight = {int(hub.get('cpu_weight', 100))}",
-        f"c.LimitedSpawner.max_processes = {int(hub.get('max_processes') or 0)}",
-        f"c.LimitedSpawner.file_size_limit = {float(hub.get('file_size_mb') or 0)!r}") if line)
+        f"c.LimitedSpawner.mem_limit = {hub.mem_limit_mb * 2**20}" if hub.mem_limit_mb else "",
+        f"c.LimitedSpawner.cpu_limit = {float(hub.cpu_limit)!r}" if hub.cpu_limit else "",
+        f"c.LimitedSpawner.cpu_weight = {int(hub.cpu_weight)}",
+        f"c.LimitedSpawner.max_processes = {int(hub.max_processes or 0)}",
+        f"c.LimitedSpawner.file_size_limit = {float(hub.file_size_mb or 0)!r}") if line)
     tls = ""
     if layout.ssl_cert:                 # the proxy serves HTTPS with them (JupyterHub passes them to it)
         tls = (f"c.JupyterHub.ssl_cert = {str(layout.ssl_cert)!r}\n"
                f"c.JupyterHub.ssl_key = {str(layout.ssl_key)!r}\n")
     culler = ""
-    if hub.get("idle_timeout_s"):
-        command = [sys.executable, "-m", "jupyterhub_idle_culler", f"--timeout={int(hub['idle_timeout_s'])}",
-                   f"--cull-every={int(hub.get('cull_every_s') or 300)}"]
+    if hub.idle_timeout_s:
+        command = [sys.executable, "-m", "jupyterhub_idle_culler", f"--timeout={int(hub.idle_timeout_s)}",
+                   f"--cull-every={int(hub.cull_every_s or 300)}"]
         culler = f'{{"name": "idle-culler", "command": {command!r}}}, '
     return f'''# Written by `python -m autograder hub` (autograder/hub/server.py); rewritten at every start.
 c = get_config()  # noqa: F821

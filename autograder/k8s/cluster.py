@@ -28,18 +28,13 @@ class StudentResources:
     storage_gb: float
 
     @classmethod
-    def from_course(cls, course: dict | None = None) -> "StudentResources":
-        course = course or settings.course()
-        hub = course.get("hub", {})
-        limits = UserLimits.from_course(course)
+    def from_course(cls, course: settings.Course | None = None) -> "StudentResources":
+        hub = (course or settings.load()).hub
+        limits = UserLimits.from_course(hub)
         if not limits.memory_mb or not limits.cpu_limit:
             raise settings.ConfigError(f"{settings.path()}: COURSE['hub'] needs mem_limit_mb and cpu_limit for the "
                                        "cluster's student pods")
-        missing = [k for k in ("mem_guarantee_mb", "cpu_guarantee", "storage_gb") if k not in hub]
-        if missing:
-            raise settings.ConfigError(f"{settings.path()}: COURSE['hub'] lacks {', '.join(missing)} (the cluster's "
-                                       "student pods: autograder/k8s/cluster.py)")
-        resources = cls(limits, int(hub["mem_guarantee_mb"]), float(hub["cpu_guarantee"]), float(hub["storage_gb"]))
+        resources = cls(limits, int(hub.mem_guarantee_mb), float(hub.cpu_guarantee), float(hub.storage_gb))
         if resources.mem_guarantee_mb > limits.memory_mb or resources.cpu_guarantee > limits.cpu_limit:
             raise settings.ConfigError(f"{settings.path()}: COURSE['hub']: a guarantee above its limit "
                                        f"(memory {resources.mem_guarantee_mb} > {limits.memory_mb} MiB or cpu "
@@ -72,15 +67,15 @@ class Cluster:
     instructors: tuple[str, ...] = ()              # the formgrade group
     storage_class: str = ""                        # "" : the cluster's default
     course_storage_class: str = ""                 # ReadWriteMany (the course volume is shared by the grading pods)
-    course: dict = field(default_factory=settings.course, compare=False, repr=False)
+    course: settings.Course = field(default_factory=lambda: settings.load(), compare=False, repr=False)
 
     @property
     def course_id(self) -> str:
-        return self.course["course_id"]
+        return self.course.course_id
 
     @property
     def assignments(self) -> list[str]:
-        return list(self.course["assignments"])
+        return list(self.course.assignments)
 
     @property
     def students_image(self) -> str:

@@ -58,7 +58,7 @@ c.JupyterHub.load_groups = {{{cluster.formgrade_group!r}: {{"users": {list(clust
 
 def values(cluster: Cluster) -> dict:
     resources = cluster.resources()
-    hub = cluster.course.get("hub", {})
+    hub = cluster.course.hub
     registry, students_tag = cluster.students_image.rsplit(":", 1)
     services = {
         cluster.course_id: {"url": cluster.service_url(cluster.formgrader, formgrader.PORT), "oauth_no_confirm": True},
@@ -105,6 +105,6 @@ def values(cluster: Cluster) -> dict:
             "extraFiles": {"nbgrader_config": {"mountPath": "/etc/jupyter/nbgrader_config.py",
                                                "stringData": nbgrader_config(cluster)}},
         },
-        "cull": {"enabled": bool(hub.get("idle_timeout_s")), "timeout": int(hub.get("idle_timeout_s") or 3600),
-                 "every": int(hub.get("cull_every_s") or 300)},
+        "cull": {"enabled": bool(hub.idle_timeout_s), "timeout": int(hub.idle_timeout_s or 3600),
+                 "every": int(hub.cull_every_s or 300)},
     }

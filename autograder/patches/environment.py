@@ -12,7 +12,7 @@ from autograder.patches import FILE_PATCHES
 def patch_values() -> dict:
     from autograder import settings
 
-    return {"decimals": int(settings.course().get("score_decimals", 3))}
+    return {"decimals": int(settings.load().score_decimals)}
 
 
 def apply_file_patches(prefix: Path, source: Path = Path(sys.prefix)) -> list[str]:

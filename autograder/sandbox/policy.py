@@ -13,12 +13,14 @@ that runs a submission's code are data here, and the launchers apply them as the
 
 The numbers are ``course_config.py``'s, the one place they are set: the resource limits (memory, CPU seconds,
 processes, file sizes, scratch size, reply size, output) are ``COURSE["sandbox"]`` (``Limits``), every time limit of
-grading is ``COURSE["timeouts"]`` (``Timeouts``). Each record is built from its section by ``from_course``.
+grading is ``COURSE["timeouts"]`` (``Timeouts``): records of ``autograder.settings``, read once with the course's
+settings (``settings.load()``).
 """
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+
+from autograder import settings
 
 # ----------------------------------------------------------------------------------------------- users
 LANE_UIDS = range(61000, 62000)     # a lane's children's uid: each running lane on this machine has one to itself
@@ -48,89 +50,12 @@ def child_environment(scratch: str) -> dict:
     return {"HOME": scratch, "TMPDIR": scratch}
 
 
-# ----------------------------------------------------------------------------------------------- resource limits
-@dataclass(frozen=True)
-class Limits:
-    """Resource limits of the student's process and of what it sends back (``course_config.COURSE["sandbox"]``,
-    where each value's reason is written)."""
-
-    allow_unsandboxed: bool   # grade without bubblewrap where it cannot run (not a limit: ``bubblewrap.sandboxed``)
-    memory_mb: int            # address space (RLIMIT_AS)
-    cpu_seconds: int          # CPU time of the process (RLIMIT_CPU)
-    max_processes: int        # processes and threads of the lane's uid (RLIMIT_NPROC)
-    file_size_mb: int         # the largest file it may write (RLIMIT_FSIZE)
-    output_kb: int            # what one cell's stdout, and its stderr, keep of its output (KiB each)
-    notebook_output_kb: int   # what all cells' outputs together keep (KiB); later outputs are elided
-    total_restarts: int       # fresh processes for one submission in all
-    scratch_mb: int           # the scratch folder's tmpfs (MiB)
-    scratch_files: int        # files and folders in it (inodes)
-    reply_mb: int             # the largest reply accepted (its arrays as float64, MiB)
-    answer_mb: int            # the most memory the grader spends on one proxy answer (``graders.isolation``)
-
-    @classmethod
-    def from_course(cls) -> Limits:
-        from autograder import settings
-
-        return settings.section("sandbox", cls)
-
-    @property
-    def reply_bytes(self) -> int:
-        """The longest frame accepted from the student's process (its arrays plus 1 MiB of header)."""
-        return (self.reply_mb + 1) << 20
-
-    @property
-    def reply_elements(self) -> int:
-        """Array elements accepted in one reply: ``reply_mb`` MiB once converted to float64."""
-        return (self.reply_mb << 20) // 8
-
-    def rlimits(self) -> dict:
-        """``setrlimit`` names and (soft, hard) values of the student's process: soft = hard, but for the CPU time,
-        whose hard limit is a second later (the kernel sends SIGKILL at the hard limit and checks it first: at an
-        equal soft limit the process never saw SIGXCPU, and its end read as an unexplained kill, not as CPU time)."""
-        mb = 1 << 20
-        return {"RLIMIT_AS": (self.memory_mb * mb,) * 2, "RLIMIT_CPU": (self.cpu_seconds, self.cpu_seconds + 1),
-                "RLIMIT_FSIZE": (self.file_size_mb * mb,) * 2, "RLIMIT_NPROC": (self.max_processes,) * 2,
-                "RLIMIT_CORE": (0, 0)}
-
-
-# ----------------------------------------------------------------------------------------------- time limits
-@dataclass(frozen=True)
-class Timeouts:
-    """Every time limit of grading, in seconds (``course_config.COURSE["timeouts"]``, where each value's reason is
-    written). A limit on the student's code ends what ran past it with a Korean message (``Reason.*_TIMEOUT``); the
-    others bound how long the grader waits for its own helpers."""
-
-    # the student's code
-    cell: float               # one code cell of the notebook
-    notebook: float           # all the notebook's cells together (and a restarted process's replay of them)
-    call: float               # one call of a student's function by a grader (a call with big inputs)
-    call_floor: float         # one call whose inputs hold at most ``call_small`` numbers
-    call_small: int           # (a count of numbers, not seconds) the inputs of a call that gets ``call_floor``
-    exercise: float           # all calls of one function with small inputs together
-    calls: float              # all calls of one submission together
-    submission: float         # everything of one submission once its notebook ran (``StudentProcess.grade_within``)
-    interrupt_grace: float    # a call past its limit that its own alarm did not stop is killed this much later
-    names: float              # the student's process answers what names the notebook defined
-    # a class run (``python -m autograder autograde``)
-    grace: float              # a submission is graded as blank after ``notebook + submission + grace``
-    kill_grace: float         # and its worker, still at it this much later, is killed and replaced
-    # the sandbox's warm processes
-    imports: float            # the nursery (or a lane on its own) imports numpy, torch and keras and says it is ready
-    lane_request: float       # a warm process answers one request (make a lane, fork a submission's process)
-    # nbgrader's own execution of notebooks, outside the sandbox (never of a submission being graded)
-    validate: float           # a cell of Validate in a student's JupyterLab on the hub (``hub/provision.py``)
-    execute: float            # a cell of ``generate_solution`` and of Validate elsewhere (``c.Execute.timeout``)
-
-    @classmethod
-    def from_course(cls) -> Timeouts:
-        from autograder import settings
-
-        return settings.section("timeouts", cls)
-
-    @property
-    def class_run(self) -> float:
-        """Seconds one submission may take in a class run before it is graded as blank instead."""
-        return float(self.notebook + self.submission + self.grace)
+# ----------------------------------------------------------------------------------------------- limits
+# The resource limits (``Limits``: ``COURSE["sandbox"]``) and every time limit of grading (``Timeouts``:
+# ``COURSE["timeouts"]``) are sections of the course's settings, read and checked with the rest of them
+# (``autograder.settings.load()``); the launchers here apply them as they are.
+Limits = settings.Limits
+Timeouts = settings.Timeouts
 
 
 # ----------------------------------------------------------------------------------------------- namespaces, mounts

@@ -161,7 +161,7 @@ def release_ids(assignment: str) -> frozenset[str]:
 
 def course_assignments() -> list[str]:
     """The assignments a notebook may belong to: ``COURSE["assignments"]`` of course_config.py, sorted."""
-    return sorted(settings.course()["assignments"])
+    return sorted(settings.load().assignments)
 
 
 def cells_assignment(nb, prefer: str = "") -> str | None:

@@ -3,8 +3,8 @@
 A page that holds the line ``% generated: cli`` gets, in its place, the reference of ``python -m autograder``: every
 command, argument and option from the argparse parser of ``autograder/cli.py`` (``build_parser``), with their help.
 A page with ``% generated: course-config`` gets every setting of ``course_config.py``'s ``COURSE``: each key, its
-value, the comment written above or beside it there, and, for a section that the package reads into a record
-(``settings.section(NAME, Record)``), the record that reads it and the comment of each of its fields.
+value, the comment written above or beside it there, and, for a section (a record of ``autograder.settings``: a
+field of its ``Course``), the record that reads it and the help of each of its fields.
 
 Both are Markdown put into the page's source before MyST parses it (Sphinx's ``source-read`` event), so their
 headings are the page's own. ``course_config.py`` and the records are read as source (``ast``, ``tokenize``), never
@@ -112,16 +112,16 @@ def _value(node: ast.AST, source: str) -> str:
 
 def _records(config: str) -> dict[str, tuple[str, str, dict[str, str]]]:
     """Section name -> (its reader's dotted name, the first paragraph of its docstring, {key: its help}): every
-    ``settings.section("NAME", Record)`` of the package (a record's fields and their comments), and every section
+    section of ``autograder.settings.Course`` (a record's fields and their help), else every section
     that ``config`` (``course_config.py``'s source) hands to a configurable of nbgrader's (``for _name, _value in
     COURSE["NAME"].items(): setattr(c.Class, ...)``: the traits' ``help``)."""
     configurables = dict(re.findall(r'COURSE\["(\w+)"\]\.items\(\):\s*\n\s*setattr\(c\.(\w+)', config))
     found = {}
     for path in sorted((ROOT / "autograder").rglob("*.py")):
         source = path.read_text(encoding="utf-8")
-        if "section(" not in source and not any(f"class {name}(" in source for name in configurables.values()):
+        if not any(f"class {name}(" in source for name in configurables.values()):
             continue
-        tree, comments = ast.parse(source), _comments(source)
+        tree = ast.parse(source)
         module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
         classes = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
 
@@ -142,18 +142,40 @@ def _records(config: str) -> dict[str, tuple[str, str, dict[str, str]]]:
                                  if k.arg == "help" and isinstance(k.value, ast.Constant)]
                         traits.update({t.id: helps[0] for t in node.targets if helps and isinstance(t, ast.Name)})
                 found[section] = entry(classes[name], {k: _markdown(v) for k, v in traits.items()})
-        for cls in [*classes.values(), tree]:
-            for call in ast.walk(cls):
-                if not (isinstance(call, ast.Call) and ast.unparse(call.func) in ("settings.section", "section")
-                        and len(call.args) == 2 and isinstance(call.args[0], ast.Constant)):
-                    continue
-                target = call.args[1]
-                record = cls if isinstance(target, ast.Name) and target.id == "cls" and cls is not tree \
-                    else classes.get(getattr(target, "id", ""))
-                if record is not None:
-                    found[call.args[0].value] = entry(record, {
-                        n.target.id: _markdown(comments.get(n.lineno, "")) for n in record.body
-                        if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)})
+    found.update(_sections())
+    return found
+
+
+def _field_help(node: ast.AnnAssign, comments: dict[int, str]) -> str:
+    """A record field's help: ``_help("...")`` or ``field(metadata={"help": "..."})``, else its comment."""
+    value = node.value
+    if isinstance(value, ast.Call) and ast.unparse(value.func) == "_help" and value.args \
+            and isinstance(value.args[0], ast.Constant):
+        return value.args[0].value
+    if isinstance(value, ast.Call):
+        for keyword in value.keywords:
+            if keyword.arg == "metadata" and isinstance(keyword.value, ast.Dict):
+                for key, text in zip(keyword.value.keys, keyword.value.values, strict=True):
+                    if isinstance(key, ast.Constant) and key.value == "help" and isinstance(text, ast.Constant):
+                        return text.value
+    return comments.get(node.lineno, "")
+
+
+def _sections(path: Path = ROOT / "autograder" / "settings.py") -> dict[str, tuple[str, str, dict[str, str]]]:
+    """Section name -> its record of ``autograder.settings`` (each field of ``Course`` whose type is a record
+    there), as ``_records``."""
+    source = path.read_text(encoding="utf-8")
+    tree, comments = ast.parse(source), _comments(source)
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    found = {}
+    for node in classes["Course"].body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) \
+                and ast.unparse(node.annotation) in classes:
+            record = classes[ast.unparse(node.annotation)]
+            doc = (ast.get_docstring(record) or "").split("\n\n")[0]
+            found[node.target.id] = (f"autograder.settings.{record.name}", _markdown(" ".join(doc.split())), {
+                n.target.id: _markdown(_field_help(n, comments)) for n in record.body
+                if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)})
     return found
 
 

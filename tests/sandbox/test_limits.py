@@ -198,12 +198,11 @@ def test_submission(lane):
         assert failure(student.causal_mask) == "`causal_mask`: " + Reason.SUBMISSION_TIMEOUT.korean()
 
 
-def test_grace(monkeypatch):
+def test_grace(monkeypatch, course_setting):
     """A class run grades a submission as blank after ``notebook + submission + grace`` (its worker's alarm)."""
     from autograder.gradebook import worker
 
-    for key, value in {"notebook": 0.2, "submission": 0.2, "grace": 0.4}.items():
-        monkeypatch.setitem(settings.course()["timeouts"], key, value)
+    course_setting("timeouts", notebook=0.2, submission=0.2, grace=0.4)
     monkeypatch.setattr(worker, "_API", SimpleNamespace(autograde=lambda *a, **k: time.sleep(30)))
     start = time.monotonic()
     ok, _, over = worker._autograde_within("attention", "student", worker.submission_limit())
@@ -267,13 +266,13 @@ def test_execute(tmp_path):
     assert executed_within(config, tmp_path) < 20
 
 
-def test_validate(tmp_path, monkeypatch):
+def test_validate(tmp_path, monkeypatch, course_setting):
     """``validate`` is Execute's limit in the nbgrader config the hub writes for every user (Validate on the hub)."""
     from traitlets.config.loader import PyFileConfigLoader
 
     from autograder.hub import provision
 
-    monkeypatch.setitem(settings.course()["timeouts"], "validate", 1)
+    course_setting("timeouts", validate=1)
     monkeypatch.setenv("USER", os.environ.get("USER", "root"))   # ngshare_exchange reads it when imported
     layout = SimpleNamespace(nbgrader_config=tmp_path / "nbgrader_config.py", course_id="limits",
                              exchange_url="http://127.0.0.1:9/services/ngshare")
@@ -284,12 +283,12 @@ def test_validate(tmp_path, monkeypatch):
 
 
 # ----------------------------------------------------------------------------------------------- resource limits
-def test_allow_unsandboxed(monkeypatch):
+def test_allow_unsandboxed(monkeypatch, course_setting):
     monkeypatch.setattr(bubblewrap, "probe", lambda: "no bubblewrap here")
-    monkeypatch.setitem(settings.course()["sandbox"], "allow_unsandboxed", False)
+    course_setting("sandbox", allow_unsandboxed=False)
     with pytest.raises(bubblewrap.SandboxUnavailable, match="no bubblewrap here"):
         bubblewrap.sandboxed()
-    monkeypatch.setitem(settings.course()["sandbox"], "allow_unsandboxed", True)
+    course_setting("sandbox", allow_unsandboxed=True)
     assert bubblewrap.sandboxed() is False
 
 
@@ -371,9 +370,9 @@ def test_reply_mb(lane):
         assert refused.value.kind is Failure.PROTOCOL and refused.value.code is Reason.REPLY_TOO_BIG
 
 
-def test_answer_mb(lane, monkeypatch):
+def test_answer_mb(lane, course_setting):
     """A proxy's question whose answer needs more than ``answer_mb`` is refused before it is computed."""
-    monkeypatch.setitem(settings.course()["sandbox"], "answer_mb", 1)
+    course_setting("sandbox", answer_mb=1)
     cells = ["import numpy as np", "def softmax(x, axis=-1):\n    return x",
              "def asks(n):\n    return softmax(np.ones((n, n)))"]
     with StudentProcess(cells, lane) as process:

@@ -44,6 +44,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder import settings
 from autograder.feedback.similarity.fingerprints import GUARANTEE, NOISE, Fingerprint, Piece, compare, fingerprint, \
     template_hashes
 from autograder.feedback.similarity.routines import LIBRARY, Library, library, package_version
@@ -58,18 +59,9 @@ MAX_UNIT = 20_000
 
 
 # ------------------------------------------------------------------------------------------------ a class
-@dataclass(frozen=True)
-class Options:
-    """The thresholds (``COURSE["similarity"]`` of ``course_config.py``, where each value's measurement is)."""
-    pair_threshold: float = 0.8
-    library_threshold: float = 0.5
-    min_match: int = 120
-
-    @classmethod
-    def from_course(cls) -> Options:
-        from autograder import settings
-
-        return cls(**settings.course().get("similarity", {}))
+# The thresholds (``COURSE["similarity"]`` of ``course_config.py``, where each value's measurement is): a section of
+# the course's settings (``settings.load().similarity``).
+Options = settings.Similarity
 
 
 @dataclass
@@ -100,7 +92,7 @@ def compare_class(assignment: str, submissions: dict, template_cells, exercises,
     whose both units match the course's own material (the answer key or the catalogue) is counted, not listed:
     what they share is that material."""
     start = time.perf_counter()
-    options = options or Options()
+    options = options or Options.from_course()
     boilerplate = template_hashes(template_cells)
     template = Template.of(template_cells)
     exercises = list(exercises)
