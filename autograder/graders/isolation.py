@@ -13,7 +13,7 @@
   broadcast shapes of every argument); a small one is answered here, a bigger one in a forked child under
   ``answer_mb`` and the call's deadline (``bounded.compute``), one over ``answer_mb`` refused with a Korean reason.
   The answers' time is the call's time. So a proxy question never costs the grader more than the student's own
-  call may (issue 21).
+  call may.
 * **The note.** ``dependency_notes`` says, for an exercise whose code calls another contract function that lost
   points, that in the real notebook this exercise would give wrong results too.
 * **Time.** ``call_limit``: a call whose inputs are small (the reference needs milliseconds) may take

@@ -31,7 +31,7 @@ REVIEW = {
     "_calculate_scores": "keras 어텐션 층의 내부 메서드", "_apply_scores": "keras 어텐션 층의 내부 메서드",
     "_compute_attention": "keras MultiHeadAttention의 내부 메서드", "_masked_softmax": "keras 층의 내부 메서드",
     "_refs": "torch의 파이썬 분해 구현", "_decomp": "torch의 파이썬 분해 구현",
-    # making or replacing code objects and functions: how a library routine is cloned (issue 21)
+    # making or replacing code objects and functions: how a library routine is cloned
     "CodeType": "코드 객체를 만듭니다 (라이브러리 루틴의 복제일 수 있음)",
     "FunctionType": "코드 객체로 함수를 만듭니다 (라이브러리 루틴의 복제일 수 있음)",
     "LambdaType": "코드 객체로 함수를 만듭니다 (라이브러리 루틴의 복제일 수 있음)",

@@ -41,7 +41,7 @@ from autograder.sandbox.policy import LANE_UIDS, Timeouts
 from autograder.sandbox.warm import LaneError
 
 # Root's lane-uid locks: a folder of root's under /run (root-owned, 0755 on every Linux), never /tmp, where any user
-# could make the fixed name a folder of links first (issue 20, R1).
+# could make the fixed name a folder of links first.
 LOCKS = Path("/run/autograder/lane-uids")
 
 
