@@ -442,7 +442,12 @@ def test_K4_K5_formgrader_autograde_leaves_nothing_for_the_next_submission(hub, 
         nbformat.write(probe_notebook(probe), str(path))
         os.chown(path, grader.pw_uid, grader.pw_gid)
     driver = chromium(hub.instructor)
-    login(driver, hub, hub.instructor, next_url=f"/services/{hub.layout.course_id}/formgrader")
+    formgrader = f"/services/{hub.layout.course_id}/formgrader"
+    driver.get(f"{hub.url}{formgrader}")
+    wait_for(lambda: driver.find_elements(By.ID, "username_input") or "/formgrader" in driver.current_url, 120,
+             "the login page or formgrader")
+    if driver.find_elements(By.ID, "username_input"):                   # not logged in yet in this browser
+        login(driver, hub, hub.instructor, next_url=formgrader)
     assignment_row(driver).find_element(By.CSS_SELECTOR, "td.num-submissions a").click()
     n = len(hub.students)
     for student in (writer, looker):
