@@ -184,7 +184,7 @@ def run_graders(assignment: str, student: Student, seed: int) -> GradingSession:
     sandboxed process answers their calls on the other core: a second torch thread only spins against it when other
     work holds the cores (the kv_cache answer key with two busy loops beside it: graders 3.3 s on two threads, 2.3 s
     on one; the same on an idle machine). A class run's workers are on one thread already
-    (``gradebook.worker._warm_up``).
+    (``gradebook.worker.warm_up``).
     """
     import torch
 

@@ -28,7 +28,7 @@ import json, sys, time
 import nbformat
 from autograder.demo import submissions
 from autograder.feedback import similarity
-from autograder.graders import mistakes, registry
+from autograder.graders import registry
 
 out = {}
 start = time.perf_counter()
@@ -41,7 +41,7 @@ for assignment in registry.coded_assignments():
                             if c.cell_type == "code"]
     start = time.perf_counter()
     report = similarity.compare_class(assignment, code, cells("release"), names, cells("source"),
-                                      [(m.id, m.source) for m in mistakes.of_assignment(assignment)],
+                                      [(m.id, m.source) for m in registry.mistakes_of(assignment)],
                                       similarity.Options.from_course())
     out[assignment] = time.perf_counter() - start
     out[assignment + " found"] = similarity.summary(report)

@@ -21,7 +21,7 @@ import pytest
 
 os.environ.setdefault("KERAS_BACKEND", "torch")
 
-from autograder.graders import mistakes, registry  # noqa: E402
+from autograder.graders import registry  # noqa: E402
 from autograder.messages import Reason  # noqa: E402
 
 
@@ -37,7 +37,7 @@ BASE_SEED = int(os.environ.get("ATTENTION_GRADER_SEED", "20240611"))
 POINTS = {exercise.name: exercise.points for exercise in registry.of_assignment(ASSIGNMENT)}
 NOT_IMPLEMENTED = Reason.NOT_IMPLEMENTED.korean()
 
-MISTAKES = mistakes.of_assignment("attention")
+MISTAKES = registry.mistakes_of("attention")
 SOLUTION = notebooks.solution_notebook(ASSIGNMENT)
 DEPENDS = notebooks.dependencies(SOLUTION)        # exercise -> exercises its solution calls (transitively)
 

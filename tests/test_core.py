@@ -65,7 +65,7 @@ def test_crash_timeout_and_restart(lane):
             proc.call("leave")
         assert leave.value.kind is Failure.EXCEPTION
         assert proc.call("ok")["value"] == 1
-        assert proc.restarts == 1 and proc.interrupted == 1   # the hung call was stopped, its process lived on
+        assert proc.restarts == 1 and proc.calls.interrupted == 1   # the hung call was stopped, its process lived on
 
 
 def test_cell_errors_do_not_stop_later_cells(lane):

@@ -30,7 +30,7 @@ import pytest
 
 os.environ.setdefault("KERAS_BACKEND", "torch")
 
-from autograder.graders import isolation, mistakes, references, registry, tolerances  # noqa: E402
+from autograder.graders import isolation, references, registry, tolerances  # noqa: E402
 from autograder.messages import Reason  # noqa: E402
 
 import notebooks  # noqa: E402 - tests/ is on sys.path (tests/conftest.py)
@@ -45,7 +45,7 @@ BASE_SEED = int(os.environ.get("DECODER_GRADER_SEED", "20240614"))
 POINTS = {exercise.name: exercise.points for exercise in registry.of_assignment(ASSIGNMENT)}
 NOT_IMPLEMENTED = Reason.NOT_IMPLEMENTED.korean()
 
-MISTAKES = mistakes.of_assignment(ASSIGNMENT)
+MISTAKES = registry.mistakes_of(ASSIGNMENT)
 SOLUTION = notebooks.solution_notebook(ASSIGNMENT)
 REQUIRED_MISTAKES = {
     "block_post_norm", "block_residual_twice", "block_no_causal_mask", "gen_positions_restart",

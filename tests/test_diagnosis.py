@@ -30,7 +30,7 @@ import notebooks  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import family_mutants  # noqa: E402
 
-from autograder.graders import diagnosis, mistakes  # noqa: E402
+from autograder.graders import diagnosis, registry  # noqa: E402
 from autograder.graders.calls import HISTORY_ELEMENTS, Call, _elements  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -61,7 +61,7 @@ def test_correct_results_are_never_diagnosed(assignment, implementation):
     reference = inprocess.namespace(solution)
     checked, named = 0, []
     for name, args, kwargs, value in calls:
-        if not mistakes.for_exercise(name) or not (_plain(args) and _plain(kwargs)) \
+        if not registry.diagnosable_mistakes(name) or not (_plain(args) and _plain(kwargs)) \
                 or _elements(value) > HISTORY_ELEMENTS or isinstance(reference[name], type):
             continue
         expected = reference[name](*args, **kwargs)
@@ -82,7 +82,7 @@ def test_correct_results_are_never_diagnosed(assignment, implementation):
 def test_a_coincidence_on_one_call_is_not_named():
     """With two layers, "K and V counted once" and "one layer only" give the same number; the student's function
     that counts one layer also gave one-layer results with twelve layers, so only that mistake is named."""
-    one_layer = next(m for m in mistakes.catalogue() if m.id == "kv_bytes_one_layer").function()
+    one_layer = next(m for m in registry.catalogue() if m.id == "kv_bytes_one_layer").function()
     history: list = []
     earlier = Call("kv_cache_bytes", (12, 12, 64, 1), {}, history=history)
     earlier.returned(one_layer(12, 12, 64, 1))

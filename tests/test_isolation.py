@@ -113,7 +113,7 @@ def test_a_hung_call_is_interrupted_and_recognised_once(proc):
         proc.call("spin")
     assert again.value.message == first.value.message                # at once, the same message
     assert proc.call("one")["value"] == 1.0
-    assert proc.restarts == restarts and proc.interrupted == 1     # the process lived on: nothing replayed
+    assert proc.restarts == restarts and proc.calls.interrupted == 1     # the process lived on: nothing replayed
 
 
 def test_call_limits_scale_with_the_inputs():

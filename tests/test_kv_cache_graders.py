@@ -28,7 +28,7 @@ os.environ.setdefault("KERAS_BACKEND", "torch")
 from autograder.grade import GradeResult  # noqa: E402
 from autograder.graders import references  # noqa: E402
 from autograder.graders.kv_cache import TrustedCache  # noqa: E402
-from autograder.graders import mistakes, registry  # noqa: E402
+from autograder.graders import registry  # noqa: E402
 from autograder.messages import Reason  # noqa: E402
 
 
@@ -44,7 +44,7 @@ BASE_SEED = int(os.environ.get("KV_CACHE_GRADER_SEED", "20240612"))
 POINTS = {exercise.name: exercise.points for exercise in registry.of_assignment(ASSIGNMENT)}
 NOT_IMPLEMENTED = Reason.NOT_IMPLEMENTED.korean()
 
-MISTAKES = mistakes.of_assignment("kv_cache")
+MISTAKES = registry.mistakes_of("kv_cache")
 SOLUTION = notebooks.solution_notebook(ASSIGNMENT)
 # exercise -> exercises it needs (transitively): what its solution calls, plus the graders' own use of KVCache.
 DEPENDS = notebooks.dependencies(SOLUTION)

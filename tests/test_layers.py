@@ -102,3 +102,76 @@ def test_no_import_circle():
     for name in graph:
         if name not in seen:
             visit(name, [name])
+
+
+# ------------------------------------------------------------------------------- names private to another module
+# A name with a leading underscore is its module's own: another module of the package that imports it
+# (``from autograder.x import _name``) or reaches it (``x._name``, ``x`` bound to a module of the package by an import)
+# depends on what its owner may change at will. What modules share is public, or lives in the module that owns it.
+# Dunders (``__file__``) are public. Only the package's own modules are checked: the patches reach into nbgrader's and
+# JupyterHub's privates on purpose, each behind its version check (``autograder/patches``).
+PRIVATE_ALLOWED: dict[str, str] = {}   # "importing module -> owner._name" -> why it may (none today)
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _absolute(name: str, node: ast.ImportFrom) -> str:
+    """The absolute module of a ``from ... import`` in module ``name``."""
+    if not node.level:
+        return node.module or ""
+    package = name if MODULES[name].name == "__init__.py" else name.rpartition(".")[0]
+    parts = package.split(".")
+    return ".".join(parts[:len(parts) - node.level + 1] + ([node.module] if node.module else []))
+
+
+def private_uses(name: str, tree: ast.AST | None = None) -> list[str]:
+    """Where module ``name`` uses a name private to another module of the package (``from X import _y``, ``X._y``
+    with ``X`` a module of the package bound by an import anywhere in the file), as ``"line: name -> X._y"``."""
+    tree = tree or ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    found, bound = [], {"autograder": "autograder"}   # bound: local name -> the package's module it names
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in MODULES and alias.asname:
+                    bound[alias.asname] = alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(name, node)
+            for alias in node.names:
+                target = f"{base}.{alias.name}"
+                if target in MODULES:
+                    bound[alias.asname or alias.name] = target
+                if base.startswith("autograder") and _private(alias.name) and owner(target) != name:
+                    found.append((node.lineno, f"{base}.{alias.name}"))
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and _private(node.attr)):
+            continue
+        dotted, value = [], node.value
+        while isinstance(value, ast.Attribute):
+            dotted.insert(0, value.attr)
+            value = value.value
+        if isinstance(value, ast.Name) and value.id in bound:
+            module = ".".join([bound[value.id], *dotted])
+            if module in MODULES and module != name:
+                found.append((node.lineno, f"{module}.{node.attr}"))
+    return [f"{line}: {name} -> {what}" for line, what in sorted(found) if f"{name} -> {what}" not in PRIVATE_ALLOWED]
+
+
+def test_no_module_uses_another_modules_private_names():
+    found = [use for name in sorted(MODULES) for use in private_uses(name)]
+    assert not found, "names private to another module of the package:\n" + "\n".join(found)
+
+
+def test_the_private_name_check_finds_both_forms():
+    """Planted in a module of the package: an import of another module's private name, and a use of one through
+    that module; a module's own private names and another module's public ones are not reported."""
+    planted = ast.parse("from autograder.gradebook.staging import _hidden, stage\n"
+                        "from autograder.sandbox import lanes\n"
+                        "import autograder.sandbox.policy as policy\n"
+                        "lanes._secret(), lanes.Lane, policy._limit, autograder.sandbox.lanes._other\n"
+                        "from autograder.cli import _own\n")
+    assert private_uses("autograder.cli", planted) == [
+        "1: autograder.cli -> autograder.gradebook.staging._hidden",
+        "4: autograder.cli -> autograder.sandbox.lanes._other", "4: autograder.cli -> autograder.sandbox.lanes._secret",
+        "4: autograder.cli -> autograder.sandbox.policy._limit"]

@@ -10,7 +10,7 @@ import dataclasses
 
 import pytest
 
-from autograder.graders import isolation, mistakes, plugin, registry
+from autograder.graders import isolation, plugin, registry
 from autograder.graders.exercises import Exercise, Mistake
 from autograder.graders.registry import RegistryError
 
@@ -29,7 +29,7 @@ def test_the_course_fits_and_every_list_comes_from_the_records():
     assert set(registry.RECORDS) == set(graders())
     assert registry.coded_assignments() == ["attention", "decoder", "kv_cache"]
     assert sum(r.points for r in registry.of_assignment("attention")) == 27
-    assert {m.id for m in mistakes.of_assignment("decoder")} == {m.id for r in registry.of_assignment("decoder")
+    assert {m.id for m in registry.mistakes_of("decoder")} == {m.id for r in registry.of_assignment("decoder")
                                                                   for m in r.mistakes}
     assert isolation.CALLEES["self_attention"] == registry.record("self_attention").callees
     assert isolation.REFERENCES["softmax"] is registry.record("softmax").answer.compute

@@ -19,7 +19,7 @@ from autograder.demo import roster, submissions
 from autograder.feedback import similarity
 from autograder.feedback.similarity import fingerprints, routines
 from autograder.feedback.instructor import similarity_html
-from autograder.graders import forbidden, mistakes, registry
+from autograder.graders import forbidden, registry
 
 CODED = tuple(registry.coded_assignments())   # attention, decoder, kv_cache (the quiz's answers are not code)
 
@@ -65,7 +65,7 @@ def demo_class(root):
         report = similarity.compare_class(
             assignment, code, release_cells(assignment, root), registry.exercises_of(assignment),
             [c.source for c in source.cells if c.cell_type == "code"],
-            [(m.id, m.source) for m in mistakes.of_assignment(assignment)], similarity.Options.from_course())
+            [(m.id, m.source) for m in registry.mistakes_of(assignment)], similarity.Options.from_course())
         print(f"\n[similarity] {assignment}: {similarity.summary(report)}")
         found[assignment] = (code, report)
     return found

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.graders import mistakes
+from autograder.graders import registry
 
 IMPLEMENTATIONS = Path(__file__).resolve().parents[2] / "tests" / "implementations"
 _MARKER = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$", re.M)
@@ -175,7 +175,7 @@ def build(plan: str, release_nb, source_nb, answers: dict | None = None, written
     if kind == "partial":
         return with_code(release_nb, dict(list(solved.items())[: int(arg)]))
     if kind == "mistake":
-        found = {m.id: m for m in mistakes.catalogue()}
+        found = {m.id: m for m in registry.catalogue()}
         mistake = found[arg]
         return with_code(release_nb, {**solved, mistake.exercise: mistake.source})
     if kind == "cheat":

@@ -35,9 +35,9 @@ import sys
 import time
 from pathlib import Path
 
-from autograder.gradebook.crew import Workers, _collect, _feedback
+from autograder.gradebook.crew import Workers, collect, collect_feedback
 from autograder.gradebook.staging import stage
-from autograder.gradebook.worker import _LANES, Outcome, _warm_up
+from autograder.gradebook.worker import Outcome, warm_up
 
 
 def shard_of(student: str, shards: int) -> int:
@@ -74,47 +74,37 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
     from autograder.sandbox import bubblewrap
 
     sandboxed = bubblewrap.sandboxed()  # refuse before starting anything when the sandbox cannot run
-    from autograder.sandbox import lanes
-
     if not mine:
         print(f"{assignment}: no submissions to grade" + (f" in shard {index}/{total}" if total > 1 else ""),
               file=progress)
         return []
     start, began = time.perf_counter(), time.time()
     phases, feedback_s = {}, 0.0
-    nursery = _warm_up(sandboxed, assignment)   # its keras import runs while this process does its own
+    nursery = warm_up(sandboxed, assignment)   # its keras import runs while this process does its own
     phases["imports"] = time.perf_counter() - start
     jobs = [(assignment, s, stage(course_dir, assignment, s)) for s in mine]
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
     outcomes: list[Outcome] = []
     phases["stage"] = time.perf_counter() - start - phases["imports"]
-    _LANES[:] = [lanes.Lane(sandboxed, index, nursery=nursery) for index in range(workers)]
-    for lane in _LANES:
-        lane.start(alone=False)   # where the nursery cannot make it, the worker starts its lane on its own
+    crew = Workers(str(course_dir), db_url, sandboxed, nursery)
+    fallback = crew.start_lanes(workers)   # where the nursery cannot make one, the worker starts its lane on its own
     phases["lanes"] = time.perf_counter() - start - phases["stage"] - phases["imports"]
-    fallback = next((lane.fallback for lane in _LANES if lane.fallback), "")
     if fallback:
         print(f"note: each lane imports keras on its own ({fallback.splitlines()[0]})", file=progress)
-    crew = Workers(str(course_dir), db_url, sandboxed, nursery)
     try:
         for worker in range(workers):
             crew.start(worker)
-        for lane in _LANES:   # the workers hold the lanes now
-            if lane.sock is not None:
-                lane.sock.close()
-                lane.sock = None
-        _collect(crew, jobs, outcomes, start, progress)
+        crew.release_lanes()   # the workers hold the lanes now
+        collect(crew, jobs, outcomes, start, progress)
         if feedback:
             feedback_start = time.perf_counter()
-            made = _feedback(crew, assignment, [o.student for o in outcomes if o.ok])
+            made = collect_feedback(crew, assignment, [o.student for o in outcomes if o.ok])
             for outcome in outcomes:
                 outcome.feedback = made.get(outcome.student, "not graded")
             feedback_s = time.perf_counter() - feedback_start
     finally:
         crew.stop()
-        for lane in _LANES:
-            lane.close()
-        _LANES.clear()
+        crew.close_lanes()
     print(file=progress)
     failed = [o for o in outcomes if not o.ok]
     wall = time.perf_counter() - start

@@ -1,22 +1,22 @@
-"""The class run's workers, from the class run's process (``autograder.gradebook.batch``): each started by a fork
-(``Workers.start``; it serves jobs with ``autograder.gradebook.worker``), given one job at a time on its pipe,
-watched (``_collect``: a worker that ends while it grades is replaced and the submission graded again, then as blank
-with the true reason; one past its limit + ``kill_grace`` is killed), asked for the graded students' feedback
-(``_feedback``) and stopped (``Workers.stop``)."""
+"""The class run's workers, from the class run's process (``autograder.gradebook.batch``): their lanes started
+(``Workers.start_lanes``; the pool holds them), each worker started by a fork (``Workers.start``; it serves jobs
+with ``autograder.gradebook.worker``), given one job at a time on its pipe, watched (``collect``: a worker that ends
+while it grades is replaced and the submission graded again, then as blank with the true reason; one past its limit +
+``kill_grace`` is killed), asked for the graded students' feedback (``collect_feedback``) and stopped
+(``Workers.stop``, ``Workers.close_lanes``)."""
 from __future__ import annotations
 
 import multiprocessing
 import signal
 import time
 
-from autograder.gradebook.worker import _LANES, Outcome, _serve_jobs, overtime_reason, submission_limit
+from autograder.gradebook.worker import Outcome, overtime_reason, serve_jobs, submission_limit
 from autograder.messages import Reason
-
 
 
 class Worker:
     """One grading worker: a process forked from this one (it inherits the imports) that grades one job at a time,
-    sent on its own pipe (``_serve_jobs``); ``job`` is the one it grades now, since ``began``."""
+    sent on its own pipe (``worker.serve_jobs``); ``job`` is the one it grades now, since ``began``."""
 
     def __init__(self, index: int, process, conn):
         self.index, self.process, self.conn = index, process, conn
@@ -34,19 +34,46 @@ class Worker:
 
 
 class Workers:
-    """The class run's workers: started (``start``), replaced when one ends (``replace``), stopped (``stop``)."""
+    """The class run's workers and their lanes: the lanes started (``start_lanes``), the workers started
+    (``start``), replaced when one ends (``replace``), stopped (``stop``), the lanes closed (``close_lanes``).
+
+    ``lanes``: the lanes this process started, one per worker (index ``i`` is worker ``i``'s), the replacements'
+    appended; a worker forked from here gets the list as it is then and adopts its own lane from it."""
 
     def __init__(self, course_dir: str, db_url: str | None, sandboxed: bool = True, nursery=None):
         self.course_dir, self.db_url = course_dir, db_url
         self.sandboxed, self.nursery = sandboxed, nursery
         self.context = multiprocessing.get_context("fork")   # the workers inherit this process's imports
         self.all: list[Worker] = []
+        self.lanes: list = []
         self.started = 0
+
+    def start_lanes(self, count: int) -> str:
+        """A lane for each of ``count`` workers, forked from the nursery where it can (where it cannot, the worker
+        starts its lane on its own); returns why the nursery could not, or ""."""
+        from autograder.sandbox import lanes
+
+        self.lanes[:] = [lanes.Lane(self.sandboxed, index, nursery=self.nursery) for index in range(count)]
+        for lane in self.lanes:
+            lane.start(alone=False)
+        return next((lane.fallback for lane in self.lanes if lane.fallback), "")
+
+    def release_lanes(self) -> None:
+        """This process's copies of the lanes' sockets closed: the workers hold the lanes now."""
+        for lane in self.lanes:
+            if lane.sock is not None:
+                lane.sock.close()
+                lane.sock = None
+
+    def close_lanes(self) -> None:
+        for lane in self.lanes:
+            lane.close()
+        self.lanes.clear()
 
     def start(self, index: int) -> Worker:
         ours, theirs = self.context.Pipe()
-        process = self.context.Process(target=_serve_jobs, args=(theirs, self.course_dir, index, self.db_url),
-                                       daemon=True)
+        process = self.context.Process(target=serve_jobs,
+                                       args=(theirs, self.course_dir, index, self.db_url, self.lanes), daemon=True)
         process.start()
         theirs.close()
         self.started += 1
@@ -62,9 +89,9 @@ class Workers:
         worker.process.join(timeout=5)
         worker.conn.close()
         self.all.remove(worker)
-        lane = lanes.Lane(self.sandboxed, len(_LANES), nursery=self.nursery)
+        lane = lanes.Lane(self.sandboxed, len(self.lanes), nursery=self.nursery)
         lane.start(alone=False)
-        _LANES.append(lane)
+        self.lanes.append(lane)
         fresh = self.start(lane.index)
         if lane.sock is not None:   # the worker holds it now
             lane.sock.close()
@@ -89,7 +116,7 @@ class Workers:
 RETRIES = 1   # a submission whose worker ended while grading it is graded again this many times, in a fresh one
 
 
-def _collect(crew: Workers, jobs, outcomes: list, start: float, progress) -> None:
+def collect(crew: Workers, jobs, outcomes: list, start: float, progress) -> None:
     """Give the jobs to the workers and gather the outcomes as they come.
 
     A worker that ends while it grades a submission (the kernel's OOM killer, any signal, an exit) is seen at once
@@ -147,7 +174,7 @@ def _collect(crew: Workers, jobs, outcomes: list, start: float, progress) -> Non
                 worker.job = None
 
 
-def _feedback(crew: Workers, assignment: str, students: list[str]) -> dict[str, str]:
+def collect_feedback(crew: Workers, assignment: str, students: list[str]) -> dict[str, str]:
     """Each graded student's feedback (nbgrader's ``GenerateFeedback``), made by the workers that graded the class,
     one student per idle worker: student -> "" when made, else why not. A worker that ends, or takes longer than a
     submission's limit + ``kill_grace``, is replaced and that student's feedback reported missing with the reason."""

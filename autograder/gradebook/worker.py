@@ -1,6 +1,6 @@
 """One grading worker of a class run (``autograder.gradebook.batch``): a process forked from the class run's process,
-which inherits its imports (``_warm_up``), sets up once (``_init_worker``: its own lane, nbgrader's API on the
-course's configuration) and then grades one submission after another (``_serve_jobs``) with nbgrader's own
+which inherits its imports (``warm_up``), sets up once (``_init_worker``: its own lane, nbgrader's API on the
+course's configuration) and then grades one submission after another (``serve_jobs``) with nbgrader's own
 ``Autograde`` converter in-process, each stopped by an alarm after ``submission_limit()`` seconds and then graded as
 the blank release with the reason (``_grade_one``, ``_grade_blank_job``). Its ``Outcome`` goes back to the class
 run's process (``autograder.gradebook.crew``)."""
@@ -30,7 +30,6 @@ class Outcome:
 
 
 _API = None
-_LANES: list = []      # lanes started by the parent before forking the workers (one per worker)
 
 
 def submission_limit() -> float:
@@ -44,32 +43,34 @@ class OverTime(BaseException):
     """Raised in a worker by its alarm when a submission runs past ``submission_limit()``."""
 
 
-def _warm_up(sandboxed: bool, assignment: str | None = None):
+def warm_up(sandboxed: bool, assignment: str | None = None):
     """The sandbox's nursery started, and what every worker needs imported once in the parent before it forks them
     (``grade.warm_up``, ``assignment``'s graders included; one thread for torch). Returns the nursery."""
-    from autograder.grade import warm_up
+    from autograder import grade
 
-    nursery = warm_up(sandboxed, also=("nbgrader.apps", "autograder.gradebook.preprocessors"), assignment=assignment)
+    nursery = grade.warm_up(sandboxed, also=("nbgrader.apps", "autograder.gradebook.preprocessors"),
+                            assignment=assignment)
     import torch
 
     torch.set_num_threads(1)  # a worker's tensors are small: threads would only fight the other lanes for cores
     return nursery
 
 
-def _init_worker(course_dir: str, index: int, db_url: str | None) -> None:
-    """Once per worker: its own lane (fork server and uid), nbgrader's API on the course's config."""
+def _init_worker(course_dir: str, index: int, db_url: str | None, started: list) -> None:
+    """Once per worker: its own lane (fork server and uid; ``started``: the lanes the class run's process started
+    before forking it, ``crew.Workers.lanes``), nbgrader's API on the course's config."""
     global _API
     import warnings
 
     warnings.filterwarnings("ignore", module="nbgrader")  # SQLAlchemy's autoflush notes inside nbgrader's api
     from autograder.sandbox import lanes
 
-    for other in _LANES:   # this worker's copies of the other lanes' sockets: closed, theirs is not our business
+    for other in started:   # this worker's copies of the other lanes' sockets: closed, theirs is not our business
         if other.index != index and other.sock is not None:
             other.sock.close()
             other.sock = None
-    if index < len(_LANES):
-        lanes.adopt(_LANES[index])
+    if index < len(started):
+        lanes.adopt(started[index])
     else:   # a worker started again after one died: a lane of its own
         os.environ["AUTOGRADER_LANE"] = str(index)
     from autograder.course import venv_on_path
@@ -193,10 +194,10 @@ def _feedback_one(job) -> tuple[str, str]:
     return student, "" if result.get("success") else (result.get("error") or result.get("log") or "?")[-3000:]
 
 
-def _serve_jobs(conn, course_dir: str, index: int, db_url: str | None) -> None:
-    """A worker's life: set up once (``_init_worker``), then do each job sent (grade a submission, grade it as blank,
-    make a graded submission's feedback) until told to stop."""
-    _init_worker(course_dir, index, db_url)
+def serve_jobs(conn, course_dir: str, index: int, db_url: str | None, started: list) -> None:
+    """A worker's life: set up once (``_init_worker``, on lane ``index`` of ``started``), then do each job sent
+    (grade a submission, grade it as blank, make a graded submission's feedback) until told to stop."""
+    _init_worker(course_dir, index, db_url, started)
     while True:
         try:
             task = conn.recv()

@@ -2,7 +2,7 @@
 
 A grader that fails a check names the matching mistakes in its Korean message (``with_causes``: " 진단: <title>;
 ...") and hands them to ``GradingFailure`` (the feedback lists each one's hint under the exercise). A mistake runs
-here, in the trusted process, with the float64 references as its helpers (``mistakes.Mistake.function``). Three
+here, in the trusted process, with the float64 references as its helpers (``exercises.Mistake.function``). Three
 ways to match, one per kind of result:
 
 * ``of_output``: an array result. Each mistake is re-run on the arguments of the failing call (``student.last``)
@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.graders import mistakes, tolerances
+from autograder.graders import registry, tolerances
+from autograder.graders.exercises import Mistake
 from autograder.messages import Verdict
 
 CLOSE = tolerances.DIAGNOSIS_CLOSE   # a mistake's output this close to the student's explains it (atol = rtol)
@@ -37,8 +38,8 @@ def with_causes(message: str, found) -> str:
     return message
 
 
-def by_id(mistake_id: str) -> mistakes.Mistake:
-    return next(m for m in mistakes.catalogue() if m.id == mistake_id)
+def by_id(mistake_id: str) -> Mistake:
+    return next(m for m in registry.catalogue() if m.id == mistake_id)
 
 
 def of_output(got, call, pick=None, expected=None) -> list:
@@ -47,7 +48,7 @@ def of_output(got, call, pick=None, expected=None) -> list:
     if call is None:
         return []
     found, apart = [], _resolution(call)
-    for mistake in mistakes.for_exercise(call.function):
+    for mistake in registry.diagnosable_mistakes(call.function):
         try:
             value = mistake.function()(*call.args, **call.kwargs)
             value = pick(value) if pick else value
@@ -88,7 +89,7 @@ def of_number(value, expected, call, exercise=None) -> list:
     if call is None:
         return []
     found = []
-    for mistake in mistakes.for_exercise(exercise or call.function):
+    for mistake in registry.diagnosable_mistakes(exercise or call.function):
         try:
             result = mistake.function()(*call.args, **call.kwargs)
         except Exception:  # noqa: BLE001 - a mistake may fail on some inputs; then it is not the diagnosis
@@ -98,7 +99,7 @@ def of_number(value, expected, call, exercise=None) -> list:
     return [m for m in found if consistent(m, call)]
 
 
-def consistent(mistake: mistakes.Mistake, call) -> bool:
+def consistent(mistake: Mistake, call) -> bool:
     """The mistake gives what the student's function returned on every other call kept in ``call.history`` (calls
     on which the mistake's own code fails are not held against it)."""
     for earlier in getattr(call, "history", ()):
@@ -157,7 +158,7 @@ def of_replay(exercise: str, replay, observed: list, expected: list) -> list:
     returns its observations; ``observed`` are the student's, up to the first one that failed.
     """
     found = []
-    for mistake in mistakes.for_exercise(exercise):
+    for mistake in registry.diagnosable_mistakes(exercise):
         try:
             theirs = replay(mistake.function())[: len(observed)]
         except Exception:  # noqa: BLE001

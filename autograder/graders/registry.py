@@ -4,8 +4,16 @@ An exercise is three things (docs/authors/adding-an-exercise.md): its grader
 ``graders/<assignment>/test_<exercise>.py``, its record ``graders/exercises/<exercise>.py``
 (``EXERCISE = Exercise(...)``: assignment, points, forbidden rule, mistakes, callees, answer) and its notebook
 cells. Everything else is read from the records here: the exercises and points of an assignment, the
-forbidden-routine rule of a function (``record``), the catalogue of mistakes (``mistakes.py``),
-the proxies' table (``isolation.py``).
+forbidden-routine rule of a function (``record``), the catalogue of mistakes (``catalogue``, ``mistakes_of``,
+``diagnosable_mistakes``), the proxies' table (``isolation.py``).
+
+The catalogue of realistic mistakes (mutants): each mistake is the source of a student-style function with one known
+error, defined as a student might write it in the solution cell (numpy, calling the other contract functions and the
+notebook's helpers where a student would). The same source serves twice: the package's tests put it into a notebook
+in place of the solution and check that the exercise loses points and, for the diagnosable ones, that the feedback
+names it; the graders run it on the failing case's inputs to name the mistake in the feedback (``diagnosis.py``).
+Inside the graders a mistake's function runs with the float64 reference functions of ``references.py`` as its
+helpers (``softmax``, ``scaled_dot_product_attention``, ...), in the trusted process: it is our code.
 
 Importing this module reads every record and stops with ``RegistryError`` when they do not fit the graders: a
 grader without a record, a record without a grader or in another assignment's folder, a mistake of another
@@ -17,10 +25,11 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from functools import cache
 from pathlib import Path
 
 from autograder.graders import exercises
-from autograder.graders.exercises import Exercise
+from autograder.graders.exercises import Exercise, Mistake
 
 GRADERS = Path(__file__).parent
 RECORDS_DIR = GRADERS / "exercises"
@@ -49,6 +58,22 @@ def record(name: str) -> Exercise:
 def of_assignment(assignment: str) -> list[Exercise]:
     """The records of an assignment's exercises, by name (none for the quiz)."""
     return [r for r in RECORDS.values() if r.assignment == assignment]
+
+
+def mistakes_of(assignment: str) -> list[Mistake]:
+    """The mistakes of an assignment's exercises (``of_assignment``'s order, each exercise's in its own)."""
+    return [m for exercise in of_assignment(assignment) for m in exercise.mistakes]
+
+
+@cache
+def catalogue() -> tuple[Mistake, ...]:
+    """Every mistake of every exercise."""
+    return tuple(m for exercise in RECORDS.values() for m in exercise.mistakes)
+
+
+def diagnosable_mistakes(exercise: str) -> list[Mistake]:
+    """The mistakes of ``exercise`` that the diagnosis can name (``diagnosis.py``)."""
+    return [m for m in catalogue() if m.exercise == exercise and m.diagnosable]
 
 
 def coded_assignments() -> list[str]:

@@ -4,7 +4,8 @@
 cells one by one, each with its own time limit, and starts a fresh process that replays the cells that ran well
 when one ends (a limited number of times per submission, its replay within the submission's deadline). What it
 sends and receives goes through ``protocol.Connection`` (one request and its reply, every frame checked); the
-graders' calls are ``remote.RemoteCalls``. The process's output goes to a file this side opened and reads by its
+graders' calls are ``remote.RemoteCalls``, which the process holds (``calls``) and gives itself as their
+``remote.Channel``. The process's output goes to a file this side opened and reads by its
 descriptor alone: nothing in the student's scratch folder is opened by path.
 """
 from __future__ import annotations
@@ -29,7 +30,7 @@ class StartReport:
     names: list = field(default_factory=list)
 
 
-class StudentProcess(RemoteCalls):
+class StudentProcess:
     """One submission's code, running in its own process.
 
     Args:
@@ -59,10 +60,8 @@ class StudentProcess(RemoteCalls):
         self._report: StartReport | None = None   # the notebook's run: each cell's status, the names defined
         self.restarts = 0
         self._fatal = None                # why no process is left for this submission (a Message), if none is
-        self.broken: dict = {}            # function -> why it is not called again (its first hang or crash's reason)
         self._deadline: float | None = None  # monotonic time after which no more calls start (``grade_within``)
-        self.timed_out = 0                # calls that ran past their limit
-        self.interrupted = 0              # of those, the ones its own alarm stopped (the process lived on)
+        self.calls = RemoteCalls(self)    # the graders' requests, and what they cost (broken, timed out, stopped)
         self._output: OutputLog | None = None   # what the current process prints
         self._reviewed: set[str] = set()     # what the processes ended so far reported for the instructor's review
 
@@ -99,7 +98,7 @@ class StudentProcess(RemoteCalls):
 
     def _run_cell(self, index: int, timeout: float, capture=None) -> dict:
         header = {"op": "run", "index": index, "source": self.cells[index], "capture": capture}
-        reply, _ = self._exchange(header, [], timeout, f"{index + 1}번째 코드 셀")
+        reply, _ = self.exchange(header, [], timeout, f"{index + 1}번째 코드 셀")
         return reply
 
     def start(self) -> StartReport:
@@ -161,7 +160,7 @@ class StudentProcess(RemoteCalls):
             # within the notebook's time (at least a second of it): the names step calls none of the student's code
             # (``inside.serve._names``), and its own limit stops whatever runs anyway (a finalizer, a thread)
             limit = min(float(self.timeouts.names), max(deadline - time.monotonic(), 1.0))
-            names = self._exchange({"op": "names", "limit": limit}, [], limit + self.timeouts.interrupt_grace,
+            names = self.exchange({"op": "names", "limit": limit}, [], limit + self.timeouts.interrupt_grace,
                                    "names")[0].get("names", [])
         self._report = StartReport(cells=statuses, names=[n for n in names if isinstance(n, str)])
         self.timings["notebook"] = time.perf_counter() - started - self.timings.get("lane_start", 0.0)
@@ -216,7 +215,9 @@ class StudentProcess(RemoteCalls):
         """The current process (a lane's ``Child``), or None when none is running."""
         return self.connection.proc if self.connection is not None and not self.connection.closed else None
 
-    def _ensure_running(self) -> None:
+    def ensure_running(self) -> None:
+        """A process to ask (``remote.Channel``): the notebook run first, or a fresh process that replays it after
+        the last one ended."""
         if self.connection is not None and self.connection.running:
             return
         if self._fatal:
@@ -233,8 +234,8 @@ class StudentProcess(RemoteCalls):
                 self._fatal = exc.reason   # every later call fails at once with the same reason
             raise
 
-    # ------------------------------------------------------------------ requests (``remote.RemoteCalls``)
-    def _within_deadline(self, timeout: float) -> float:
+    # ------------------------------------------------------------------ requests (``remote.Channel``)
+    def within_deadline(self, timeout: float) -> float:
         """``timeout``, cut to what is left of the submission's deadline; past it, no request starts."""
         if self._deadline is None:
             return timeout
@@ -243,13 +244,30 @@ class StudentProcess(RemoteCalls):
             raise StudentCodeError(Failure.TIMEOUT, Reason.SUBMISSION_TIMEOUT())
         return min(timeout, left)
 
-    def _exchange(self, header, arrays, timeout, what, answering=False):
+    def exchange(self, header, arrays, timeout, what, answering=False):
         """One request and its reply (``protocol.Connection.exchange``), within ``timeout`` and the submission's
         deadline."""
-        timeout = self._within_deadline(timeout)
+        timeout = self.within_deadline(timeout)
         if self.connection is None:
             raise StudentCodeError(Failure.CRASHED, Reason.NOT_RUNNING())
         return self.connection.exchange(header, arrays, timeout, what, answering)
+
+    # ------------------------------------------------------------------ the graders' calls (``remote.RemoteCalls``)
+    def request(self, header: dict, arrays=(), timeout: float | None = None, answer=None) -> dict:
+        """``RemoteCalls.request``: one request, its reply decoded."""
+        return self.calls.request(header, arrays, timeout, answer)
+
+    def graded_call(self, target, args, kwargs, **options) -> dict:
+        """``RemoteCalls.graded_call``: a grader's call, its whole reply returned."""
+        return self.calls.graded_call(target, args, kwargs, **options)
+
+    def call(self, target, *args, method: str | None = None, **kwargs) -> dict:
+        """``RemoteCalls.call``: a student's function (by name) or a remote object's method."""
+        return self.calls.call(target, *args, method=method, **kwargs)
+
+    def call_with_memory(self, memory_mb: int, target, *args, **kwargs) -> dict:
+        """``RemoteCalls.call_with_memory``: a call allowed at most ``memory_mb`` MiB more."""
+        return self.calls.call_with_memory(memory_mb, target, *args, **kwargs)
 
     # ------------------------------------------------------------------ what the graders read
     @property
@@ -280,7 +298,7 @@ class StudentProcess(RemoteCalls):
     @property
     def costs(self) -> dict:
         """Fresh processes started again, calls past their limit, and of those the ones stopped in the process."""
-        return {"restarts": self.restarts, "timeouts": self.timed_out, "interrupted": self.interrupted}
+        return {"restarts": self.restarts, "timeouts": self.calls.timed_out, "interrupted": self.calls.interrupted}
 
 
 def _output_size(status: dict) -> int:

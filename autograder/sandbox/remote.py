@@ -1,17 +1,18 @@
 """The grader's requests to the student's process: its calls, and the student's objects that stay there.
 
-``RemoteCalls`` (a base of ``process.StudentProcess``) sends one request with its limits (``request``), answers the
-questions the proxies ask while the student's code runs, gives the request the watched library routines that ran
-while it was in flight, and decodes the reply; ``call``, ``graded_call`` and ``call_with_memory`` are the calls the
-graders make with it. Values cross in the one wire format of ``inside.values`` (``encode_value``, ``decode_value``
-are the grader's side of it); an object the student's function returns stays in the student's process and is a
-``Remote`` here.
+``RemoteCalls`` (held by ``process.StudentProcess`` as its ``calls``; the process is its ``Channel``, the one
+exchange of frames it asks through) sends one request with its limits (``request``), answers the questions the
+proxies ask while the student's code runs, gives the request the watched library routines that ran while it was in
+flight, and decodes the reply; ``call``, ``graded_call`` and ``call_with_memory`` are the calls the graders make with
+it. Values cross in the one wire format of ``inside.values`` (``encode_value``, ``decode_value`` are the grader's
+side of it); an object the student's function returns stays in the student's process and is a ``Remote`` here.
 """
 from __future__ import annotations
 
 import os
 import threading
 import time
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -19,11 +20,42 @@ from autograder.messages import Reason
 from autograder.sandbox.errors import Failure, StudentCodeError, from_reply
 from autograder.sandbox.inside import values
 
+if TYPE_CHECKING:
+    from autograder.sandbox.policy import Timeouts
+    from autograder.sandbox.protocol import Connection
+
+
+class Channel(Protocol):
+    """What the requests need of the student's process (``process.StudentProcess`` is one)."""
+
+    timeouts: Timeouts                 # ``call``: a request's limit when it gives none; ``interrupt_grace``
+    connection: Connection | None      # the current process: its ``events`` (the watch's reports), ``proc``
+
+    def ensure_running(self) -> None:
+        """A process to ask: started, or started again after it ended (raises ``StudentCodeError`` when none can
+        be)."""
+
+    def within_deadline(self, timeout: float) -> float:
+        """``timeout``, cut to what is left of the submission's deadline (raises past it)."""
+
+    def exchange(self, header: dict, arrays: list, timeout: float, what: str,
+                 answering: bool = False) -> tuple[dict, list]:
+        """One frame each way with the current process, within ``timeout`` and the submission's deadline."""
+
+    def close(self) -> None:
+        """End the current process."""
+
+
 class RemoteCalls:
-    """The requests of ``process.StudentProcess``, which gives them the process: ``_ensure_running()`` (a process
-    to ask, started or restarted), ``_exchange(header, arrays, timeout, what, answering)`` (one frame each way,
-    within the submission's deadline), ``_within_deadline(timeout)``, ``connection`` (its ``events``, ``proc``),
-    ``timeouts`` (``policy.Timeouts``), ``close()``, and the counters ``broken``, ``timed_out`` and ``interrupted``."""
+    """The requests to one submission's process, through its ``channel``; it keeps what they cost: ``broken``
+    (function -> why it is not called again: its first hang or crash's reason), ``timed_out`` (calls that ran past
+    their limit) and ``interrupted`` (of those, the ones the process's own alarm stopped: it lived on)."""
+
+    def __init__(self, channel: Channel):
+        self.channel = channel
+        self.broken: dict = {}
+        self.timed_out = 0
+        self.interrupted = 0
 
     def request(self, header: dict, arrays=(), timeout: float | None = None, answer=None) -> dict:
         """Send one request; returns the decoded reply (``value`` decoded, ``events``: the watched library routines
@@ -41,18 +73,19 @@ class RemoteCalls:
         key = header.get("target") if isinstance(header.get("target"), str) else "<object>"
         if key in self.broken:
             raise StudentCodeError(Failure.BROKEN, self.broken[key])
-        timeout = timeout or self.timeouts.call
-        timeout = self._within_deadline(timeout)
-        self._ensure_running()
-        events = self.connection.events
+        channel = self.channel
+        timeout = timeout or channel.timeouts.call
+        timeout = channel.within_deadline(timeout)
+        channel.ensure_running()
+        events = channel.connection.events
         mark = events.mark()
         what = header.get("op", "")
         limited = header.get("op") in ("call", "get", "getattr", "len")   # what may run the student's code
         if limited:
             header = {**header, "limit": timeout}   # the student's process stops it itself at its limit (SIGALRM)
-        deadline = time.monotonic() + timeout + (self.timeouts.interrupt_grace if limited else 0)
+        deadline = time.monotonic() + timeout + (channel.timeouts.interrupt_grace if limited else 0)
         try:
-            reply, out = self._exchange(header, list(arrays), deadline - time.monotonic(), what)
+            reply, out = channel.exchange(header, list(arrays), deadline - time.monotonic(), what)
             reply, out = self._answer_callbacks(reply, out, answer, deadline, timeout, what)
             if limited and reply.get("error") == "Timeout":   # inside.serve.Timeout
                 self.interrupted += 1  # the call stopped at its limit; the process lives on, nothing to replay
@@ -88,9 +121,9 @@ class RemoteCalls:
                 response, arrays = answer(reply, out, deadline)
             left = deadline - time.monotonic()
             if left <= 0:
-                self.close()
+                self.channel.close()
                 raise StudentCodeError(Failure.TIMEOUT, Reason.CALL_TIMEOUT(seconds=timeout))
-            reply, out = self._exchange(response, arrays, left, what, answering=True)
+            reply, out = self.channel.exchange(response, arrays, left, what, answering=True)
         return reply, out
 
     def _bind(self, value):
@@ -148,8 +181,8 @@ class RemoteCalls:
 
     def _call_with_memory(self, memory_mb: int, target, args, kwargs, **options) -> dict:
         """``call_with_memory`` with ``_call``'s options (timeout, isolate, answer)."""
-        self._ensure_running()
-        pid = self.connection.proc.pid
+        self.channel.ensure_running()
+        pid = self.channel.connection.proc.pid
         with open(f"/proc/{pid}/clear_refs", "w") as fh:
             fh.write("5")  # reset the peak resident size (VmHWM) to the current one
         rss = _status(pid, "VmRSS")
@@ -166,13 +199,13 @@ class Remote:
     time budget), straight to the process otherwise.
     """
 
-    def __init__(self, process: RemoteCalls, handle: int, type_name: str):
-        self._process, self._handle, self.type_name = process, handle, type_name
+    def __init__(self, calls: RemoteCalls, handle: int, type_name: str):
+        self._calls, self._handle, self.type_name = calls, handle, type_name
         self._requester = None
 
     def _request(self, header: dict, arrays=()) -> dict:
         if self._requester is None:
-            return self._process.request(header, arrays)
+            return self._calls.request(header, arrays)
         return self._requester(header, list(arrays))
 
     def __getattr__(self, attr):

@@ -30,7 +30,7 @@ from harness import (ASSIGNMENT, ROOT, SEED, cell_scores, expected_cell_scores, 
                      new_course, submit, tree_hashes)
 from autograder.sandbox import bubblewrap
 from autograder.grade import grade_notebook
-from autograder.graders import mistakes
+from autograder.graders import registry
 
 pytestmark = pytest.mark.slow
 
@@ -39,7 +39,7 @@ PROBE_LIMIT_S = 5.0  # a trivial `python -c pass` must come back within this whi
 
 
 def first_mistake(exercise: str):
-    return next(m for m in mistakes.of_assignment("attention") if m.exercise == exercise)
+    return next(m for m in registry.mistakes_of("attention") if m.exercise == exercise)
 
 
 def honest_kinds(ctx) -> dict:

@@ -25,6 +25,7 @@ from autograder.sandbox import bubblewrap
 from autograder.report import exercise_report
 from autograder.sandbox.errors import Failure, StudentCodeError
 from autograder.sandbox.process import StudentProcess
+from autograder.sandbox.remote import RemoteCalls
 
 pytestmark = pytest.mark.slow
 
@@ -34,7 +35,7 @@ def watch(monkeypatch):
     """Counts, while the graders run: requests that ended in a timeout after waiting (``waits``), the seconds
     of every request (``seconds``) and the process's restarts (``restarts``, read before it is cleaned up)."""
     seen = {"waits": 0, "seconds": 0.0, "requests": 0, "restarts": 0}
-    request, cleanup, start_ = StudentProcess.request, StudentProcess.cleanup, StudentProcess.start
+    request, cleanup, start_ = RemoteCalls.request, StudentProcess.cleanup, StudentProcess.start
 
     def counted(self, header, *args, **kwargs):
         start = time.perf_counter()
@@ -59,7 +60,7 @@ def watch(monkeypatch):
         return cleanup(self)
 
     monkeypatch.setattr(StudentProcess, "start", started)
-    monkeypatch.setattr(StudentProcess, "request", counted)
+    monkeypatch.setattr(RemoteCalls, "request", counted)
     monkeypatch.setattr(StudentProcess, "cleanup", cleaned)
     return seen
 

@@ -8,7 +8,7 @@ stay. A routine is covered when
 * it is Python code that the watch knows by its code (``watched.routine_codes``: reported when one of its frames is
   on the stack while a matrix product, ``exp``, ``tanh``, ``sqrt`` or ``rsqrt`` kernel runs), for a class any of
   its own methods;
-* it is a builtin whose operator's kernels the guard replaces (``watched._KERNEL_OPS``), or whose operator has no
+* it is a builtin whose operator's kernels the guard replaces (``watched.KERNEL_OPS``), or whose operator has no
   kernel that runs on the CPU (the sandbox has no GPU: calling it fails there);
 * ``ALLOWED`` names it, with the reason.
 
@@ -135,7 +135,7 @@ def _runs_on_cpu(op: str) -> bool:
         return False
     keys = {line.split(":")[0].replace("[alias]", "").strip() for line in dump.splitlines()
             if ": registered at" in line and "(inactive)" not in line}
-    return bool(keys & set(watched._KEYS))
+    return bool(keys & set(watched.KEYS))
 
 
 def covered(value, codes) -> bool:
@@ -150,7 +150,7 @@ def covered(value, codes) -> bool:
     op = getattr(value, "__name__", "")
     if not op:
         return False
-    kernel_ops = {name if "::" in name else f"aten::{name}" for name in watched._KERNEL_OPS}
+    kernel_ops = {name if "::" in name else f"aten::{name}" for name in watched.KERNEL_OPS}
     aten = f"aten::{op}"
     return aten in kernel_ops or not _runs_on_cpu(aten)
 
@@ -196,7 +196,7 @@ def test_every_watched_label_is_in_a_rule():
     would be seen and then ignored)."""
     rules = [forbidden.SOFTMAX, forbidden.ATTENTION, forbidden.NORM, forbidden.BLOCK]
     in_rules = set().union(*(rule["runtime"] for rule in rules))
-    labels = set(watched.routine_codes().values()) | set(watched._KERNEL_OPS.values())
+    labels = set(watched.routine_codes().values()) | set(watched.KERNEL_OPS.values())
     assert labels <= in_rules, sorted(labels - in_rules)
 
 

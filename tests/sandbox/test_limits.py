@@ -101,7 +101,7 @@ def test_names(lane):
     assert "x" in names and "Slow" in names and not {"a", "b"} & set(names), names
     assert time.monotonic() - start < 5
     # a process that does not answer (stopped by this test as the names are asked) holds the step up to its limit
-    exchange = StudentProcess._exchange
+    exchange = StudentProcess.exchange
 
     def stopped_first(self, header, *args, **kwargs):
         if header.get("op") == "names":
@@ -110,7 +110,7 @@ def test_names(lane):
 
     start = time.monotonic()
     with StudentProcess(["x = 1"], lane, timeouts=replace(TIMEOUTS, names=0.5)) as process:
-        process._exchange = types.MethodType(stopped_first, process)
+        process.exchange = types.MethodType(stopped_first, process)
         with pytest.raises(StudentCodeError) as stopped:
             process.start()
     grace = TIMEOUTS.interrupt_grace
@@ -134,7 +134,7 @@ def test_call(lane):
         with pytest.raises(StudentCodeError) as stopped:
             process.call("softmax")
         assert stopped.value.message == Reason.CALL_TIMEOUT.korean(seconds=0.5)
-        assert time.monotonic() - start < 0.5 + TIMEOUTS.interrupt_grace + 2 and process.interrupted == 1
+        assert time.monotonic() - start < 0.5 + TIMEOUTS.interrupt_grace + 2 and process.calls.interrupted == 1
 
 
 def test_interrupt_grace(lane):
@@ -146,7 +146,7 @@ def test_interrupt_grace(lane):
             process.call("layer_norm")
         waited = time.monotonic() - start
         assert 0.3 + 1.5 <= waited < 0.3 + 1.5 + 2, waited
-        assert process.interrupted == 0 and process.proc is None   # killed, not stopped by its alarm
+        assert process.calls.interrupted == 0 and process.proc is None   # killed, not stopped by its alarm
 
 
 def graded(lane, **timeouts):
@@ -341,7 +341,7 @@ def test_total_restarts(lane):
         for _ in range(3):
             with pytest.raises(StudentCodeError):
                 p.call("die")
-            p.broken.clear()   # called again, as another grader would after its own call
+            p.calls.broken.clear()   # called again, as another grader would after its own call
         with pytest.raises(StudentCodeError) as used_up:
             p.call("die")
         assert p.restarts == 2 and used_up.value.message == Reason.RESTART_LIMIT.korean(restarts=2)

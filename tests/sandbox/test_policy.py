@@ -27,7 +27,7 @@ def reportable_labels() -> set[str]:
     for name in ("torch._refs", "torch._refs.nn.functional", "torch._refs.special", "torch._decomp.decompositions",
                  "torch._decomp.decompositions_for_jvp"):
         importlib.import_module(name)
-    labels = set(watched._KERNEL_OPS.values()) | set(watched.routine_codes().values())
+    labels = set(watched.KERNEL_OPS.values()) | set(watched.routine_codes().values())
 
     class AnySpecial:
         def __getattr__(self, name):

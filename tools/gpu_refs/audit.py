@@ -91,10 +91,10 @@ def audit(implementations: dict, kinds=None) -> list[Row]:
 
 def mistakes_by_exercise() -> dict:
     """exercise -> {mistake id: function} for every mistake of the catalogue on an exercise with references."""
-    from autograder.graders import mistakes
+    from autograder.graders import registry
 
     found: dict = {}
-    for mistake in mistakes.catalogue():
+    for mistake in registry.catalogue():
         if mistake.exercise in EXERCISE.values():
             found.setdefault(mistake.exercise, {})[mistake.id] = mistake.function()
     return found

@@ -166,7 +166,7 @@ def for_course(course_dir, assignments, options: Options | None = None) -> dict[
     (``source/``) and the graders' catalogue of mistakes as the course's own material."""
     import nbformat
 
-    from autograder.graders import mistakes, registry
+    from autograder.graders import registry
     from autograder.submission.files import NotGradable
     from autograder.submission.notebook import collect, read_notebook
 
@@ -180,7 +180,7 @@ def for_course(course_dir, assignments, options: Options | None = None) -> dict[
         template = [c for path in release for c in _code_cells(nbformat.read(str(path), as_version=4))]
         key = [c for path in sorted((course_dir / "source" / assignment).glob("*.ipynb"))
                for c in _code_cells(nbformat.read(str(path), as_version=4))]
-        catalogue = [(f"mistake {m.id}", m.source) for m in mistakes.of_assignment(assignment)]
+        catalogue = [(f"mistake {m.id}", m.source) for m in registry.mistakes_of(assignment)]
         submissions = {}
         for folder in sorted((course_dir / "autograded").glob(f"*/{assignment}")):
             cells = []

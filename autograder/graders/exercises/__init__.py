@@ -37,7 +37,7 @@ LAYER_STEPS = HEAD_STEPS + ("multi_head_attention", "multi_head_attention_layer"
 @dataclass(frozen=True)
 class Mistake:
     """A realistic mistake (a mutant): the source of a student-style function with one known error (see
-    ``mistakes.py``, the catalogue)."""
+    ``registry.catalogue``)."""
 
     id: str          # e.g. "softmax_wrong_axis"
     exercise: str    # the contract's function name

@@ -15,9 +15,9 @@ import os  # noqa: E402
 import sys
 
 from .recognise import recogniser  # noqa: E402
-from .watched import (_FRAME_ATTRS, _KERAS_MODULES, _KERNEL_OPS, _KEYS, _LAYERS,  # noqa: E402
-                      _PROBE_OPS, _REFUSED, _REVIEWED_EVENTS, _RUNTIME_KEY, _SCIPY, _TORCH_MODULES, _VERIFIED_MODULES,
-                      _WHOLE_MODULES, CHANGED, HANDLER, SOURCE, TAMPERED, import_watched, routine_codes)
+from .watched import (CHANGED, FRAME_ATTRS, HANDLER, KERAS_MODULES, KERNEL_OPS, KEYS, LAYERS,  # noqa: E402
+                      PROBE_OPS, REFUSED, REVIEWED_EVENTS, RUNTIME_KEY, SCIPY, SOURCE, TAMPERED, TORCH_MODULES,
+                      VERIFIED_MODULES, WHOLE_MODULES, import_watched, routine_codes)
 
 
 def guard(event_fd, handlers=()):
@@ -72,7 +72,7 @@ def guard(event_fd, handlers=()):
     # ["guard"].__globals__``); a closure's cells only through its function objects, which no student object holds
     # (tests/sandbox/test_policy.py checks that no run-time code of the guard loads a global).
     write, fstat, getframe = os.write, os.fstat, sys._getframe
-    refused, frame_attrs = frozenset(_REFUSED), frozenset(_FRAME_ATTRS)
+    refused, frame_attrs = frozenset(REFUSED), frozenset(FRAME_ATTRS)
     get, Denied, NoFrame, kind, text = getattr, PermissionError, ValueError, type, str
     stat = fstat(event_fd)
     identity = (stat.st_dev, stat.st_ino)
@@ -175,7 +175,7 @@ def guard(event_fd, handlers=()):
     import warnings
 
     libraries = {}
-    for name, label in list(_KERNEL_OPS.items()) + [(op, None) for op in _PROBE_OPS]:
+    for name, label in list(KERNEL_OPS.items()) + [(op, None) for op in PROBE_OPS]:
         namespace, op = name.split("::") if "::" in name else ("aten", name)
         try:
             registrations = torch._C._dispatch_dump(f"{namespace}::{op}").splitlines()
@@ -188,9 +188,9 @@ def guard(event_fd, handlers=()):
         keys = {line.split(":")[0].replace("[alias]", "") for line in registrations
                 if ": registered at" in line and "(inactive)" not in line and "fallthrough" not in line}
         originals = {}
-        for key in sorted(keys & set(_KEYS)):  # every original first: an alias key's is computed from the others
+        for key in sorted(keys & set(KEYS)):  # every original first: an alias key's is computed from the others
             try:
-                originals[key] = get_kernel(f"{namespace}::{op}", _RUNTIME_KEY.get(key, key))
+                originals[key] = get_kernel(f"{namespace}::{op}", RUNTIME_KEY.get(key, key))
             except (ValueError, RuntimeError):  # a key torch cannot hand out (MkldnnCPU): its tensors are refused
                 originals[key] = None
         for key, original in originals.items():
@@ -229,7 +229,7 @@ def guard(event_fd, handlers=()):
     # Making a code object or a function from one, and replacing a function's code, are how a library routine is
     # cloned: each kind is reported once, for the instructor's review list (the kernels know the clone itself by
     # its content). ``object.__getattr__`` of ``__code__`` is not: inspect.signature and Keras read it all the time.
-    reviewed = {event: f"review:{kind}\n".encode() for event, kind in _REVIEWED_EVENTS.items()}
+    reviewed = {event: f"review:{kind}\n".encode() for event, kind in REVIEWED_EVENTS.items()}
     reported = set()
     source_token = f"review:{SOURCE}\n".encode()
 
@@ -289,7 +289,7 @@ def verifier(torch, local, emit, get, kind, routines):
     reports a change
     (``TAMPERED`` each time it is seen, ``review:library.changed`` once); ``codes`` are the code objects that run then.
 
-    Compared, by identity: the functions, classes and submodules of the watched modules (``_VERIFIED_MODULES``, those
+    Compared, by identity: the functions, classes and submodules of the watched modules (``VERIFIED_MODULES``, those
     the rules' routines live in) and of the watched classes, and names added since that shadow a builtin;
     ``torch.library._impls`` (cleared, a kernel can be registered over the guard's); and canaries: torch's own C
     entry points (bound now, out of the student's reach) run on small tensors must each reach a guard kernel, so a
@@ -304,9 +304,9 @@ def verifier(torch, local, emit, get, kind, routines):
     import builtins
     import inspect
 
-    names = (*_VERIFIED_MODULES, *_LAYERS, *_TORCH_MODULES, *_WHOLE_MODULES, *_KERAS_MODULES)
+    names = (*VERIFIED_MODULES, *LAYERS, *TORCH_MODULES, *WHOLE_MODULES, *KERAS_MODULES)
     owners = [sys.modules[name] for name in dict.fromkeys(names) if name in sys.modules]
-    owners += [get(sys.modules[name], cls) for name, (cls, _) in _LAYERS.items()
+    owners += [get(sys.modules[name], cls) for name, (cls, _) in LAYERS.items()
                if name in sys.modules and hasattr(sys.modules[name], cls)]
     owners += [torch.Tensor, torch.nn.Module]
     module_type, absent = kind(sys), object()
@@ -316,7 +316,7 @@ def verifier(torch, local, emit, get, kind, routines):
         used.update(code.co_names)
         pending += [const for const in code.co_consts if kind(const) is kind(code)]
 
-    any_, attribute, space_of, kernel_ops = any, getattr, vars, frozenset(_KERNEL_OPS)   # no global in ``routine``
+    any_, attribute, space_of, kernel_ops = any, getattr, vars, frozenset(KERNEL_OPS)   # no global in ``routine``
 
     def routine(value):
         if inspect.isclass(value):
@@ -394,7 +394,7 @@ def source_watch(torch, local, kind, text):
     import os
 
     root = os.path.dirname(os.path.dirname(torch.__file__)) + os.sep   # site-packages
-    names = (*_VERIFIED_MODULES, *_LAYERS, *_TORCH_MODULES, *_WHOLE_MODULES, *_KERAS_MODULES)
+    names = (*VERIFIED_MODULES, *LAYERS, *TORCH_MODULES, *WHOLE_MODULES, *KERAS_MODULES)
     library_files = frozenset(path for path in (getattr(sys.modules.get(name), "__file__", None) for name in names)
                               if path)
     realpath, read, bytes_type, length, Unreadable = os.path.realpath, open, bytes, len, OSError
@@ -441,7 +441,7 @@ def watch_scipy(emit, done):
     special = sys.modules.get("scipy.special")
     if special is None or done:
         return
-    for name in _SCIPY:
+    for name in SCIPY:
         original, token = getattr(special, name, None), f"scipy:special.{name}\n".encode()
         if original is None:
             continue

@@ -15,7 +15,7 @@ __builtins__ = dict(vars(_builtins_module))
 import sys  # noqa: E402
 
 # The forbidden-routine rule, enforced where the student's code cannot switch it off (see ``guard``).
-_KERNEL_OPS = {   # aten operator -> what the trusted side calls it (every registered CPU-side kernel is replaced)
+KERNEL_OPS = {   # aten operator -> what the trusted side calls it (every registered CPU-side kernel is replaced)
     "_softmax": "torch:softmax", "_softmax.out": "torch:softmax", "_safe_softmax": "torch:softmax",
     "_masked_softmax": "torch:softmax", "_sparse_softmax": "torch:softmax",
     "_nested_tensor_softmax_with_shape": "torch:softmax",
@@ -49,20 +49,20 @@ _KERNEL_OPS = {   # aten operator -> what the trusted side calls it (every regis
 }
 # Kernels that every Python-level library routine of the rule reaches (matrix products, tanh, exp): they report the
 # routine when one of its functions is on the calling thread's stack.
-_PROBE_OPS = ("mm", "bmm", "baddbmm", "addmm", "mv", "dot", "tanh", "exp", "rsqrt", "rsqrt_", "sqrt")
-_KEYS = ("CPU", "SparseCPU", "NestedTensorCPU", "MkldnnCPU", "QuantizedCPU", "CompositeImplicitAutograd",
+PROBE_OPS = ("mm", "bmm", "baddbmm", "addmm", "mv", "dot", "tanh", "exp", "rsqrt", "rsqrt_", "sqrt")
+KEYS = ("CPU", "SparseCPU", "NestedTensorCPU", "MkldnnCPU", "QuantizedCPU", "CompositeImplicitAutograd",
          "CompositeExplicitAutograd", "FuncTorchBatchedDecomposition", "FuncTorchVmapMode")
-_RUNTIME_KEY = {"CompositeImplicitAutograd": "CPU", "CompositeExplicitAutograd": "CPU",
+RUNTIME_KEY = {"CompositeImplicitAutograd": "CPU", "CompositeExplicitAutograd": "CPU",
                 "FuncTorchBatchedDecomposition": "FuncTorchBatched"}  # alias key -> the key its kernel is read at
-_REFUSED = {   # audit events refused to the student's code once its first cell runs
+REFUSED = {   # audit events refused to the student's code once its first cell runs
     "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.system", "os.exec", "subprocess.Popen", "pty.spawn",
     "ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.cdata", "ctypes.cdata/buffer",
     "ctypes.call_function", "ctypes.string_at", "ctypes.wstring_at", "ctypes.addressof", "ctypes.PyObj_FromPtr",
     "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace", "sys.setprofile",
     "sys._current_frames", "sys._current_exceptions", "os.add_dll_directory",
 }
-_FRAME_ATTRS = {"tb_frame", "gi_frame", "cr_frame", "ag_frame"}
-_LAYERS = {   # Keras attention layers: module -> (class, label)
+FRAME_ATTRS = {"tb_frame", "gi_frame", "cr_frame", "ag_frame"}
+LAYERS = {   # Keras attention layers: module -> (class, label)
     "keras.src.layers.attention.attention": ("Attention", "keras:layers.Attention"),
     "keras.src.layers.attention.additive_attention": ("AdditiveAttention", "keras:layers.AdditiveAttention"),
     "keras.src.layers.attention.multi_head_attention": ("MultiHeadAttention", "keras:layers.MultiHeadAttention"),
@@ -79,7 +79,7 @@ _LAYERS = {   # Keras attention layers: module -> (class, label)
 }
 # Python-level torch routines, each function and class of these modules whose name says what it computes
 # (``torch_label``); the modules are imported when the watch is installed (the lane imports them once).
-_TORCH_MODULES = ("torch.nn.functional", "torch.nn.modules.activation", "torch.nn.modules.adaptive",
+TORCH_MODULES = ("torch.nn.functional", "torch.nn.modules.activation", "torch.nn.modules.adaptive",
                   "torch.nn.modules.normalization",
                   "torch.nn.modules.batchnorm", "torch.nn.modules.instancenorm", "torch.nn.modules.transformer",
                   "torch.ao.nn.quantized.modules.activation", "torch.ao.nn.quantized.modules.normalization",
@@ -87,7 +87,7 @@ _TORCH_MODULES = ("torch.nn.functional", "torch.nn.modules.activation", "torch.n
                   "torch._refs.special", "torch._decomp.decompositions", "torch._decomp.decompositions_for_jvp")
 # Modules whose every function is the routine: flex attention (its eager path, the higher-order operator's dense
 # implementation) and torch.ao's quantizable multi-head attention (``torch.ao.nn.quantizable.MultiheadAttention``).
-_WHOLE_MODULES = {"torch.nn.attention.flex_attention": "torch:scaled_dot_product_attention",
+WHOLE_MODULES = {"torch.nn.attention.flex_attention": "torch:scaled_dot_product_attention",
                   "torch._higher_order_ops.flex_attention": "torch:scaled_dot_product_attention",
                   "torch.ao.nn.quantizable.modules.activation": "torch:multi_head_attention_forward",
                   # variable-length, paged and quantized SDPA and the flash back ends' Python (GPU kernels today)
@@ -99,34 +99,34 @@ _WHOLE_MODULES = {"torch.nn.attention.flex_attention": "torch:scaled_dot_product
                   "torch.nn.attention._fa4": "torch:scaled_dot_product_attention",
                   "torch.nn.attention._registry": "torch:scaled_dot_product_attention"}
 # Keras's ops and activations: name fragment -> label (checked in this order)
-_KERAS_MODULES = ("keras.src.ops.nn", "keras.src.backend.torch.nn", "keras.src.activations.activations",
+KERAS_MODULES = ("keras.src.ops.nn", "keras.src.backend.torch.nn", "keras.src.activations.activations",
                   "keras.src.layers.activations.softmax")
-_SCIPY = ("softmax", "log_softmax")   # scipy.special's routines, wrapped (``watch_scipy``)
+SCIPY = ("softmax", "log_softmax")   # scipy.special's routines, wrapped (``watch_scipy``)
 # Audit events reported once each for the instructor's review (as ``review:<kind>`` lines): making a code object
 # (``types.CodeType``, ``code.replace``), a function from one (``types.FunctionType``), replacing a function's code.
-_REVIEWED_EVENTS = {"code.__new__": "code.__new__", "function.__new__": "function.__new__",
+REVIEWED_EVENTS = {"code.__new__": "code.__new__", "function.__new__": "function.__new__",
                     "object.__setattr__": "function.__code__"}
 # What the guard itself finds (``monitor.guard``'s ``verify`` and audit hook): a watched library module, class or
 # kernel registration changed since the watch was installed; library source compiled or a library module run again.
 CHANGED, SOURCE = "library.changed", "library.source"
 HANDLER = "signal.handler"   # a Python signal handler of the student's was installed when a guard kernel ran
-REVIEWS = frozenset({*_REVIEWED_EVENTS.values(), CHANGED, SOURCE, HANDLER})   # every review kind it can report
+REVIEWS = frozenset({*REVIEWED_EVENTS.values(), CHANGED, SOURCE, HANDLER})   # every review kind it can report
 # The library as it was when the watch was installed, verified before and after every graded call: these modules'
 # and classes' functions, classes and submodules (a replaced ``ops`` of Keras's attention module, a patched
 # ``torch.matmul``), and the guard's kernels still reached by torch's own entry points (a kernel registered over
 # them, a ``torch.library._impls`` cleared so that one can be). A change costs every call it is seen in
 # (``TAMPERED``, in every rule) and is listed for review.
-_VERIFIED_MODULES = ("torch", "torch.nn.functional", "torch.special", "torch.linalg", "torch.library",
+VERIFIED_MODULES = ("torch", "torch.nn.functional", "torch.special", "torch.linalg", "torch.library",
                      "torch.nn.modules.linear", "keras.src.backend", "keras.src.backend.torch",
                      "keras.src.backend.torch.numpy", "keras.src.backend.torch.core", "keras.src.backend.torch.math",
                      "keras.src.ops", "keras.src.ops.numpy", "keras.src.ops.core", "keras.src.ops.math",
                      "keras.src.ops.linalg", "keras.src.ops.operation")
 TAMPERED = "guard:library_changed"
 # Every label this monitor can report; a grader's rule naming another could never see it (tests/sandbox/test_policy.py).
-LABELS = frozenset({*_KERNEL_OPS.values(), *(label for _, label in _LAYERS.values()), "keras:ops.dot_product_attention",
-                    "keras:ops.normalization", *_WHOLE_MODULES.values(), TAMPERED,
+LABELS = frozenset({*KERNEL_OPS.values(), *(label for _, label in LAYERS.values()), "keras:ops.dot_product_attention",
+                    "keras:ops.normalization", *WHOLE_MODULES.values(), TAMPERED,
                     "torch:multi_head_attention_forward", "torch:log_softmax", "torch:softmax",
-                    "torch:scaled_dot_product_attention", *(f"scipy:special.{name}" for name in _SCIPY)})
+                    "torch:scaled_dot_product_attention", *(f"scipy:special.{name}" for name in SCIPY)})
 
 
 def torch_label(name):
@@ -160,7 +160,7 @@ def import_watched():
     that a routine the student imports later is known too."""
     import importlib
 
-    for name in (*_LAYERS, *_TORCH_MODULES, *_WHOLE_MODULES, *_KERAS_MODULES):
+    for name in (*LAYERS, *TORCH_MODULES, *WHOLE_MODULES, *KERAS_MODULES):
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a module this torch or Keras lacks has no routine to watch
@@ -191,20 +191,20 @@ def routine_codes():
     def module(name):
         return sys.modules.get(name)
 
-    for name, (cls, label) in _LAYERS.items():
+    for name, (cls, label) in LAYERS.items():
         if module(name) is not None and hasattr(module(name), cls):
             add(getattr(module(name), cls), label)
-    for name in _KERAS_MODULES:
+    for name in KERAS_MODULES:
         for attr, value in vars(module(name) or object).items() if module(name) else ():
             label = keras_label(attr)
             if label:
                 add(value, label)
-    for name in _TORCH_MODULES:
+    for name in TORCH_MODULES:
         for attr, value in vars(module(name) or object).items() if module(name) else ():
             label = torch_label(attr)
             if label:
                 add(value, label)
-    for name, label in _WHOLE_MODULES.items():
+    for name, label in WHOLE_MODULES.items():
         for value in vars(module(name) or object).values() if module(name) else ():
             if getattr(getattr(value, "_init_fn", value), "__module__", None) == name:
                 add(value, label)
