@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from autograder.graders.gpu_refs import store  # noqa: E402
-from tools.gpu_refs import audit  # noqa: E402
+from scripts.gpu_refs import audit  # noqa: E402
 from test_gpu_tolerance_policy import correct_implementations  # noqa: E402
 
 

@@ -184,6 +184,6 @@ def test_total_size_is_under_20_mb():
 
 def test_generate_check_reproduces_the_stored_arrays():
     """A fresh CPU run matches the stored arrays (those it can reproduce: CUDA-only ones are noted); ~5-10 s."""
-    result = subprocess.run([sys.executable, "-m", "tools.gpu_refs.generate", "--device", "cpu",
+    result = subprocess.run([sys.executable, "-m", "scripts.gpu_refs.generate", "--device", "cpu",
                              "--check"], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

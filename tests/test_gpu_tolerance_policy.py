@@ -6,7 +6,7 @@ live graders; their tests prove it.)"""
 import pytest
 
 import notebooks
-from tools.gpu_refs import audit
+from scripts.gpu_refs import audit
 
 
 def namespace(source: str) -> dict:

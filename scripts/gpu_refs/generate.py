@@ -1,4 +1,4 @@
-"""Regenerate every stored reference output: ``python -m tools.gpu_refs.generate`` (from the repository root).
+"""Regenerate every stored reference output: ``python -m scripts.gpu_refs.generate`` (from the repository root).
 
 For each case of ``cases.SPECS``: draw the inputs from the case's seed, compute the float64 math-backend reference,
 then run the case's torch reference once per SDPA backend (pinned with ``torch.nn.attention.sdpa_kernel``) and dtype
@@ -31,7 +31,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.profiler import ProfilerActivity, profile
 
 from autograder.graders.gpu_refs import store
-from tools.gpu_refs.cases import SPECS, Source, Spec, reference
+from scripts.gpu_refs.cases import SPECS, Source, Spec, reference
 from autograder.graders.tolerances import against_gpu
 
 # The profiler's kineto library logs a line at every start and stop unless told otherwise (read at its first use).
@@ -161,7 +161,7 @@ def generate_case(spec: Spec, device: torch.device, device_info: dict, case_dir:
         "case": spec.name, "kind": spec.kind, "seed": spec.seed,
         "rng": f"cases.Source({spec.seed}): numpy.random.PCG64({spec.seed}).random_raw, Box-Muller normals",
         "device": device_info,
-        "generated_by": f"python -m tools.gpu_refs.generate --device {device.type}",
+        "generated_by": f"python -m scripts.gpu_refs.generate --device {device.type}",
         "shapes": {name: list(a.shape) for name, a in arrays.items()},
         "inputs": {"file": "inputs.npz", "sha256": store.sha256(case_dir / "inputs.npz"),
                    "arguments": list(spec.arguments),
@@ -268,7 +268,7 @@ def compare(stored: Path, fresh: Path) -> tuple[list[str], list[str]]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.gpu_refs.generate", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m scripts.gpu_refs.generate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto")
     parser.add_argument("--check", action="store_true", help="compare a fresh run with the stored files")

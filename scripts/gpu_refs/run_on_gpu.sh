@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate the stored reference outputs on a CUDA GPU, check them, and print a summary: one command.
 #
-#   bash tools/gpu_refs/run_on_gpu.sh        (from anywhere; PYTHON=... picks the interpreter)
+#   bash scripts/gpu_refs/run_on_gpu.sh        (from anywhere; PYTHON=... picks the interpreter)
 #
 # Needs torch with CUDA and numpy (no keras). DEVICE=cpu runs the same steps on the CPU (a dry run of this script). Where $OUT is set (the lent device machine), the new files and the
 # log are also left there as gpu_refs_cases.tar.gz and run_on_gpu.log; unpack the archive at the repository root
@@ -26,11 +26,11 @@ EOF
 
 echo "== generate (--device $DEVICE)"
 start=$SECONDS
-"$PYTHON" -m tools.gpu_refs.generate --device "$DEVICE" || exit 1
+"$PYTHON" -m scripts.gpu_refs.generate --device "$DEVICE" || exit 1
 echo "generation took $((SECONDS - start)) s"
 
 echo "== check: a second run must reproduce the stored arrays"
-"$PYTHON" -m tools.gpu_refs.generate --device "$DEVICE" --check | tail -n 25
+"$PYTHON" -m scripts.gpu_refs.generate --device "$DEVICE" --check | tail -n 25
 check=${PIPESTATUS[0]}
 
 echo "== the CPU tests of the stored files (float64 recomputation, sha256, a CPU --check against these GPU files)"
