@@ -33,11 +33,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "sandbox")]
+sys.path.insert(0, str(ROOT))   # the repository: tests.*
 os.environ.setdefault("KERAS_BACKEND", "torch")
 
-import catalogue  # noqa: E402
-import notebooks  # noqa: E402
+from tests.sandbox import catalogue  # noqa: E402
+from tests.helpers import notebooks  # noqa: E402
 
 from autograder.grade import grade_notebook  # noqa: E402
 

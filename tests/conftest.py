@@ -1,15 +1,11 @@
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("KERAS_BACKEND", "torch")
 ROOT = Path(__file__).resolve().parent.parent
-TESTS = ROOT / "tests"
-sys.path.insert(0, str(TESTS))
-
-import nbgrader_suite_run  # noqa: E402
+from tests.helpers import nbgrader_suite_run  # noqa: E402
 
 SUITE_TEST = "test_nbgraders_own_tests_pass_with_the_course_patches"
 

@@ -25,8 +25,8 @@ from autograder.graders import mistakes, registry  # noqa: E402
 from autograder.messages import Reason  # noqa: E402
 
 
-import notebooks  # noqa: E402 - tests/ is on sys.path (tests/conftest.py)
-from graded import GradingCache, failures, scores  # noqa: E402
+from tests.helpers import notebooks  # noqa: E402
+from tests.helpers.graded import GradingCache, failures, scores  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -11,8 +11,8 @@ import pytest
 
 from autograder.demo import roster
 from autograder.demo.classroom import DemoClass
-from postgres import postgres_server
-from test_preprocessors import formgrader_view
+from tests.helpers.postgres import postgres_server
+from tests.test_preprocessors import formgrader_view
 
 pytestmark = pytest.mark.slow
 
@@ -141,7 +141,7 @@ def test_rerun_is_idempotent(sqlite_class):
 
 @pytest.fixture(scope="module")
 def postgres_db():
-    """A PostgreSQL server of this module's own, stopped at the end (tests/postgres.py)."""
+    """A PostgreSQL server of this module's own, stopped at the end (tests/helpers/postgres.py)."""
     import psycopg2
 
     with postgres_server() as (url, _):

@@ -1,12 +1,12 @@
 """The diagnosis names a mistake only where the mistake explains the result.
 
 * **Never for a correct implementation.** The instructor's solution and every alternative implementation
-  (tests/implementations/*) are graded here in this process (tests/inprocess.py: the same graders, no sandbox), every
-  call the graders make is recorded, and the diagnosis is run on each correct result as if the check had failed
-  (``diagnosis.of_output`` / ``of_number`` with the solution's result as the expected one): no mistake of the
-  catalogue may be named for any of them. (The sandboxed tests/test_<assignment>_graders.py prove the other way:
-  every diagnosable mistake is named for itself. The cache exercises are named by replaying a scenario,
-  ``of_replay``, which those tests cover.)
+  (tests/implementations/*) are graded here in this process (tests/helpers/inprocess.py: the same graders, no sandbox),
+  every call the graders make is recorded, and the diagnosis is run on each correct result as if the check had failed
+  (``diagnosis.of_output`` / ``of_number`` with the solution's result as the expected one): no mistake of the catalogue
+  may be named for any of them. (The sandboxed tests/test_<assignment>_graders.py prove the other way: every diagnosable
+  mistake is named for itself. The cache exercises are named by replaying a scenario, ``of_replay``, which those tests
+  cover.)
 * **By its name, whatever the style.** The decoder's family mutants (benchmarks/family_mutants.py: Keras's eps,
   the tanh GELU by hand and as ``keras.ops.gelu``'s default, positions off by one, sampling) are graded here on two
   seeds, and each is named by its catalogue id, only that one.
@@ -16,19 +16,16 @@
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 os.environ.setdefault("KERAS_BACKEND", "torch")
 
-import inprocess  # noqa: E402 - tests/ is on sys.path (tests/conftest.py)
-import notebooks  # noqa: E402
+from tests.helpers import inprocess  # noqa: E402
+from tests.helpers import notebooks  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import family_mutants  # noqa: E402
+from benchmarks import family_mutants  # noqa: E402
 
 from autograder.graders import diagnosis, mistakes  # noqa: E402
 from autograder.graders.calls import HISTORY_ELEMENTS, Call, _elements  # noqa: E402

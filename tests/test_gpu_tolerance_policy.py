@@ -5,7 +5,7 @@ all, such as a wrong dtype, a top-left mask on square inputs or a materialised s
 live graders; their tests prove it.)"""
 import pytest
 
-import notebooks
+from tests.helpers import notebooks
 from scripts.gpu_refs import audit
 
 

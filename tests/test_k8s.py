@@ -215,7 +215,7 @@ def postgres_url():
     if not glob.glob("/usr/lib/postgresql/*/bin/initdb"):
         pytest.skip("PostgreSQL is not installed (scripts/setup.sh installs it)")
     import psycopg2
-    from postgres import postgres_server
+    from tests.helpers.postgres import postgres_server
 
     with postgres_server() as (url, _):
         name = f"k8s_{uuid.uuid4().hex[:8]}"

@@ -32,8 +32,8 @@ from autograder.graders import mistakes, registry  # noqa: E402
 from autograder.messages import Reason  # noqa: E402
 
 
-import notebooks  # noqa: E402 - tests/ is on sys.path (tests/conftest.py)
-from graded import GradingCache, failures, scores  # noqa: E402
+from tests.helpers import notebooks  # noqa: E402
+from tests.helpers.graded import GradingCache, failures, scores  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -434,11 +434,11 @@ def test_memory_rule_counts_a_forked_child():
 
 
 # ----------------------------------------------------------------------------------------------- the visible check
-# The notebook's visible flash check measures memory the way the hidden grader does (a block of queries after a long
+#  The notebook's visible flash check measures memory the way the hidden grader does (a block of queries after a long
 # cached prefix, Tq much smaller than Tk; the peak resident memory, numpy and torch alike) and must give the grader's
 # verdict on every implementation tried here: the sandboxed gradings above (the float32 solution, the float64 loops,
-# numpy blocks of queries, torch; the mistakes that build the whole score matrix or the whole mask) and, graded in
-# this process by the same grader test (tests/inprocess.py measures VmHWM as the grader does), implementations that
+# numpy blocks of queries, torch; the mistakes that build the whole score matrix or the whole mask) and, graded in this
+# process by the same grader test (tests/helpers/inprocess.py measures VmHWM as the grader does), implementations that
 # pick their own key block of 16, 256 or 512 in float32 or float64, and a torch one that builds the whole mask.
 FORCED_BLOCK = '''
 _flash_given_block = flash_attention
@@ -482,11 +482,13 @@ def visible_memory_check_passes(flash_source: str) -> bool:
     import subprocess
     import sys
 
-    here = os.path.dirname(os.path.abspath(__file__))
-    script = ("import sys; sys.path[:0] = [sys.argv[1], sys.argv[2]]; import test_kv_cache_graders as t; "
+    import tests
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(tests.__file__)))   # python -c: cwd on sys.path
+    script = (f"import importlib, sys; t = importlib.import_module({__name__!r}); "
               "print('verdict', t._visible_memory_check_here(sys.stdin.read()))")
-    done = subprocess.run([sys.executable, "-c", script, here, os.path.dirname(here)], input=flash_source,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", script], input=flash_source, cwd=root, capture_output=True, text=True,
+                          timeout=300)
     verdict = [line for line in done.stdout.splitlines() if line.startswith("verdict ")]
     assert done.returncode == 0 and verdict, done.stdout[-2000:] + done.stderr[-4000:]
     return verdict[-1] == "verdict True"
@@ -494,7 +496,7 @@ def visible_memory_check_passes(flash_source: str) -> bool:
 
 def _visible_memory_check_here(flash_source: str) -> bool:
     """``visible_memory_check_passes`` in this process."""
-    import inprocess
+    from tests.helpers import inprocess
 
     cells = [cell for cell in SOLUTION.cells if cell.cell_type == "code"]
     given = [c.source for c in cells if not c.get("metadata", {}).get("nbgrader", {}).get("grade")]
@@ -550,7 +552,7 @@ IN_PROCESS = [  # (flash_attention source, the grader's memory cases to run, wha
 
 @pytest.mark.parametrize("source, cases, expected", IN_PROCESS)
 def test_visible_memory_check_agrees_with_the_grader_in_process(request, source, cases, expected):
-    import inprocess
+    from tests.helpers import inprocess
 
     base = notebooks.implementation(LOOPS) if "loops" in request.node.callspec.id else ""
     flash = base + "\n" + source()

@@ -27,8 +27,8 @@ from autograder.graders.compare import GradingFailure
 from autograder.graders.quiz.answer_key import ANSWERS, WRITTEN
 
 
-import notebooks  # noqa: E402 - tests/ is on sys.path (tests/conftest.py)
-from graded import GradingCache  # noqa: E402
+from tests.helpers import notebooks  # noqa: E402
+from tests.helpers.graded import GradingCache  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

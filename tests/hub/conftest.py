@@ -32,10 +32,8 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "browser"))
-sys.path.insert(0, str(HERE))
 
-from browser_course import CHROMEDRIVER, CHROMIUM, missing_browser  # noqa: E402
+from tests.browser.browser_course import CHROMEDRIVER, CHROMIUM, missing_browser  # noqa: E402
 
 from autograder.hub import accounts, provision, server, teardown  # noqa: E402
 from autograder.hub.layout import Layout  # noqa: E402
@@ -302,7 +300,7 @@ def screenshots():
 @pytest.fixture(scope="session")
 def chromium(tmp_path_factory, hub):
     """A fresh Chromium (own profile, so own hub cookies) per person; all quit at the end."""
-    import labpage
+    from tests.browser import labpage
 
     drivers = OPEN_BROWSERS
 
@@ -323,7 +321,7 @@ def chromium(tmp_path_factory, hub):
 def exchange_attacks(hub):
     """student3 and student4 attack the exchange from their own accounts (tests/hub/attacks.py), once the honest
     students have submitted and before the instructor collects; what student2 had stored is recorded first."""
-    import attacks
+    from tests.hub import attacks
 
     inbound = hub.layout.exchange / hub.layout.course_id / "inbound"
     victim = sorted(p.name for p in inbound.glob(f"{hub.students[1]}+attention+*")) if inbound.is_dir() else []

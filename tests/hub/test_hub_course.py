@@ -28,12 +28,12 @@ from autograder.messages import Label, ValidateText
 
 pytest.importorskip("selenium", reason="selenium is not installed (pip install -r requirements-browser.txt)")
 
-import labpage  # noqa: E402
-from labpage import wait_for  # noqa: E402
+from tests.browser import labpage  # noqa: E402
+from tests.browser.labpage import wait_for  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
-from test_browser_assignments import listed  # noqa: E402
-from test_browser_student import SOFTMAX, SOFTMAX_AXIS_0  # noqa: E402
+from tests.browser.test_browser_assignments import listed  # noqa: E402
+from tests.browser.test_browser_student import SOFTMAX, SOFTMAX_AXIS_0  # noqa: E402
 
 ASSIGNMENT = "attention"
 SPAWN_S = 300               # a user's first JupyterLab (the hub spawns it after login)
@@ -463,7 +463,7 @@ print(base64.b64decode(r.json()["files"][0]["content"])[:20])
 def test_student1_cannot_read_student2s_submission_but_the_grading_account_can(hub):
     """The exchange service gives a submission to the course's instructors (the grading service) only; student1
     asks with their own token (from their own login) and is refused."""
-    import attacks
+    from tests.hub import attacks
 
     from autograder.hub.provision import formgrader_token
 

@@ -21,11 +21,12 @@ import pytest
 
 pytest.importorskip("selenium", reason="selenium is not installed (pip install -r requirements-browser.txt)")
 
-from attacks import FORGED_TIME  # noqa: E402
-from labpage import wait_for  # noqa: E402
+from tests.hub.attacks import FORGED_TIME  # noqa: E402
+from tests.browser.labpage import wait_for  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
-from test_browser_student import SOFTMAX_AXIS_0  # noqa: E402
-from test_hub_course import ASSIGNMENT, RESULTS, assignment_row, login, modal, points, submissions  # noqa: E402
+from tests.browser.test_browser_student import SOFTMAX_AXIS_0  # noqa: E402
+from tests.hub.test_hub_course import (ASSIGNMENT, RESULTS, assignment_row, login, modal, points,  # noqa: E402
+                                       submissions)
 
 from autograder import settings  # noqa: E402
 from autograder.messages import Reason  # noqa: E402
@@ -133,7 +134,7 @@ def test_D4_feedback_reaches_everyone(hub, after):
         stamp = (collected(hub, student) / "timestamp.txt").read_text().strip()
         reply = hub.exchange("GET", f"feedback/{cid}/{ASSIGNMENT}/{student}?list_only=true&timestamp={quote(stamp)}")
         assert reply.get("success") and [f["path"] for f in reply["files"]] == [f"{ASSIGNMENT}.html"], (student, reply)
-    import attacks
+    from tests.hub import attacks
 
     student2 = hub.students[1]
     code = ("import os, subprocess, sys, requests\nhub, me = sys.argv[1:3]\ns = requests.Session()\n"

@@ -1,11 +1,10 @@
 """The attack and fault catalogues of the sandbox (issue 5), as data.
 
 Every entry is one submission of the `attention` assignment built from the instructor's notebook
-(``source/attention/attention.ipynb``) by replacing one exercise's solution cell (``tests/notebooks.py``), adding
-a cell, editing the notebook's structure, or replacing the whole file. Each entry says what it is (Korean and
-English), which exercises it attacks (they must score 0; every other exercise keeps the score the honest solution
-gets, except ``spares``: exercises whose solution calls an attacked one), how the notebook is built and which path
-grades it:
+(``source/attention/attention.ipynb``) by replacing one exercise's solution cell (``tests/helpers/notebooks.py``),
+adding a cell, editing the notebook's structure, or replacing the whole file. Each entry says what it is (Korean and
+English), which exercises it attacks (they must score 0; every other exercise keeps the score the honest solution gets,
+except ``spares``: exercises whose solution calls an attacked one), how the notebook is built and which path grades it:
 
 * ``cells``: graded in this process from the submitted file, as ``python -m autograder grade`` does
   (``collect_file`` + ``grade_submission``: the lane's warm fork server, no gradebook; about 2-3 s a notebook);
@@ -33,7 +32,7 @@ from typing import Callable
 import nbformat
 from nbformat.v4 import new_code_cell, new_output
 
-import notebooks
+from tests.helpers import notebooks
 from autograder.messages import Notice, Reason
 
 ASSIGNMENT = "attention"

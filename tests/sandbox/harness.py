@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nbformat
 
-import catalogue
+from tests.sandbox import catalogue
 from autograder import settings
 from autograder.sandbox import policy
 

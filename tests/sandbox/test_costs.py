@@ -19,8 +19,8 @@ import time
 
 import pytest
 
-import catalogue
-from harness import GraderPeak, bounds, describe, grade_file, judge, wait_lane_quiet, write_submission
+from tests.sandbox import catalogue
+from tests.sandbox.harness import GraderPeak, bounds, describe, grade_file, judge, wait_lane_quiet, write_submission
 from autograder.sandbox import bubblewrap
 from autograder.report import exercise_report
 from autograder.sandbox.errors import Failure, StudentCodeError
@@ -111,7 +111,7 @@ def test_a_value_is_read_within_the_budget(entry, ctx, tmp_path):
 
     from autograder.grade import grade_submission
     from autograder.submission.notebook import collect_file
-    from harness import SEED
+    from tests.sandbox.harness import SEED
 
     assert bubblewrap.sandboxed() is True
     path = tmp_path / "quiz.ipynb"
@@ -134,7 +134,7 @@ def test_a_kept_proxy_gives_nothing_away(ctx, honest, short_timeouts, tmp_path):
     """A student who keeps the reference proxy of ``softmax`` (met inside ``scaled_dot_product_attention``) and
     calls it from their own ``softmax`` later gets no reference answer: the grader answers a proxy only for the
     names allowed to the call in flight."""
-    import notebooks
+    from tests.helpers import notebooks
 
     sdpa = '''
 import numpy as np

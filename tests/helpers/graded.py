@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-import notebooks
+from tests.helpers import notebooks
 
 from autograder.grade import GradeResult, grade_notebook
 

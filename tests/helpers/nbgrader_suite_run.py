@@ -19,7 +19,7 @@ from pathlib import Path
 
 FOLDER_ENV = "AUTOGRADER_NBGRADER_SUITE_DIR"
 SUITE = ["collect", "autograde", "generate_feedback", "releasefeedback", "fetchfeedback", "submit"]
-PLUGIN = Path(__file__).resolve().parent / "nbgrader_suite"
+PLUGIN = Path(__file__).resolve().parents[1] / "nbgrader_suite"
 _STARTED: list = []   # the suite's process, in the process that started it
 
 

@@ -20,8 +20,8 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-ROOT = Path(__file__).resolve().parents[1]
-IMPLEMENTATIONS = Path(__file__).resolve().parent / "implementations"
+ROOT = Path(__file__).resolve().parents[2]
+IMPLEMENTATIONS = Path(__file__).resolve().parents[1] / "implementations"
 
 # The course's stub (course_config.py: c.ClearSolutions.code_stub), repeated here because course_config only
 # sets it when nbgrader loads the file.
