@@ -434,7 +434,7 @@ def test_memory_rule_counts_a_forked_child():
 
 
 # ----------------------------------------------------------------------------------------------- the visible check
-#  The notebook's visible flash check measures memory the way the hidden grader does (a block of queries after a long
+# The notebook's visible flash check measures memory the way the hidden grader does (a block of queries after a long
 # cached prefix, Tq much smaller than Tk; the peak resident memory, numpy and torch alike) and must give the grader's
 # verdict on every implementation tried here: the sandboxed gradings above (the float32 solution, the float64 loops,
 # numpy blocks of queries, torch; the mistakes that build the whole score matrix or the whole mask) and, graded in this

@@ -1,2 +1,1 @@
-"""The sandbox's attack and fault catalogues, with bubblewrap really around the student's code (fixtures in
-conftest.py)."""
+"""The tests of autograder/sandbox: the sandboxed process, the wire format between it and the grader."""

@@ -24,10 +24,10 @@ import time
 
 import pytest
 
-from tests.sandbox import catalogue
+from tests.sandbox.live import catalogue
 from tests.helpers import notebooks
-from tests.sandbox.harness import (ASSIGNMENT, ROOT, SEED, cell_scores, expected_cell_scores, gradebook_shape, judge,
-                                   new_course, submit, tree_hashes)
+from tests.sandbox.live.harness import (ASSIGNMENT, ROOT, SEED, cell_scores, expected_cell_scores, gradebook_shape,
+                                        judge, new_course, submit, tree_hashes)
 from autograder.sandbox import bubblewrap
 from autograder.grade import grade_notebook
 from autograder.graders import mistakes

@@ -22,13 +22,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.sandbox import catalogue  # noqa: E402
+from tests.sandbox.live import catalogue  # noqa: E402
 from tests.helpers import notebooks  # noqa: E402
 from autograder import settings  # noqa: E402
 from autograder.sandbox import bubblewrap  # noqa: E402
-from tests.sandbox.harness import (ASSIGNMENT, GRADER_CEILING_MB, MAX_SECONDS, ROOT, SEED, SHORT_TIMEOUTS,  # noqa: E402
-                                   Servers, cell_scores, expected_cell_scores, generate_feedback, gradebook_shape,
-                                   new_course, submit, tree_hashes)
+from tests.sandbox.live.harness import (ASSIGNMENT, GRADER_CEILING_MB, MAX_SECONDS, ROOT, SEED,  # noqa: E402
+                                        SHORT_TIMEOUTS, Servers, cell_scores, expected_cell_scores, generate_feedback,
+                                        gradebook_shape, new_course, submit, tree_hashes)
 
 
 # ----------------------------------------------------------------------------------------------- the sandbox

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.sandbox import catalogue
-from tests.sandbox.harness import (GraderPeak, bounds, describe, entry_timeouts, grade_file, judge, wait_lane_quiet,
-                                   write_submission)
+from tests.sandbox.live import catalogue
+from tests.sandbox.live.harness import (GraderPeak, bounds, describe, entry_timeouts, grade_file, judge,
+                                        wait_lane_quiet, write_submission)
 from autograder import settings
 from autograder.sandbox import bubblewrap
 from autograder.report import exercise_report
@@ -163,7 +163,7 @@ def test_a_stalled_grader_never_stalls_the_class(generated_course, tmp_path_fact
 
     from autograder.gradebook import batch, worker
     from autograder.sandbox import protocol
-    from tests.sandbox.harness import cell_scores, expected_cell_scores, new_course, submit
+    from tests.sandbox.live.harness import cell_scores, expected_cell_scores, new_course, submit
 
     real = protocol.read_frame
 
@@ -250,7 +250,7 @@ def test_a_worker_that_dies_is_noticed_at_once(generated_course, tmp_path_factor
 
     from autograder.gradebook import batch, worker
     from autograder.sandbox import protocol
-    from tests.sandbox.harness import cell_scores, expected_cell_scores, new_course, submit
+    from tests.sandbox.live.harness import cell_scores, expected_cell_scores, new_course, submit
 
     cgroup = _memory_cgroup()
     once = tmp_path_factory.mktemp("deaths") / "died-once"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nbformat
 
-from tests.sandbox import catalogue
+from tests.sandbox.live import catalogue
 from autograder import settings
 from autograder.sandbox import policy
 

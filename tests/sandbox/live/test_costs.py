@@ -19,8 +19,9 @@ import time
 
 import pytest
 
-from tests.sandbox import catalogue
-from tests.sandbox.harness import GraderPeak, bounds, describe, grade_file, judge, wait_lane_quiet, write_submission
+from tests.sandbox.live import catalogue
+from tests.sandbox.live.harness import (GraderPeak, bounds, describe, grade_file, judge, wait_lane_quiet,
+                                        write_submission)
 from autograder.sandbox import bubblewrap
 from autograder.report import exercise_report
 from autograder.sandbox.errors import Failure, StudentCodeError
@@ -111,7 +112,7 @@ def test_a_value_is_read_within_the_budget(entry, ctx, tmp_path):
 
     from autograder.grade import grade_submission
     from autograder.submission.notebook import collect_file
-    from tests.sandbox.harness import SEED
+    from tests.sandbox.live.harness import SEED
 
     assert bubblewrap.sandboxed() is True
     path = tmp_path / "quiz.ipynb"

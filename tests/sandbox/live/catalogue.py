@@ -2292,7 +2292,7 @@ FAULTS = [
 # ----------------------------------------------------------------------------------------------- faults: costs
 # What one mistake may cost (issue 13, point 5): its own points, once, fast. Each entry is graded like the faults
 # above, with ``spares=()``: every exercise that calls the broken function keeps its honest score (it is graded
-# with the reference in its place), and ``tests/sandbox/test_costs.py`` also bounds how often a time limit is
+# with the reference in its place), and ``tests/sandbox/live/test_costs.py`` also bounds how often a time limit is
 # waited out and how often the process is restarted while the graders run.
 EXERCISES = ("softmax", "additive_attention", "bahdanau_attention", "dot_product_attention",
              "scaled_dot_product_attention", "causal_mask", "self_attention", "split_heads", "merge_heads",
@@ -2428,7 +2428,7 @@ assert len(BY_ID) == len(ALL), "catalogue ids must be unique"
 # ----------------------------------------------------------------------------------------------- the report
 @dataclass
 class Report:
-    """What the tests saw, printed at the end of the run (tests/sandbox/conftest.py)."""
+    """What the tests saw, printed at the end of the run (tests/sandbox/live/conftest.py)."""
 
     outcomes: dict = field(default_factory=dict)      # id -> (kind, text, changed?, lost?, known bug, gained?)
     class_run: dict = field(default_factory=dict)     # numbers of the class under load

@@ -17,9 +17,9 @@ import uuid
 
 import pytest
 
-from tests.sandbox import catalogue
-from tests.sandbox.harness import (SEED, GraderPeak, Servers, bounds, describe, entry_timeouts, grade_file, judge,
-                                   own_connection_works, wait_lane_quiet, write_submission)
+from tests.sandbox.live import catalogue
+from tests.sandbox.live.harness import (SEED, GraderPeak, Servers, bounds, describe, entry_timeouts, grade_file, judge,
+                                        own_connection_works, wait_lane_quiet, write_submission)
 from autograder.sandbox import bubblewrap
 from autograder.report import exercise_report
 from autograder.grade import grade_notebook
