@@ -1,1 +1,2 @@
-"""The tests against a real JupyterHub (fixtures in conftest.py, which marks every test here ``hub``)."""
+"""The tests of autograder/hub without a hub (its layout, roster, exchange checks and guard, TLS, limits, leftovers,
+the checkout check); the tests against a real JupyterHub are in live/."""

@@ -1,4 +1,4 @@
-"""The hub's namespace (``python -m autograder hub --namespace NAME``, what tests/hub start): a second hub on the
+"""The hub's namespace (``python -m autograder hub --namespace NAME``, what tests/hub/live start): a second hub on the
 same machine that shares nothing with the course's own (no hub is started here)."""
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ ASSIGNMENT = "attention"
 SPAWN_S = 300               # a user's first JupyterLab (the hub spawns it after login)
 AUTOGRADE_S = 900           # one submission through formgrader on a busy 2-core machine
 RESULTS = {}                # what one step hands the next (the steps run in this file's order)
-RELEASE = Path(__file__).resolve().parents[2] / "release" / ASSIGNMENT
+RELEASE = Path(__file__).resolve().parents[3] / "release" / ASSIGNMENT
 
 
 @dataclass
@@ -300,7 +300,7 @@ def submissions(driver, expect: int) -> dict[str, dict]:
 
 
 def test_instructor1_collects_autogrades_and_releases_feedback(hub, chromium, screenshots, exchange_attacks):
-    """After student3 and student4 attacked the exchange (tests/hub/attacks.py): the whole class is collected,
+    """After student3 and student4 attacked the exchange (tests/hub/live/attacks.py): the whole class is collected,
     autograded and gets feedback; test_hub_exchange.py checks the rest."""
     n = len(hub.students)
     driver = chromium(hub.instructor)
@@ -463,7 +463,7 @@ print(base64.b64decode(r.json()["files"][0]["content"])[:20])
 def test_student1_cannot_read_student2s_submission_but_the_grading_account_can(hub):
     """The exchange service gives a submission to the course's instructors (the grading service) only; student1
     asks with their own token (from their own login) and is refused."""
-    from tests.hub import attacks
+    from tests.hub.live import attacks
 
     from autograder.hub.provision import formgrader_token
 

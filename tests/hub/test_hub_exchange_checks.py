@@ -1,6 +1,6 @@
 """The hub's exchange without a hub: what the exchange service accepts of a submission when it arrives
 (autograder/hub/exchange_service.py), ngshare on SQLAlchemy 2, and the grading side's collect and release of
-feedback (autograder/hub/exchange.py), which go on past a submission they cannot take. tests/hub/ run the same
+feedback (autograder/hub/exchange.py), which go on past a submission they cannot take. tests/hub/live/ run the same
 through a real hub, from the students' own accounts."""
 from __future__ import annotations
 

@@ -68,7 +68,7 @@ print("reply" if sock.poll(8000) else "no reply")
 
 def su(hub, user: str, code: str, *args, stdin: str = ""):
     """``code`` run by ``user``'s own login shell (``su -s /bin/bash``), with the students' environment's python."""
-    from tests.hub.attacks import su as su_python
+    from tests.hub.live.attacks import su as su_python
 
     return su_python(hub, user, code, *map(str, args), stdin=stdin, timeout=300)
 

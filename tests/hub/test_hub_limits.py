@@ -5,7 +5,7 @@ made as root, the process joins them between fork and exec, then drops to the st
 (a child of A's server) allocates past A's memory limit; the kernel's OOM killer ends that process only: A's server,
 and student B's processes, live on. Then: A cannot leave the group, a fork bomb stops at the process limit, a busy
 loop gets at most the CPU quota. The parsing of both kernel interfaces (v1 here, v2 on a systemd server) is checked
-on sample files. The hub test (tests/hub) repeats G1 in JupyterLab while another student validates.
+on sample files. The hub test (tests/hub/live) repeats G1 in JupyterLab while another student validates.
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import requests
-from tests.hub.test_hub_held import TOKEN, su
+from tests.hub.live.test_hub_held import TOKEN, su
 
 from autograder.hub import limits, server
 
@@ -430,7 +430,7 @@ def test_K4_K5_formgrader_autograde_leaves_nothing_for_the_next_submission(hub, 
     import nbformat
     from selenium.webdriver.common.by import By
     from tests.browser.labpage import wait_for
-    from tests.hub.test_hub_course import AUTOGRADE_S, assignment_row, login, modal, points, submissions
+    from tests.hub.live.test_hub_course import AUTOGRADE_S, assignment_row, login, modal, points, submissions
 
     from autograder.hub import provision
 
@@ -470,7 +470,7 @@ def test_K8_a_raw_submission_opened_in_formgrader_loads_nothing_from_the_student
     import nbformat
     from tests.browser.labpage import wait_for
     from selenium.webdriver.common.by import By
-    from tests.hub.test_hub_course import login
+    from tests.hub.live.test_hub_course import login
 
     heard = []
 

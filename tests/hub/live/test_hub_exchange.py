@@ -1,5 +1,5 @@
 """Issue 20's attacks on the exchange (rows B1, C1, D1-D5, A9), made from the attacking students' own accounts
-(tests/hub/attacks.py, the ``exchange_attacks`` fixture, run before the instructor collects in
+(tests/hub/live/attacks.py, the ``exchange_attacks`` fixture, run before the instructor collects in
 test_hub_course.py), and what the class looks like afterwards: every honest student's submission is theirs, at
 the time the server received it, collected, graded and returned; no attacker's file, name or time got in; no
 attack stopped collect, formgrader or feedback for the others.
@@ -21,12 +21,12 @@ import pytest
 
 pytest.importorskip("selenium", reason="selenium is not installed (pip install -r requirements-browser.txt)")
 
-from tests.hub.attacks import FORGED_TIME  # noqa: E402
+from tests.hub.live.attacks import FORGED_TIME  # noqa: E402
 from tests.browser.labpage import wait_for  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from tests.browser.test_browser_student import SOFTMAX_AXIS_0  # noqa: E402
-from tests.hub.test_hub_course import (ASSIGNMENT, RESULTS, assignment_row, login, modal, points,  # noqa: E402
-                                       submissions)
+from tests.hub.live.test_hub_course import (ASSIGNMENT, RESULTS, assignment_row, login, modal, points,  # noqa: E402
+                                            submissions)
 
 from autograder import settings  # noqa: E402
 from autograder.messages import Reason  # noqa: E402
@@ -134,7 +134,7 @@ def test_D4_feedback_reaches_everyone(hub, after):
         stamp = (collected(hub, student) / "timestamp.txt").read_text().strip()
         reply = hub.exchange("GET", f"feedback/{cid}/{ASSIGNMENT}/{student}?list_only=true&timestamp={quote(stamp)}")
         assert reply.get("success") and [f["path"] for f in reply["files"]] == [f"{ASSIGNMENT}.html"], (student, reply)
-    from tests.hub import attacks
+    from tests.hub.live import attacks
 
     student2 = hub.students[1]
     code = ("import os, subprocess, sys, requests\nhub, me = sys.argv[1:3]\ns = requests.Session()\n"

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import requests
-from tests.hub.attacks import su_command
-from tests.hub.test_hub_isolation import token_of
+from tests.hub.live.attacks import su_command
+from tests.hub.live.test_hub_isolation import token_of
 
 from autograder.hub import exchange_service, server
 

@@ -31,7 +31,7 @@ from urllib.parse import quote
 import pytest
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+ROOT = HERE.parents[2]
 
 from tests.browser.browser_course import CHROMEDRIVER, CHROMIUM, missing_browser  # noqa: E402
 
@@ -319,9 +319,9 @@ def chromium(tmp_path_factory, hub):
 
 @pytest.fixture(scope="session")
 def exchange_attacks(hub):
-    """student3 and student4 attack the exchange from their own accounts (tests/hub/attacks.py), once the honest
+    """student3 and student4 attack the exchange from their own accounts (tests/hub/live/attacks.py), once the honest
     students have submitted and before the instructor collects; what student2 had stored is recorded first."""
-    from tests.hub import attacks
+    from tests.hub.live import attacks
 
     inbound = hub.layout.exchange / hub.layout.course_id / "inbound"
     victim = sorted(p.name for p in inbound.glob(f"{hub.students[1]}+attention+*")) if inbound.is_dir() else []
