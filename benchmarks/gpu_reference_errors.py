@@ -12,7 +12,7 @@ sys.path.insert(0, str(ROOT))   # the repository: scripts.gpu_refs, tests.*
 
 from autograder.graders.gpu_refs import store  # noqa: E402
 from scripts.gpu_refs import audit  # noqa: E402
-from tests.test_gpu_tolerance_policy import correct_implementations  # noqa: E402
+from tests.graders.test_gpu_tolerance_policy import correct_implementations  # noqa: E402
 
 
 def table(rows, title):

@@ -5,7 +5,7 @@
 #
 # Needs torch with CUDA and numpy (no keras). DEVICE=cpu runs the same steps on the CPU (a dry run of this script). Where $OUT is set (the lent device machine), the new files and the
 # log are also left there as gpu_refs_cases.tar.gz and run_on_gpu.log; unpack the archive at the repository root
-# with `tar xzf gpu_refs_cases.tar.gz`, then run `python -m pytest tests/test_gpu_references.py` on the CPU.
+# with `tar xzf gpu_refs_cases.tar.gz`, then run `python -m pytest tests/graders/test_gpu_references.py` on the CPU.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 PYTHON=${PYTHON:-python3}
@@ -34,7 +34,7 @@ echo "== check: a second run must reproduce the stored arrays"
 check=${PIPESTATUS[0]}
 
 echo "== the CPU tests of the stored files (float64 recomputation, sha256, a CPU --check against these GPU files)"
-"$PYTHON" -m pytest -q --noconftest -p no:cacheprovider tests/test_gpu_references.py
+"$PYTHON" -m pytest -q --noconftest -p no:cacheprovider tests/graders/test_gpu_references.py
 tests=$?
 
 if [ -n "${OUT:-}" ]; then

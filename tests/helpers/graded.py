@@ -1,4 +1,4 @@
-"""The graded-notebook cache of the graders' tests (tests/test_<assignment>_graders.py).
+"""The graded-notebook cache of the graders' tests (tests/graders/test_<assignment>_graders.py).
 
 Each grading runs a notebook's code in a student process, so a notebook is graded once per test session and its
 result shared by every test that asks for it: ``cache.graded(name, build)``. The n-th notebook graded gets the seed

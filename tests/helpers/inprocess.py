@@ -1,17 +1,17 @@
 """The hidden graders run in this process against code held in a namespace: no sandbox, no notebook execution.
 
 For the package's own tests and measurements that need many gradings of *our* code quickly (the mistakes of the
-catalogue, the family mutants of ``tests/mutants.py``, the alternative implementations): a grading takes a second or
-two here instead of a sandboxed process's several. It is no trust boundary and proves nothing about isolation,
-limits or the forbidden-routine rule: ``tests/test_<assignment>_graders.py`` grade the real notebooks through the
-sandbox for that. What it keeps from the real ``plugin.Student``: the values come back as the wire format brings
-them (numpy arrays, torch and Keras tensors converted by the sandbox's own ``values.to_numpy``, objects such as a
-``KVCache`` kept on "the student's side"), the other contract functions an exercise calls are answered by the
-references while it runs (``isolation.CALLEES``), a student's exception reads as the sandbox's Korean message, and
-``student.last`` is the call the diagnosis re-runs (with the appends of the given classes its record ``observes``,
-watched by the sandbox's own ``inside.observed``), and ``with_memory`` measures a call's peak resident memory the
-way the grader does (``/proc/self/clear_refs``, then ``VmHWM`` against ``VmRSS``), here in this process, without the
-sandbox's address-space limit (so keep memory-hungry mistakes to the sandboxed tests).
+catalogue, the family mutants of ``tests/mutants.py``, the alternative implementations): a grading takes a second or two
+here instead of a sandboxed process's several. It is no trust boundary and proves nothing about isolation, limits or the
+forbidden-routine rule: ``tests/graders/test_<assignment>_graders.py`` grade the real notebooks through the sandbox for
+that. What it keeps from the real ``plugin.Student``: the values come back as the wire format brings them (numpy arrays,
+torch and Keras tensors converted by the sandbox's own ``values.to_numpy``, objects such as a ``KVCache`` kept on "the
+student's side"), the other contract functions an exercise calls are answered by the references while it runs
+(``isolation.CALLEES``), a student's exception reads as the sandbox's Korean message, and ``student.last`` is the call
+the diagnosis re-runs (with the appends of the given classes its record ``observes``, watched by the sandbox's own
+``inside.observed``), and ``with_memory`` measures a call's peak resident memory the way the grader does
+(``/proc/self/clear_refs``, then ``VmHWM`` against ``VmRSS``), here in this process, without the sandbox's address-space
+limit (so keep memory-hungry mistakes to the sandboxed tests).
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 * the instructor's solution and every alternative correct implementation (tests/implementations/attention_*.py:
   torch, explicit loops, keras.ops, numpy) get full marks on every exercise;
 * every mistake of the catalogue (autograder/graders/exercises/*.py) loses points on its exercise, and the
-  feedback names every diagnosable one (and nothing for the correct implementations: tests/test_diagnosis.py
+  feedback names every diagnosable one (and nothing for the correct implementations: tests/graders/test_diagnosis.py
   runs the diagnosis on their results for every grader input);
 * the untouched release notebook gets 0 with "아직 구현하지 않았습니다" on every exercise;
 * forbidden library routines give 0 on their exercise with the Korean message while the others keep their points.

@@ -4,9 +4,9 @@
   (tests/implementations/*) are graded here in this process (tests/helpers/inprocess.py: the same graders, no sandbox),
   every call the graders make is recorded, and the diagnosis is run on each correct result as if the check had failed
   (``diagnosis.of_output`` / ``of_number`` with the solution's result as the expected one): no mistake of the catalogue
-  may be named for any of them. (The sandboxed tests/test_<assignment>_graders.py prove the other way: every diagnosable
-  mistake is named for itself. The cache exercises are named by replaying a scenario, ``of_replay``, which those tests
-  cover.)
+  may be named for any of them. (The sandboxed tests/graders/test_<assignment>_graders.py prove the other way: every
+  diagnosable mistake is named for itself. The cache exercises are named by replaying a scenario, ``of_replay``, which
+  those tests cover.)
 * **By its name, whatever the style.** The decoder's family mutants (benchmarks/family_mutants.py: Keras's eps,
   the tanh GELU by hand and as ``keras.ops.gelu``'s default, positions off by one, sampling) are graded here on two
   seeds, and each is named by its catalogue id, only that one.

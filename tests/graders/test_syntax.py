@@ -16,7 +16,7 @@ import pytest
 from autograder.graders import forbidden, isolation, review, syntax
 from autograder.graders.registry import exercises_of, record
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _clear():

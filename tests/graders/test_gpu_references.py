@@ -15,7 +15,7 @@ import pytest
 from autograder.graders.gpu_refs import store
 from autograder.graders.tolerances import GPU
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BACKENDS = ("math", "flash", "efficient", "cudnn")
 DTYPES = ("float32", "tf32", "float16", "bfloat16")
 
