@@ -76,7 +76,7 @@ def test_class_is_graded_with_penalties_and_exports(sqlite_class, root):
     assert len(rows) == 2 + len(IDS)
     report = (demo.dir / "reports" / "report.html").read_text(encoding="utf-8")
     assert "data:image/png;base64" in report and "가장 자주 진단된 실수" in report
-    # the similarity report (tests/test_similarity.py measures it on the whole class): 2026029 copied 2026004's
+    # the similarity report (tests/feedback/test_similarity.py measures it on the whole class): 2026029 copied 2026004's
     # notebook, renamed; their code side by side, escaped, the matched parts marked
     assert "<h4>비슷한 학생 쌍 (1)</h4>" in report and "2026004 최하은</b> ↔ <b>2026029 유승우</b>" in report
     assert "def apply_rope(x, positions, base=10000.0):" in report and "<mark>" in report

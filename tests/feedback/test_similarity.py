@@ -13,7 +13,7 @@ import sys
 from itertools import combinations
 
 import pytest
-from tests.test_student_html import active
+from tests.feedback.test_student_html import active
 
 from autograder.demo import roster, submissions
 from autograder.feedback import similarity
