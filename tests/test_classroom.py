@@ -12,7 +12,7 @@ import pytest
 from autograder.demo import roster
 from autograder.demo.classroom import DemoClass
 from tests.helpers.postgres import postgres_server
-from tests.test_preprocessors import formgrader_view
+from tests.gradebook.test_preprocessors import formgrader_view
 
 pytestmark = pytest.mark.slow
 
