@@ -4,7 +4,7 @@ demo class: the planted copy (2026029 handed in 2026004's notebook with renamed 
 else; the independent implementations (the solution, torch, loops, keras.ops, numpy) stay far below the thresholds.
 
 The class's notebooks are built as the demo builds them (``submissions.class_code``), not graded: similarity reads
-code only. The report page of a graded demo class is checked in tests/test_classroom.py (its graded fixture)."""
+code only. The report page of a graded demo class is checked in tests/demo/test_classroom.py (its graded fixture)."""
 from __future__ import annotations
 
 import os
