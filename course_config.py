@@ -146,12 +146,12 @@ COURSE = {
     # forbidden rules when at least library_threshold of the student's code is found there; either way only when
     # at least min_match filtered characters (about four lines) match: shorter runs are written alike by everyone
     # (the torch and keras.ops students' multi_head_attention, one line of 64 characters, match at 1.00).
-    # Measured on the demo class (tests/test_similarity.py prints it): the renamed copy matches its original at 1.00
-    # on each of its exercises longer than min_match; of the independent implementations (the solution, torch,
+    # Measured on the demo class (tests/feedback/test_similarity.py prints it): the renamed copy matches its original at
+    # 1.00 on each of its exercises longer than min_match; of the independent implementations (the solution, torch,
     # loops, keras.ops, numpy), no two share more than 0.55 of an exercise with min_match matched, and none shares
-    # min_match characters with any library routine; the student who pasted Keras's Attention._calculate_scores
-    # and _apply_scores (made functions: self. and two branches removed) matches at 0.69 (every edit breaks the
-    # k-grams around it, hence the lower library threshold).
+    # min_match characters with any library routine; the student who pasted Keras's Attention._calculate_scores and
+    # _apply_scores (made functions: self. and two branches removed) matches at 0.69 (every edit breaks the k-grams
+    # around it, hence the lower library threshold).
     "similarity": {"pair_threshold": 0.8, "library_threshold": 0.5, "min_match": 120},
 }
 

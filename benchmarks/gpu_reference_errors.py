@@ -8,11 +8,11 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path.insert(0, str(ROOT))   # the repository: scripts.gpu_refs, tests.*
 
 from autograder.graders.gpu_refs import store  # noqa: E402
-from tools.gpu_refs import audit  # noqa: E402
-from test_gpu_tolerance_policy import correct_implementations  # noqa: E402
+from scripts.gpu_refs import audit  # noqa: E402
+from tests.graders.test_gpu_tolerance_policy import correct_implementations  # noqa: E402
 
 
 def table(rows, title):

@@ -9,7 +9,7 @@ students' environment); the hub itself need not run. The submission is the relea
   * grader grade: the same command as the grading account, in the students' environment with the course copy on
     PYTHONPATH (non-root: bubblewrap with user namespaces);
   * grader autograde: `nbgrader autograde attention --student hub-bench --force` as the grading account, the code
-    path that formgrader's Autograde button runs (in its server process; tests/hub prints that button's time).
+    path that formgrader's Autograde button runs (in its server process; tests/hub/live prints that button's time).
 """
 from __future__ import annotations
 

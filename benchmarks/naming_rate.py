@@ -1,5 +1,5 @@
 """How often the feedback names the mistake: the family mutants of ``benchmarks/family_mutants.py`` graded by the
-hidden graders (in this process, ``tests/inprocess.py``: the same graders and diagnosis, no sandbox).
+hidden graders (in this process, ``tests/helpers/inprocess.py``: the same graders and diagnosis, no sandbox).
 
 For each mutant: caught (its exercise lost points), named (the exercise's diagnosis holds one of the catalogue ids
 that name it), or named wrongly (a diagnosis, but not one of those). Prints one line per mutant and the rates.
@@ -18,8 +18,7 @@ from pathlib import Path
 
 os.environ.setdefault("KERAS_BACKEND", "torch")
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT))   # the repository: tests.helpers, benchmarks.family_mutants
 
 
 def main() -> None:
@@ -27,9 +26,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=20240611)
     args = parser.parse_args()
 
-    import inprocess
-    import notebooks
-    from family_mutants import MUTANTS
+    from tests.helpers import inprocess
+    from tests.helpers import notebooks
+    from benchmarks.family_mutants import MUTANTS
 
     from autograder.graders import registry
 

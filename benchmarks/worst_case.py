@@ -1,4 +1,4 @@
-"""What the worst submissions cost: the grading time of the costly faults of ``tests/sandbox/catalogue.COSTS``
+"""What the worst submissions cost: the grading time of the costly faults of ``tests/sandbox/live/catalogue.COSTS``
 (prints numbers), with the course's own timeouts, each graded in this process as ``python -m autograder grade``
 does (the lane's warm fork server).
 
@@ -15,7 +15,7 @@ a cell's source, the notebook's JSON, a value's conversion, the names step), eac
 grade FILE`` does in a process of its own (``--grade-one``), after the honest answer keys of its assignment: the
 wall seconds and the grading process's peak resident memory (VmHWM, MiB), and their excess over the honest
 submission's. The student's own process (its memory limit) is not counted. Runs against an older checkout too:
-copy this file and ``tests/sandbox/catalogue.py`` there.
+copy this file and ``tests/sandbox/live/catalogue.py`` there.
 
 ``--class``: the same submissions and an honest one per assignment graded as a class on a scratch course
 (``autograde --feedback``, 2 workers), then the instructor's report: each submission's seconds and its worker's
@@ -33,11 +33,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "sandbox")]
+sys.path.insert(0, str(ROOT))   # the repository: tests.*
 os.environ.setdefault("KERAS_BACKEND", "torch")
 
-import catalogue  # noqa: E402
-import notebooks  # noqa: E402
+from tests.sandbox.live import catalogue  # noqa: E402
+from tests.helpers import notebooks  # noqa: E402
 
 from autograder.grade import grade_notebook  # noqa: E402
 

@@ -1,15 +1,11 @@
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("KERAS_BACKEND", "torch")
 ROOT = Path(__file__).resolve().parent.parent
-TESTS = ROOT / "tests"
-sys.path.insert(0, str(TESTS))
-
-import nbgrader_suite_run  # noqa: E402
+from tests.helpers import nbgrader_suite_run  # noqa: E402
 
 SUITE_TEST = "test_nbgraders_own_tests_pass_with_the_course_patches"
 
@@ -56,14 +52,14 @@ def work_group(path: str, name: str = "") -> tuple[int, str]:
 
     Under pytest-xdist (``-n``) the tests that share a session's or a module's fixtures run in one worker, one group
     after another (``pytest_xdist_make_scheduler``): a folder of tests with a conftest of its own is one group (the
-    hub's, with every ``test_hub_*`` file, as they make Unix accounts and cgroups; the browser's; the sandbox's),
-    any other test file is a group of its own. The long groups go first, so that the two workers finish together;
-    nbgrader's suite, which runs in the background from the start, last."""
-    parts = Path(path).parts
-    folder = parts[1] if len(parts) > 2 else ""
-    if folder == "hub" or parts[-1].startswith("test_hub_"):
+    hub's, ``tests/hub/`` with the real hub's ``live/`` and the hub's unit tests, as they make Unix accounts and
+    cgroups; the browser's; the sandbox catalogues', ``tests/sandbox/live/``), any other test file is a group of its
+    own. The long groups go first, so that the two workers finish together; nbgrader's suite, which runs in the
+    background from the start, last."""
+    folder = "/".join(Path(path).parts[1:-1])   # the test's folder under tests/
+    if folder.split("/")[0] == "hub":
         return 0, "hub"
-    if folder in ("browser", "sandbox"):
+    if folder in ("browser", "sandbox/live"):
         return 1, folder
     if name == SUITE_TEST:
         return 3, path
@@ -107,8 +103,8 @@ WORKER_REPORTS: list[dict] = []
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error):
-    """A pytest-xdist worker's end: the catalogues' report, where it ran them (tests/sandbox/conftest.py; that
-    conftest is not loaded in the controller, which collects nothing)."""
+    """A pytest-xdist worker's end: the catalogues' report, where it ran them (tests/sandbox/live/conftest.py;
+    that conftest is not loaded in the controller, which collects nothing)."""
     report = getattr(node, "workeroutput", {}).get("catalogue_report")
     if report:
         WORKER_REPORTS.append(report)

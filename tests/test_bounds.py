@@ -2,7 +2,7 @@
 
 Cheap, in this process: a frame's header is refused by its length before it is read, a notebook's JSON by a pass
 over its bytes before it is parsed, a code cell by its length before ``ast.parse``; a value posing as a tensor is
-not converted (none of its methods is called). The catalogue (tests/sandbox) grades the same attacks end to end.
+not converted (none of its methods is called). The catalogue (tests/sandbox/live) grades the same attacks end to end.
 """
 from __future__ import annotations
 

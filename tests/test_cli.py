@@ -20,7 +20,7 @@ os.environ.setdefault("KERAS_BACKEND", "torch")
 from autograder import cli  # noqa: E402
 from autograder.sandbox import bubblewrap  # noqa: E402
 
-import minimal  # noqa: E402 - tests/ is on sys.path (tests/conftest.py)
+from tests.helpers import minimal  # noqa: E402
 
 
 @pytest.fixture()

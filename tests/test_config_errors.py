@@ -59,7 +59,7 @@ def test_a_broken_course_config_stops_nbgrader(course, breakage):
 def test_a_setting_that_nothing_reads_is_an_error(course, tmp_path, section, key):
     """``python -m autograder grade`` refuses a course_config.py whose ``section`` sets ``key`` (no field of its
     record): exit 2, and the message names the file, the section and the key."""
-    import minimal
+    from tests.helpers import minimal
 
     config = course / "course_config.py"
     text = config.read_text()

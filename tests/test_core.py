@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-import minimal
+from tests.helpers import minimal
 from autograder.grade import grade_notebook
 from autograder.sandbox.errors import Failure, StudentCodeError
 from autograder.sandbox import lanes
@@ -241,7 +241,7 @@ def test_demo_only_cells_are_not_run_by_grading():
 def test_review_lists_escape_hatches_and_not_honest_code():
     """The instructor's review list names what the sandbox cannot block (signal handlers, copied library source,
     kernels registered over the guard's), wherever in the notebook it is; honest notebooks have none."""
-    import notebooks
+    from tests.helpers import notebooks
     from autograder.submission.notebook import collect
     from autograder.graders.review import review_items
 

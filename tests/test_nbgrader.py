@@ -9,7 +9,7 @@ import sys
 
 import nbformat
 import pytest
-from notebooks import with_code
+from tests.helpers.notebooks import with_code
 
 from autograder import course, scores
 from autograder.graders import registry

@@ -7,13 +7,13 @@ nbgrader's suite ships in its wheel (``nbgrader/tests``). It runs in a scratch f
 ``nbgrader_config.py`` would load the course's configuration into nbgrader's tests); about 3 minutes alone on this
 2-core machine (181 s measured: 88 passed, 3 expected failures, 2 skipped; 308 s before its gradebooks were stamped
 without an ``alembic`` process, ``autograder/patches/gradebook.py``), started in the background when the session is
-collected (``tests/nbgrader_suite_run.py``)."""
+collected (``tests/helpers/nbgrader_suite_run.py``)."""
 from __future__ import annotations
 
 import shutil
 import xml.etree.ElementTree as ET
 
-import nbgrader_suite_run
+from tests.helpers import nbgrader_suite_run
 import pytest
 
 

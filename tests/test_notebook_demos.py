@@ -19,7 +19,7 @@ import pytest
 
 os.environ.setdefault("KERAS_BACKEND", "torch")
 
-import notebooks  # noqa: E402 - tests/ is on sys.path (tests/conftest.py)
+from tests.helpers import notebooks  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from postgres import postgres_server
+from tests.helpers.postgres import postgres_server
 
 psycopg2 = pytest.importorskip("psycopg2")
 pytestmark = pytest.mark.skipif(not glob.glob("/usr/lib/postgresql/*/bin/initdb"),
@@ -69,7 +69,7 @@ def test_a_data_folder_where_other_users_write_is_refused():
     import shutil
     import tempfile
 
-    from postgres import SCRIPT, free_port
+    from tests.helpers.postgres import SCRIPT, free_port
 
     shared = Path(tempfile.mkdtemp(prefix="agtest-tmp-"))
     os.chmod(shared, 0o1777)

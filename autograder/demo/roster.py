@@ -8,7 +8,7 @@ attempt to fake the grade, reaching for the grader's frame on the way: on the in
 ``paste:<name>`` (the solutions, with a library routine's source pasted in: ``submissions.PASTED``), and for the
 quiz ``answers:<set>``. The copy (2026029 of 2026004) and the paste (2026005, Keras's ``Attention`` scoring) are
 what the instructor's similarity report must find, and nothing else among the class's independent
-implementations (tests/test_similarity.py).
+implementations (tests/feedback/test_similarity.py).
 """
 from __future__ import annotations
 

@@ -45,7 +45,7 @@ class SubmittedNotebookExporter(NotebookExporter):
     @staticmethod
     def _file_resources(filename, resources):
         """``resources`` with the file's metadata (its name, folder and modified date) as nbconvert's
-        ``Exporter.from_filename`` sets them (``tests/test_submitted_files.py`` compares the two)."""
+        ``Exporter.from_filename`` sets them (``tests/submission/test_submitted_files.py`` compares the two)."""
         if resources is None:
             resources = ResourcesDict()
         if "metadata" not in resources or resources["metadata"] == "":

@@ -1,10 +1,10 @@
 """The float64 answers to the proxies' questions: while an exercise is graded, the other contract functions it
 calls are answered with these (``isolation.py``).
 
-They are numpy versions of ``references.py`` (the same formulas; numpy because a proxy's question is small and
-torch's per-call overhead is not: ~300 answers per submission), with the contract's signatures (a call that does not
-fit runs the student's own function). tests/test_isolation.py checks them against ``references.py``. They work in
-place where they can, so that what they allocate is what ``sizing.need`` counts.
+They are numpy versions of ``references.py`` (the same formulas; numpy because a proxy's question is small and torch's
+per-call overhead is not: ~300 answers per submission), with the contract's signatures (a call that does not fit runs
+the student's own function). tests/graders/test_isolation.py checks them against ``references.py``. They work in place
+where they can, so that what they allocate is what ``sizing.need`` counts.
 """
 from __future__ import annotations
 

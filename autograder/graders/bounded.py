@@ -13,7 +13,7 @@ the grading process, a question over ``answer_mb`` is refused, and what lies bet
   announced (checked against what the sizes said first): the grader holds the result once and nothing more.
 
 A fork costs a few milliseconds: the ~300 questions an honest submission asks are all answered in the grading
-process, and this path is for the rare big one (``tests/test_isolation.py``).
+process, and this path is for the rare big one (``tests/graders/test_isolation.py``).
 """
 from __future__ import annotations
 

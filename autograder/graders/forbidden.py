@@ -25,12 +25,12 @@ SWITCHES = {"DisableTorchFunction", "DisableTorchFunctionSubclass", "_set_torch_
             "_pop_torch_function_stack", "_push_on_torch_function_stack"}
 
 # Run-time labels are the ones the monitor can write (``sandbox/inside/watched.py``: ``LABELS``;
-# tests/sandbox/test_policy.py checks it). The other softmaxes (``torch.softmin``,
-# ``keras.ops.softmax``, ``keras.activations.softmax``) end at a softmax kernel, reported as ``torch:softmax``;
-# Keras's ``GroupedQueryAttention`` class is reported as ``keras:layers.GroupQueryAttention``. Every attention,
-# normalisation and softmax routine of the installed torch and Keras is watched or allowed for a written reason
-# (tests/sandbox/test_library_coverage.py enumerates them): flex attention is reported as SDPA, torch.ao's quantizable
-# multi-head attention as ``multi_head_attention_forward``.
+# tests/sandbox/live/test_policy.py checks it). The other softmaxes (``torch.softmin``, ``keras.ops.softmax``,
+# ``keras.activations.softmax``) end at a softmax kernel, reported as ``torch:softmax``; Keras's
+# ``GroupedQueryAttention`` class is reported as ``keras:layers.GroupQueryAttention``. Every attention, normalisation
+# and softmax routine of the installed torch and Keras is watched or allowed for a written reason
+# (tests/sandbox/live/test_library_coverage.py enumerates them): flex attention is reported as SDPA, torch.ao's
+# quantizable multi-head attention as ``multi_head_attention_forward``.
 # A library module or kernel registration changed under the watch (``sandbox/inside/monitor.verifier``): the routines
 # it hid could be any of a rule's, so every call it is seen in counts as using them.
 TAMPERED = "guard:library_changed"

@@ -37,10 +37,11 @@ LIST_ELEMENTS = 1 << 16   # a nested list (plain data on the wire) with more num
 def need(size, arguments: dict) -> Need:
     """What an answer needs for ``arguments`` (its signature's ``bind(...).arguments``), ``size`` being its sizing
     function below: exactly from the broadcast shapes of every argument, or ``Unfit`` for arguments it cannot take.
-    Counted as the answers of ``answers.py`` allocate: the float64 copy of each array argument, the score matrix of
-    the broadcast batch (and a bigger one when a mask broadcasts it further), softmax's per-row temporaries, the
-    output, and a contiguous copy where the answer is a view that has to be copied to be sent (``split_heads``).
-    tests/test_isolation.py checks the peak against what numpy really allocates (``tracemalloc``) for every answer."""
+    Counted as the answers of ``answers.py`` allocate: the float64 copy of each array argument, the score matrix of the
+    broadcast batch (and a bigger one when a mask broadcasts it further), softmax's per-row temporaries, the output, and
+    a contiguous copy where the answer is a view that has to be copied to be sent (``split_heads``).
+    tests/graders/test_isolation.py checks the peak against what numpy really allocates (``tracemalloc``) for every
+    answer."""
     sized = size(dict(arguments))
     return Need(sized.peak + NUMPY_OVERHEAD, sized.result, sized.work)
 

@@ -78,7 +78,7 @@ EXACT = Tolerance(0.0, 0.0, "integers are exact")
 # (the student's) and the float64 reference may choose differently only where the two best logits are within the
 # float32 error of each other. On the graders' tiny models (D = 16, two blocks, logits of size ~10) that error is
 # at most 1.6e-5 (a float32 torch forward against the float64 reference, 12 models x 6 steps x 3 rows:
-# tests/test_decoder_graders.py); the graders redraw a model and prompt until every step's best logit leads the
+# tests/graders/test_decoder_graders.py); the graders redraw a model and prompt until every step's best logit leads the
 # second by at least TOKEN_MARGIN, 600 times that, so a correct float32 implementation always gets the reference's
 # tokens (about one draw in 30-60 is redrawn; the redraw is deterministic: it uses the test's rng).
 TOKEN_MARGIN = 1e-2

@@ -30,9 +30,9 @@ hub's spawner and exchange classes). What no setting reaches is changed here and
   preprocessors, exporters, late-penalty plugin, Validate's handler, the spawner, the exchange's collect and release
   feedback), each with its signature and, where the subclass writes it again or it is private, its source's sha256.
 
-``tests/test_patches.py`` fails when an installed upstream is not what a patch or an override was checked against:
-another version, a patched or overridden function's signature, a rewritten function's source, a patched file; and
-when a class of the package overrides an upstream method that ``OVERRIDES`` does not list.
+``tests/patches/test_patches.py`` fails when an installed upstream is not what a patch or an override was checked
+against: another version, a patched or overridden function's signature, a rewritten function's source, a patched file;
+and when a class of the package overrides an upstream method that ``OVERRIDES`` does not list.
 """
 from __future__ import annotations
 
@@ -147,9 +147,9 @@ STARTUP = Patch(
 
 # ------------------------------------------------------------------------------------------------ subclasses
 # Upstream methods that the course's own subclasses override (classes configured by name in course_config.py or the
-# hub's config, so nothing is installed), checked like the patches: each with its upstream signature, and the sha256
-# of the upstream source wherever the subclass writes the method again instead of extending it, or overrides a
-# private one. ``tests/test_patches.py`` finds every such override in the package and fails on one not listed here.
+# hub's config, so nothing is installed), checked like the patches: each with its upstream signature, and the sha256 of
+# the upstream source wherever the subclass writes the method again instead of extending it, or overrides a private one.
+# ``tests/patches/test_patches.py`` finds every such override in the package and fails on one not listed here.
 PREPROCESS_STEPS = Patch(
     "the course's steps as nbconvert preprocessors", NBCONVERT,
     {"nbconvert.preprocessors.base:Preprocessor.preprocess": "(self, nb, resources)"},

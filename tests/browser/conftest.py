@@ -27,11 +27,10 @@ import nbformat
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
-from browser_course import (ASSIGNMENTS, CHROMEDRIVER, CHROMIUM, LOGS, ROOT, SCREENSHOTS,  # noqa: E402
-                            STUDENTS, WRITTEN_ANSWERS, missing_browser, quiz_answer_key, quiz_submission,
-                            start_lab, stop_lab)
+from tests.browser.browser_course import (ASSIGNMENTS, CHROMEDRIVER, CHROMIUM, LOGS, ROOT, SCREENSHOTS,  # noqa: E402
+                                          STUDENTS, WRITTEN_ANSWERS, missing_browser, quiz_answer_key, quiz_submission,
+                                          start_lab, stop_lab)
 
 
 def pytest_configure(config):
@@ -133,7 +132,7 @@ def screenshots():
 
 @pytest.fixture(scope="session")
 def browser(tmp_path_factory):
-    import labpage
+    from tests.browser import labpage
 
     driver = labpage.start_chromium(CHROMIUM, CHROMEDRIVER, tmp_path_factory.mktemp("chromium-profile"),
                                     LOGS / "chromedriver.log")
@@ -152,7 +151,7 @@ def pytest_runtest_makereport(item, call):
 @pytest.fixture
 def lab(request, browser, lab_server, screenshots):
     """JupyterLab for one test; on failure a screenshot FAILED-<test>.png; afterwards every kernel is shut down."""
-    import labpage
+    from tests.browser import labpage
 
     page = labpage.Lab(browser, lab_server, screenshots, request.node.name)
     yield page

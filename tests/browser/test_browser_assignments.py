@@ -4,7 +4,7 @@ import pytest
 
 pytest.importorskip("selenium", reason="selenium is not installed (pip install -r requirements-browser.txt)")
 
-from labpage import wait_for  # noqa: E402
+from tests.browser.labpage import wait_for  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
 pytestmark = pytest.mark.browser

@@ -12,8 +12,8 @@ import pytest
 
 pytest.importorskip("selenium", reason="selenium is not installed (pip install -r requirements-browser.txt)")
 
-from browser_course import ROOT  # noqa: E402
-from labpage import wait_for  # noqa: E402
+from tests.browser.browser_course import ROOT  # noqa: E402
+from tests.browser.labpage import wait_for  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
 from autograder.feedback import html as feedback_html  # noqa: E402

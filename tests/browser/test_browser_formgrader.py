@@ -6,8 +6,8 @@ import pytest
 
 pytest.importorskip("selenium", reason="selenium is not installed (pip install -r requirements-browser.txt)")
 
-from browser_course import STUDENTS, WRITTEN_ANSWERS  # noqa: E402
-from labpage import wait_for  # noqa: E402
+from tests.browser.browser_course import STUDENTS, WRITTEN_ANSWERS  # noqa: E402
+from tests.browser.labpage import wait_for  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 

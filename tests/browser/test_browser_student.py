@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("selenium", reason="selenium is not installed (pip install -r requirements-browser.txt)")
 
-from browser_course import ASSIGNMENTS, KERNEL_DISPLAY_NAME, ROOT, student_copy  # noqa: E402
+from tests.browser.browser_course import ASSIGNMENTS, KERNEL_DISPLAY_NAME, ROOT, student_copy  # noqa: E402
 
 pytestmark = pytest.mark.browser
 

@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("selenium", reason="selenium is not installed (pip install -r requirements-browser.txt)")
 
-from browser_course import notebook_path  # noqa: E402
+from tests.browser.browser_course import notebook_path  # noqa: E402
 from selenium.common.exceptions import WebDriverException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
@@ -142,7 +142,7 @@ def test_formgrader_override_of_a_hijacked_grade_saves(browser, hostile, lab_ser
     """The student's markdown above ``test_softmax``'s grade cell carries ``id="test_softmax"`` (three ways) and a
     fake alert. In formgrader the instructor types a score into that grade's box, then clicks its "Full credit":
     both land in the gradebook, because the grade's controls are bound to its own cell."""
-    from labpage import wait_for
+    from tests.browser.labpage import wait_for
     from nbgrader.api import Gradebook
     from selenium.webdriver.common.keys import Keys
 

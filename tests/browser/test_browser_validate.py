@@ -3,7 +3,7 @@ import pytest
 
 pytest.importorskip("selenium", reason="selenium is not installed (pip install -r requirements-browser.txt)")
 
-from browser_course import WRITTEN_ANSWERS, quiz_answer_key, student_copy  # noqa: E402
+from tests.browser.browser_course import WRITTEN_ANSWERS, quiz_answer_key, student_copy  # noqa: E402
 
 pytestmark = pytest.mark.browser
 

@@ -1,5 +1,5 @@
 # A plain numpy solution of the `attention` assignment, written in the notebook's cell layout: the body of every
-# exercise sits between the nbgrader solution markers, so that tests/notebooks.py can build a minimal notebook
+# exercise sits between the nbgrader solution markers, so that tests/helpers/notebooks.py can build a minimal notebook
 # from this file while source/attention/attention.ipynb does not exist. It is also graded as one more correct
 # implementation (einsum instead of matmul in places, float64 throughout).
 import numpy as np

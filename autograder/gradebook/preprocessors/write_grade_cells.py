@@ -36,8 +36,8 @@ class WriteGradeCells(NbGraderPreprocessor):
             exercise = by_name.get(meta.get("grade_id", "").removeprefix("test_"))
             if exercise is None:
                 continue
-            # The exercise's points are its grade cell's (the registry and tests/test_<assignment>_graders.py keep
-            # them equal); the cell's points stay the bound nbgrader needs all the same.
+            # The exercise's points are its grade cell's (the registry and tests/graders/test_<assignment>_graders.py
+            # keep them equal); the cell's points stay the bound nbgrader needs all the same.
             score = min(exercise.score, float(meta.get("points", 0)))
             cell.outputs = [
                 new_output("stream", name="stdout", text=exercise_report(exercise, result.notebook_errors) + "\n"),

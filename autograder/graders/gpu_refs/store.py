@@ -20,7 +20,7 @@ from autograder.graders.tolerances import Tolerance, against_gpu
 from autograder.messages import Verdict
 
 ROOT = Path(__file__).with_name("cases")
-REGENERATE = "python -m tools.gpu_refs.generate"
+REGENERATE = "python -m scripts.gpu_refs.generate"
 BF16_BITS = "bfloat16 bit patterns as uint16 (the upper half of the float32 of the same value)"
 
 

@@ -7,7 +7,7 @@
 * explanation_ko: 채점이 끝난 뒤 피드백에만 보여 주는 풀이입니다.
 
 객관식 보기는 길이가 비슷하고(정답이 가장 긴 보기가 아님) 정답의 글자가 고루 퍼져 있습니다:
-tests/test_quiz_graders.py가 노트북의 보기로 확인합니다.
+tests/graders/test_quiz_graders.py가 노트북의 보기로 확인합니다.
 
 WRITTEN은 formgrader에서 손으로 채점하는 서술형 답 칸(마크다운 셀)의 배점입니다.
 """

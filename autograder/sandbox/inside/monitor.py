@@ -70,7 +70,7 @@ def guard(event_fd, handlers=()):
     # function's closure: none of them looks up a global or a builtin then. This module's globals and builtins are
     # within the student's reach (the serve loop's frame is below every call: ``sys._getframe(1).f_globals
     # ["guard"].__globals__``); a closure's cells only through its function objects, which no student object holds
-    # (tests/sandbox/test_policy.py checks that no run-time code of the guard loads a global).
+    # (tests/sandbox/live/test_policy.py checks that no run-time code of the guard loads a global).
     write, fstat, getframe = os.write, os.fstat, sys._getframe
     refused, frame_attrs = frozenset(REFUSED), frozenset(FRAME_ATTRS)
     get, Denied, NoFrame, kind, text = getattr, PermissionError, ValueError, type, str

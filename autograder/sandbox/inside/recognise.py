@@ -3,7 +3,7 @@
 ``recogniser`` makes the forbidden-routine watch's ``known(code)`` (``monitor.guard``): the report of the watched
 routine that a code object is, or is a copy of, or None. Like the rest of the watch, the functions it makes read every
 name they use from their own closure, none from this module's globals or builtins (the student's code can reach
-those: tests/sandbox/test_policy.py checks it).
+those: tests/sandbox/live/test_policy.py checks it).
 """
 import builtins as _builtins_module
 

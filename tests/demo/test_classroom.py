@@ -1,0 +1,183 @@
+"""The instructor's workflow end to end: the demo class through nbgrader's exchange, on SQLite and PostgreSQL,
+re-runs, late penalties, exports, and two shards graded concurrently into one gradebook."""
+import csv
+import os
+import subprocess
+import sys
+import uuid
+
+import nbformat
+import pytest
+
+from autograder.demo import roster
+from autograder.demo.classroom import DemoClass
+from tests.helpers.postgres import postgres_server
+from tests.gradebook.test_preprocessors import formgrader_view
+
+pytestmark = pytest.mark.slow
+
+# A cross-section of the class: solutions, another implementation handed in late, a catalogue mistake, a partial
+# answer, an empty notebook, a truncated file, a cheating attempt, a renamed copy of the late implementation and
+# malformed quiz answers.
+IDS = ["2026001", "2026004", "2026006", "2026021", "2026025", "2026027", "2026028", "2026029"]
+STUDENTS = [s for s in roster.ROSTER if s.id in IDS]
+# The PostgreSQL gradebook gets half of them (the solutions, the late one, a mistake, the truncated file): two in
+# each of the two shards, enough to show the same scores and no doubled rows at half the grading time.
+PG_IDS = ["2026001", "2026004", "2026006", "2026027"]
+PG_STUDENTS = [s for s in STUDENTS if s.id in PG_IDS]
+SEED = "424242"
+
+
+def scores(data, assignment):
+    return {r["id"]: (r["assignments"][assignment]["score"], r["assignments"][assignment]["exercises"])
+            for r in data["students"] if assignment in r["assignments"]}
+
+
+def counts(db_url):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url) as gb:
+        subs = [s for a in gb.assignments for s in gb.assignment_submissions(a.name)]
+        return len(gb.students), len(subs), sum(len(list(n.grades)) for s in subs for n in s.notebooks)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fixed_seed():
+    old = os.environ.get("AUTOGRADER_SEED")
+    os.environ["AUTOGRADER_SEED"] = SEED
+    yield
+    if old is None:
+        os.environ.pop("AUTOGRADER_SEED")
+    else:
+        os.environ["AUTOGRADER_SEED"] = old
+
+
+@pytest.fixture(scope="module")
+def sqlite_class(tmp_path_factory):
+    demo = DemoClass(tmp_path_factory.mktemp("sqlite") / "course", ["attention", "quiz"], students=STUDENTS,
+                     workers=2)
+    return demo, demo.run()
+
+
+def test_class_is_graded_with_penalties_and_exports(sqlite_class, root):
+    demo, data = sqlite_class
+    attention, quiz = scores(data, "attention"), scores(data, "quiz")
+    assert set(attention) == set(quiz) == set(IDS)
+    assert attention["2026001"][0] == 27                            # the solutions
+    assert attention["2026004"][0] == pytest.approx(24.3)           # correct, one day late: -10 %
+    assert attention["2026025"][0] == attention["2026027"][0] == 0  # empty, truncated
+    assert attention["2026028"][1]["scaled_dot_product_attention"] == 0  # the cheat fakes nothing
+    assert attention["2026028"][1]["softmax"] == 2
+    assert 0 < attention["2026021"][0] < 27 and 0 < attention["2026006"][0] < 27
+    assert quiz["2026001"][0] == 19 and quiz["2026029"][0] < 19    # written answers still to be graded by hand
+    rows = list(csv.reader(open(demo.dir / "reports" / "grades.csv", encoding="utf-8")))
+    assert rows[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"] \
+        and rows[1][0] == "Points Possible"
+    assert len(rows) == 2 + len(IDS)
+    report = (demo.dir / "reports" / "report.html").read_text(encoding="utf-8")
+    assert "data:image/png;base64" in report and "가장 자주 진단된 실수" in report
+    # the similarity report (tests/feedback/test_similarity.py measures it on the whole class): 2026029 copied 2026004's
+    # notebook, renamed; their code side by side, escaped, the matched parts marked
+    assert "<h4>비슷한 학생 쌍 (1)</h4>" in report and "2026004 최하은</b> ↔ <b>2026029 유승우</b>" in report
+    assert "def apply_rope(x, positions, base=10000.0):" in report and "<mark>" in report
+    assert "theta = ops.cast(ops.convert_to_tensor(positions), x.dtype)[:, None]" in report
+    assert "<h4>라이브러리 코드와 비슷한 제출 (0)</h4>" in report
+    assert (demo.dir / "grades_nbgrader.csv").exists()
+    # the cheat reached for the grader's frame: flagged wherever grades are read, the others not
+    review = {row[2]: row[-1] for row in rows[2:]}
+    assert rows[0][-1] == "review" and review["2026028"].startswith("attention: 1건 — ") \
+        and "`_getframe`" in review["2026028"], review
+    assert [s for s, text in review.items() if text] == ["2026028"], review
+    section = report[report.index("<h3 id='review-attention'>"):report.index("<h3 id='review-quiz'>")]
+    assert "검토할 제출물 (1명)" in section
+    assert f"2026028 허예린: {attention['2026028'][0]:g} / 27점, 검토 1건" in section, section
+    assert "`_getframe` — 호출 스택의 프레임을 읽습니다" in section
+    from autograder.gradebook.preprocessors.record_review import review_of
+
+    autograded = {s: nbformat.read(str(demo.dir / "autograded" / s / "attention" / "attention.ipynb"), as_version=4)
+                  for s in IDS if s != "2026027"}   # the truncated file is graded as the blank release
+    assert {s for s, nb in autograded.items() if review_of(nb)} == {"2026028"}
+    page = formgrader_view(root, autograded["2026028"])   # formgrader's manual-grading view of it
+    assert 'id="course-review"' in page and "`_getframe` — 호출 스택의 프레임을 읽습니다" in page
+    for student in IDS:   # every student fetched their own feedback through the exchange
+        assert list((demo.dir / "home" / student / "attention" / "feedback").rglob("attention.html")), student
+
+
+def test_the_workers_feedback_is_what_nbgrader_generate_feedback_makes(sqlite_class):
+    """The demo's class run makes the feedback with its grading workers (``autograde_class(feedback=True)``): every
+    page is byte for byte the page that ``nbgrader generate_feedback --force`` makes of the same gradebook."""
+    from autograder import course
+
+    demo, _ = sqlite_class
+    pages = sorted((demo.dir / "feedback").glob("*/attention/attention.html"))
+    assert len(pages) == len(IDS)
+    made = {page: page.read_bytes() for page in pages}
+    course.nbgrader("generate_feedback", "attention", "--force", cwd=demo.dir, env=demo.env)
+    differ = [page.parent.parent.name for page in pages if page.read_bytes() != made[page]]
+    assert not differ, f"feedback pages that differ from nbgrader generate_feedback's: {differ}"
+
+
+def test_report_command_writes_the_reports_of_a_graded_course(sqlite_class, capsys):
+    """``python -m autograder report`` (an instructor's course, not the demo): the same reports from the gradebook
+    and the autograded notebooks, without grading again."""
+    from autograder import cli
+
+    demo, data = sqlite_class
+    report = demo.dir / "reports" / "report.html"
+    report.unlink()
+    assert cli.main(["report", "--course-dir", str(demo.dir), "attention", "quiz"]) == 0
+    out = capsys.readouterr().out
+    assert "similarity attention: 1 student pair(s) [2026004-2026029], 0 library match(es)" in out, out
+    assert "2026004 최하은</b> ↔ <b>2026029 유승우</b>" in report.read_text(encoding="utf-8")
+
+
+def test_rerun_is_idempotent(sqlite_class):
+    demo, data = sqlite_class
+    before = counts(demo.env["COURSE_DB_URL"])
+    again = DemoClass(demo.dir, ["attention"], students=STUDENTS, workers=2).run()
+    assert counts(demo.env["COURSE_DB_URL"]) == before
+    assert scores(again, "attention") == scores(data, "attention")
+
+
+@pytest.fixture(scope="module")
+def postgres_db():
+    """A PostgreSQL server of this module's own, stopped at the end (tests/helpers/postgres.py)."""
+    import psycopg2
+
+    with postgres_server() as (url, _):
+        name = f"demo_{uuid.uuid4().hex[:8]}"
+        conn = psycopg2.connect(url.replace("+psycopg2", ""))
+        conn.autocommit = True
+        conn.cursor().execute(f"CREATE DATABASE {name}")
+        conn.close()
+        yield url.rsplit("/", 1)[0] + "/" + name
+
+
+@pytest.fixture(scope="module")
+def postgres_class(tmp_path_factory, postgres_db):
+    demo = DemoClass(tmp_path_factory.mktemp("pg") / "course", ["attention"], db_url=postgres_db,
+                     students=PG_STUDENTS, workers=2)
+    return demo, demo.run()
+
+
+def test_postgres_gives_the_sqlite_scores(sqlite_class, postgres_class):
+    on_sqlite = scores(sqlite_class[1], "attention")
+    assert scores(postgres_class[1], "attention") == {i: on_sqlite[i] for i in PG_IDS}
+
+
+def test_two_shards_at_once_into_one_gradebook(postgres_class, postgres_db, root):
+    demo, data = postgres_class
+    env = {**os.environ, "COURSE_DB_URL": postgres_db, "AUTOGRADER_SEED": SEED}
+    shards = [subprocess.Popen([sys.executable, "-m", "autograder", "autograde", "attention", "--workers", "1",
+                                "--shard", f"{i}/2", "--course-dir", str(demo.dir)], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for i in (1, 2)]
+    outputs = [p.communicate(timeout=900)[0] for p in shards]
+    assert all(p.returncode == 0 for p in shards), outputs
+    graded = [int(out.split("/")[0].rsplit(" ", 1)[-1]) for out in outputs
+              for out in [line for line in out.splitlines() if " graded in " in line]]
+    assert sum(graded) == len(PG_IDS) and all(graded), outputs      # every student in exactly one shard
+    from autograder.feedback import instructor
+
+    after = instructor.collect_grades(postgres_db, ["attention"], demo.dir)
+    assert counts(postgres_db)[:2] == (len(PG_IDS), len(PG_IDS))        # no student or submission doubled
+    assert scores(after, "attention") == scores(data, "attention")

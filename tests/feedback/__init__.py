@@ -1,0 +1,1 @@
+"""The tests of autograder/feedback: student HTML made inert, the instructor's similarity report."""

@@ -1,0 +1,1 @@
+"""The tests of autograder/gradebook: the course's nbgrader preprocessors."""

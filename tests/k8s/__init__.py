@@ -1,0 +1,1 @@
+"""The tests of autograder/k8s: the cluster bundle."""

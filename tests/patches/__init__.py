@@ -1,0 +1,1 @@
+"""The tests of autograder/patches: nbgrader's code as the course changes it."""
