@@ -10,9 +10,11 @@ import dataclasses
 
 import pytest
 
-from autograder.graders import isolation, mistakes, plugin, registry
+from autograder.graders import forbidden, isolation, mistakes, plugin, registry
 from autograder.graders.exercises import Exercise, Mistake
+from autograder.graders.forbidden import Rule, RuleError
 from autograder.graders.registry import RegistryError
+from autograder.sandbox.inside.routines import Routine
 
 
 def graders() -> dict:
@@ -58,6 +60,8 @@ def test_a_record_without_its_grader_stops_the_registry():
                  id="callee-without-answer"),
     pytest.param({"callees": ("no_such_exercise",)}, "'no_such_exercise' is not another exercise", id="no-record"),
     pytest.param({"callees": ("self_attention",)}, "its callees call it back", id="ladder-back"),
+    pytest.param({"forbidden": {"runtime": {"torch:softmax"}, "names": {"softmax"}}},
+                 "forbidden must be a Rule of forbidden.py or None", id="rule-as-a-dict"),
 ])
 def test_a_record_that_does_not_fit_stops_the_registry(changes, error):
     records = with_record(**changes)
@@ -66,6 +70,35 @@ def test_a_record_that_does_not_fit_stops_the_registry(changes, error):
                                                         answer=records["softmax"].answer)
     with pytest.raises(RegistryError, match=error):
         registry.check(records, graders())
+
+
+@pytest.mark.parametrize("fields, error", [
+    pytest.param({"runtime": {"torch:_softmax"}}, r"rule 'toy': 'torch:_softmax' is not a Routine", id="plain-label"),
+    pytest.param({"runtime": {Routine.TORCH_SOFTMAX, "torch:layer_norm"}},
+                 r"rule 'toy': 'torch:layer_norm' is not a Routine", id="label-not-a-member"),
+    pytest.param({"runtime": "torch:softmax"}, r"rule 'toy': runtime must be a set, not the string", id="runtime-str"),
+    pytest.param({"names": "softmax"}, r"rule 'toy': names must be a set, not the string 'softmax'", id="names-str"),
+    pytest.param({"names": {"softmax", "soft max"}}, r"rule 'toy': 'soft max' is not a name", id="not-a-name"),
+    pytest.param({"name": "toy rule"}, r"rule 'toy rule': its name must be an identifier", id="bad-rule-name"),
+])
+def test_a_malformed_rule_is_refused_naming_it(fields, error):
+    """A rule is checked where it is declared: a label the monitor never writes, a string given for a set or a name
+    that is not one stops the module that declares it, naming the rule."""
+    with pytest.raises(RuleError, match=error):
+        Rule(**{"name": "toy", "runtime": {Routine.TORCH_SOFTMAX}, "names": {"softmax"}, **fields})
+
+
+def test_the_rules_are_typed_records():
+    """Every exercise's rule is a ``Rule`` whose run-time labels are ``Routine`` members, read as plain strings."""
+    rules = {r.forbidden for r in registry.RECORDS.values() if r.forbidden is not None}
+    assert rules == {forbidden.SOFTMAX, forbidden.ATTENTION, forbidden.CAUSAL, forbidden.ROPE, forbidden.NORM,
+                     forbidden.BLOCK}
+    for rule in rules:
+        assert all(isinstance(label, Routine) for label in rule.runtime)
+        assert all(type(label) is str for label in rule.labels)
+    assert forbidden.runtime_violations(forbidden.SOFTMAX, ["torch:softmax", "torch:layer_norm"]) == ["torch:softmax"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        forbidden.SOFTMAX.names = frozenset()
 
 
 def test_a_function_without_a_record_has_no_rule_to_be_graded_by():

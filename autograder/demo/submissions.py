@@ -11,6 +11,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.graders import mistakes
+from autograder.sandbox.inside.routines import Routine
 
 IMPLEMENTATIONS = Path(__file__).resolve().parents[2] / "tests" / "implementations"
 _MARKER = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$", re.M)
@@ -93,7 +94,7 @@ def additive_attention(query, key, value, mask=None):
 }
 
 # The library routines (their labels in the forbidden rules) that each paste above comes from.
-PASTED_FROM = {"keras_attention": "keras:layers.Attention"}
+PASTED_FROM = {"keras_attention": str(Routine.KERAS_ATTENTION)}
 
 # What a student who copies a classmate's notebook renames (local variables only: parameters, functions and
 # attributes stay, so the copy still runs and is graded like the original).

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from autograder.graders import exercises
 from autograder.graders.exercises import Exercise
+from autograder.graders.forbidden import Rule
 
 GRADERS = Path(__file__).parent
 RECORDS_DIR = GRADERS / "exercises"
@@ -92,6 +93,8 @@ def check(records: dict[str, Exercise], graded: dict[str, Path]) -> None:
             raise RegistryError(f"{where}: assignment {r.assignment!r}, but its grader is {graded[name]}")
         if not r.points > 0:
             raise RegistryError(f"{where}: points must be positive (its grade cell's points)")
+        if r.forbidden is not None and not isinstance(r.forbidden, Rule):
+            raise RegistryError(f"{where}: forbidden must be a Rule of forbidden.py or None, not {r.forbidden!r}")
         for m in r.mistakes:
             if m.exercise != name or m.id in ids.setdefault(r.assignment, set()):
                 raise RegistryError(f"{where}: mistake {m.id!r} is of {m.exercise!r} or not the only one of its id "

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from autograder.graders.answers import Answer
+    from autograder.graders.forbidden import Rule
 
 __all__ = ["ATTENTION_STEPS", "HEAD_STEPS", "LAYER_STEPS", "Exercise", "Mistake", "rewritten"]
 
@@ -85,7 +86,7 @@ class Exercise:
             folder holds its grader.
         points: its grade cell's points, which equal the total of its grader's ``@pytest.mark.points`` (the
             graders' collection checks it).
-        forbidden: the library routines it may not call (a rule of ``forbidden.py``), or ``None``.
+        forbidden: the library routines it may not call (a ``Rule`` of ``forbidden.py``), or ``None``.
         mistakes: realistic wrong versions (``Mistake``): the package's tests prove each loses points, the
             diagnosis names them in the feedback.
         callees: the other contract functions it may call that are answered with their ``answer`` while it is
@@ -101,7 +102,7 @@ class Exercise:
     name: str
     assignment: str
     points: float
-    forbidden: dict | None
+    forbidden: Rule | None
     mistakes: tuple[Mistake, ...] = ()
     callees: tuple[str, ...] = ()
     implied: tuple[str, ...] = ()
