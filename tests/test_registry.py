@@ -13,6 +13,8 @@ import pytest
 from autograder.graders import forbidden, isolation, mistakes, plugin, registry
 from autograder.graders.exercises import Exercise, Mistake
 from autograder.graders.forbidden import Rule, RuleError
+from autograder.graders.questions import Question, QuestionError, Written
+from autograder.graders.quiz import answer_key
 from autograder.graders.registry import RegistryError
 from autograder.sandbox.inside.routines import Routine
 
@@ -116,3 +118,56 @@ def test_points_that_do_not_add_up_to_the_record_stop_the_collection():
     with pytest.raises(pytest.UsageError, match=r"the graders of softmax declare 1\.5 points and its exercise "
                                                 r"record 2"):
         plugin._check_points([plugin.TestResult("softmax", "a", "", 1.5)])
+
+
+# ----------------------------------------------------------------------------------------------- the quiz's key
+QUESTION = {"name": "q1", "kind": "number", "answer": 64, "atol": 0.0, "points": 1.0, "topic_ko": "주제",
+            "explanation_ko": "풀이"}
+
+
+@pytest.mark.parametrize("fields, error", [
+    pytest.param({"name": "question1"}, r"question 'question1': its name must be q1, q2", id="bad-name"),
+    pytest.param({"kind": "text"}, r"question 'q1': kind must be one of", id="unknown-kind"),
+    pytest.param({"kind": "choice", "answer": "E"}, r"question 'q1': a choice's answer must be one of", id="letter"),
+    pytest.param({"answer": "576"}, r"question 'q1': a number's answer must be a finite int or float, not '576'",
+                 id="number-as-text"),
+    pytest.param({"answer": float("nan")}, r"question 'q1': a number's answer must be", id="nan"),
+    pytest.param({"atol": -0.5}, r"question 'q1': atol must be a finite number >= 0", id="negative-atol"),
+    pytest.param({"kind": "choice", "answer": "B", "atol": 0.5}, r"question 'q1': a choice has no tolerance",
+                 id="choice-with-atol"),
+    pytest.param({"points": 0}, r"question 'q1': points must be positive", id="no-points"),
+    pytest.param({"explanation_ko": " "}, r"question 'q1': explanation_ko must be a non-empty string",
+                 id="no-explanation"),
+])
+def test_a_malformed_question_is_refused_naming_it(fields, error):
+    with pytest.raises(QuestionError, match=error):
+        Question(**{**QUESTION, **fields})
+
+
+def test_a_question_states_its_tolerance():
+    """The tolerance is the record's (0.0 unless the question states one), never a default at the grader."""
+    assert Question(**{**QUESTION, "kind": "choice", "answer": "B", "atol": 0.0}).atol == 0.0
+    assert registry.question("q1").atol == 0.001 and registry.question("q3").atol == 0.0
+    assert [q.name for q in registry.questions_of("quiz")] == [f"q{i}" for i in range(1, 20)]
+    assert registry.questions_of("attention") == []
+    with pytest.raises(QuestionError, match=r"written answer 'written_1': points must be positive"):
+        Written("written_1", points=0, topic_ko="주제")
+
+
+def test_an_unknown_question_has_no_record():
+    with pytest.raises(RegistryError, match="quiz question `q20` has no record in an answer key"):
+        registry.question("q20")
+
+
+@pytest.mark.parametrize("change, error", [
+    pytest.param(lambda qs: qs[:4] + qs[5:], r"quiz question 'q5' is missing", id="missing"),
+    pytest.param(lambda qs: qs + qs[-1:], r"quiz question 'q19' is given twice", id="twice"),
+    pytest.param(lambda qs: qs[1:2] + qs[:1] + qs[2:], r"the quiz questions are out of order: q2, q1", id="order"),
+    pytest.param(lambda qs: qs[:-1] + ({"name": "q19"},), r"QUESTIONS must be a tuple of Question records",
+                 id="a-dict"),
+])
+def test_a_key_that_does_not_fit_stops_the_registry(change, error):
+    key = registry.KEY
+    registry.check_key(key, tuple(registry.questions_of("quiz")), answer_key.WRITTEN)   # the course's key fits
+    with pytest.raises(RegistryError, match=error):
+        registry.check_key(key, change(tuple(registry.questions_of("quiz"))), answer_key.WRITTEN)

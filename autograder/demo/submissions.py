@@ -221,7 +221,7 @@ def _answer_line(question: str, value) -> str:
 
 def quiz_answers(key: dict, overrides: dict) -> dict:
     """Every question's answer: the key's, except where the answer set says otherwise."""
-    answers = {q: entry["answer"] for q, entry in key.items()}
+    answers = {q: entry.answer for q, entry in key.items()}
     answers.update(overrides)
     return answers
 

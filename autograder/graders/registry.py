@@ -11,7 +11,9 @@ Importing this module reads every record and stops with ``RegistryError`` when t
 grader without a record, a record without a grader or in another assignment's folder, a mistake of another
 exercise, a callee without an answer, a ladder that climbs back. A name without a record has no rule to be graded
 by, so ``record`` refuses it instead of grading without one. An assignment whose answers are not code (the quiz:
-its folder holds ``answer_key.py``, one entry per question) has graders and no exercise records.
+its folder holds ``answer_key.py``, one ``Question`` record per question, ``questions.py``) has graders and no
+exercise records; its questions are read here too, and a question that is not well formed, a gap in the numbering
+or a name given twice stops the registry the same way; ``question`` refuses a name without a record.
 """
 from __future__ import annotations
 
@@ -22,10 +24,11 @@ from pathlib import Path
 from autograder.graders import exercises
 from autograder.graders.exercises import Exercise
 from autograder.graders.forbidden import Rule
+from autograder.graders.questions import Question, QuestionError, Written
 
 GRADERS = Path(__file__).parent
 RECORDS_DIR = GRADERS / "exercises"
-QUESTIONS = "answer_key.py"   # in an assignment's grader folder: its answers are not code (the quiz)
+KEY = "answer_key.py"   # in an assignment's grader folder: its answers are not code (the quiz)
 
 
 class RegistryError(RuntimeError):
@@ -52,6 +55,20 @@ def of_assignment(assignment: str) -> list[Exercise]:
     return [r for r in RECORDS.values() if r.assignment == assignment]
 
 
+def question(name: str) -> Question:
+    """The record of the quiz question ``name``; ``RegistryError`` for a name without one (fail closed)."""
+    try:
+        return QUESTIONS[name]
+    except KeyError:
+        raise RegistryError(f"quiz question `{name}` has no record in an answer key ({GRADERS}/<assignment>/"
+                            f"{KEY}): a grader may grade only the questions of the registry") from None
+
+
+def questions_of(assignment: str) -> list[Question]:
+    """The records of an assignment's questions, in order (none for an assignment whose answers are code)."""
+    return list(KEYS.get(assignment, ()))
+
+
 def coded_assignments() -> list[str]:
     """The assignments whose exercises are code (those with records), sorted."""
     return sorted({r.assignment for r in RECORDS.values()})
@@ -60,7 +77,7 @@ def coded_assignments() -> list[str]:
 def _graded() -> dict[str, Path]:
     """``{exercise: grader file}`` of every assignment whose answers are code."""
     return {p.stem[len("test_"):]: p for p in sorted(GRADERS.glob("*/test_*.py"))
-            if not (p.parent / QUESTIONS).exists()}
+            if not (p.parent / KEY).exists()}
 
 
 def _records() -> dict[str, Exercise]:
@@ -73,6 +90,43 @@ def _records() -> dict[str, Exercise]:
                                 "assignment=..., points=..., forbidden=..., mistakes=...)")
         records[found.name] = found
     return records
+
+
+def _keys() -> dict[str, tuple]:
+    """``{assignment: its key's QUESTIONS}`` of every assignment whose grader folder holds an answer key."""
+    keys = {}
+    for path in sorted(GRADERS.glob(f"*/{KEY}")):
+        try:
+            module = importlib.import_module(f"{__package__}.{path.parent.name}.{path.stem}")
+        except QuestionError as exc:
+            raise RegistryError(f"{path}: {exc}") from None
+        keys[path.parent.name] = getattr(module, "QUESTIONS", None)
+        check_key(path, keys[path.parent.name], getattr(module, "WRITTEN", None))
+    return keys
+
+
+def check_key(where: Path, questions, written) -> None:
+    """``RegistryError`` unless ``questions`` (an answer key's ``QUESTIONS``) are ``Question`` records named q1, q2,
+    ... without a gap or a name given twice, and ``written`` (its ``WRITTEN``) is ``{name: Written}``."""
+    if not isinstance(questions, tuple) or not all(isinstance(q, Question) for q in questions):
+        raise RegistryError(f"{where}: QUESTIONS must be a tuple of Question records (questions.py), not "
+                            f"{questions!r:.80}")
+    names = [q.name for q in questions]
+    for name in names:
+        if names.count(name) > 1:
+            raise RegistryError(f"{where}: quiz question {name!r} is given twice")
+    numbers = [int(name[1:]) for name in names]
+    for number in range(1, max(numbers, default=0) + 1):
+        if number not in numbers:
+            raise RegistryError(f"{where}: quiz question 'q{number}' is missing (the questions are q1 to "
+                                f"q{max(numbers)}, one per variable of the notebook)")
+    if numbers != sorted(numbers):
+        raise RegistryError(f"{where}: the quiz questions are out of order: {', '.join(names)}")
+    if not isinstance(written, dict) or not all(isinstance(w, Written) and w.name == n for n, w in written.items()):
+        raise RegistryError(f"{where}: WRITTEN must be {{name: Written(name, ...)}} (questions.py), not "
+                            f"{written!r:.80}")
+    if set(written) & set(names):
+        raise RegistryError(f"{where}: {sorted(set(written) & set(names))} is both a question and a written answer")
 
 
 def check(records: dict[str, Exercise], graded: dict[str, Path]) -> None:
@@ -120,3 +174,7 @@ def check(records: dict[str, Exercise], graded: dict[str, Path]) -> None:
 
 RECORDS: dict[str, Exercise] = _records()
 check(RECORDS, _graded())
+KEYS: dict[str, tuple[Question, ...]] = _keys()
+QUESTIONS: dict[str, Question] = {q.name: q for questions in KEYS.values() for q in questions}
+if len(QUESTIONS) != sum(len(questions) for questions in KEYS.values()):
+    raise RegistryError("two answer keys name the same quiz question: `question` could not tell them apart")
