@@ -171,3 +171,41 @@ def test_a_key_that_does_not_fit_stops_the_registry(change, error):
     registry.check_key(key, tuple(registry.questions_of("quiz")), answer_key.WRITTEN)   # the course's key fits
     with pytest.raises(RegistryError, match=error):
         registry.check_key(key, change(tuple(registry.questions_of("quiz"))), answer_key.WRITTEN)
+
+
+# ----------------------------------------------------------------------------------------------- graders' declarations
+def test_every_grader_declares_what_it_is_compared_with():
+    registry.check_graders(graders())
+    softmax = registry.declared(graders()["softmax"])
+    assert softmax["REFERENCES"] == ("float64 torch.softmax", "keras.ops.softmax")
+    assert set(softmax["TOLERANCES"]) == {"STUDENT_VS_KERAS", "STABILITY", "FLOAT16", "WORKED_EXAMPLE", "STUDENT"}
+    assert "against_gpu" in registry.declared(graders()["scaled_dot_product_attention"])["TOLERANCES"]
+
+
+def softmax_grader_with(tmp_path, old: str, new: str):
+    """The softmax grader's source with ``old`` (once) replaced by ``new``, as a file of its own."""
+    source = graders()["softmax"].read_text(encoding="utf-8")
+    assert source.count(old) == 1, old
+    path = tmp_path / "attention" / "test_softmax.py"
+    path.parent.mkdir()
+    path.write_text(source.replace(old, new), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("old, new, error", [
+    pytest.param('REFERENCES = ("float64 torch.softmax", "keras.ops.softmax")\n', "",
+                 r"test_softmax\.py: it must declare at its top REFERENCES = ", id="no-references"),
+    pytest.param('REFERENCES = ("float64 torch.softmax", "keras.ops.softmax")',
+                 'REFERENCES = ()', r"it must declare at its top REFERENCES", id="empty-references"),
+    pytest.param("TOLERANCES = {", "_TOLERANCES = {", r"test_softmax\.py: it must declare at its top TOLERANCES = ",
+                 id="no-tolerances"),
+    pytest.param('"STABILITY": "large logits"', '"LOOSE": "large logits"',
+                 r"TOLERANCES names LOOSE, which tolerances.py does not define", id="unknown-tolerance"),
+    pytest.param('REFERENCES = ("float64 torch.softmax", "keras.ops.softmax")',
+                 "REFERENCES = (references.softmax.__doc__,)", r"REFERENCES must be a literal", id="not-a-literal"),
+    pytest.param('REFERENCE = references.softmax\n', 'REFERENCE = references.softmax\nGPU_CASES = "sdpa"\n',
+                 r"stored GPU cases \(GPU_CASES\) but its TOLERANCES do not name against_gpu", id="gpu-without-tol"),
+])
+def test_a_grader_without_its_declarations_stops_the_registry(tmp_path, old, new, error):
+    with pytest.raises(RegistryError, match=error):
+        registry.check_graders({**graders(), "softmax": softmax_grader_with(tmp_path, old, new)})

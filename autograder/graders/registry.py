@@ -14,14 +14,20 @@ by, so ``record`` refuses it instead of grading without one. An assignment whose
 its folder holds ``answer_key.py``, one ``Question`` record per question, ``questions.py``) has graders and no
 exercise records; its questions are read here too, and a question that is not well formed, a gap in the numbering
 or a name given twice stops the registry the same way; ``question`` refuses a name without a record.
+
+Each grader of code declares at its top what it compares with, as data the registry reads (``declared``, from the
+file's source: no grader is imported here): ``REFERENCES``, the references in words, and ``TOLERANCES``, ``{name in
+tolerances.py: when it applies}`` (``against_gpu`` where it compares with stored GPU cases, ``GPU_CASES``). A grader
+without them, or naming a tolerance that ``tolerances.py`` does not define, stops the registry.
 """
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
 from pathlib import Path
 
-from autograder.graders import exercises
+from autograder.graders import exercises, tolerances
 from autograder.graders.exercises import Exercise
 from autograder.graders.forbidden import Rule
 from autograder.graders.questions import Question, QuestionError, Written
@@ -129,6 +135,48 @@ def check_key(where: Path, questions, written) -> None:
         raise RegistryError(f"{where}: {sorted(set(written) & set(names))} is both a question and a written answer")
 
 
+DECLARED = ("REFERENCES", "TOLERANCES", "GPU_CASES")   # what a grader of code declares at its top, as literals
+
+
+def declared(grader: Path) -> dict:
+    """``{name: value}`` of the ``DECLARED`` names that ``grader``'s source assigns at its top level (literals only);
+    ``RegistryError`` for one that is not a literal."""
+    found = {}
+    for node in ast.parse(grader.read_text(encoding="utf-8"), str(grader)).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            if name in DECLARED:
+                try:
+                    found[name] = ast.literal_eval(node.value)
+                except ValueError:
+                    raise RegistryError(f"{grader}: {name} must be a literal (the registry reads it without "
+                                        "importing the grader)") from None
+    return found
+
+
+def check_graders(graded: dict[str, Path]) -> None:
+    """``RegistryError`` unless every grader declares its ``REFERENCES`` (a tuple of descriptions) and its
+    ``TOLERANCES`` (``{name in tolerances.py: when it applies}``, with ``against_gpu`` where it has ``GPU_CASES``)."""
+    for name, grader in sorted(graded.items()):
+        found = declared(grader)
+        references, tolerance = found.get("REFERENCES"), found.get("TOLERANCES")
+        if not (isinstance(references, tuple) and references
+                and all(isinstance(r, str) and r.strip() for r in references)):
+            raise RegistryError(f"{grader}: it must declare at its top REFERENCES = (\"...\", ...), what {name} is "
+                                "compared with, in words (docs/authors/adding-an-exercise.md, step 3)")
+        if not (isinstance(tolerance, dict) and tolerance
+                and all(isinstance(t, str) and isinstance(w, str) and w.strip() for t, w in tolerance.items())):
+            raise RegistryError(f"{grader}: it must declare at its top TOLERANCES = {{\"NAME\": \"when it applies\"}}, "
+                                f"the tolerances of tolerances.py that {name} is compared with "
+                                "(docs/authors/adding-an-exercise.md, step 3)")
+        unknown = sorted(t for t in tolerance if t.startswith("_") or not hasattr(tolerances, t))
+        if unknown:
+            raise RegistryError(f"{grader}: TOLERANCES names {', '.join(unknown)}, which tolerances.py does not define")
+        if "GPU_CASES" in found and "against_gpu" not in tolerance:
+            raise RegistryError(f"{grader}: it compares with stored GPU cases (GPU_CASES) but its TOLERANCES do not "
+                                "name against_gpu")
+
+
 def check(records: dict[str, Exercise], graded: dict[str, Path]) -> None:
     """``RegistryError`` unless every grader has its record and every record its grader, in its assignment's folder,
     with its own mistakes and a ladder of callees that have answers."""
@@ -174,6 +222,7 @@ def check(records: dict[str, Exercise], graded: dict[str, Path]) -> None:
 
 RECORDS: dict[str, Exercise] = _records()
 check(RECORDS, _graded())
+check_graders(_graded())
 KEYS: dict[str, tuple[Question, ...]] = _keys()
 QUESTIONS: dict[str, Question] = {q.name: q for questions in KEYS.values() for q in questions}
 if len(QUESTIONS) != sum(len(questions) for questions in KEYS.values()):

@@ -2,9 +2,11 @@
 
 Each module ``exercises/<exercise>.py`` ends with ``EXERCISE = Exercise(...)``; its grader is
 ``graders/<assignment>/test_<exercise>.py``, which declares at its top the references, tolerances and stored GPU
-cases it compares with. ``registry.py`` reads every record and builds every list from them (the exercises and points
-of an assignment, the forbidden-routine rules, the catalogue of mistakes, the proxies' table), and stops at import
-for a grader without a record or a record without a grader. (The quiz's answers are not code: quiz/answer_key.py.)
+cases it compares with (``REFERENCES``, ``TOLERANCES``, ``GPU_CASES``). ``registry.py`` reads every record and
+builds every list from them (the exercises and points of an assignment, the forbidden-routine rules, the catalogue
+of mistakes, the proxies' table), and stops at import for a grader without a record, a record without a grader or
+a grader without its declarations. (The quiz's answers are not code: quiz/answer_key.py,
+one ``Question`` record per question, ``questions.py``.)
 
 Example (the toy exercise of docs/authors/adding-an-exercise.md)::
 
