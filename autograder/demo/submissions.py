@@ -11,6 +11,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.graders import registry
+from autograder.sandbox.inside.routines import Routine
 
 IMPLEMENTATIONS = Path(__file__).resolve().parents[2] / "tests" / "implementations"
 _MARKER = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$", re.M)
@@ -93,7 +94,7 @@ def additive_attention(query, key, value, mask=None):
 }
 
 # The library routines (their labels in the forbidden rules) that each paste above comes from.
-PASTED_FROM = {"keras_attention": "keras:layers.Attention"}
+PASTED_FROM = {"keras_attention": str(Routine.KERAS_ATTENTION)}
 
 # What a student who copies a classmate's notebook renames (local variables only: parameters, functions and
 # attributes stay, so the copy still runs and is graded like the original).
@@ -220,7 +221,7 @@ def _answer_line(question: str, value) -> str:
 
 def quiz_answers(key: dict, overrides: dict) -> dict:
     """Every question's answer: the key's, except where the answer set says otherwise."""
-    answers = {q: entry["answer"] for q, entry in key.items()}
+    answers = {q: entry.answer for q, entry in key.items()}
     answers.update(overrides)
     return answers
 

@@ -17,89 +17,149 @@ from __future__ import annotations
 
 import ast
 import functools
+from dataclasses import dataclass
 
 from autograder.graders import syntax
+from autograder.sandbox.inside.routines import Routine
 
 # Switching the run-time check off inside an exercise's own code counts as using what it hides.
-SWITCHES = {"DisableTorchFunction", "DisableTorchFunctionSubclass", "_set_torch_function_mode",
-            "_pop_torch_function_stack", "_push_on_torch_function_stack"}
+SWITCHES = frozenset({"DisableTorchFunction", "DisableTorchFunctionSubclass", "_set_torch_function_mode",
+                      "_pop_torch_function_stack", "_push_on_torch_function_stack"})
 
-# Run-time labels are the ones the monitor can write (``sandbox/inside/watched.py``: ``LABELS``;
-# tests/sandbox/live/test_policy.py checks it). The other softmaxes (``torch.softmin``, ``keras.ops.softmax``,
-# ``keras.activations.softmax``) end at a softmax kernel, reported as ``torch:softmax``; Keras's
-# ``GroupedQueryAttention`` class is reported as ``keras:layers.GroupQueryAttention``. Every attention, normalisation
-# and softmax routine of the installed torch and Keras is watched or allowed for a written reason
-# (tests/sandbox/live/test_library_coverage.py enumerates them): flex attention is reported as SDPA, torch.ao's
-# quantizable multi-head attention as ``multi_head_attention_forward``.
+
+class RuleError(ValueError):
+    """A forbidden rule that is not well formed: the module that declares it stops at import, naming it."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """The library routines an exercise may not call, as the two checks see them.
+
+    Args:
+        name: what the rule is called in messages (``"softmax"``), an identifier.
+        runtime: the routines whose use while a graded call is in flight costs the call, as the monitor reports
+            them (``Routine`` members: a label the monitor never writes cannot be named).
+        names: the names (identifiers) that may not appear in the exercise's ``def`` as an attribute, an imported
+            name or a string.
+
+    Raises:
+        RuleError: naming the rule, for a name that is not an identifier, a run-time label that is not a
+            ``Routine``, or a forbidden name that is not an identifier (a string given where a set is expected
+            is one).
+
+    Example:
+
+    >>> Rule("causal", runtime=(), names={"causal_lower_right"}).names
+    frozenset({'causal_lower_right'})
+    """
+
+    name: str
+    runtime: frozenset[Routine]
+    names: frozenset[str]
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise RuleError(f"forbidden rule {self.name!r}: its name must be an identifier")
+        for field in ("runtime", "names"):
+            if isinstance(getattr(self, field), (str, bytes)):
+                raise RuleError(f"forbidden rule {self.name!r}: {field} must be a set, not the string "
+                                f"{getattr(self, field)!r}")
+        runtime, names = frozenset(self.runtime), frozenset(self.names)
+        unknown = sorted(repr(label) for label in runtime if not isinstance(label, Routine))
+        if unknown:
+            raise RuleError(f"forbidden rule {self.name!r}: {', '.join(unknown)} is not a Routine "
+                            "(autograder/sandbox/inside/routines.py: the labels the monitor reports)")
+        malformed = sorted(repr(n) for n in names if not isinstance(n, str) or not n.isidentifier())
+        if malformed:
+            raise RuleError(f"forbidden rule {self.name!r}: {', '.join(malformed)} is not a name (an identifier)")
+        object.__setattr__(self, "runtime", runtime)
+        object.__setattr__(self, "names", names)
+
+    @property
+    def labels(self) -> frozenset[str]:
+        """The run-time labels as plain strings, as the event log reads them."""
+        return frozenset(str(routine) for routine in self.runtime)
+
+
+# Run-time labels are the ones the monitor can write (``Routine``; ``sandbox/inside/watched.py``: ``LABELS``). The
+# other softmaxes (``torch.softmin``, ``keras.ops.softmax``, ``keras.activations.softmax``) end at a softmax kernel,
+# reported as ``torch:softmax``; Keras's ``GroupedQueryAttention`` class is reported as
+# ``keras:layers.GroupQueryAttention``. Every attention, normalisation and softmax routine of the installed torch and
+# Keras is watched or allowed for a written reason (tests/sandbox/live/test_library_coverage.py enumerates them): flex
+# attention is reported as SDPA, torch.ao's quantizable multi-head attention as ``multi_head_attention_forward``.
 # A library module or kernel registration changed under the watch (``sandbox/inside/monitor.verifier``): the routines
 # it hid could be any of a rule's, so every call it is seen in counts as using them.
-TAMPERED = "guard:library_changed"
-SOFTMAX = {
-    "runtime": {"torch:softmax", "torch:log_softmax", "scipy:special.softmax", "scipy:special.log_softmax",
-                TAMPERED},
-    "names": {"softmax", "log_softmax", "softmin", "_softmax", "Softmax", "LogSoftmax", "Softmin", "Softmax2d",
-              "_safe_softmax", "_masked_softmax"} | SWITCHES,
-}
-ATTENTION = {
-    "runtime": {"torch:scaled_dot_product_attention", "torch:multi_head_attention_forward",
-                "keras:layers.Attention", "keras:layers.AdditiveAttention", "keras:layers.MultiHeadAttention",
-                "keras:layers.GroupQueryAttention", "keras:ops.dot_product_attention", TAMPERED},
-    "names": {"scaled_dot_product_attention", "dot_product_attention", "multi_head_attention_forward",
-              "Attention", "AdditiveAttention", "MultiHeadAttention", "MultiheadAttention",
-              "GroupQueryAttention", "GroupedQueryAttention", "_scaled_dot_product_attention_math",
-              # Keras attention layers' internals (the scoring, the weighted sum, MultiHeadAttention's core)
-              "_calculate_scores", "_apply_scores", "_compute_attention", "_masked_softmax",
-              # flex attention, torch.ao's quantizable and quantized multi-head attention, Keras's op class
-              "flex_attention", "flex_attention_hop", "sdpa_dense", "math_attention", "DotProductAttention",
-              "quantizable"} | SWITCHES,
-}
-CAUSAL = {"runtime": set(), "names": {"causal_lower_right", "causal_upper_left"}}
+TAMPERED = Routine.LIBRARY_CHANGED
+SOFTMAX = Rule(
+    "softmax",
+    runtime={Routine.TORCH_SOFTMAX, Routine.TORCH_LOG_SOFTMAX, Routine.SCIPY_SOFTMAX, Routine.SCIPY_LOG_SOFTMAX,
+             TAMPERED},
+    names={"softmax", "log_softmax", "softmin", "_softmax", "Softmax", "LogSoftmax", "Softmin", "Softmax2d",
+           "_safe_softmax", "_masked_softmax"} | SWITCHES,
+)
+ATTENTION = Rule(
+    "attention",
+    runtime={Routine.TORCH_SDPA, Routine.TORCH_MULTI_HEAD_ATTENTION, Routine.KERAS_ATTENTION,
+             Routine.KERAS_ADDITIVE_ATTENTION, Routine.KERAS_MULTI_HEAD_ATTENTION,
+             Routine.KERAS_GROUP_QUERY_ATTENTION, Routine.KERAS_DOT_PRODUCT_ATTENTION, TAMPERED},
+    names={"scaled_dot_product_attention", "dot_product_attention", "multi_head_attention_forward",
+           "Attention", "AdditiveAttention", "MultiHeadAttention", "MultiheadAttention",
+           "GroupQueryAttention", "GroupedQueryAttention", "_scaled_dot_product_attention_math",
+           # Keras attention layers' internals (the scoring, the weighted sum, MultiHeadAttention's core)
+           "_calculate_scores", "_apply_scores", "_compute_attention", "_masked_softmax",
+           # flex attention, torch.ao's quantizable and quantized multi-head attention, Keras's op class
+           "flex_attention", "flex_attention_hop", "sdpa_dense", "math_attention", "DotProductAttention",
+           "quantizable"} | SWITCHES,
+)
+CAUSAL = Rule("causal", runtime=(), names={"causal_lower_right", "causal_upper_left"})
 # Library RoPE (keras_hub.layers.RotaryEmbedding, torchtune's RotaryPositionalEmbeddings, transformers'
 # apply_rotary_pos_emb); none is installed in the sandbox, so the source is what can show them.
-ROPE = {"runtime": set(), "names": {"RotaryEmbedding", "RotaryPositionalEmbeddings", "apply_rotary_pos_emb"}}
+ROPE = Rule("rope", runtime=(), names={"RotaryEmbedding", "RotaryPositionalEmbeddings", "apply_rotary_pos_emb"})
 # A layer norm: torch's normalisation kernels (layer, group, batch/instance and RMS norm each compute a layer norm of a
 # reshaped or centred input) and Keras's normalisation layers and ops. Means and variances (np.var, torch.var_mean,
 # keras.ops.moments) are building blocks, not layer norms, and stay allowed.
-NORM = {
-    "runtime": {"torch:layer_norm", "torch:group_norm", "torch:batch_norm", "torch:rms_norm",
-                "keras:layers.LayerNormalization", "keras:layers.GroupNormalization",
-                "keras:layers.BatchNormalization", "keras:layers.RMSNormalization", "keras:ops.normalization",
-                "keras:layers.Normalization", TAMPERED},
-    "names": {"layer_norm", "native_layer_norm", "LayerNorm", "LayerNormalization", "layer_normalization",
-              "group_norm", "GroupNorm", "GroupNormalization", "batch_norm", "BatchNorm1d", "BatchNorm2d",
-              "BatchNormalization", "batch_normalization", "instance_norm", "InstanceNorm1d", "rms_norm", "RMSNorm",
-              "RMSNormalization", "rms_normalization", "Normalization", "native_group_norm", "BatchNorm3d",
-              "InstanceNorm2d", "InstanceNorm3d", "LazyBatchNorm1d", "LazyInstanceNorm1d", "SyncBatchNorm",
-              "_fused_rms_norm"} | SWITCHES,
-}
+NORM = Rule(
+    "norm",
+    runtime={Routine.TORCH_LAYER_NORM, Routine.TORCH_GROUP_NORM, Routine.TORCH_BATCH_NORM, Routine.TORCH_RMS_NORM,
+             Routine.KERAS_LAYER_NORMALIZATION, Routine.KERAS_GROUP_NORMALIZATION,
+             Routine.KERAS_BATCH_NORMALIZATION, Routine.KERAS_RMS_NORMALIZATION, Routine.KERAS_NORMALIZATION_OPS,
+             Routine.KERAS_NORMALIZATION, TAMPERED},
+    names={"layer_norm", "native_layer_norm", "LayerNorm", "LayerNormalization", "layer_normalization",
+           "group_norm", "GroupNorm", "GroupNormalization", "batch_norm", "BatchNorm1d", "BatchNorm2d",
+           "BatchNormalization", "batch_normalization", "instance_norm", "InstanceNorm1d", "rms_norm", "RMSNorm",
+           "RMSNormalization", "rms_normalization", "Normalization", "native_group_norm", "BatchNorm3d",
+           "InstanceNorm2d", "InstanceNorm3d", "LazyBatchNorm1d", "LazyInstanceNorm1d", "SyncBatchNorm",
+           "_fused_rms_norm"} | SWITCHES,
+)
 # A decoder block or a whole model: the multi-head attention layers (the block's attention sublayer is the student's
 # own multi_head_attention_layer) and torch's transformer layers (TransformerEncoderLayer(norm_first=True) with a
 # causal mask is a pre-norm decoder block). Scaled dot-product attention, softmax and layer norms are parts
 # another exercise asks for and stay allowed here.
-BLOCK = {
-    "runtime": {"torch:multi_head_attention_forward", "keras:layers.MultiHeadAttention",
-                "keras:layers.GroupQueryAttention", TAMPERED},
-    "names": {"MultiHeadAttention", "MultiheadAttention", "multi_head_attention_forward", "GroupQueryAttention",
-              "GroupedQueryAttention", "_compute_attention", "_native_multi_head_attention", "Transformer",
-              "TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder", "TransformerDecoder",
-              "_transformer_encoder_layer_fwd"} | SWITCHES,
-}
+BLOCK = Rule(
+    "block",
+    runtime={Routine.TORCH_MULTI_HEAD_ATTENTION, Routine.KERAS_MULTI_HEAD_ATTENTION,
+             Routine.KERAS_GROUP_QUERY_ATTENTION, TAMPERED},
+    names={"MultiHeadAttention", "MultiheadAttention", "multi_head_attention_forward", "GroupQueryAttention",
+           "GroupedQueryAttention", "_compute_attention", "_native_multi_head_attention", "Transformer",
+           "TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder", "TransformerDecoder",
+           "_transformer_encoder_layer_fwd"} | SWITCHES,
+)
 # Each exercise's record names its rule (one of the above, or None): ``exercises/<exercise>.py``.
 
 
-def runtime_violations(rule: dict | None, events) -> list[str]:
+def runtime_violations(rule: Rule | None, events) -> list[str]:
     """Watched routines among ``events`` (those that ran while a graded call was in flight) that ``rule`` (the
     called exercise's, ``registry.record(name).forbidden``) forbids."""
     if not rule:
         return []
-    return sorted(set(events) & rule["runtime"])
+    return sorted(set(events) & rule.labels)
 
 
-def static_violations(function: str, rule: dict | None, sources: list[str]) -> list[str]:
+def static_violations(function: str, rule: Rule | None, sources: list[str]) -> list[str]:
     """Names that ``rule`` forbids and that appear inside the submitted ``def function`` (or its imports)."""
     if not rule:
         return []
-    names, found = rule["names"], set()
+    names, found = rule.names, set()
     aliases = _global_imports(sources, names)
     for source in sources:
         for definition in _definitions(source).get(function, ()):

@@ -193,7 +193,7 @@ def observed_appends(record) -> list | None:
     return out
 
 
-def _rule(name: str) -> dict | None:
+def _rule(name: str) -> forbidden.Rule | None:
     """The forbidden-routine rule of the exercise ``name`` (its record's); a name without a record is an error, never
     a call without a rule (``registry.RegistryError``)."""
     return registry.record(name).forbidden

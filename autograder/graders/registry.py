@@ -19,21 +19,31 @@ Importing this module reads every record and stops with ``RegistryError`` when t
 grader without a record, a record without a grader or in another assignment's folder, a mistake of another
 exercise, a callee without an answer, a ladder that climbs back. A name without a record has no rule to be graded
 by, so ``record`` refuses it instead of grading without one. An assignment whose answers are not code (the quiz:
-its folder holds ``answer_key.py``, one entry per question) has graders and no exercise records.
+its folder holds ``answer_key.py``, one ``Question`` record per question, ``questions.py``) has graders and no
+exercise records; its questions are read here too, and a question that is not well formed, a gap in the numbering
+or a name given twice stops the registry the same way; ``question`` refuses a name without a record.
+
+Each grader of code declares at its top what it compares with, as data the registry reads (``declared``, from the
+file's source: no grader is imported here): ``REFERENCES``, the references in words, and ``TOLERANCES``, ``{name in
+tolerances.py: when it applies}`` (``against_gpu`` where it compares with stored GPU cases, ``GPU_CASES``). A grader
+without them, or naming a tolerance that ``tolerances.py`` does not define, stops the registry.
 """
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
 from functools import cache
 from pathlib import Path
 
-from autograder.graders import exercises
+from autograder.graders import exercises, tolerances
 from autograder.graders.exercises import Exercise, Mistake
+from autograder.graders.forbidden import Rule
+from autograder.graders.questions import Question, QuestionError, Written
 
 GRADERS = Path(__file__).parent
 RECORDS_DIR = GRADERS / "exercises"
-QUESTIONS = "answer_key.py"   # in an assignment's grader folder: its answers are not code (the quiz)
+KEY = "answer_key.py"   # in an assignment's grader folder: its answers are not code (the quiz)
 
 
 class RegistryError(RuntimeError):
@@ -76,6 +86,20 @@ def diagnosable_mistakes(exercise: str) -> list[Mistake]:
     return [m for m in catalogue() if m.exercise == exercise and m.diagnosable]
 
 
+def question(name: str) -> Question:
+    """The record of the quiz question ``name``; ``RegistryError`` for a name without one (fail closed)."""
+    try:
+        return QUESTIONS[name]
+    except KeyError:
+        raise RegistryError(f"quiz question `{name}` has no record in an answer key ({GRADERS}/<assignment>/"
+                            f"{KEY}): a grader may grade only the questions of the registry") from None
+
+
+def questions_of(assignment: str) -> list[Question]:
+    """The records of an assignment's questions, in order (none for an assignment whose answers are code)."""
+    return list(KEYS.get(assignment, ()))
+
+
 def coded_assignments() -> list[str]:
     """The assignments whose exercises are code (those with records), sorted."""
     return sorted({r.assignment for r in RECORDS.values()})
@@ -84,7 +108,7 @@ def coded_assignments() -> list[str]:
 def _graded() -> dict[str, Path]:
     """``{exercise: grader file}`` of every assignment whose answers are code."""
     return {p.stem[len("test_"):]: p for p in sorted(GRADERS.glob("*/test_*.py"))
-            if not (p.parent / QUESTIONS).exists()}
+            if not (p.parent / KEY).exists()}
 
 
 def _records() -> dict[str, Exercise]:
@@ -97,6 +121,85 @@ def _records() -> dict[str, Exercise]:
                                 "assignment=..., points=..., forbidden=..., mistakes=...)")
         records[found.name] = found
     return records
+
+
+def _keys() -> dict[str, tuple]:
+    """``{assignment: its key's QUESTIONS}`` of every assignment whose grader folder holds an answer key."""
+    keys = {}
+    for path in sorted(GRADERS.glob(f"*/{KEY}")):
+        try:
+            module = importlib.import_module(f"{__package__}.{path.parent.name}.{path.stem}")
+        except QuestionError as exc:
+            raise RegistryError(f"{path}: {exc}") from None
+        keys[path.parent.name] = getattr(module, "QUESTIONS", None)
+        check_key(path, keys[path.parent.name], getattr(module, "WRITTEN", None))
+    return keys
+
+
+def check_key(where: Path, questions, written) -> None:
+    """``RegistryError`` unless ``questions`` (an answer key's ``QUESTIONS``) are ``Question`` records named q1, q2,
+    ... without a gap or a name given twice, and ``written`` (its ``WRITTEN``) is ``{name: Written}``."""
+    if not isinstance(questions, tuple) or not all(isinstance(q, Question) for q in questions):
+        raise RegistryError(f"{where}: QUESTIONS must be a tuple of Question records (questions.py), not "
+                            f"{questions!r:.80}")
+    names = [q.name for q in questions]
+    for name in names:
+        if names.count(name) > 1:
+            raise RegistryError(f"{where}: quiz question {name!r} is given twice")
+    numbers = [int(name[1:]) for name in names]
+    for number in range(1, max(numbers, default=0) + 1):
+        if number not in numbers:
+            raise RegistryError(f"{where}: quiz question 'q{number}' is missing (the questions are q1 to "
+                                f"q{max(numbers)}, one per variable of the notebook)")
+    if numbers != sorted(numbers):
+        raise RegistryError(f"{where}: the quiz questions are out of order: {', '.join(names)}")
+    if not isinstance(written, dict) or not all(isinstance(w, Written) and w.name == n for n, w in written.items()):
+        raise RegistryError(f"{where}: WRITTEN must be {{name: Written(name, ...)}} (questions.py), not "
+                            f"{written!r:.80}")
+    if set(written) & set(names):
+        raise RegistryError(f"{where}: {sorted(set(written) & set(names))} is both a question and a written answer")
+
+
+DECLARED = ("REFERENCES", "TOLERANCES", "GPU_CASES")   # what a grader of code declares at its top, as literals
+
+
+def declared(grader: Path) -> dict:
+    """``{name: value}`` of the ``DECLARED`` names that ``grader``'s source assigns at its top level (literals only);
+    ``RegistryError`` for one that is not a literal."""
+    found = {}
+    for node in ast.parse(grader.read_text(encoding="utf-8"), str(grader)).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            if name in DECLARED:
+                try:
+                    found[name] = ast.literal_eval(node.value)
+                except ValueError:
+                    raise RegistryError(f"{grader}: {name} must be a literal (the registry reads it without "
+                                        "importing the grader)") from None
+    return found
+
+
+def check_graders(graded: dict[str, Path]) -> None:
+    """``RegistryError`` unless every grader declares its ``REFERENCES`` (a tuple of descriptions) and its
+    ``TOLERANCES`` (``{name in tolerances.py: when it applies}``, with ``against_gpu`` where it has ``GPU_CASES``)."""
+    for name, grader in sorted(graded.items()):
+        found = declared(grader)
+        references, tolerance = found.get("REFERENCES"), found.get("TOLERANCES")
+        if not (isinstance(references, tuple) and references
+                and all(isinstance(r, str) and r.strip() for r in references)):
+            raise RegistryError(f"{grader}: it must declare at its top REFERENCES = (\"...\", ...), what {name} is "
+                                "compared with, in words (docs/authors/adding-an-exercise.md, step 3)")
+        if not (isinstance(tolerance, dict) and tolerance
+                and all(isinstance(t, str) and isinstance(w, str) and w.strip() for t, w in tolerance.items())):
+            raise RegistryError(f"{grader}: it must declare at its top TOLERANCES = {{\"NAME\": \"when it applies\"}}, "
+                                f"the tolerances of tolerances.py that {name} is compared with "
+                                "(docs/authors/adding-an-exercise.md, step 3)")
+        unknown = sorted(t for t in tolerance if t.startswith("_") or not hasattr(tolerances, t))
+        if unknown:
+            raise RegistryError(f"{grader}: TOLERANCES names {', '.join(unknown)}, which tolerances.py does not define")
+        if "GPU_CASES" in found and "against_gpu" not in tolerance:
+            raise RegistryError(f"{grader}: it compares with stored GPU cases (GPU_CASES) but its TOLERANCES do not "
+                                "name against_gpu")
 
 
 def check(records: dict[str, Exercise], graded: dict[str, Path]) -> None:
@@ -117,6 +220,8 @@ def check(records: dict[str, Exercise], graded: dict[str, Path]) -> None:
             raise RegistryError(f"{where}: assignment {r.assignment!r}, but its grader is {graded[name]}")
         if not r.points > 0:
             raise RegistryError(f"{where}: points must be positive (its grade cell's points)")
+        if r.forbidden is not None and not isinstance(r.forbidden, Rule):
+            raise RegistryError(f"{where}: forbidden must be a Rule of forbidden.py or None, not {r.forbidden!r}")
         for m in r.mistakes:
             if m.exercise != name or m.id in ids.setdefault(r.assignment, set()):
                 raise RegistryError(f"{where}: mistake {m.id!r} is of {m.exercise!r} or not the only one of its id "
@@ -142,3 +247,8 @@ def check(records: dict[str, Exercise], graded: dict[str, Path]) -> None:
 
 RECORDS: dict[str, Exercise] = _records()
 check(RECORDS, _graded())
+check_graders(_graded())
+KEYS: dict[str, tuple[Question, ...]] = _keys()
+QUESTIONS: dict[str, Question] = {q.name: q for questions in KEYS.values() for q in questions}
+if len(QUESTIONS) != sum(len(questions) for questions in KEYS.values()):
+    raise RegistryError("two answer keys name the same quiz question: `question` could not tell them apart")

@@ -12,7 +12,7 @@ float64, whatever dtype they are given, so every tolerance admits a float32 comp
   ~3 adds at most Tk * u * 3 ~ 1e-5. ``atol = rtol = 1e-4`` is ten times that bound.
 * Keras layers compute in float32 themselves, so "student vs Keras" carries two float32 errors: the same bound,
   still well inside 1e-4.
-* Every mistake of the catalogue (``graders/mistakes``) moves outputs by more than 1e-2 on the graders' inputs;
+* Every mistake of the catalogue (``registry.catalogue``) moves outputs by more than 1e-2 on the graders' inputs;
   the package's tests prove each one fails at these tolerances.
 
 Stored GPU references (``graders/gpu_refs``) carry the error of their own dtype and backend. The anchors are
@@ -29,7 +29,7 @@ Q @ Kᵀ, P @ V, out-projection) such matmuls: emulated, the MHA case uses 0.74 
 rounded to nearest and 1.45 with inputs truncated (the worst case); 2e-3 brings that to 0.39 and 0.76.
 
 Kept elsewhere, on purpose (every other closeness of autograder/graders is here): the quiz's tolerances are part of
-its questions (``quiz/answer_key.py``: each numeric question's ``atol``, which the question states to the student)
+its questions (``quiz/answer_key.py``: each ``Question``'s ``atol``, which the question states to the student)
 with ``quiz/test_quiz.py``'s ``ROUNDING`` (1e-9: the float error of key + atol, 0.757 + 0.001 != 0.758);
 ``eps=1e-5`` in the layer norms is the function's contract (exercises.md), not a tolerance.
 """

@@ -46,7 +46,7 @@ def test_formgrader_shows_autograded_scores_and_a_manual_grade_updates_the_total
 
     from autograder.graders.quiz.answer_key import ANSWERS
 
-    auto = sum(q["points"] for q in ANSWERS.values())                 # the auto-graded points; written: by hand
+    auto = sum(q.points for q in ANSWERS.values())                 # the auto-graded points; written: by hand
     kim, kim_max = graded_quiz["kim"]
     assert (kim, graded_quiz["lee"][0], graded_quiz["park"][0]) == (auto, auto - 3, 0)   # lee: three wrong
     open_formgrader(lab)

@@ -77,13 +77,13 @@ def test_answer_key_is_the_source_solution():
     assert set(values) == set(ANSWERS) == set(QUESTIONS)
     points = notebooks.grade_points(SOLUTION)
     for name, key in ANSWERS.items():
-        if key["kind"] == "choice":
-            assert key["answer"] in ("A", "B", "C", "D") and values[name] == key["answer"], name
+        if key.kind == "choice":
+            assert key.answer in ("A", "B", "C", "D") and values[name] == key.answer, name
         else:
-            assert abs(values[name] - key["answer"]) <= key["atol"], name
-        assert points[name] == key["points"] == 1.0, name
-        assert key["topic_ko"] and key["explanation_ko"], name
-    assert sum(k["points"] for k in ANSWERS.values()) == 19
+            assert abs(values[name] - key.answer) <= key.atol, name
+        assert points[name] == key.points == 1.0, name
+        assert key.topic_ko and key.explanation_ko, name
+    assert sum(k.points for k in ANSWERS.values()) == 19
 
 
 def test_release_holds_no_answer():
@@ -95,7 +95,7 @@ def test_release_holds_no_answer():
     for name, cell in notebooks.solution_cells(release).items():
         assert f"{name} =" not in cell.source, name
     for key in ANSWERS.values():
-        assert key["explanation_ko"][:40] not in text
+        assert key.explanation_ko[:40] not in text
     release_dir = notebooks.release_path(ASSIGNMENT).parent
     if release_dir.exists():
         assert not list(release_dir.rglob("answer_key*"))
@@ -149,7 +149,7 @@ def test_wrong_and_malformed_answers_lose_exactly_their_points():
     assert result.score == len(MIXED_RIGHT)
     for name in MIXED_WRONG:
         assert WRONG in message(result, name) and "풀이:" in message(result, name), message(result, name)
-        assert ANSWERS[name]["explanation_ko"] in message(result, name)
+        assert ANSWERS[name].explanation_ko in message(result, name)
     for name, expected in MIXED_FORMAT.items():
         assert expected in message(result, name), (name, message(result, name))
     assert "따옴표를 지우세요" in message(result, "q3")
@@ -204,14 +204,14 @@ def test_the_right_option_is_not_given_away_by_its_length():
     """Every multiple-choice question has four options of comparable length (the longest at most 1.5 times the
     shortest) and the right one is never the single longest; the right letters are spread over A-D."""
     options = choice_options(SOLUTION)
-    assert set(options) == {q for q, key in ANSWERS.items() if key["kind"] == "choice"}
+    assert set(options) == {q for q, key in ANSWERS.items() if key.kind == "choice"}
     for name, texts in options.items():
         assert sorted(texts) == ["A", "B", "C", "D"], name
         lengths = {letter: len(text) for letter, text in texts.items()}
-        right = lengths[ANSWERS[name]["answer"]]
-        assert right <= max(n for letter, n in lengths.items() if letter != ANSWERS[name]["answer"]), (name, lengths)
+        right = lengths[ANSWERS[name].answer]
+        assert right <= max(n for letter, n in lengths.items() if letter != ANSWERS[name].answer), (name, lengths)
         assert max(lengths.values()) <= 1.5 * min(lengths.values()), (name, lengths)
-    letters = [key["answer"] for key in ANSWERS.values() if key["kind"] == "choice"]
+    letters = [key.answer for key in ANSWERS.values() if key.kind == "choice"]
     assert all(letters.count(letter) <= len(letters) // 2 for letter in "ABCD"), letters
     assert len(set(letters)) == 4, letters
 
@@ -274,16 +274,16 @@ def test_each_format_check_asks_for_the_kind_of_its_key():
     for name, key in ANSWERS.items():
         cell = next(c for c in SOLUTION.cells
                     if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == f"test_{name}")
-        assert cell.source.strip() == f'check_answer("{name}", "{key["kind"]}")', (name, cell.source)
+        assert cell.source.strip() == f'check_answer("{name}", "{key.kind}")', (name, cell.source)
 
 
 def test_numeric_keys_are_recomputed_from_the_configs():
     """q8's key is the formula on Qwen2.5-7B's config.json (28 layers, 4 KV heads, hidden 3,584 / 28 heads = 128),
     8,192 tokens, FP16, in MiB; q9 and q12 are the ratios the questions ask for."""
     layers, kv_heads, head_dim = 28, 4, 3584 // 28
-    assert ANSWERS["q8"]["answer"] == 2 * layers * kv_heads * head_dim * 8192 * 2 / 2**20 == 448
-    assert ANSWERS["q9"]["answer"] == 32 // 8
-    assert ANSWERS["q12"]["answer"] == (8192 // 512) ** 2
+    assert ANSWERS["q8"].answer == 2 * layers * kv_heads * head_dim * 8192 * 2 / 2**20 == 448
+    assert ANSWERS["q9"].answer == 32 // 8
+    assert ANSWERS["q12"].answer == (8192 // 512) ** 2
 
 
 def test_the_dominating_key_question_holds_at_every_length_it_allows():
@@ -310,11 +310,11 @@ def test_the_decoding_numbers_are_recomputed():
     repeats the notebook's worked numbers (8B at 2.0 TB/s: 8 ms; batch 32: 32 GiB)."""
     weights = 13e9 * 2                                                  # bytes of a 13B-parameter FP16 model
     read_ms = weights / 3.35e12 * 1e3
-    assert abs(ANSWERS["q17"]["answer"] - read_ms) < 0.005 and ANSWERS["q17"]["answer"] != 8   # ms
+    assert abs(ANSWERS["q17"].answer - read_ms) < 0.005 and ANSWERS["q17"].answer != 8   # ms
     compute_ms = 2 * 13e9 / 989e12 * 1e3
     assert round(compute_ms, 3) == 0.026 and 280 < read_ms / compute_ms < 310
-    assert "0.026 ms" in ANSWERS["q17"]["explanation_ko"] and "300배" in ANSWERS["q17"]["explanation_ko"]
-    assert "129 토큰" in ANSWERS["q17"]["explanation_ko"] and int(1e3 / read_ms) == 128 < 1e3 / read_ms < 129.5
+    assert "0.026 ms" in ANSWERS["q17"].explanation_ko and "300배" in ANSWERS["q17"].explanation_ko
+    assert "129 토큰" in ANSWERS["q17"].explanation_ko and int(1e3 / read_ms) == 128 < 1e3 / read_ms < 129.5
     per_token = 2 * 32 * 8 * 128 * 2                                    # K and V, 32 layers, 8 KV heads, d 128, FP16
     assert per_token * 8192 * 16 == 16 * 2**30 and 4 * per_token * 8192 * 16 == 64 * 2**30
     question = next(c.source for c in SOLUTION.cells
@@ -362,8 +362,8 @@ def test_the_sampling_question_is_recomputed():
     np.testing.assert_allclose(next_token_probs(logits, top_p=0.8)[0], [0.73, 0.27, 0, 0], atol=0.005)
     assert next_token_probs(logits, temperature=2.0)[0, 0] < plain[0]                       # A: flatter, not sharper
     assert abs(next_token_probs(logits, top_k=2)[0].sum() - 1) < 1e-12                      # B: renormalised
-    explanation = ANSWERS["q19"]["explanation_ko"]
+    explanation = ANSWERS["q19"].explanation_ko
     for number in (plain[0], plain[0] + plain[1], *next_token_probs(logits, top_p=0.8)[0, :2],
                    next_token_probs(logits, temperature=2.0)[0, 0]):
         assert f"{number:.3f}" in explanation, (number, explanation)
-    assert ANSWERS["q19"]["answer"] == "C"
+    assert ANSWERS["q19"].answer == "C"

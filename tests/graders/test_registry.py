@@ -10,9 +10,13 @@ import dataclasses
 
 import pytest
 
-from autograder.graders import isolation, plugin, registry
+from autograder.graders import forbidden, isolation, plugin, registry
 from autograder.graders.exercises import Exercise, Mistake
+from autograder.graders.forbidden import Rule, RuleError
+from autograder.graders.questions import Question, QuestionError, Written
+from autograder.graders.quiz import answer_key
 from autograder.graders.registry import RegistryError
+from autograder.sandbox.inside.routines import Routine
 
 
 def graders() -> dict:
@@ -58,6 +62,8 @@ def test_a_record_without_its_grader_stops_the_registry():
                  id="callee-without-answer"),
     pytest.param({"callees": ("no_such_exercise",)}, "'no_such_exercise' is not another exercise", id="no-record"),
     pytest.param({"callees": ("self_attention",)}, "its callees call it back", id="ladder-back"),
+    pytest.param({"forbidden": {"runtime": {"torch:softmax"}, "names": {"softmax"}}},
+                 "forbidden must be a Rule of forbidden.py or None", id="rule-as-a-dict"),
 ])
 def test_a_record_that_does_not_fit_stops_the_registry(changes, error):
     records = with_record(**changes)
@@ -66,6 +72,35 @@ def test_a_record_that_does_not_fit_stops_the_registry(changes, error):
                                                         answer=records["softmax"].answer)
     with pytest.raises(RegistryError, match=error):
         registry.check(records, graders())
+
+
+@pytest.mark.parametrize("fields, error", [
+    pytest.param({"runtime": {"torch:_softmax"}}, r"rule 'toy': 'torch:_softmax' is not a Routine", id="plain-label"),
+    pytest.param({"runtime": {Routine.TORCH_SOFTMAX, "torch:layer_norm"}},
+                 r"rule 'toy': 'torch:layer_norm' is not a Routine", id="label-not-a-member"),
+    pytest.param({"runtime": "torch:softmax"}, r"rule 'toy': runtime must be a set, not the string", id="runtime-str"),
+    pytest.param({"names": "softmax"}, r"rule 'toy': names must be a set, not the string 'softmax'", id="names-str"),
+    pytest.param({"names": {"softmax", "soft max"}}, r"rule 'toy': 'soft max' is not a name", id="not-a-name"),
+    pytest.param({"name": "toy rule"}, r"rule 'toy rule': its name must be an identifier", id="bad-rule-name"),
+])
+def test_a_malformed_rule_is_refused_naming_it(fields, error):
+    """A rule is checked where it is declared: a label the monitor never writes, a string given for a set or a name
+    that is not one stops the module that declares it, naming the rule."""
+    with pytest.raises(RuleError, match=error):
+        Rule(**{"name": "toy", "runtime": {Routine.TORCH_SOFTMAX}, "names": {"softmax"}, **fields})
+
+
+def test_the_rules_are_typed_records():
+    """Every exercise's rule is a ``Rule`` whose run-time labels are ``Routine`` members, read as plain strings."""
+    rules = {r.forbidden for r in registry.RECORDS.values() if r.forbidden is not None}
+    assert rules == {forbidden.SOFTMAX, forbidden.ATTENTION, forbidden.CAUSAL, forbidden.ROPE, forbidden.NORM,
+                     forbidden.BLOCK}
+    for rule in rules:
+        assert all(isinstance(label, Routine) for label in rule.runtime)
+        assert all(type(label) is str for label in rule.labels)
+    assert forbidden.runtime_violations(forbidden.SOFTMAX, ["torch:softmax", "torch:layer_norm"]) == ["torch:softmax"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        forbidden.SOFTMAX.names = frozenset()
 
 
 def test_a_function_without_a_record_has_no_rule_to_be_graded_by():
@@ -83,3 +118,94 @@ def test_points_that_do_not_add_up_to_the_record_stop_the_collection():
     with pytest.raises(pytest.UsageError, match=r"the graders of softmax declare 1\.5 points and its exercise "
                                                 r"record 2"):
         plugin._check_points([plugin.TestResult("softmax", "a", "", 1.5)])
+
+
+# ----------------------------------------------------------------------------------------------- the quiz's key
+QUESTION = {"name": "q1", "kind": "number", "answer": 64, "atol": 0.0, "points": 1.0, "topic_ko": "주제",
+            "explanation_ko": "풀이"}
+
+
+@pytest.mark.parametrize("fields, error", [
+    pytest.param({"name": "question1"}, r"question 'question1': its name must be q1, q2", id="bad-name"),
+    pytest.param({"kind": "text"}, r"question 'q1': kind must be one of", id="unknown-kind"),
+    pytest.param({"kind": "choice", "answer": "E"}, r"question 'q1': a choice's answer must be one of", id="letter"),
+    pytest.param({"answer": "576"}, r"question 'q1': a number's answer must be a finite int or float, not '576'",
+                 id="number-as-text"),
+    pytest.param({"answer": float("nan")}, r"question 'q1': a number's answer must be", id="nan"),
+    pytest.param({"atol": -0.5}, r"question 'q1': atol must be a finite number >= 0", id="negative-atol"),
+    pytest.param({"kind": "choice", "answer": "B", "atol": 0.5}, r"question 'q1': a choice has no tolerance",
+                 id="choice-with-atol"),
+    pytest.param({"points": 0}, r"question 'q1': points must be positive", id="no-points"),
+    pytest.param({"explanation_ko": " "}, r"question 'q1': explanation_ko must be a non-empty string",
+                 id="no-explanation"),
+])
+def test_a_malformed_question_is_refused_naming_it(fields, error):
+    with pytest.raises(QuestionError, match=error):
+        Question(**{**QUESTION, **fields})
+
+
+def test_a_question_states_its_tolerance():
+    """The tolerance is the record's (0.0 unless the question states one), never a default at the grader."""
+    assert Question(**{**QUESTION, "kind": "choice", "answer": "B", "atol": 0.0}).atol == 0.0
+    assert registry.question("q1").atol == 0.001 and registry.question("q3").atol == 0.0
+    assert [q.name for q in registry.questions_of("quiz")] == [f"q{i}" for i in range(1, 20)]
+    assert registry.questions_of("attention") == []
+    with pytest.raises(QuestionError, match=r"written answer 'written_1': points must be positive"):
+        Written("written_1", points=0, topic_ko="주제")
+
+
+def test_an_unknown_question_has_no_record():
+    with pytest.raises(RegistryError, match="quiz question `q20` has no record in an answer key"):
+        registry.question("q20")
+
+
+@pytest.mark.parametrize("change, error", [
+    pytest.param(lambda qs: qs[:4] + qs[5:], r"quiz question 'q5' is missing", id="missing"),
+    pytest.param(lambda qs: qs + qs[-1:], r"quiz question 'q19' is given twice", id="twice"),
+    pytest.param(lambda qs: qs[1:2] + qs[:1] + qs[2:], r"the quiz questions are out of order: q2, q1", id="order"),
+    pytest.param(lambda qs: qs[:-1] + ({"name": "q19"},), r"QUESTIONS must be a tuple of Question records",
+                 id="a-dict"),
+])
+def test_a_key_that_does_not_fit_stops_the_registry(change, error):
+    key = registry.KEY
+    registry.check_key(key, tuple(registry.questions_of("quiz")), answer_key.WRITTEN)   # the course's key fits
+    with pytest.raises(RegistryError, match=error):
+        registry.check_key(key, change(tuple(registry.questions_of("quiz"))), answer_key.WRITTEN)
+
+
+# ----------------------------------------------------------------------------------------------- graders' declarations
+def test_every_grader_declares_what_it_is_compared_with():
+    registry.check_graders(graders())
+    softmax = registry.declared(graders()["softmax"])
+    assert softmax["REFERENCES"] == ("float64 torch.softmax", "keras.ops.softmax")
+    assert set(softmax["TOLERANCES"]) == {"STUDENT_VS_KERAS", "STABILITY", "FLOAT16", "WORKED_EXAMPLE", "STUDENT"}
+    assert "against_gpu" in registry.declared(graders()["scaled_dot_product_attention"])["TOLERANCES"]
+
+
+def softmax_grader_with(tmp_path, old: str, new: str):
+    """The softmax grader's source with ``old`` (once) replaced by ``new``, as a file of its own."""
+    source = graders()["softmax"].read_text(encoding="utf-8")
+    assert source.count(old) == 1, old
+    path = tmp_path / "attention" / "test_softmax.py"
+    path.parent.mkdir()
+    path.write_text(source.replace(old, new), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("old, new, error", [
+    pytest.param('REFERENCES = ("float64 torch.softmax", "keras.ops.softmax")\n', "",
+                 r"test_softmax\.py: it must declare at its top REFERENCES = ", id="no-references"),
+    pytest.param('REFERENCES = ("float64 torch.softmax", "keras.ops.softmax")',
+                 'REFERENCES = ()', r"it must declare at its top REFERENCES", id="empty-references"),
+    pytest.param("TOLERANCES = {", "_TOLERANCES = {", r"test_softmax\.py: it must declare at its top TOLERANCES = ",
+                 id="no-tolerances"),
+    pytest.param('"STABILITY": "large logits"', '"LOOSE": "large logits"',
+                 r"TOLERANCES names LOOSE, which tolerances.py does not define", id="unknown-tolerance"),
+    pytest.param('REFERENCES = ("float64 torch.softmax", "keras.ops.softmax")',
+                 "REFERENCES = (references.softmax.__doc__,)", r"REFERENCES must be a literal", id="not-a-literal"),
+    pytest.param('REFERENCE = references.softmax\n', 'REFERENCE = references.softmax\nGPU_CASES = "sdpa"\n',
+                 r"stored GPU cases \(GPU_CASES\) but its TOLERANCES do not name against_gpu", id="gpu-without-tol"),
+])
+def test_a_grader_without_its_declarations_stops_the_registry(tmp_path, old, new, error):
+    with pytest.raises(RegistryError, match=error):
+        registry.check_graders({**graders(), "softmax": softmax_grader_with(tmp_path, old, new)})

@@ -10,65 +10,67 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.feedback.similarity.fingerprints import Piece, fingerprint
+from autograder.sandbox.inside.routines import Routine
 
 # The library routines of the forbidden rules (``autograder/graders/forbidden.py``: their run-time labels, as the
-# monitor reports them), as files of the installed packages: (label, package, file inside it, what to take).
+# monitor reports them: ``Routine``), as files of the installed packages: (label, package, file inside it, what to
+# take).
 # ``"*"`` takes every function of the file (methods included); a name takes that top-level function or class
 # (with its methods); ``"doc:NAME"`` takes the code blocks of the docstring assigned to NAME.
 LIBRARY = (
-    ("keras:layers.Attention", "keras", "src/layers/attention/attention.py", ("*",)),
-    ("keras:layers.AdditiveAttention", "keras", "src/layers/attention/additive_attention.py", ("*",)),
-    ("keras:layers.MultiHeadAttention", "keras", "src/layers/attention/multi_head_attention.py", ("*",)),
-    ("keras:layers.GroupQueryAttention", "keras", "src/layers/attention/grouped_query_attention.py", ("*",)),
-    ("keras:ops.dot_product_attention", "keras", "src/ops/nn.py", ("dot_product_attention",)),
-    ("keras:ops.dot_product_attention", "keras", "src/backend/torch/nn.py",
+    (Routine.KERAS_ATTENTION, "keras", "src/layers/attention/attention.py", ("*",)),
+    (Routine.KERAS_ADDITIVE_ATTENTION, "keras", "src/layers/attention/additive_attention.py", ("*",)),
+    (Routine.KERAS_MULTI_HEAD_ATTENTION, "keras", "src/layers/attention/multi_head_attention.py", ("*",)),
+    (Routine.KERAS_GROUP_QUERY_ATTENTION, "keras", "src/layers/attention/grouped_query_attention.py", ("*",)),
+    (Routine.KERAS_DOT_PRODUCT_ATTENTION, "keras", "src/ops/nn.py", ("dot_product_attention",)),
+    (Routine.KERAS_DOT_PRODUCT_ATTENTION, "keras", "src/backend/torch/nn.py",
      ("_get_large_negative", "_can_use_flash_attention", "dot_product_attention")),
-    ("keras:ops.dot_product_attention", "keras", "src/backend/numpy/nn.py",
+    (Routine.KERAS_DOT_PRODUCT_ATTENTION, "keras", "src/backend/numpy/nn.py",
      ("_get_large_negative", "_apply_masks", "_dot_product_attention_xla", "dot_product_attention")),
-    ("torch:softmax", "torch", "nn/functional.py", ("softmax",)),
-    ("torch:softmax", "torch", "_refs/__init__.py", ("softmax",)),
-    ("torch:softmax", "torch", "_refs/nn/functional/__init__.py", ("softmax",)),
-    ("torch:softmax", "torch", "_refs/special/__init__.py", ("softmax",)),
-    ("torch:softmax", "torch", "_decomp/decompositions.py",
+    (Routine.TORCH_SOFTMAX, "torch", "nn/functional.py", ("softmax",)),
+    (Routine.TORCH_SOFTMAX, "torch", "_refs/__init__.py", ("softmax",)),
+    (Routine.TORCH_SOFTMAX, "torch", "_refs/nn/functional/__init__.py", ("softmax",)),
+    (Routine.TORCH_SOFTMAX, "torch", "_refs/special/__init__.py", ("softmax",)),
+    (Routine.TORCH_SOFTMAX, "torch", "_decomp/decompositions.py",
      ("safe_softmax", "_softmax", "_softmax_unbacked_safe_amax")),
-    ("torch:log_softmax", "torch", "nn/functional.py", ("log_softmax",)),
-    ("torch:log_softmax", "torch", "_refs/__init__.py", ("log_softmax",)),
-    ("torch:log_softmax", "torch", "_refs/nn/functional/__init__.py", ("log_softmax",)),
-    ("torch:log_softmax", "torch", "_refs/special/__init__.py", ("log_softmax",)),
-    ("torch:log_softmax", "torch", "_decomp/decompositions.py", ("_log_softmax",)),
-    ("torch:scaled_dot_product_attention", "torch", "nn/functional.py", ("doc:scaled_dot_product_attention",)),
-    ("torch:scaled_dot_product_attention", "torch", "_decomp/decompositions.py",
+    (Routine.TORCH_LOG_SOFTMAX, "torch", "nn/functional.py", ("log_softmax",)),
+    (Routine.TORCH_LOG_SOFTMAX, "torch", "_refs/__init__.py", ("log_softmax",)),
+    (Routine.TORCH_LOG_SOFTMAX, "torch", "_refs/nn/functional/__init__.py", ("log_softmax",)),
+    (Routine.TORCH_LOG_SOFTMAX, "torch", "_refs/special/__init__.py", ("log_softmax",)),
+    (Routine.TORCH_LOG_SOFTMAX, "torch", "_decomp/decompositions.py", ("_log_softmax",)),
+    (Routine.TORCH_SDPA, "torch", "nn/functional.py", ("doc:scaled_dot_product_attention",)),
+    (Routine.TORCH_SDPA, "torch", "_decomp/decompositions.py",
      ("scaled_dot_product_flash_attention_for_cpu",)),
-    ("torch:multi_head_attention_forward", "torch", "nn/functional.py",
+    (Routine.TORCH_MULTI_HEAD_ATTENTION, "torch", "nn/functional.py",
      ("multi_head_attention_forward", "_in_projection_packed", "_in_projection")),
-    ("torch:multi_head_attention_forward", "torch", "nn/modules/activation.py", ("MultiheadAttention",)),
-    ("scipy:special.softmax", "scipy", "special/_logsumexp.py", ("softmax",)),
-    ("scipy:special.log_softmax", "scipy", "special/_logsumexp.py", ("log_softmax",)),
+    (Routine.TORCH_MULTI_HEAD_ATTENTION, "torch", "nn/modules/activation.py", ("MultiheadAttention",)),
+    (Routine.SCIPY_SOFTMAX, "scipy", "special/_logsumexp.py", ("softmax",)),
+    (Routine.SCIPY_LOG_SOFTMAX, "scipy", "special/_logsumexp.py", ("log_softmax",)),
     # layer_norm's rule (forbidden.NORM): torch's normalisation functions, modules and reference decompositions,
     # Keras's normalisation layers and ops
-    ("torch:layer_norm", "torch", "nn/functional.py", ("layer_norm",)),
-    ("torch:layer_norm", "torch", "nn/modules/normalization.py", ("LayerNorm",)),
-    ("torch:layer_norm", "torch", "_refs/__init__.py", ("native_layer_norm",)),
-    ("torch:layer_norm", "torch", "_refs/nn/functional/__init__.py", ("layer_norm",)),
-    ("torch:group_norm", "torch", "nn/functional.py", ("group_norm",)),
-    ("torch:group_norm", "torch", "nn/modules/normalization.py", ("GroupNorm",)),
-    ("torch:group_norm", "torch", "_refs/__init__.py", ("native_group_norm",)),
-    ("torch:group_norm", "torch", "_refs/nn/functional/__init__.py", ("group_norm",)),
-    ("torch:batch_norm", "torch", "nn/functional.py", ("batch_norm", "instance_norm")),
-    ("torch:batch_norm", "torch", "nn/modules/batchnorm.py", ("_NormBase", "_BatchNorm")),
-    ("torch:batch_norm", "torch", "_decomp/decompositions.py",
+    (Routine.TORCH_LAYER_NORM, "torch", "nn/functional.py", ("layer_norm",)),
+    (Routine.TORCH_LAYER_NORM, "torch", "nn/modules/normalization.py", ("LayerNorm",)),
+    (Routine.TORCH_LAYER_NORM, "torch", "_refs/__init__.py", ("native_layer_norm",)),
+    (Routine.TORCH_LAYER_NORM, "torch", "_refs/nn/functional/__init__.py", ("layer_norm",)),
+    (Routine.TORCH_GROUP_NORM, "torch", "nn/functional.py", ("group_norm",)),
+    (Routine.TORCH_GROUP_NORM, "torch", "nn/modules/normalization.py", ("GroupNorm",)),
+    (Routine.TORCH_GROUP_NORM, "torch", "_refs/__init__.py", ("native_group_norm",)),
+    (Routine.TORCH_GROUP_NORM, "torch", "_refs/nn/functional/__init__.py", ("group_norm",)),
+    (Routine.TORCH_BATCH_NORM, "torch", "nn/functional.py", ("batch_norm", "instance_norm")),
+    (Routine.TORCH_BATCH_NORM, "torch", "nn/modules/batchnorm.py", ("_NormBase", "_BatchNorm")),
+    (Routine.TORCH_BATCH_NORM, "torch", "_decomp/decompositions.py",
      ("native_batch_norm_helper", "native_batch_norm", "_native_batch_norm_legit")),
-    ("torch:rms_norm", "torch", "nn/functional.py", ("rms_norm",)),
-    ("torch:rms_norm", "torch", "nn/modules/normalization.py", ("RMSNorm",)),
-    ("keras:layers.LayerNormalization", "keras", "src/layers/normalization/layer_normalization.py", ("*",)),
-    ("keras:layers.GroupNormalization", "keras", "src/layers/normalization/group_normalization.py", ("*",)),
-    ("keras:layers.BatchNormalization", "keras", "src/layers/normalization/batch_normalization.py", ("*",)),
-    ("keras:layers.RMSNormalization", "keras", "src/layers/normalization/rms_normalization.py", ("*",)),
-    ("keras:layers.Normalization", "keras", "src/layers/preprocessing/normalization.py", ("*",)),
-    ("keras:ops.normalization", "keras", "src/ops/nn.py",
+    (Routine.TORCH_RMS_NORM, "torch", "nn/functional.py", ("rms_norm",)),
+    (Routine.TORCH_RMS_NORM, "torch", "nn/modules/normalization.py", ("RMSNorm",)),
+    (Routine.KERAS_LAYER_NORMALIZATION, "keras", "src/layers/normalization/layer_normalization.py", ("*",)),
+    (Routine.KERAS_GROUP_NORMALIZATION, "keras", "src/layers/normalization/group_normalization.py", ("*",)),
+    (Routine.KERAS_BATCH_NORMALIZATION, "keras", "src/layers/normalization/batch_normalization.py", ("*",)),
+    (Routine.KERAS_RMS_NORMALIZATION, "keras", "src/layers/normalization/rms_normalization.py", ("*",)),
+    (Routine.KERAS_NORMALIZATION, "keras", "src/layers/preprocessing/normalization.py", ("*",)),
+    (Routine.KERAS_NORMALIZATION_OPS, "keras", "src/ops/nn.py",
      ("layer_normalization", "_layer_normalization", "rms_normalization", "_rms_normalization",
       "batch_normalization")),
-    ("keras:ops.normalization", "keras", "src/backend/torch/nn.py", ("batch_normalization",)),
+    (Routine.KERAS_NORMALIZATION_OPS, "keras", "src/backend/torch/nn.py", ("batch_normalization",)),
 )
 
 
@@ -205,7 +207,8 @@ def library() -> Library:
     fingerprinted once per process)."""
     by_label: dict[str, list] = {}
     sources, missing = [], []
-    for label, package, relative, wanted in LIBRARY:
+    for routine, package, relative, wanted in LIBRARY:
+        label = str(routine)   # a plain string, as the event log and the report read it
         base = package_dir(package)
         if base is None:
             missing.append((label, f"{package} is not installed"))

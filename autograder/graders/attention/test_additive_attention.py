@@ -10,8 +10,8 @@ from autograder.graders.compare import expect_close
 
 # Judged against (forbidden routines and known mistakes: exercises/additive_attention.py):
 REFERENCE = references.additive_attention
-# reference: float64 tanh scores + torch.softmax; keras.layers.AdditiveAttention
-# tolerance (tolerances.py): STUDENT_VS_KERAS against Keras, STUDENT otherwise
+REFERENCES = ("float64 tanh scores + torch.softmax", "keras.layers.AdditiveAttention")
+TOLERANCES = {"STUDENT_VS_KERAS": "against Keras", "STUDENT": "otherwise"}
 
 # (leading dims, Tq, Tk, d, dv, mask): Tq != Tk, several batch shapes, masks of every broadcastable form.
 CASES = [

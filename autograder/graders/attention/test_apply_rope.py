@@ -20,8 +20,12 @@ from autograder.graders.compare import as_array, expect_close, expect_true
 
 # Judged against (forbidden routines and known mistakes: exercises/apply_rope.py):
 REFERENCE = references.apply_rope
-# reference: float64 rotate-half RoPE
-# tolerance (tolerances.py): STUDENT; ROPE_SCORES for scores of rotated vectors, ROPE_LEAK_ATOL for the plane
+REFERENCES = ("float64 rotate-half RoPE",)
+TOLERANCES = {
+    "STUDENT": "the rotated vectors",
+    "ROPE_SCORES": "scores of rotated vectors",
+    "ROPE_LEAK_ATOL": "components outside a rotated unit vector's plane",
+}
 
 
 def positions_of(kind, rng, t):

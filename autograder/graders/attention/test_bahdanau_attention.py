@@ -10,8 +10,8 @@ from autograder.graders.compare import as_array, expect_close, expect_true
 
 # Judged against (forbidden routines and known mistakes: exercises/bahdanau_attention.py):
 REFERENCE = references.bahdanau_attention
-# reference: float64 projected tanh scores + torch.softmax; Keras layers
-# tolerance (tolerances.py): STUDENT_VS_KERAS against Keras, STUDENT otherwise
+REFERENCES = ("float64 projected tanh scores + torch.softmax", "Keras layers")
+TOLERANCES = {"STUDENT_VS_KERAS": "against Keras", "STUDENT": "otherwise"}
 
 # (leading dims, Tq, Tk, d, h, dv, mask): Tq != Tk, h != d, several batch shapes, every broadcastable mask form.
 CASES = [

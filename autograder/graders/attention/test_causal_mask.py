@@ -10,8 +10,8 @@ from autograder.graders import gpu_checks, references, tolerances
 from autograder.graders.compare import as_array, expect_close, expect_true
 
 # Judged against (forbidden routines and known mistakes: exercises/causal_mask.py):
-# reference: torch's causal_lower_right and numpy's tril (below)
-# tolerance (tolerances.py): EXACT for masks; stored cases: against_gpu(dtype)
+REFERENCES = ("torch's causal_lower_right", "numpy's tril (below)")
+TOLERANCES = {"EXACT": "masks", "against_gpu": "stored GPU cases, by dtype"}
 GPU_CASES = "causal"  # stored outputs of torch's SDPA backends in each dtype (gpu_refs)
 
 

@@ -10,8 +10,8 @@ from autograder.graders.compare import expect_close
 
 # Judged against (forbidden routines and known mistakes: exercises/dot_product_attention.py):
 REFERENCE = references.dot_product_attention
-# reference: float64 torch SDPA with scale 1; keras.layers.Attention
-# tolerance (tolerances.py): STUDENT_VS_KERAS against Keras, STUDENT otherwise
+REFERENCES = ("float64 torch SDPA with scale 1", "keras.layers.Attention")
+TOLERANCES = {"STUDENT_VS_KERAS": "against Keras", "STUDENT": "otherwise"}
 
 # (leading dims, Tq, Tk, d, dv, mask): Tq != Tk, several batch shapes, masks of every broadcastable form.
 # d stays <= 16: unscaled scores of N(0, 1) inputs have a spread of sqrt(d), still far from float32 trouble.

@@ -7,8 +7,8 @@ from autograder.graders.attention.inputs import normal
 from autograder.graders.compare import as_array, expect_close
 
 # Judged against (forbidden routines and known mistakes: exercises/merge_heads.py):
-# reference: numpy transpose + reshape (the inverse of references.split_heads)
-# tolerance (tolerances.py): STUDENT
+REFERENCES = ("numpy transpose + reshape (the inverse of references.split_heads)",)
+TOLERANCES = {"STUDENT": "every comparison"}
 
 # (B, H, T, dh): one head, dh = 1, T != dh, B = 1.
 CASES = [

@@ -10,8 +10,8 @@ from autograder.graders.compare import as_array, expect_close, expect_true
 
 # Judged against (forbidden routines and known mistakes: exercises/multi_head_attention.py):
 REFERENCE = references.multi_head_attention
-# reference: float64 per-head torch SDPA; keras.layers.MultiHeadAttention
-# tolerance (tolerances.py): STUDENT_VS_KERAS against Keras, STUDENT otherwise
+REFERENCES = ("float64 per-head torch SDPA", "keras.layers.MultiHeadAttention")
+TOLERANCES = {"STUDENT_VS_KERAS": "against Keras", "STUDENT": "otherwise"}
 
 # (B, Tq, Tk, C, H, mask): Tq != Tk, one head, every mask form of the contract: (Tq, Tk), (B, 1, Tq, Tk),
 # (B, H, Tq, Tk).

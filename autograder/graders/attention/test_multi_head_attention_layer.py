@@ -10,9 +10,11 @@ from autograder.graders.compare import as_array, expect_close
 
 # Judged against (forbidden routines and known mistakes: exercises/multi_head_attention_layer.py):
 REFERENCE = references.multi_head_attention_layer
-# reference: float64 projections + per-head torch SDPA + output projection; keras.layers.MultiHeadAttention
-# (keras_layer below)
-# tolerance (tolerances.py): STUDENT_VS_KERAS against Keras, STUDENT otherwise; stored cases: against_gpu(dtype)
+REFERENCES = (
+    "float64 projections + per-head torch SDPA + output projection",
+    "keras.layers.MultiHeadAttention (keras_layer below)",
+)
+TOLERANCES = {"STUDENT_VS_KERAS": "against Keras", "STUDENT": "otherwise", "against_gpu": "stored GPU cases, by dtype"}
 GPU_CASES = "mha"  # stored outputs of torch's SDPA backends in each dtype (gpu_refs)
 
 # Keras cases: (B, Tq, Tk, D, H, dk, dv, mask). Tk = None means self-attention (x_kv is x_q). Keras's

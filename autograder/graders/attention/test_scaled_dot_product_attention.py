@@ -13,8 +13,8 @@ from autograder.graders.compare import as_array, expect_close, expect_true
 
 # Judged against (forbidden routines and known mistakes: exercises/scaled_dot_product_attention.py):
 REFERENCE = references.scaled_dot_product_attention
-# reference: float64 torch SDPA (math backend); keras.layers.Attention
-# tolerance (tolerances.py): STUDENT_VS_KERAS against Keras, STUDENT otherwise; stored cases: against_gpu(dtype)
+REFERENCES = ("float64 torch SDPA (math backend)", "keras.layers.Attention")
+TOLERANCES = {"STUDENT_VS_KERAS": "against Keras", "STUDENT": "otherwise", "against_gpu": "stored GPU cases, by dtype"}
 GPU_CASES = ("sdpa", "sdpa_large_logits")  # stored outputs of torch's SDPA backends in each dtype (gpu_refs)
 
 # (leading dims, Tq, Tk, d, dv, mask): Tq != Tk, several batch shapes, masks of every broadcastable form.

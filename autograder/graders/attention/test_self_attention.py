@@ -13,8 +13,8 @@ from autograder.graders.compare import as_array, expect_close, expect_true
 
 # Judged against (forbidden routines and known mistakes: exercises/self_attention.py):
 REFERENCE = references.self_attention
-# reference: float64 projections + torch SDPA; Keras layers
-# tolerance (tolerances.py): STUDENT_VS_KERAS against Keras, STUDENT otherwise; stored cases: against_gpu(dtype)
+REFERENCES = ("float64 projections + torch SDPA", "Keras layers")
+TOLERANCES = {"STUDENT_VS_KERAS": "against Keras", "STUDENT": "otherwise", "against_gpu": "stored GPU cases, by dtype"}
 GPU_CASES = "self_attention"  # stored outputs of torch's SDPA backends in each dtype (gpu_refs)
 
 # (leading dims, T, D, dk, dv, causal): dk != dv, dv == D (so that "x as values" can be named), batch shapes.

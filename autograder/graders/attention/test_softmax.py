@@ -9,10 +9,14 @@ from autograder.graders.compare import as_array, expect_close, expect_true
 
 # Judged against (forbidden routines and known mistakes: exercises/softmax.py):
 REFERENCE = references.softmax
-# reference: float64 torch.softmax; keras.ops.softmax
-# tolerance (tolerances.py): STUDENT_VS_KERAS against Keras, STABILITY for large logits, FLOAT16 for float16,
-# WORKED_EXAMPLE for the text's printed values
-# inputs, STUDENT otherwise
+REFERENCES = ("float64 torch.softmax", "keras.ops.softmax")
+TOLERANCES = {
+    "STUDENT_VS_KERAS": "against Keras",
+    "STABILITY": "large logits",
+    "FLOAT16": "float16 inputs",
+    "WORKED_EXAMPLE": "the text's printed values",
+    "STUDENT": "otherwise",
+}
 
 SHAPES = [pytest.param((7,), -1, id="1d"), pytest.param((3, 5), -1, id="2d-last"),
           pytest.param((4, 6), 0, id="2d-axis0"), pytest.param((2, 3, 5), 1, id="3d-axis1")]

@@ -7,8 +7,8 @@ from autograder.graders.compare import as_array, expect_close
 
 # Judged against (forbidden routines and known mistakes: exercises/split_heads.py):
 REFERENCE = references.split_heads
-# reference: numpy reshape + transpose
-# tolerance (tolerances.py): STUDENT
+REFERENCES = ("numpy reshape + transpose",)
+TOLERANCES = {"STUDENT": "every comparison"}
 
 # (B, T, C, H): one head, one channel per head, T != dh, B = 1.
 CASES = [

@@ -14,8 +14,9 @@ from autograder.graders.compare import as_array, expect_close
 from autograder.graders.decoder import block_params, keras_block
 
 # Judged against (forbidden routines and known mistakes: exercises/decoder_block.py):
-REFERENCE = references.decoder_block   # float64; and keras_block (LayerNormalization, MultiHeadAttention, Dense)
-# tolerance (tolerances.py): STUDENT against the float64 reference, STUDENT_VS_KERAS against the Keras layers
+REFERENCE = references.decoder_block
+REFERENCES = ("float64 references.decoder_block", "keras_block (LayerNormalization, MultiHeadAttention, Dense)")
+TOLERANCES = {"STUDENT": "against the float64 reference", "STUDENT_VS_KERAS": "against the Keras layers"}
 
 CASES = [  # B, T, D, heads, MLP width, dtype
     pytest.param(2, 6, 16, 4, 64, np.float32, id="b2-t6-D16-h4-F64"),

@@ -21,9 +21,13 @@ from autograder.graders.decoder import MODEL, model_and_prompt, sampled_model_an
 from autograder.graders.diagnosis import by_id, of_output, with_causes
 
 # Judged against (forbidden routines and known mistakes: exercises/generate.py):
-REFERENCE = references.generate   # float64, the whole sequence recomputed at every step (no cache)
-# tolerance (tolerances.py): EXACT tokens, on models whose greedy choices lead by TOKEN_MARGIN (sampled: whose draws
-# and top-p boundaries are SAMPLE_MARGIN from changing)
+REFERENCE = references.generate
+REFERENCES = ("float64 references.generate, the whole sequence recomputed at every step (no cache)",)
+TOLERANCES = {
+    "EXACT": "tokens",
+    "TOKEN_MARGIN": "the lead of every greedy choice of the drawn models",
+    "SAMPLE_MARGIN": "how far sampled draws and top-p boundaries are from changing",
+}
 
 HEADS = MODEL["num_heads"]
 SCENARIOS = [  # batch, prompt length, new tokens

@@ -10,8 +10,9 @@ from autograder.graders.compare import expect_close
 from autograder.graders.decoder import norm_params
 
 # Judged against (forbidden routines and known mistakes: exercises/layer_norm.py):
-REFERENCE = references.layer_norm   # torch.nn.functional.layer_norm in float64; keras.layers.LayerNormalization
-# tolerance (tolerances.py): STUDENT against torch, STUDENT_VS_KERAS against Keras
+REFERENCE = references.layer_norm
+REFERENCES = ("torch.nn.functional.layer_norm in float64", "keras.layers.LayerNormalization")
+TOLERANCES = {"STUDENT": "against torch", "STUDENT_VS_KERAS": "against Keras"}
 
 CASES = [  # shape of x, dtype
     pytest.param((2, 5, 16), np.float32, id="b2-t5-D16-float32"),

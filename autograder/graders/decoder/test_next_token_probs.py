@@ -15,9 +15,11 @@ from autograder.graders.compare import GradingFailure, expect_close, expect_shap
 from autograder.graders.diagnosis import by_id, of_output, with_causes
 
 # Judged against (known mistakes: exercises/next_token_probs.py):
-REFERENCE = references.next_token_probs   # float64 numpy (answers.py): TemperatureLogitsWarper, TopKLogitsWarper,
-#                                           softmax, TopPLogitsWarper, renormalised
-# tolerance (tolerances.py): STUDENT (a float32 softmax of logits of size ~10 is off by ~1e-6); zeros compared exactly
+REFERENCE = references.next_token_probs
+REFERENCES = (
+    "float64 numpy (answers.py): TemperatureLogitsWarper, TopKLogitsWarper, softmax, TopPLogitsWarper, renormalised",
+)
+TOLERANCES = {"STUDENT": "a float32 softmax of logits of size ~10 is off by ~1e-6; zeros compared exactly"}
 
 VOCAB = 12
 

@@ -2,9 +2,11 @@
 
 Each module ``exercises/<exercise>.py`` ends with ``EXERCISE = Exercise(...)``; its grader is
 ``graders/<assignment>/test_<exercise>.py``, which declares at its top the references, tolerances and stored GPU
-cases it compares with. ``registry.py`` reads every record and builds every list from them (the exercises and points
-of an assignment, the forbidden-routine rules, the catalogue of mistakes, the proxies' table), and stops at import
-for a grader without a record or a record without a grader. (The quiz's answers are not code: quiz/answer_key.py.)
+cases it compares with (``REFERENCES``, ``TOLERANCES``, ``GPU_CASES``). ``registry.py`` reads every record and
+builds every list from them (the exercises and points of an assignment, the forbidden-routine rules, the catalogue
+of mistakes, the proxies' table), and stops at import for a grader without a record, a record without a grader or
+a grader without its declarations. (The quiz's answers are not code: quiz/answer_key.py,
+one ``Question`` record per question, ``questions.py``.)
 
 Example (the toy exercise of docs/authors/adding-an-exercise.md)::
 
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from autograder.graders.answers import Answer
+    from autograder.graders.forbidden import Rule
 
 __all__ = ["ATTENTION_STEPS", "HEAD_STEPS", "LAYER_STEPS", "Exercise", "Mistake", "rewritten"]
 
@@ -85,7 +88,7 @@ class Exercise:
             folder holds its grader.
         points: its grade cell's points, which equal the total of its grader's ``@pytest.mark.points`` (the
             graders' collection checks it).
-        forbidden: the library routines it may not call (a rule of ``forbidden.py``), or ``None``.
+        forbidden: the library routines it may not call (a ``Rule`` of ``forbidden.py``), or ``None``.
         mistakes: realistic wrong versions (``Mistake``): the package's tests prove each loses points, the
             diagnosis names them in the feedback.
         callees: the other contract functions it may call that are answered with their ``answer`` while it is
@@ -101,7 +104,7 @@ class Exercise:
     name: str
     assignment: str
     points: float
-    forbidden: dict | None
+    forbidden: Rule | None
     mistakes: tuple[Mistake, ...] = ()
     callees: tuple[str, ...] = ()
     implied: tuple[str, ...] = ()

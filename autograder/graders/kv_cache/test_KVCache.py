@@ -13,8 +13,8 @@ from autograder.graders.diagnosis import of_replay, with_causes
 from autograder.graders.kv_cache import number
 
 # Judged against (forbidden routines and known mistakes: exercises/KVCache.py):
-# reference: numpy concatenation on the time axis (expected_observations below; kv_cache.TrustedCache)
-# tolerance (tolerances.py): STUDENT; sizes exact
+REFERENCES = ("numpy concatenation on the time axis (expected_observations below; kv_cache.TrustedCache)",)
+TOLERANCES = {"STUDENT": "values", "EXACT": "sizes"}
 
 
 def chunks_of(rng, b, h, d, sizes, dtype=np.float32):

@@ -15,8 +15,8 @@ from autograder.graders.diagnosis import of_replay, with_causes
 from autograder.graders.kv_cache import TrustedCache, number
 
 # Judged against (forbidden routines and known mistakes: exercises/attend_with_cache.py):
-# reference: float64 causal torch SDPA over the whole sequence (full_causal below)
-# tolerance (tolerances.py): STUDENT
+REFERENCES = ("float64 causal torch SDPA over the whole sequence (full_causal below)",)
+TOLERANCES = {"STUDENT": "every comparison"}
 
 
 def draw(rng, b, h, t, d, dtype=np.float32):

@@ -21,8 +21,8 @@ from autograder.graders.kv_cache import TrustedCache, number
 
 # Judged against (forbidden routines and known mistakes: exercises/attend_with_rope_cache.py):
 REFERENCE = references.rope_causal_attention
-# reference: float64 RoPE at positions 0..T-1, then causal torch SDPA
-# tolerance (tolerances.py): STUDENT
+REFERENCES = ("float64 RoPE at positions 0..T-1, then causal torch SDPA",)
+TOLERANCES = {"STUDENT": "every comparison"}
 
 
 def draw(rng, b, h, t, d, dtype=np.float32):

@@ -9,8 +9,8 @@ from autograder.graders.compare import GradingFailure, as_array, expect_close, e
 
 # Judged against (forbidden routines and known mistakes: exercises/flash_attention.py):
 REFERENCE = references.scaled_dot_product_attention
-# reference: float64 torch SDPA (math backend); causal: with references.causal_mask(Tq, Tk)
-# tolerance (tolerances.py): STUDENT; stored cases: against_gpu(dtype)
+REFERENCES = ("float64 torch SDPA (math backend)", "causal: with references.causal_mask(Tq, Tk)")
+TOLERANCES = {"STUDENT": "live references", "against_gpu": "stored GPU cases, by dtype"}
 GPU_CASES = "flash_long"  # stored outputs of torch's SDPA backends in each dtype (gpu_refs), 4,096 tokens
 
 # (leading dims, Tq, Tk, d, dv, block_size): block sizes 1, 7, 16, 64, Tk and > Tk, dividing Tk or not.

@@ -10,8 +10,8 @@ from autograder.graders.kv_cache import keras_gqa, raised
 
 # Judged against (forbidden routines and known mistakes: exercises/grouped_query_attention.py):
 REFERENCE = references.grouped_query_attention
-# reference: float64 torch SDPA with enable_gqa=True; keras.layers.GroupQueryAttention
-# tolerance (tolerances.py): STUDENT_VS_KERAS against Keras, STUDENT otherwise; stored cases: against_gpu(dtype)
+REFERENCES = ("float64 torch SDPA with enable_gqa=True", "keras.layers.GroupQueryAttention")
+TOLERANCES = {"STUDENT_VS_KERAS": "against Keras", "STUDENT": "otherwise", "against_gpu": "stored GPU cases, by dtype"}
 GPU_CASES = "gqa"  # stored outputs of torch's SDPA backends in each dtype (gpu_refs)
 
 # (B, Hq, Hkv, Tq, Tk, d, mask, dtype): GQA with groups of 2 and 4, MQA (Hkv = 1), plain MHA (Hkv = Hq), and

@@ -7,8 +7,8 @@ from autograder.graders.kv_cache import MODELS, expect_int, expect_integer_type
 
 # Judged against (forbidden routines and known mistakes: exercises/kv_cache_bytes.py):
 REFERENCE = references.kv_cache_bytes
-# reference: 2 x layers x KV heads x head dim x tokens x batch x bytes
-# tolerance (tolerances.py): EXACT (kv_cache.expect_int)
+REFERENCES = ("2 x layers x KV heads x head dim x tokens x batch x bytes",)
+TOLERANCES = {"EXACT": "integers (kv_cache.expect_int)"}
 
 REAL_MODELS = [pytest.param(*config, id=name.replace(" ", "-")) for name, config in MODELS.items()]
 

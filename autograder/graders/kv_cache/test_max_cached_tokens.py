@@ -6,8 +6,8 @@ from autograder.graders.kv_cache import GB, MODELS, GiB, MiB, expect_int, expect
 
 # Judged against (forbidden routines and known mistakes: exercises/max_cached_tokens.py):
 REFERENCE = references.max_cached_tokens
-# reference: memory // bytes of one token
-# tolerance (tolerances.py): EXACT (kv_cache.expect_int)
+REFERENCES = ("memory // bytes of one token",)
+TOLERANCES = {"EXACT": "integers (kv_cache.expect_int)"}
 
 
 def per_token(layers, kv_heads, head_dim, batch=1, element_bytes=2):

@@ -13,8 +13,8 @@ from autograder.graders import references, tolerances
 from autograder.graders.compare import as_array, expect_close, expect_true
 
 # Judged against (forbidden routines and known mistakes: exercises/sliding_window_mask.py):
-# reference: a numpy mask written from the contract (numpy_reference below) and references.causal_mask
-# tolerance (tolerances.py): EXACT
+REFERENCES = ("a numpy mask written from the contract (numpy_reference below)", "references.causal_mask")
+TOLERANCES = {"EXACT": "masks"}
 
 
 def numpy_reference(t_q, t_k, window):

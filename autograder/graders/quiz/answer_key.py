@@ -12,177 +12,194 @@ tests/graders/test_quiz_graders.py가 노트북의 보기로 확인합니다.
 WRITTEN은 formgrader에서 손으로 채점하는 서술형 답 칸(마크다운 셀)의 배점입니다.
 """
 
-ANSWERS = {
-    "q1": {
-        "kind": "number",
-        "answer": 0.757,
-        "atol": 0.001,
-        "points": 1.0,
-        "topic_ko": "softmax 계산 예제",
-        "explanation_ko": (
+from autograder.graders.questions import Question, Written
+
+QUESTIONS = (
+    Question(
+        "q1",
+        kind="number",
+        answer=0.757,
+        atol=0.001,
+        points=1.0,
+        topic_ko="softmax 계산 예제",
+        explanation_ko=(
             "softmax는 각 점수의 지수를 지수들의 합으로 나눕니다. e^4.06 ≈ 57.97, e^5.65 ≈ 284.29, e^3.51 ≈ "
             "33.45이고 합은 약 375.71이므로 '밥을'의 어텐션 가중치는 284.29 / 375.71 ≈ 0.7567, 소수 셋째 자리로 "
             "0.757입니다. 세 어텐션 가중치(약 0.154, 0.757, 0.089)의 합이 1인지 확인해 보면 실수를 잡을 수 있습니다."
         ),
-    },
-    "q2": {
-        "kind": "choice",
-        "answer": "B",
-        "points": 1.0,
-        "topic_ko": "√d_k로 나누는 이유",
-        "explanation_ko": (
+    ),
+    Question(
+        "q2",
+        kind="choice",
+        answer="B",
+        points=1.0,
+        topic_ko="√d_k로 나누는 이유",
+        explanation_ko=(
             "성분이 평균 0, 분산 1인 두 벡터의 내적은 평균이 0이고 분산이 d_k입니다. 점수의 폭이 d_k와 함께 커지면 "
             "softmax가 포화되어 어텐션 가중치가 거의 0과 1만 남고 기울기가 사라집니다. √d_k로 나누면 분산이 1 근처로 "
             "돌아옵니다. softmax는 나누지 않아도 합이 1이고(A), 내적의 평균은 d_k와 상관없이 0이며(C), 헤드를 합치는 "
             "일은 이어 붙이기와 출력 투영이 하므로 나눗셈과 관계가 없습니다(D)."
         ),
-    },
-    "q3": {
-        "kind": "number",
-        "answer": 64,
-        "atol": 0.0,
-        "points": 1.0,
-        "topic_ko": "멀티헤드의 차원",
-        "explanation_ko": (
+    ),
+    Question(
+        "q3",
+        kind="number",
+        answer=64,
+        atol=0.0,
+        points=1.0,
+        topic_ko="멀티헤드의 차원",
+        explanation_ko=(
             "멀티헤드 어텐션은 전체 차원을 헤드 수로 나눠 각 헤드가 그만큼의 부분 공간에서 어텐션을 합니다. 512 / 8 = "
             "64이고, 헤드 8개의 결과를 이어 붙이면 다시 512차원이 되어 출력 투영(Linear)으로 들어갑니다."
         ),
-    },
-    "q4": {
-        "kind": "choice",
-        "answer": "A",
-        "points": 1.0,
-        "topic_ko": "셀프 어텐션과 교차 어텐션",
-        "explanation_ko": (
+    ),
+    Question(
+        "q4",
+        kind="choice",
+        answer="A",
+        points=1.0,
+        topic_ko="셀프 어텐션과 교차 어텐션",
+        explanation_ko=(
             "교차 어텐션은 '지금 만들고 있는 쪽'이 질의(Q)를 던지고 '참고할 다른 시퀀스'가 키와 값(K, V)을 내놓는 "
             "구조입니다. 번역에서는 디코더가 다음 단어를 고르려고 입력 문장을 들여다보므로 Q는 디코더에서, "
             "K와 V는 인코더 출력에서 옵니다. 방향을 거꾸로 하면(B) 입력 문장이 번역문을 읽게 되고, Q, K, V가 "
             "모두 한 시퀀스에서 나오면(C, D) 셀프 어텐션입니다."
         ),
-    },
-    "q5": {
-        "kind": "choice",
-        "answer": "D",
-        "points": 1.0,
-        "topic_ko": "인과 마스크와 -∞",
-        "explanation_ko": (
+    ),
+    Question(
+        "q5",
+        kind="choice",
+        answer="D",
+        points=1.0,
+        topic_ko="인과 마스크와 -∞",
+        explanation_ko=(
             "softmax는 점수의 지수에 비례해 가중치를 나눕니다. 점수 0은 '관련 없음'이 아니라 '보통 정도로 관련 "
             "있음'이라 exp(0) = 1만큼의 어텐션 가중치가 미래 토큰에 남아 정보가 새어 나갑니다(그래서 B는 틀립니다). "
             "-∞는 exp를 거쳐 정확히 0이 되어 미래 토큰을 완전히 막고, 기울기도 흐르지 않습니다(C). 분모에는 보이는 "
             "토큰의 양수 지수가 남으므로 0으로 나누는 일은 없습니다(A)."
         ),
-    },
-    "q6": {
-        "kind": "number",
-        "answer": 4,
-        "atol": 0.0,
-        "points": 1.0,
-        "topic_ko": "오른쪽 아래 정렬 인과 마스크",
-        "explanation_ko": (
+    ),
+    Question(
+        "q6",
+        kind="number",
+        answer=4,
+        atol=0.0,
+        points=1.0,
+        topic_ko="오른쪽 아래 정렬 인과 마스크",
+        explanation_ko=(
             "새 토큰 중 첫 번째는 전체 시퀀스의 네 번째 토큰(위치 3)입니다. 오른쪽 아래 정렬에서 i = 0은 j ≤ 0 + (5 - "
             "2) = 3인 키, 즉 위치 0, 1, 2, 3의 키 네 개를 봅니다: 캐시의 세 토큰과 자기 자신입니다. 왼쪽 위에 "
             "맞추면(np.tril, torch의 is_causal) 키 하나만 보게 되어 캐시를 쓰는 생성 결과가 틀어집니다."
         ),
-    },
-    "q7": {
-        "kind": "choice",
-        "answer": "C",
-        "points": 1.0,
-        "topic_ko": "왜 Q는 캐시하지 않을까",
-        "explanation_ko": (
+    ),
+    Question(
+        "q7",
+        kind="choice",
+        answer="C",
+        points=1.0,
+        topic_ko="왜 Q는 캐시하지 않을까",
+        explanation_ko=(
             "과거 토큰의 Q는 그 토큰의 출력을 계산할 때 한 번 쓰이고, 그 출력은 인과 마스크 때문에 뒤에 토큰이 붙어도 "
             "바뀌지 않으므로 다시 쓸 일이 없습니다. 같은 이유로 과거 토큰의 Q, K, V는 바뀌지 않습니다(B). 새 토큰은 "
             "자기 자신도 보아야 하므로 새 토큰의 Q, K, V를 모두 계산하고 K, V를 캐시에 덧붙입니다: '새 토큰의 Q만 "
             "필요하다'(D)는 원문의 틀린 설명입니다. Q, K, V 헤드의 차원은 같습니다(A)."
         ),
-    },
-    "q8": {
-        "kind": "number",
-        "answer": 448,
-        "atol": 0.5,
-        "points": 1.0,
-        "topic_ko": "실제 모델의 KV 캐시 크기",
-        "explanation_ko": (
+    ),
+    Question(
+        "q8",
+        kind="number",
+        answer=448,
+        atol=0.5,
+        points=1.0,
+        topic_ko="실제 모델의 KV 캐시 크기",
+        explanation_ko=(
             "Qwen2.5-7B의 config.json: 층 28, KV 헤드 4, 헤드 차원 3,584 / 28 = 128. 캐시 바이트 = 2(K, V) × 층 × KV "
             "헤드 × 헤드 차원 × 토큰 × 바이트 = 2 × 28 × 4 × 128 × 8,192 × 2 = 469,762,048 바이트이고, 2^20으로 나누면 "
             "448 MiB입니다(토큰당 57,344 바이트). 캐시에 저장되는 것은 KV 헤드뿐이므로 질의 헤드 수(28)를 넣으면 7배인 "
             "3,136 MiB로 과대평가됩니다."
         ),
-    },
-    "q9": {
-        "kind": "number",
-        "answer": 4,
-        "atol": 0.0,
-        "points": 1.0,
-        "topic_ko": "GQA가 캐시에 주는 영향",
-        "explanation_ko": (
+    ),
+    Question(
+        "q9",
+        kind="number",
+        answer=4,
+        atol=0.0,
+        points=1.0,
+        topic_ko="GQA가 캐시에 주는 영향",
+        explanation_ko=(
             "KV 캐시는 KV 헤드 수에 정비례합니다. GQA는 질의 헤드 4개(32 / 8)가 K, V 한 벌을 함께 쓰므로 MHA로 바꾸면 "
             "KV 헤드가 8개에서 32개로 늘어나 캐시가 32 / 8 = 4배가 됩니다. 연산량(O(n²))은 두 방식이 같습니다."
         ),
-    },
-    "q10": {
-        "kind": "choice",
-        "answer": "B",
-        "points": 1.0,
-        "topic_ko": "RoPE와 캐시",
-        "explanation_ko": (
+    ),
+    Question(
+        "q10",
+        kind="choice",
+        answer="B",
+        points=1.0,
+        topic_ko="RoPE와 캐시",
+        explanation_ko=(
             "토큰의 절대 위치는 한 번 정해지면 바뀌지 않으므로, 키를 넣을 때 자기 위치로 한 번 돌려 두면 그 뒤로는 새 "
             "질의만 자기 위치로 돌려 캐시 전체와 내적하면 됩니다. 두 회전의 차이만 남아 점수는 위치의 차이에만 "
             "의존합니다. 캐시의 키를 단계마다 다시 돌리면(C) 각도가 두 번 더해져 틀리고, 회전은 노름을 바꾸지 "
             "않으며(D), 정밀도와도 관계가 없습니다(A)."
         ),
-    },
-    "q11": {
-        "kind": "choice",
-        "answer": "D",
-        "points": 1.0,
-        "topic_ko": "FP8 KV 캐시",
-        "explanation_ko": (
+    ),
+    Question(
+        "q11",
+        kind="choice",
+        answer="D",
+        points=1.0,
+        topic_ko="FP8 KV 캐시",
+        explanation_ko=(
             "원소 하나가 2바이트에서 1바이트가 되므로 토큰 하나가 차지하는 캐시가 절반이 됩니다. 같은 메모리에 두 배의 "
             "토큰, 즉 두 배 긴 문맥이나 두 배 많은 동시 요청을 담을 수 있습니다. 대가는 K, V 값의 정밀도가 낮아지는 "
             "것입니다."
         ),
-    },
-    "q12": {
-        "kind": "number",
-        "answer": 256,
-        "atol": 0.0,
-        "points": 1.0,
-        "topic_ko": "점수 쌍의 증가",
-        "explanation_ko": (
+    ),
+    Question(
+        "q12",
+        kind="number",
+        answer=256,
+        atol=0.0,
+        points=1.0,
+        topic_ko="점수 쌍의 증가",
+        explanation_ko=(
             "점수 쌍은 n²개입니다. 길이가 8,192 / 512 = 16배가 되면 쌍은 16² = 256배(262,144쌍에서 67,108,864쌍)가 "
             "됩니다. 길이가 2배가 될 때마다 4배씩 늘어나는 O(n²)입니다."
         ),
-    },
-    "q13": {
-        "kind": "choice",
-        "answer": "C",
-        "points": 1.0,
-        "topic_ko": "128K 토큰의 점수 쌍",
-        "explanation_ko": (
+    ),
+    Question(
+        "q13",
+        kind="choice",
+        answer="C",
+        points=1.0,
+        topic_ko="128K 토큰의 점수 쌍",
+        explanation_ko=(
             "131,072² = 17,179,869,184, 약 172억 쌍입니다. (128K를 128,000으로 읽으면 128,000² ≈ 164억이 되는데, "
             "원문이 이 값을 적었습니다.) 헤드 하나의 점수 행렬을 FP32로 통째로 만들면 64 GiB가 되므로, 긴 문맥에서는 "
             "점수 행렬을 한꺼번에 만들지 않는 방법이 필요합니다."
         ),
-    },
-    "q14": {
-        "kind": "choice",
-        "answer": "B",
-        "points": 1.0,
-        "topic_ko": "플래시 어텐션이 바꾸는 것과 바꾸지 않는 것",
-        "explanation_ko": (
+    ),
+    Question(
+        "q14",
+        kind="choice",
+        answer="B",
+        points=1.0,
+        topic_ko="플래시 어텐션이 바꾸는 것과 바꾸지 않는 것",
+        explanation_ko=(
             "플래시 어텐션은 근사가 아닙니다. 모든 쌍의 점수를 그대로 계산하므로 연산량은 O(n²)이지만, 블록마다 행의 "
             "최댓값과 지수 합을 고쳐 나가는 온라인 softmax 덕분에 n × n 행렬을 저장하지 않고(메모리 O(n)), GPU의 느린 "
             "메모리와 주고받는 양을 줄여 실제로 빨라집니다(IO-aware). A는 선형 어텐션, C는 희소 어텐션의 설명이고, "
             "점수 행렬을 어떤 정밀도로든 통째로 저장하면(D) 메모리는 여전히 O(n²)입니다."
         ),
-    },
-    "q15": {
-        "kind": "choice",
-        "answer": "A",
-        "points": 1.0,
-        "topic_ko": "한 키가 압도할 때",
-        "explanation_ko": (
+    ),
+    Question(
+        "q15",
+        kind="choice",
+        answer="A",
+        points=1.0,
+        topic_ko="한 키가 압도할 때",
+        explanation_ko=(
             "softmax 가중치는 점수 차이의 지수에 비례하므로 차이가 20이면 e^20 ≈ 4.9억 배입니다. 다른 키가 131,071개 "
             "모두 20만큼 낮아도 그 가중치의 합은 131,071 × e^(-20) ≈ 0.0003이라, 그 키의 어텐션 가중치는 0.9997 "
             "이상입니다(거의 원-핫). 그래서 출력은 그 키의 값과 거의 같아지고, softmax가 포화되어 다른 점수로 가는 "
@@ -191,53 +208,57 @@ ANSWERS = {
             "않으며(B, C), "
             "안정한 softmax는 최댓값을 빼므로 지수가 넘치지 않습니다(D)."
         ),
-    },
-    "q16": {
-        "kind": "choice",
-        "answer": "A",
-        "points": 1.0,
-        "topic_ko": "캐시가 토큰마다 아껴 주는 것",
-        "explanation_ko": (
+    ),
+    Question(
+        "q16",
+        kind="choice",
+        answer="A",
+        points=1.0,
+        topic_ko="캐시가 토큰마다 아껴 주는 것",
+        explanation_ko=(
             "캐시에는 과거 토큰의 K, V가 들어 있으므로 새 토큰의 단계는 그 토큰 하나의 Q, K, V 투영과 출력 투영, "
             "MLP만 계산합니다(층마다 약 24D² FLOPs, 문맥 길이와 무관). 그러나 새 질의는 과거 전체를 보아야 하므로 "
             "캐시의 키·값 n개를 모두 읽어 점수와 가중합을 구합니다(약 4nD FLOPs, 문맥과 함께 자람). 그래서 단계의 "
             "일이 문맥 길이와 완전히 무관하지는 않고(B), 캐시 없이라면 투영과 MLP를 n개 토큰 모두에 다시 합니다(C). "
             "캐시된 키·값을 읽지 않으면 새 토큰이 과거를 볼 수 없습니다(D)."
         ),
-    },
-    "q17": {
-        "kind": "number",
-        "answer": 7.76,
-        "atol": 0.5,
-        "points": 1.0,
-        "topic_ko": "디코딩과 메모리 대역폭",
-        "explanation_ko": (
+    ),
+    Question(
+        "q17",
+        kind="number",
+        answer=7.76,
+        atol=0.5,
+        points=1.0,
+        topic_ko="디코딩과 메모리 대역폭",
+        explanation_ko=(
             "읽어야 할 가중치는 130억 × 2바이트 = 26 × 10⁹ 바이트이고, 초당 3.35 × 10¹² 바이트로 읽으면 26 × 10⁹ / "
             "(3.35 × 10¹²) ≈ 0.00776초 ≈ 7.76 ms입니다. 초당 약 129 토큰이 상한입니다. 같은 단계의 연산은 파라미터마다 "
             "곱셈-덧셈 하나(2 FLOPs)라 26 × 10⁹ FLOPs이고, 이 대역폭의 GPU(H100 SXM, BF16 초당 약 989조 FLOPs)에서 약 "
             "0.026 ms면 끝납니다. 읽는 시간이 계산 시간의 약 300배이므로 배치 1의 디코딩은 메모리 대역폭이 속도를 "
             "정합니다(memory-bound)."
         ),
-    },
-    "q18": {
-        "kind": "choice",
-        "answer": "B",
-        "points": 1.0,
-        "topic_ko": "GQA의 진짜 이유",
-        "explanation_ko": (
+    ),
+    Question(
+        "q18",
+        kind="choice",
+        answer="B",
+        points=1.0,
+        topic_ko="GQA의 진짜 이유",
+        explanation_ko=(
             "디코딩은 메모리 대역폭에 묶여 있고, 배치와 문맥이 크면 단계마다 읽는 KV 캐시(여기서는 16 GiB)가 "
             "가중치(약 16 GB)만큼 커집니다. GQA는 질의 헤드 4개가 K, V 한 벌을 함께 쓰게 해 KV 헤드를 32개에서 8개로 "
             "줄이므로, 캐시와 그것을 읽는 바이트가 4분의 1(64 GiB → 16 GiB)이 됩니다. 질의 헤드는 32개 그대로라 "
             "어텐션의 연산량은 같고(A), 줄어드는 것은 W_q가 아니라 W_k, W_v이며 모델 전체로는 조금뿐입니다(C). FP8 "
             "캐시(D)는 GQA와 별개인 또 다른 방법입니다."
         ),
-    },
-    "q19": {
-        "kind": "choice",
-        "answer": "C",
-        "points": 1.0,
-        "topic_ko": "온도, top-k, top-p가 분포에 하는 일",
-        "explanation_ko": (
+    ),
+    Question(
+        "q19",
+        kind="choice",
+        answer="C",
+        points=1.0,
+        topic_ko="온도, top-k, top-p가 분포에 하는 일",
+        explanation_ko=(
             "softmax([3, 2, 1, 0])은 약 [0.644, 0.237, 0.087, 0.032]입니다. top-p는 확률이 큰 토큰부터 더해 누적 "
             "확률이 top_p에 이르는 가장 작은 집합을 남깁니다: 첫 토큰까지는 0.644로 0.8에 못 미치고, 둘째 토큰에서 "
             "0.881로 0.8을 넘으므로 그 둘째 토큰까지 남기고 합 0.881로 나누어 약 [0.731, 0.269, 0, 0]이 됩니다(C). "
@@ -245,10 +266,12 @@ ANSWERS = {
             "분포가 평평해지고 첫 토큰의 확률은 약 0.455로 줄어듭니다(A). top-k도 남은 토큰을 다시 정규화하므로 합은 "
             "1입니다(B)."
         ),
-    },
-}
+    ),
+)
 
-WRITTEN = {
-    "written_1": {"points": 2.0, "topic_ko": "KV 캐시의 이득과 대가"},
-    "written_2": {"points": 2.0, "topic_ko": "원문의 Qwen3-8B 계산 바로잡기"},
-}
+ANSWERS = {question.name: question for question in QUESTIONS}
+
+WRITTEN = {written.name: written for written in (
+    Written("written_1", points=2.0, topic_ko="KV 캐시의 이득과 대가"),
+    Written("written_2", points=2.0, topic_ko="원문의 Qwen3-8B 계산 바로잡기"),
+)}

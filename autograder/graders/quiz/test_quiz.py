@@ -18,14 +18,13 @@ import math
 import numpy as np
 import pytest
 
+from autograder.graders import registry
 from autograder.graders.compare import GradingFailure
-from autograder.graders.quiz.answer_key import ANSWERS
+from autograder.graders.questions import CHOICES, Question
 from autograder.sandbox.remote import Remote
 
 # A tolerance for the float representation of the key's atol (0.757 + 0.001 is not exactly 0.758).
 ROUNDING = 1e-9
-
-CHOICES = ("A", "B", "C", "D")
 
 
 def shown(value) -> str:
@@ -70,26 +69,27 @@ def read_number(name: str, value) -> float:
     return float(value)
 
 
-def wrong(name: str, key: dict, given) -> GradingFailure:
-    return GradingFailure(f"{name} ({key['topic_ko']}): 오답입니다 (제출한 답 {shown(given)}). "
-                          f"풀이: {key['explanation_ko']}")
+def wrong(name: str, key: Question, given) -> GradingFailure:
+    return GradingFailure(f"{name} ({key.topic_ko}): 오답입니다 (제출한 답 {shown(given)}). "
+                          f"풀이: {key.explanation_ko}")
 
 
-QUESTIONS = [pytest.param(name, marks=[pytest.mark.exercise(name), pytest.mark.points(key["points"])], id=name)
-             for name, key in ANSWERS.items()]
+QUESTIONS = [pytest.param(key.name, marks=[pytest.mark.exercise(key.name), pytest.mark.points(key.points)],
+                          id=key.name)
+             for key in registry.questions_of("quiz")]
 
 
 @pytest.mark.parametrize("name", QUESTIONS)
 def test_answer(student, name):
     """퀴즈 답 (객관식: 보기 글자, 숫자: 허용 오차 안)"""
-    key = ANSWERS[name]
+    key = registry.question(name)
     if name not in student.defined:
         raise GradingFailure(f"{name}: 답이 없습니다. 해답 셀의 raise NotImplementedError()를 지우고 "
                              f"{name} = ... 꼴로 답을 적은 뒤 그 셀을 실행하세요.")
     value = student.value(name)
-    if key["kind"] == "choice":
-        if read_choice(name, value) != key["answer"]:
+    if key.kind == "choice":
+        if read_choice(name, value) != key.answer:
             raise wrong(name, key, value)
     else:
-        if abs(read_number(name, value) - key["answer"]) > key.get("atol", 0.0) + ROUNDING:
+        if abs(read_number(name, value) - key.answer) > key.atol + ROUNDING:
             raise wrong(name, key, value)

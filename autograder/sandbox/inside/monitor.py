@@ -441,8 +441,8 @@ def watch_scipy(emit, done):
     special = sys.modules.get("scipy.special")
     if special is None or done:
         return
-    for name in SCIPY:
-        original, token = getattr(special, name, None), f"scipy:special.{name}\n".encode()
+    for name, label in SCIPY.items():
+        original, token = getattr(special, name, None), (label + "\n").encode()
         if original is None:
             continue
 

@@ -14,39 +14,49 @@ __builtins__ = dict(vars(_builtins_module))
 
 import sys  # noqa: E402
 
+from .routines import Routine as R  # noqa: E402
+
+
+def _plain(table):
+    """``table`` with its labels (``Routine`` members, alone or second in a pair) as plain strings: nothing the
+    student's code can reach while it runs is an enum member."""
+    return {key: str(value) if isinstance(value, R) else (value[0], str(value[1])) for key, value in table.items()}
+
+
 # The forbidden-routine rule, enforced where the student's code cannot switch it off (see ``guard``).
-KERNEL_OPS = {   # aten operator -> what the trusted side calls it (every registered CPU-side kernel is replaced)
-    "_softmax": "torch:softmax", "_softmax.out": "torch:softmax", "_safe_softmax": "torch:softmax",
-    "_masked_softmax": "torch:softmax", "_sparse_softmax": "torch:softmax",
-    "_nested_tensor_softmax_with_shape": "torch:softmax",
-    "_log_softmax": "torch:log_softmax", "_log_softmax.out": "torch:log_softmax",
-    "_sparse_log_softmax": "torch:log_softmax",
-    "scaled_dot_product_attention": "torch:scaled_dot_product_attention",
-    "_scaled_dot_product_attention_math": "torch:scaled_dot_product_attention",
-    "_scaled_dot_product_flash_attention_for_cpu": "torch:scaled_dot_product_attention",
-    "_native_multi_head_attention": "torch:multi_head_attention_forward",
-    "_transformer_encoder_layer_fwd": "torch:multi_head_attention_forward",
+# aten operator -> what the trusted side calls it (every registered CPU-side kernel is replaced)
+KERNEL_OPS = _plain({
+    "_softmax": R.TORCH_SOFTMAX, "_softmax.out": R.TORCH_SOFTMAX, "_safe_softmax": R.TORCH_SOFTMAX,
+    "_masked_softmax": R.TORCH_SOFTMAX, "_sparse_softmax": R.TORCH_SOFTMAX,
+    "_nested_tensor_softmax_with_shape": R.TORCH_SOFTMAX,
+    "_log_softmax": R.TORCH_LOG_SOFTMAX, "_log_softmax.out": R.TORCH_LOG_SOFTMAX,
+    "_sparse_log_softmax": R.TORCH_LOG_SOFTMAX,
+    "scaled_dot_product_attention": R.TORCH_SDPA,
+    "_scaled_dot_product_attention_math": R.TORCH_SDPA,
+    "_scaled_dot_product_flash_attention_for_cpu": R.TORCH_SDPA,
+    "_native_multi_head_attention": R.TORCH_MULTI_HEAD_ATTENTION,
+    "_transformer_encoder_layer_fwd": R.TORCH_MULTI_HEAD_ATTENTION,
     # normalisation layers (``layer_norm`` may not call them: each computes a layer norm over a reshaped input)
-    "layer_norm": "torch:layer_norm", "native_layer_norm": "torch:layer_norm",
-    "group_norm": "torch:group_norm", "native_group_norm": "torch:group_norm",
-    "batch_norm": "torch:batch_norm", "native_batch_norm": "torch:batch_norm",
-    "_native_batch_norm_legit": "torch:batch_norm", "_native_batch_norm_legit_no_training": "torch:batch_norm",
-    "_batch_norm_with_update": "torch:batch_norm", "_batch_norm_no_update": "torch:batch_norm",
-    "instance_norm": "torch:batch_norm",
-    "rms_norm": "torch:rms_norm", "_fused_rms_norm": "torch:rms_norm",
+    "layer_norm": R.TORCH_LAYER_NORM, "native_layer_norm": R.TORCH_LAYER_NORM,
+    "group_norm": R.TORCH_GROUP_NORM, "native_group_norm": R.TORCH_GROUP_NORM,
+    "batch_norm": R.TORCH_BATCH_NORM, "native_batch_norm": R.TORCH_BATCH_NORM,
+    "_native_batch_norm_legit": R.TORCH_BATCH_NORM, "_native_batch_norm_legit_no_training": R.TORCH_BATCH_NORM,
+    "_batch_norm_with_update": R.TORCH_BATCH_NORM, "_batch_norm_no_update": R.TORCH_BATCH_NORM,
+    "instance_norm": R.TORCH_BATCH_NORM,
+    "rms_norm": R.TORCH_RMS_NORM, "_fused_rms_norm": R.TORCH_RMS_NORM,
     # the composite entry points too (``torch.softmax``, ``torch.special.softmax``, ``torch.quantized_batch_norm``):
     # they end at the kernels above, and being watched themselves is what the coverage test checks for a builtin
-    "softmax": "torch:softmax", "log_softmax": "torch:log_softmax", "quantized_batch_norm": "torch:batch_norm",
-    "special_softmax": "torch:softmax", "special_log_softmax": "torch:log_softmax",
+    "softmax": R.TORCH_SOFTMAX, "log_softmax": R.TORCH_LOG_SOFTMAX, "quantized_batch_norm": R.TORCH_BATCH_NORM,
+    "special_softmax": R.TORCH_SOFTMAX, "special_log_softmax": R.TORCH_LOG_SOFTMAX,
     # torch.ao's quantized modules (``torch.ao.nn.quantized.LayerNorm``, ``Softmax``...) run these, on quantized
     # tensors only (the QuantizedCPU key)
-    "quantized::softmax": "torch:softmax", "quantized::layer_norm": "torch:layer_norm",
-    "quantized::group_norm": "torch:group_norm", "quantized::instance_norm": "torch:batch_norm",
-    "quantized::batch_norm": "torch:batch_norm", "quantized::batch_norm1d": "torch:batch_norm",
-    "quantized::batch_norm2d": "torch:batch_norm", "quantized::batch_norm3d": "torch:batch_norm",
-    "quantized::batch_norm_relu": "torch:batch_norm", "quantized::batch_norm1d_relu": "torch:batch_norm",
-    "quantized::batch_norm2d_relu": "torch:batch_norm", "quantized::batch_norm3d_relu": "torch:batch_norm",
-}
+    "quantized::softmax": R.TORCH_SOFTMAX, "quantized::layer_norm": R.TORCH_LAYER_NORM,
+    "quantized::group_norm": R.TORCH_GROUP_NORM, "quantized::instance_norm": R.TORCH_BATCH_NORM,
+    "quantized::batch_norm": R.TORCH_BATCH_NORM, "quantized::batch_norm1d": R.TORCH_BATCH_NORM,
+    "quantized::batch_norm2d": R.TORCH_BATCH_NORM, "quantized::batch_norm3d": R.TORCH_BATCH_NORM,
+    "quantized::batch_norm_relu": R.TORCH_BATCH_NORM, "quantized::batch_norm1d_relu": R.TORCH_BATCH_NORM,
+    "quantized::batch_norm2d_relu": R.TORCH_BATCH_NORM, "quantized::batch_norm3d_relu": R.TORCH_BATCH_NORM,
+})
 # Kernels that every Python-level library routine of the rule reaches (matrix products, tanh, exp): they report the
 # routine when one of its functions is on the calling thread's stack.
 PROBE_OPS = ("mm", "bmm", "baddbmm", "addmm", "mv", "dot", "tanh", "exp", "rsqrt", "rsqrt_", "sqrt")
@@ -62,21 +72,21 @@ REFUSED = {   # audit events refused to the student's code once its first cell r
     "sys._current_frames", "sys._current_exceptions", "os.add_dll_directory",
 }
 FRAME_ATTRS = {"tb_frame", "gi_frame", "cr_frame", "ag_frame"}
-LAYERS = {   # Keras attention layers: module -> (class, label)
-    "keras.src.layers.attention.attention": ("Attention", "keras:layers.Attention"),
-    "keras.src.layers.attention.additive_attention": ("AdditiveAttention", "keras:layers.AdditiveAttention"),
-    "keras.src.layers.attention.multi_head_attention": ("MultiHeadAttention", "keras:layers.MultiHeadAttention"),
-    "keras.src.layers.attention.grouped_query_attention": ("GroupedQueryAttention", "keras:layers.GroupQueryAttention"),
+LAYERS = _plain({   # Keras attention layers: module -> (class, label)
+    "keras.src.layers.attention.attention": ("Attention", R.KERAS_ATTENTION),
+    "keras.src.layers.attention.additive_attention": ("AdditiveAttention", R.KERAS_ADDITIVE_ATTENTION),
+    "keras.src.layers.attention.multi_head_attention": ("MultiHeadAttention", R.KERAS_MULTI_HEAD_ATTENTION),
+    "keras.src.layers.attention.grouped_query_attention": ("GroupedQueryAttention", R.KERAS_GROUP_QUERY_ATTENTION),
     # Keras normalisation layers (on torch they end at torch's kernels above, or at ``rsqrt`` where they do not)
-    "keras.src.layers.normalization.layer_normalization": ("LayerNormalization", "keras:layers.LayerNormalization"),
-    "keras.src.layers.normalization.group_normalization": ("GroupNormalization", "keras:layers.GroupNormalization"),
-    "keras.src.layers.normalization.batch_normalization": ("BatchNormalization", "keras:layers.BatchNormalization"),
-    "keras.src.layers.normalization.rms_normalization": ("RMSNormalization", "keras:layers.RMSNormalization"),
+    "keras.src.layers.normalization.layer_normalization": ("LayerNormalization", R.KERAS_LAYER_NORMALIZATION),
+    "keras.src.layers.normalization.group_normalization": ("GroupNormalization", R.KERAS_GROUP_NORMALIZATION),
+    "keras.src.layers.normalization.batch_normalization": ("BatchNormalization", R.KERAS_BATCH_NORMALIZATION),
+    "keras.src.layers.normalization.rms_normalization": ("RMSNormalization", R.KERAS_RMS_NORMALIZATION),
     # statistics over the axes it is not given, then (x - mean) / sqrt(var): with ``axis=(0, 1)`` a layer norm
-    "keras.src.layers.preprocessing.normalization": ("Normalization", "keras:layers.Normalization"),
+    "keras.src.layers.preprocessing.normalization": ("Normalization", R.KERAS_NORMALIZATION),
     # Keras's softmax layer and activation end at torch's softmax kernel; known by their code as well
-    "keras.src.layers.activations.softmax": ("Softmax", "torch:softmax"),
-}
+    "keras.src.layers.activations.softmax": ("Softmax", R.TORCH_SOFTMAX),
+})
 # Python-level torch routines, each function and class of these modules whose name says what it computes
 # (``torch_label``); the modules are imported when the watch is installed (the lane imports them once).
 TORCH_MODULES = ("torch.nn.functional", "torch.nn.modules.activation", "torch.nn.modules.adaptive",
@@ -87,21 +97,22 @@ TORCH_MODULES = ("torch.nn.functional", "torch.nn.modules.activation", "torch.nn
                   "torch._refs.special", "torch._decomp.decompositions", "torch._decomp.decompositions_for_jvp")
 # Modules whose every function is the routine: flex attention (its eager path, the higher-order operator's dense
 # implementation) and torch.ao's quantizable multi-head attention (``torch.ao.nn.quantizable.MultiheadAttention``).
-WHOLE_MODULES = {"torch.nn.attention.flex_attention": "torch:scaled_dot_product_attention",
-                  "torch._higher_order_ops.flex_attention": "torch:scaled_dot_product_attention",
-                  "torch.ao.nn.quantizable.modules.activation": "torch:multi_head_attention_forward",
+WHOLE_MODULES = _plain({"torch.nn.attention.flex_attention": R.TORCH_SDPA,
+                  "torch._higher_order_ops.flex_attention": R.TORCH_SDPA,
+                  "torch.ao.nn.quantizable.modules.activation": R.TORCH_MULTI_HEAD_ATTENTION,
                   # variable-length, paged and quantized SDPA and the flash back ends' Python (GPU kernels today)
-                  "torch.nn.attention.varlen": "torch:scaled_dot_product_attention",
-                  "torch.nn.attention.experimental._paged_attention": "torch:scaled_dot_product_attention",
+                  "torch.nn.attention.varlen": R.TORCH_SDPA,
+                  "torch.nn.attention.experimental._paged_attention": R.TORCH_SDPA,
                   "torch.nn.attention.experimental._scaled_dot_product_attention_quantized":
-                      "torch:scaled_dot_product_attention",
-                  "torch.nn.attention._fa3": "torch:scaled_dot_product_attention",
-                  "torch.nn.attention._fa4": "torch:scaled_dot_product_attention",
-                  "torch.nn.attention._registry": "torch:scaled_dot_product_attention"}
+                      R.TORCH_SDPA,
+                  "torch.nn.attention._fa3": R.TORCH_SDPA,
+                  "torch.nn.attention._fa4": R.TORCH_SDPA,
+                  "torch.nn.attention._registry": R.TORCH_SDPA})
 # Keras's ops and activations: name fragment -> label (checked in this order)
 KERAS_MODULES = ("keras.src.ops.nn", "keras.src.backend.torch.nn", "keras.src.activations.activations",
                   "keras.src.layers.activations.softmax")
-SCIPY = ("softmax", "log_softmax")   # scipy.special's routines, wrapped (``watch_scipy``)
+# scipy.special's routines, wrapped (``watch_scipy``): name -> label
+SCIPY = _plain({"softmax": R.SCIPY_SOFTMAX, "log_softmax": R.SCIPY_LOG_SOFTMAX})
 # Audit events reported once each for the instructor's review (as ``review:<kind>`` lines): making a code object
 # (``types.CodeType``, ``code.replace``), a function from one (``types.FunctionType``), replacing a function's code.
 REVIEWED_EVENTS = {"code.__new__": "code.__new__", "function.__new__": "function.__new__",
@@ -121,38 +132,38 @@ VERIFIED_MODULES = ("torch", "torch.nn.functional", "torch.special", "torch.lina
                      "keras.src.backend.torch.numpy", "keras.src.backend.torch.core", "keras.src.backend.torch.math",
                      "keras.src.ops", "keras.src.ops.numpy", "keras.src.ops.core", "keras.src.ops.math",
                      "keras.src.ops.linalg", "keras.src.ops.operation")
-TAMPERED = "guard:library_changed"
+TAMPERED = str(R.LIBRARY_CHANGED)
 # Every label this monitor can report; a grader's rule naming another could never see it
 # (tests/sandbox/live/test_policy.py).
-LABELS = frozenset({*KERNEL_OPS.values(), *(label for _, label in LAYERS.values()), "keras:ops.dot_product_attention",
-                    "keras:ops.normalization", *WHOLE_MODULES.values(), TAMPERED,
-                    "torch:multi_head_attention_forward", "torch:log_softmax", "torch:softmax",
-                    "torch:scaled_dot_product_attention", *(f"scipy:special.{name}" for name in SCIPY)})
+LABELS = frozenset(str(label) for label in (
+    *KERNEL_OPS.values(), *(label for _, label in LAYERS.values()), R.KERAS_DOT_PRODUCT_ATTENTION,
+    R.KERAS_NORMALIZATION_OPS, *WHOLE_MODULES.values(), TAMPERED, R.TORCH_MULTI_HEAD_ATTENTION, R.TORCH_LOG_SOFTMAX,
+    R.TORCH_SOFTMAX, R.TORCH_SDPA, *SCIPY.values()))
 
 
 def torch_label(name):
     """The label of a torch routine by what its name says it computes, or None."""
     low = name.lower().replace("_", "")
-    for fragment, label in (("logsoftmax", "torch:log_softmax"), ("softmax", "torch:softmax"),
-                            ("softmin", "torch:softmax"), ("multihead", "torch:multi_head_attention_forward"),
-                            ("transformer", "torch:multi_head_attention_forward"),
-                            ("attention", "torch:scaled_dot_product_attention"), ("layernorm", "torch:layer_norm"),
-                            ("groupnorm", "torch:group_norm"), ("rmsnorm", "torch:rms_norm"),
-                            ("batchnorm", "torch:batch_norm"), ("instancenorm", "torch:batch_norm")):
+    for fragment, label in (("logsoftmax", R.TORCH_LOG_SOFTMAX), ("softmax", R.TORCH_SOFTMAX),
+                            ("softmin", R.TORCH_SOFTMAX), ("multihead", R.TORCH_MULTI_HEAD_ATTENTION),
+                            ("transformer", R.TORCH_MULTI_HEAD_ATTENTION),
+                            ("attention", R.TORCH_SDPA), ("layernorm", R.TORCH_LAYER_NORM),
+                            ("groupnorm", R.TORCH_GROUP_NORM), ("rmsnorm", R.TORCH_RMS_NORM),
+                            ("batchnorm", R.TORCH_BATCH_NORM), ("instancenorm", R.TORCH_BATCH_NORM)):
         if fragment in low:
-            return label
+            return str(label)
     return None
 
 
 def keras_label(name):
     """The label of a Keras op or activation by its name, or None (``normalize``, an L2 normalisation, is not one)."""
     low = name.lower().replace("_", "")
-    for fragment, label in (("logsoftmax", "torch:log_softmax"), ("softmax", "torch:softmax"),
-                            ("attention", "keras:ops.dot_product_attention"),
-                            ("normalization", "keras:ops.normalization"), ("layernorm", "keras:ops.normalization"),
-                            ("rmsnorm", "keras:ops.normalization"), ("batchnorm", "keras:ops.normalization")):
+    for fragment, label in (("logsoftmax", R.TORCH_LOG_SOFTMAX), ("softmax", R.TORCH_SOFTMAX),
+                            ("attention", R.KERAS_DOT_PRODUCT_ATTENTION),
+                            ("normalization", R.KERAS_NORMALIZATION_OPS), ("layernorm", R.KERAS_NORMALIZATION_OPS),
+                            ("rmsnorm", R.KERAS_NORMALIZATION_OPS), ("batchnorm", R.KERAS_NORMALIZATION_OPS)):
         if fragment in low:
-            return label
+            return str(label)
     return None
 
 

@@ -195,7 +195,7 @@ def test_every_watched_label_is_in_a_rule():
     """What the watch can report about these routines is forbidden by some exercise's rule (a label no rule names
     would be seen and then ignored)."""
     rules = [forbidden.SOFTMAX, forbidden.ATTENTION, forbidden.NORM, forbidden.BLOCK]
-    in_rules = set().union(*(rule["runtime"] for rule in rules))
+    in_rules = set().union(*(rule.labels for rule in rules))
     labels = set(watched.routine_codes().values()) | set(watched.KERNEL_OPS.values())
     assert labels <= in_rules, sorted(labels - in_rules)
 
@@ -206,8 +206,8 @@ def test_flex_attention_and_quantizable_mha_are_in_the_rules():
     from torch.nn.attention.flex_attention import flex_attention
 
     codes = watched.routine_codes()
-    assert codes[inspect.unwrap(flex_attention).__code__] in forbidden.ATTENTION["runtime"]
+    assert codes[inspect.unwrap(flex_attention).__code__] in forbidden.ATTENTION.labels
     forward = quantizable.MultiheadAttention.forward.__code__
-    assert codes[forward] in forbidden.ATTENTION["runtime"] & forbidden.BLOCK["runtime"]
-    assert {"flex_attention", "MultiheadAttention"} <= forbidden.ATTENTION["names"]
+    assert codes[forward] in forbidden.ATTENTION.labels & forbidden.BLOCK.labels
+    assert {"flex_attention", "MultiheadAttention"} <= forbidden.ATTENTION.names
     assert sys.modules["torch.nn.attention.flex_attention"]
