@@ -24,9 +24,9 @@ import pytest
 
 from tests.sandbox.live import catalogue  # noqa: E402
 from tests.helpers import notebooks  # noqa: E402
-from autograder import settings  # noqa: E402
 from autograder.sandbox import bubblewrap  # noqa: E402
 from tests.sandbox.live.harness import (ASSIGNMENT, GRADER_CEILING_MB, MAX_SECONDS, ROOT, SEED,  # noqa: E402
+                                        CourseTimeouts,
                                         SHORT_TIMEOUTS, Servers, cell_scores, expected_cell_scores, generate_feedback,
                                         gradebook_shape, new_course, submit, tree_hashes)
 
@@ -41,9 +41,8 @@ def sandbox_is_active():
 @pytest.fixture
 def short_timeouts(monkeypatch):
     """The course's timeouts shortened for this test (the limits on memory, processes and output stay)."""
-    timeouts = settings.course()["timeouts"]
-    for key, value in SHORT_TIMEOUTS.items():
-        monkeypatch.setitem(timeouts, key, value)
+    timeouts = CourseTimeouts(monkeypatch)
+    timeouts.update(SHORT_TIMEOUTS)
     return timeouts
 
 

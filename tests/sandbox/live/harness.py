@@ -1,6 +1,7 @@
 """Helpers of the sandbox catalogue tests: hashes, lane processes, the test's servers, verdicts, nbgrader helpers."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import random
@@ -88,11 +89,32 @@ def wait_lane_quiet(seconds: float = 3.0) -> list[int]:
 
 
 
+class CourseTimeouts:
+    """The course's timeouts as the package reads them (``settings.load().timeouts``), changed for one test:
+    ``timeouts["cell"] = 5`` or ``timeouts.update({...})`` replaces what ``settings.load()`` returns until the test
+    ends (``monkeypatch``). Editing the raw ``COURSE`` dict would change nothing: the typed course is read once."""
+
+    def __init__(self, monkeypatch):
+        self.monkeypatch = monkeypatch
+
+    def __getitem__(self, key: str):
+        return getattr(settings.load().timeouts, key)
+
+    def get(self, key: str, default=None):
+        return getattr(settings.load().timeouts, key, default)
+
+    def __setitem__(self, key: str, value) -> None:
+        self.update({key: value})
+
+    def update(self, values) -> None:
+        course = settings.load()
+        changed = dataclasses.replace(course, timeouts=dataclasses.replace(course.timeouts, **dict(values)))
+        self.monkeypatch.setattr(settings, "load", lambda: changed)
+
+
 def entry_timeouts(entry, monkeypatch) -> None:
-    """The entry's own ``COURSE["timeouts"]`` (over the short ones), undone after the test."""
-    timeouts = settings.course()["timeouts"]
-    for key, value in entry.timeouts:
-        monkeypatch.setitem(timeouts, key, value)
+    """The entry's own timeouts (over the short ones), undone after the test."""
+    CourseTimeouts(monkeypatch).update(dict(entry.timeouts))
 
 
 class GraderPeak:

@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 
 from tests.sandbox.live import catalogue
-from tests.sandbox.live.harness import (GraderPeak, bounds, describe, entry_timeouts, grade_file, judge,
+from tests.sandbox.live.harness import (CourseTimeouts, GraderPeak, bounds, describe, entry_timeouts, grade_file, judge,
                                         wait_lane_quiet, write_submission)
-from autograder import settings
 from autograder.sandbox import bubblewrap
 from autograder.report import exercise_report
 from autograder.messages import Reason
@@ -177,9 +176,8 @@ def test_a_stalled_grader_never_stalls_the_class(generated_course, tmp_path_fact
         return header, arrays
 
     monkeypatch.setattr(protocol, "read_frame", stuck)
-    timeouts = settings.course()["timeouts"]
-    for key, value in {"cell": 5, "call": 2.5, "notebook": 20, "submission": 20, "grace": 10, "kill_grace": 10}.items():
-        monkeypatch.setitem(timeouts, key, value)
+    timeouts = CourseTimeouts(monkeypatch)
+    timeouts.update({"cell": 5, "call": 2.5, "notebook": 20, "submission": 20, "grace": 10, "kill_grace": 10})
     course_dir = new_course(generated_course, tmp_path_factory.mktemp("stalls") / "course")
     submit(course_dir, "honest", ctx.solution)
     for student, marker in STALLS.items():
@@ -269,9 +267,8 @@ def test_a_worker_that_dies_is_noticed_at_once(generated_course, tmp_path_factor
         return header, arrays
 
     monkeypatch.setattr(protocol, "read_frame", dying)
-    timeouts = settings.course()["timeouts"]
-    for key, value in {"notebook": 20, "submission": 20, "grace": 10, "kill_grace": 10}.items():   # hard limit: 60 s
-        monkeypatch.setitem(timeouts, key, value)
+    timeouts = CourseTimeouts(monkeypatch)
+    timeouts.update({"notebook": 20, "submission": 20, "grace": 10, "kill_grace": 10})   # hard limit: 60 s
     course_dir = new_course(generated_course, tmp_path_factory.mktemp("deaths") / "course")
     submit(course_dir, "honest", ctx.solution)
     deaths = {s: m for s, m in DEATHS.items() if cgroup is not None or s != "oom_killed"}
