@@ -19,7 +19,7 @@ import pytest
 
 @pytest.mark.slow
 def test_nbgraders_own_tests_pass_with_the_course_patches():
-    from nbgrader_suite.patched_nbgrader import EXPECTED_FAILURES
+    from tests.nbgrader_suite.patched_nbgrader import EXPECTED_FAILURES
 
     nbgrader_suite_run.start_in_background()   # already running since the session collected this test
     folder, returncode, seconds = nbgrader_suite_run.wait(timeout=1800)

@@ -16,11 +16,12 @@ EXPECTED_FAILURES = {
 
 def pytest_configure(config):
     from autograder.patches.files import harden_nbgrader
-    from autograder.patches.formgrader import totals_with_late_penalties
+    from autograder.patches.formgrader import student_numbers, totals_with_late_penalties
     from autograder.patches.gradebook import head_in_process
 
     harden_nbgrader()
     totals_with_late_penalties()
+    student_numbers()
     head_in_process()
 
 

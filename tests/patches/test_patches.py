@@ -99,16 +99,17 @@ def test_every_installer_is_idempotent(monkeypatch):
     once: the second call leaves them as they are, and ``upstream`` finds the upstream function behind them."""
     from autograder.patches import files, formgrader, gradebook, hub
 
-    before = {}
+    before, wanted = {}, {}
     for patch in patches.PATCHES:
         for function in patch.functions:
             owner, name = patches.resolve(function)
-            monkeypatch.setattr(owner, name, getattr(owner, name))     # put back after the test
+            monkeypatch.setattr(owner, name, patches.upstream(owner, name))   # upstream now, put back after the test
             before[function] = patches.upstream(owner, name)
+            wanted.setdefault(function, []).append(patch.name)
     monkeypatch.setattr(hub, "SERVICE_WAITS", {})
-    installers = (files.harden_nbgrader, formgrader.totals_with_late_penalties, gradebook.head_in_process,
-                  lambda: hub.patient_service_wait_up(18999, 15), hub.fix_ngshare_sqlalchemy2,
-                  lambda: hub.check_ngshare_submissions(lambda *args: None))
+    installers = (files.harden_nbgrader, formgrader.totals_with_late_penalties, formgrader.student_numbers,
+                  gradebook.head_in_process, lambda: hub.patient_service_wait_up(18999, 15),
+                  hub.fix_ngshare_sqlalchemy2, lambda: hub.check_ngshare_submissions(lambda *args: None))
     for install in installers:
         install()
     installed = {f: getattr(*patches.resolve(f)) for f in before}
@@ -118,7 +119,11 @@ def test_every_installer_is_idempotent(monkeypatch):
         owner, name = patches.resolve(function)
         assert getattr(owner, name) is installed[function], function
         assert getattr(owner, name) is not original and patches.upstream(owner, name) is original, function
-        assert getattr(owner, name).__wrapped__ is original, f"{function} wrapped twice"
+        layers, current = [], getattr(owner, name)
+        while getattr(current, "_course_patch", None):
+            layers.append(current._course_patch)
+            current = current.__wrapped__
+        assert current is original and sorted(layers) == sorted(wanted[function]), f"{function}: {layers}"
 
 
 def hard_linked_env(tmp_path: Path) -> Path:
