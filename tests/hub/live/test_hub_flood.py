@@ -113,6 +113,9 @@ def test_K2_K7_a_flooding_student_neither_holds_the_exchanges_memory_nor_slows_a
     flood = subprocess.Popen(su_command(hub, attacker, FLOOD, hub.url, hub.layout.exchange_url, hub.layout.course_id,
                                         attacker, str(FLOOD_S)),
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    flood.stdin.write(hub.passwords[attacker])      # the flood starts now (it reads its password first), and the
+    flood.stdin.close()                             # fetches below run while it floods
+    flood.stdin = None
     peak, times, errors = [before], [], []
     done = threading.Event()
 
@@ -138,7 +141,7 @@ def test_K2_K7_a_flooding_student_neither_holds_the_exchanges_memory_nor_slows_a
             if ok is not True:
                 errors.append(ok)
             time.sleep(0.25)
-        out, err = flood.communicate(hub.passwords[attacker], timeout=300)
+        out, err = flood.communicate(timeout=300)
     finally:
         done.set()
         watcher.join()
