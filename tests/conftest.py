@@ -20,17 +20,10 @@ def course_setting(monkeypatch):
     """Changes the course's settings for one test, in this process: ``course_setting("sandbox",
     allow_unsandboxed=False)`` (a section's values), ``course_setting(assignments=[...])`` (COURSE's own). What the
     package reads (``settings.load()``) is the changed copy until the test ends."""
-    import dataclasses
-
-    from autograder import settings
+    from tests.helpers.course import change_setting
 
     def change(section: str | None = None, **values):
-        course = settings.load()
-        if section is not None:
-            values = {section: dataclasses.replace(getattr(course, section), **values)}
-        changed = dataclasses.replace(course, **values)
-        monkeypatch.setattr(settings, "load", lambda: changed)
-        return changed
+        return change_setting(monkeypatch, section, **values)
 
     return change
 

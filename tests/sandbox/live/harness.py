@@ -1,7 +1,6 @@
 """Helpers of the sandbox catalogue tests: hashes, lane processes, the test's servers, verdicts, nbgrader helpers."""
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import os
 import random
@@ -17,6 +16,7 @@ import nbformat
 
 from tests.sandbox.live import catalogue
 from autograder import settings
+from tests.helpers.course import change_setting
 from autograder.sandbox import policy
 
 ROOT = settings.ROOT
@@ -107,9 +107,7 @@ class CourseTimeouts:
         self.update({key: value})
 
     def update(self, values) -> None:
-        course = settings.load()
-        changed = dataclasses.replace(course, timeouts=dataclasses.replace(course.timeouts, **dict(values)))
-        self.monkeypatch.setattr(settings, "load", lambda: changed)
+        change_setting(self.monkeypatch, "timeouts", **dict(values))
 
 
 def entry_timeouts(entry, monkeypatch) -> None:
