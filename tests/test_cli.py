@@ -164,6 +164,12 @@ def test_what_ci_reads_of_a_notebook_is_inert(tmp_path):
     assert [line for line in lines if COMMAND.match(line)] == [], out[-3000:]
     assert not [c for c in out if ord(c) < 32 and c not in "\n\t"], "control characters reached the log"
     suites = ET.parse(files["junit.xml"]).getroot()
+    # and valid for what reads them: Jenkins xunit's junit-10.xsd, Gradescope's documented format (tests/schemas)
+    from tests.test_ci import gradescope_validator, junit_validator, schema_errors
+
+    junit_validator().validate(str(files["junit.xml"]))
+    gradescope_json = json.loads(files["results.json"].read_text(encoding="utf-8"))
+    assert schema_errors(gradescope_validator(), gradescope_json) == []
     failures = [f.get("message") for f in suites.iter("failure")]
     assert any("full marks" in m for m in failures), failures
     gradescope = json.loads(files["results.json"].read_text(encoding="utf-8"))
