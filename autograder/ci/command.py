@@ -11,6 +11,7 @@ They import nothing heavy (no torch, no nbgrader): a workflow's bookkeeping step
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -21,6 +22,8 @@ def add_commands(commands) -> None:
                              "links refused, the class CSV").add_subparsers(dest="ci_command", required=True)
     due = ci.add_parser("due", help="print the assignment whose due date passed last (nothing before the first)")
     due.add_argument("--at", metavar="TIME", help="as of this time (ISO 8601; default: now)")
+    due.add_argument("--assignment", help="this one instead (a manual run's choice): printed if the course has it, "
+                     "else exit 2 with the course's assignments")
     pushes = ci.add_parser("pushes", help="print the grading matrix as JSON: each repository's graded commit and "
                            "when it was pushed (GitHub's activity log; $GH_TOKEN, $GITHUB_API_URL)")
     pushes.add_argument("roster", help="the roster: owner/name [student id [name]] per line")
@@ -61,13 +64,19 @@ def main(args) -> int:
 
 
 def _due(args) -> int:
+    from autograder import settings
     from autograder.ci import times
 
+    if args.assignment:
+        if args.assignment not in settings.load().assignments:
+            print(f"error: unknown assignment {args.assignment!r} (the course's: "
+                  f"{', '.join(settings.load().assignments)})", file=sys.stderr)
+            return 2
+        print(args.assignment)
+        return 0
     now = times.parse(args.at, "--at") if args.at else None
     assignment = times.latest_due(now)
     if assignment is None:
-        from autograder import settings
-
         first = min(settings.load().assignments, key=times.due_date)
         print(f"ci due: no due date has passed yet (the first: {first}, {times.due_date(first).isoformat()})",
               file=sys.stderr)
@@ -96,7 +105,7 @@ def _refuse(args) -> int:
 
 
 def _gather(args) -> int:
-    from autograder.ci import gather
+    from autograder.ci import annotations, gather
 
     roster = gather.read_roster(args.roster) if args.roster else []
     rows = gather.gather(args.artifacts, roster, args.assignment)
@@ -105,9 +114,11 @@ def _gather(args) -> int:
     summary = ", ".join(f"{n} {status}" for status, n in counts.items())
     print(f"ci gather: {len(rows)} repositories of {args.assignment}: {summary}; {written['grades']}, "
           f"{written['ci-results']}")
-    for row in rows:
+    for row in rows:   # each on its own, as an annotation of the run's summary on GitHub
         if row.status != "graded":
-            print(f"  {row.entry.repository} ({row.entry.student}): {row.status}, 0 — {row.reason}")
+            text = f"{row.entry.repository} ({row.entry.student}): {row.status}, 0 — {row.reason}"
+            print(annotations.command("warning", text, title=row.status) if os.environ.get("GITHUB_ACTIONS") == "true"
+                  else f"  {text}")
     return 1 if counts["no result"] else 0
 
 
