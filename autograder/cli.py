@@ -71,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "group (repeatable)")
     k8s.add_argument("--storage-class", help="students' home volumes and the exchange's (default: the cluster's)")
     k8s.add_argument("--course-storage-class", help="the course volume, ReadWriteMany (default: the cluster's)")
+    k8s.add_argument("--roster", metavar="CSV", help="who logs in: the class roster (as for `hub --roster`), a "
+                     "password each in DIR/passwords.csv (kept when run again), their hashes in the values")
     from autograder.ci.command import add_commands
 
     add_commands(commands)   # ci (due, pushes, refuse, gather) and gradescope (build, run)

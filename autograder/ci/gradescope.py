@@ -27,6 +27,7 @@ import zipfile
 from pathlib import Path
 
 from autograder import settings
+from autograder.k8s.images import TORCH_CPU_INDEX  # torch's CPU wheels, as the images and CI
 
 ROOT = Path("/autograder")
 CONFIG = "gradescope.json"
@@ -34,8 +35,6 @@ CONFIG = "gradescope.json"
 FILES = ("autograder", "release", "course_config.py", "pyproject.toml", "requirements.txt",
          "requirements-nodeps.txt")
 LEFT_OUT = ("__pycache__", "*.pyc", "*.egg-info", ".ipynb_checkpoints", "demo")
-# torch's CPU wheels (the CI workflow and the images use the same index): PyPI's torch is the multi-GB CUDA build
-TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
 SETUP = f"""#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder's image (choose its Ubuntu 22.04 base image:
