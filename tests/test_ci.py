@@ -16,6 +16,7 @@ import dataclasses
 import functools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -374,8 +375,32 @@ def as_gradescope_runs_it(root: Path) -> list[str]:
                    "--setenv", "KERAS_BACKEND", "torch", "--chdir", "/autograder", "--", "/autograder/run_autograder"]
 
 
+# A message that tries every way out of a CI log line: a GitHub workflow command after a newline, a carriage return,
+# leading blanks and a line separator, a terminal escape (the window's title), NUL and vertical tab (characters XML
+# 1.0 does not allow).
+HOSTILE = ("\\n::error file=grade.yml,line=1::full marks\\n::add-mask::seed\\r  ::warning::w\\u2028::stop-commands::x"
+           "\\n##[error]old\\n##vso[task.complete result=Succeeded]\\x1b]0;title\\x07\\x00\\x0b end")
+LOUD = f"""
+HOSTILE = '{HOSTILE}'
+print(HOSTILE)
+import sys
+print(HOSTILE, file=sys.stderr)
+raise RuntimeError(HOSTILE)
+"""
+RAISING_SOFTMAX = f"""def softmax(x, axis=-1):
+    raise ValueError('{HOSTILE}')
+"""
+COMMAND = re.compile(r"^\s*(::|##\[|##vso\[)")
+
+
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
-def test_the_gradescope_package_grades_as_gradescope_lays_it_out(root, tmp_path, gradescope_schema):
+def test_the_gradescope_package_grades_as_gradescope_lays_it_out(tmp_path, gradescope_schema):
+    """The package built by its command, unpacked where Gradescope puts it, run as Gradescope runs it: a late
+    notebook whose text tries every way out of a log line (its softmax raises with it, a cell prints it) is graded
+    with its penalty, nothing of its text starts a workflow command or reaches the log as a control character, and
+    results.json follows Gradescope's format; then no notebook at all is an explicit 0."""
+    from tests.helpers import minimal
+
     package = tmp_path / "autograder.zip"
     assert cli.main(["gradescope", "build", "attention", "--out", str(tmp_path / "pkg"), "--zip", str(package),
                      "--visibility", "after_due_date"]) == 0
@@ -387,19 +412,27 @@ def test_the_gradescope_package_grades_as_gradescope_lays_it_out(root, tmp_path,
     for name in ("run_autograder", "setup.sh"):
         (layout / "source" / name).chmod(0o755)
     shutil.copy2(layout / "source" / "run_autograder", layout / "run_autograder")
-    shutil.copy(root / "solutions" / "attention" / "attention.ipynb", layout / "submission" / "attention.ipynb")
+    minimal.write(minimal.notebook(softmax=RAISING_SOFTMAX, extra=[LOUD]), layout / "submission" / "attention.ipynb")
     # submitted 25 hours after the student's due date (an extension of a day: Gradescope's per-user due date)
     (layout / "submission_metadata.json").write_text(json.dumps({
         "created_at": "2026-12-10T00:59:00.000000+09:00", "assignment": {"due_date": "2026-12-07T23:59:00+09:00"},
         "users": [{"assignment": {"due_date": "2026-12-08T23:59:00.000000+09:00"}}]}), encoding="utf-8")
-    run = subprocess.run(as_gradescope_runs_it(layout), capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
+    run = subprocess.run(as_gradescope_runs_it(layout), capture_output=True, timeout=300)
+    out = (run.stdout + run.stderr).decode("utf-8", "replace")
+    assert run.returncode == 0, out[-3000:]
+    assert "full marks" in out and "total" in out, out[-3000:]   # the message is shown, escaped
+    lines = out.replace("\r", "\n").replace("\u2028", "\n").split("\n")
+    assert [line for line in lines if COMMAND.match(line)] == [], out[-3000:]
+    assert not [c for c in out if ord(c) < 32 and c not in "\n\t"], "control characters reached the log"
     results = json.loads((layout / "results" / "results.json").read_text(encoding="utf-8"))
     assert schema_errors(gradescope_schema, results) == []
-    assert results["extra_data"]["score_before_late"] == 27 and results["extra_data"]["late"]["days"] == 2
-    assert results["score"] == 27 * 0.8 and isinstance(results["execution_time"], int)
+    softmax = next(test for test in results["tests"] if test["name"] == "softmax")
+    assert softmax["score"] == 0 and "full marks" in softmax["output"], softmax
+    before = results["extra_data"]["score_before_late"]
+    assert before > 0 and results["extra_data"]["late"]["days"] == 2
+    assert results["score"] == scores.rounded(before * 0.8) and isinstance(results["execution_time"], int)
     assert {t["visibility"] for t in results["tests"]} == {"after_due_date"}
-    assert "unsandboxed" not in (run.stdout + run.stderr).lower()
+    assert "unsandboxed" not in out.lower()
     # no notebook handed in: an explicit 0 with the reason, still a results.json
     (layout / "submission" / "attention.ipynb").unlink()
     run = subprocess.run(as_gradescope_runs_it(layout), capture_output=True, text=True, timeout=300)
