@@ -50,7 +50,7 @@ def submission(entry: Entry, api: str = API, token: str = "") -> dict:
         branch = _get(api, token, f"/repos/{quoted}")["default_branch"]
         pushes = _get(api, token, f"/repos/{quoted}/activity",
                       {"ref": f"refs/heads/{branch}", "per_page": 1, "direction": "desc"})
-        pushes = [p for p in pushes if p.get("after") and p.get("timestamp")]
+        pushes = [p for p in pushes if p.get("after") and p.get("timestamp") and p["after"].strip("0")]
         if pushes:
             return {**found, "sha": pushes[0]["after"], "pushed_at": pushes[0]["timestamp"], "time_source": "push"}
         head = _get(api, token, f"/repos/{quoted}/commits/{urllib.parse.quote(branch, safe='')}")
