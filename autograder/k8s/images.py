@@ -35,12 +35,13 @@ WORKDIR {REPOSITORY}
 COPY . .
 # the course's pinned environment with the autograder package (its nodeps packages as scripts/setup.sh installs them);
 # a context that brought a .venv or demo/ along (no .dockerignore) stops here. pip writes the packages' bytecode as
-# it installs them (a compileall of the environment fails: torch ships a module only Python 3.12 can compile)
+# it installs them (a compileall of the environment fails: torch ships a module only Python 3.12 can compile); the
+# package's own build (setuptools builds in the tree: build/, *.egg-info) is not kept
 RUN test ! -e .venv && test ! -e demo \\
  && python -m venv .venv \\
  && .venv/bin/pip install --no-cache-dir --extra-index-url "$TORCH_INDEX_URL" -r requirements.txt \\
  && .venv/bin/pip install --no-cache-dir --no-deps -r requirements-nodeps.txt \\
- && .venv/bin/pip install --no-cache-dir --no-deps . \\
+ && .venv/bin/pip install --no-cache-dir --no-deps . && rm -rf build ./*.egg-info \\
  && .venv/bin/{_CPU_TORCH} \\
  && .venv/bin/python -m compileall -q autograder
 """
