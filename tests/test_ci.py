@@ -1,7 +1,7 @@
 """Grading outside the course's machines adds up (autograder/ci, feedback/exports.py):
 
 * JUnit XML valid against the Jenkins xunit plugin's ``junit-10.xsd`` and Gradescope's results.json against its
-  documented format (``tests/schemas``), for a graded, a late and a not-graded notebook;
+  documented format (``tests/helpers/schemas.py``, ``tests/schemas``), for a graded, a late and a not-graded notebook;
 * a notebook that cannot be graded (missing, refused) is an explicit 0 with its reason in every file asked for;
 * the late penalty on the submission's time, by the course's rule; the assignment a scheduled run grades, by due date;
 * GitHub annotations encoded, one per refused file; the class CSV from the jobs' artifacts, nobody left out;
@@ -35,6 +35,7 @@ from autograder import cli, scores, settings  # noqa: E402
 from autograder.ci import annotations, gradescope, times  # noqa: E402
 from autograder.ci.late import Late  # noqa: E402
 from autograder.feedback import exports  # noqa: E402
+from tests.helpers.schemas import jenkins_junit_xsd  # noqa: E402
 
 xmlschema = pytest.importorskip("xmlschema")
 jsonschema = pytest.importorskip("jsonschema")
@@ -44,8 +45,8 @@ SCHEMAS = Path(__file__).parent / "schemas"
 
 @functools.cache
 def junit_validator():
-    """Jenkins xunit's ``junit-10.xsd`` (``tests/schemas``)."""
-    return xmlschema.XMLSchema(str(SCHEMAS / "junit-10.xsd"))
+    """Jenkins xunit's ``junit-10.xsd``, as pytest's source distribution carries it (``tests.helpers.schemas``)."""
+    return xmlschema.XMLSchema(str(jenkins_junit_xsd()))
 
 
 @functools.cache

@@ -1,9 +1,9 @@
 """Results of one graded notebook in the formats CI systems read: the CLI's JSON, JUnit XML and Gradescope's
 results.json.
 
-- ``write_junit``: JUnit XML as Jenkins' xunit plugin reads it (its ``junit-10.xsd``, kept in ``tests/schemas``
-  and checked there): a ``<testsuite>`` per exercise with ``tests``, ``failures``, ``errors`` and ``time``, a
-  ``<testcase>`` per hidden test with its time;
+- ``write_junit``: JUnit XML as Jenkins' xunit plugin reads it (its ``junit-10.xsd`` as pytest's own tests use it:
+  ``tests/helpers/schemas.py``): a ``<testsuite>`` per exercise with ``tests``, ``failures``, ``errors`` and
+  ``time``, a ``<testcase>`` per hidden test with its time;
 - ``write_gradescope``: Gradescope's ``results.json`` (its documented format: a test per exercise with
   ``visibility``, ``status`` and ``output``, the run's ``execution_time``; the instructor-only review list as a
   ``hidden`` test);
