@@ -7,7 +7,6 @@ per-exercise table. Exit status: 0 graded (whatever the score), 1 graded but bel
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 
@@ -22,6 +21,12 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--assignment", help="assignment name (default: detected from the notebook's cells)")
     grade.add_argument("--junit", metavar="FILE", help="also write the per-test verdicts as JUnit XML")
     grade.add_argument("--gradescope", metavar="FILE", help="also write a Gradescope-style results.json")
+    grade.add_argument("--visibility", default="visible", choices=("visible", "after_due_date", "after_published",
+                       "hidden"), help="Gradescope's visibility of the exercises' tests (default: visible)")
+    grade.add_argument("--submitted-at", metavar="TIME", help="when it was submitted (ISO 8601 with a time zone): "
+                       "apply the course's late penalty against the assignment's due date")
+    grade.add_argument("--due-date", metavar="TIME", help="with --submitted-at: this due date instead of the "
+                       "course's (an extension)")
     build = commands.add_parser("build", help="regenerate release/ and solutions/ from source/ with nbgrader")
     build.add_argument("assignments", nargs="*", help="assignments (default: all of course_config.py)")
     batch = commands.add_parser("autograde", help="grade a whole assignment with N parallel workers (nbgrader)")
@@ -66,6 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
                      "group (repeatable)")
     k8s.add_argument("--storage-class", help="students' home volumes and the exchange's (default: the cluster's)")
     k8s.add_argument("--course-storage-class", help="the course volume, ReadWriteMany (default: the cluster's)")
+    k8s.add_argument("--roster", metavar="CSV", help="who logs in: the class roster (as for `hub --roster`), a "
+                     "password each in DIR/passwords.csv (kept when run again), their hashes in the values")
+    from autograder.ci.command import add_commands
+
+    add_commands(commands)   # ci (due, pushes, refuse, gather) and gradescope (build, run)
     return parser
 
 
@@ -131,6 +141,10 @@ def run(args) -> int:
         from autograder.hub.command import main as hub_main
 
         return hub_main(args)
+    if args.command in ("ci", "gradescope"):
+        from autograder.ci.command import main as ci_main
+
+        return ci_main(args)
     if args.command == "k8s":
         from autograder.k8s.command import main as k8s_main
 
@@ -148,6 +162,12 @@ def run(args) -> int:
 
 
 def grade(args) -> int:
+    if args.submitted_at or args.due_date:   # a time that cannot be read is said before minutes of grading
+        from autograder.ci.command import times_problem
+
+        if problem := times_problem(args):
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
     from autograder.sandbox import bubblewrap, nursery
     from autograder.sandbox.bubblewrap import SandboxUnavailable
 
@@ -158,7 +178,7 @@ def grade(args) -> int:
         nursery.shared(sandboxed)
     except SandboxUnavailable as exc:
         unavailable = exc
-    from autograder.feedback.inert import console, json_safe, one_line
+    from autograder.feedback.inert import console, one_line
     from autograder.grade import grade_submission, warm_up
     from autograder.report import table
     from autograder.submission.files import NotGradable
@@ -168,6 +188,9 @@ def grade(args) -> int:
         submission = collect_file(args.notebook, args.assignment)
     except NotGradable as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)
+        from autograder.ci.command import write_not_graded
+
+        write_not_graded(args, exc)   # an explicit 0 with the reason, in every file asked for
         return 2
     if unavailable is not None:
         print(f"error: {unavailable}", file=sys.stderr)
@@ -178,26 +201,19 @@ def grade(args) -> int:
     except SandboxUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    from autograder.ci.command import late_of
+    from autograder.feedback.exports import write_requested
+
+    late = late_of(args, result)
     # what is printed holds the notebook's text (its errors, review items): inert in a CI log (``console``)
     out = sys.stderr if args.json == "-" else sys.stdout
     print(console(table(result)), file=out)
+    if late is not None:
+        print(f"{late.english()}; score after it {late.net(result.score):g}", file=out)
     for item in result.review:   # what the sandbox cannot block, for a person to look at (docs/security/model.md)
         print(console(f"review: {one_line(item)}"), file=out)
-    if args.json:
-        text = json.dumps(json_safe(result.to_json()), ensure_ascii=False, indent=2)
-        if args.json == "-":
-            print(text)
-        else:
-            with open(args.json, "w", encoding="utf-8") as fh:
-                fh.write(text + "\n")
-    if args.junit:
-        from autograder.feedback.exports import write_junit
-
-        write_junit(result, args.junit)
-    if args.gradescope:
-        from autograder.feedback.exports import write_gradescope
-
-        write_gradescope(result, args.gradescope)
-    if args.fail_under is not None and result.score < args.fail_under:
+    write_requested(result, args, late)
+    score = late.net(result.score) if late is not None else result.score
+    if args.fail_under is not None and score < args.fail_under:
         return 1
     return 0

@@ -60,6 +60,7 @@ class GradeResult:
     review: list[str] = field(default_factory=list)  # for the instructor only: escape hatches the code names or used
     costs: dict = field(default_factory=dict)     # restarts, timeouts (calls past their limit), interrupted (of those),
                                                   # answer_mb (the most a child computing a proxy's answer grew)
+    refused: str = ""   # why the notebook could not be graded at all (nothing of it ran; every exercise 0)
 
     @property
     def score(self) -> float:
@@ -78,8 +79,8 @@ class GradeResult:
             "score": self.score, "max_score": self.max_score,
             "exercises": [{
                 "name": e.name, "score": e.score, "max_score": e.max_score,
-                "tests": [{"name": t.name, "passed": t.passed, "points": t.points, "message": t.message}
-                          for t in e.tests],
+                "tests": [{"name": t.name, "passed": t.passed, "points": t.points, "message": t.message,
+                           "seconds": round(t.seconds, 3)} for t in e.tests],
                 "diagnosis": [{"id": m.id, "title": m.title, "hint": m.hint} for m in e.diagnosis],
                 "notes": list(e.notes),
             } for e in self.exercises],
@@ -88,6 +89,7 @@ class GradeResult:
             "seconds": round(self.seconds, 3),
             "timings": {k: round(v, 3) for k, v in self.timings.items()},
             "costs": dict(self.costs),
+            **({"refused": self.refused} if self.refused else {}),
         }
 
 

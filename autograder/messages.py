@@ -292,6 +292,13 @@ class Notice(_Catalogue):
     NOTEBOOK_FAILED = ("노트북 코드를 실행하는 중 문제가 생겼습니다: {message}",)
     CELL_ERROR = ("{cell}번째 코드 셀: {error}: {message}{where}",)
     OUTPUT_HIDDEN = ("[표시하지 않음: {types} 출력은 보안상 채점 결과에 보이지 않습니다]",)
+    # --- the late penalty of a notebook graded in CI or on Gradescope (autograder/ci/late.py)
+    LATE = ("기한보다 {days}일 늦게 제출해 지각 감점으로 점수의 {percent:g}%({points}점)를 뺐습니다 (제출 {submitted}, "
+            "기한 {due}).", "{days} day(s) late: -{percent:g}% = -{points} points (submitted {submitted}, due {due})")
+    ON_TIME = ("기한 안에 제출했습니다 (제출 {submitted}, 기한 {due}).", "on time (submitted {submitted}, due {due})")
+    # --- a notebook that CI or Gradescope could not grade at all: the assignment's every exercise is 0
+    NOT_GRADED_CI = ("제출한 {notebook!c:을} 채점할 수 없어 이 과제는 0점입니다. 원인: {reason}",
+                     "{notebook} could not be graded (0 points): {reason}")
 
 
 class Verdict(_Catalogue):

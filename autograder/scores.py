@@ -43,3 +43,25 @@ def text(value: float) -> str:
     """A score as people read it: no exponent, no trailing zeros (``2.625``, ``14.4``, ``3``)."""
     out = f"{value:.{NOISE_DIGITS}f}".rstrip("0").rstrip(".")
     return "0" if out in ("", "-0") else out
+
+
+def late_penalty(score: float, seconds_late: float, percent_per_day: float, grace_minutes: float = 0.0,
+                 max_percent: float = 100.0) -> tuple[int, float, float]:
+    """The course's late rule (``course_config.py``: ``late_penalty``): ``percent_per_day`` of ``score`` for every
+    started day past the due date once ``grace_minutes`` are over, at most ``max_percent``. Returns ``(days,
+    percent, points)``; the points are rounded like the score they come off (nothing off a zero score or an
+    on-time submission: ``(0, 0.0, 0.0)``). nbgrader's ``PercentPerDay`` (``gradebook/late.py``) and CI's grading
+    (``ci/late.py``) both apply it.
+
+    Example:
+        >>> late_penalty(27, 25 * 3600, 10.0)   # 25 hours late: two started days
+        (2, 20.0, 5.4)
+    """
+    import math
+
+    late = seconds_late - grace_minutes * 60
+    if late <= 0 or not score:
+        return 0, 0.0, 0.0
+    days = math.ceil(late / 86400)
+    percent = min(max_percent, percent_per_day * days)
+    return days, percent, rounded(score * percent / 100)

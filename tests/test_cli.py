@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 
@@ -129,47 +128,8 @@ def test_the_command_exits_as_the_interpreter_does_when_it_cannot_do_the_same(ca
 
 
 # ------------------------------------------------------------------------------------- what CI reads of a notebook
-# A message that tries every way out of a CI log line: a GitHub workflow command after a newline, a carriage return,
-# leading blanks and a line separator, a terminal escape (the window's title), NUL and vertical tab (characters XML
-# 1.0 does not allow).
-HOSTILE = ("\\n::error file=grade.yml,line=1::full marks\\n::add-mask::seed\\r  ::warning::w\\u2028::stop-commands::x"
-           "\\n##[error]old\\n##vso[task.complete result=Succeeded]\\x1b]0;title\\x07\\x00\\x0b end")
-LOUD = f"""
-HOSTILE = '{HOSTILE}'
-print(HOSTILE)
-import sys
-print(HOSTILE, file=sys.stderr)
-raise RuntimeError(HOSTILE)
-"""
-RAISING_SOFTMAX = f"""def softmax(x, axis=-1):
-    raise ValueError('{HOSTILE}')
-"""
-COMMAND = re.compile(r"^\s*(::|##\[|##vso\[)")
-
-
-def test_what_ci_reads_of_a_notebook_is_inert(tmp_path):
-    """A notebook's text (exception messages, printed output) starts no workflow command in the CLI's output and
-    leaves the JUnit and Gradescope files well-formed: xml.etree and json read them."""
-    import xml.etree.ElementTree as ET
-
-    notebook = minimal.write(minimal.notebook(softmax=RAISING_SOFTMAX, extra=[LOUD]), tmp_path / "attention.ipynb")
-    files = {name: tmp_path / name for name in ("junit.xml", "results.json", "result.json")}
-    command = ["grade", str(notebook), "--junit", str(files["junit.xml"]), "--gradescope", str(files["results.json"]),
-               "--json", str(files["result.json"]), "--seed", "5"]
-    proc = subprocess.run([sys.executable, "-m", "autograder", *command], capture_output=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    out = (proc.stdout + proc.stderr).decode("utf-8", "replace")
-    assert "full marks" in out and "total" in out, out[-3000:]   # the message is shown, escaped
-    lines = out.replace("\r", "\n").replace("\u2028", "\n").split("\n")
-    assert [line for line in lines if COMMAND.match(line)] == [], out[-3000:]
-    assert not [c for c in out if ord(c) < 32 and c not in "\n\t"], "control characters reached the log"
-    suites = ET.parse(files["junit.xml"]).getroot()
-    failures = [f.get("message") for f in suites.iter("failure")]
-    assert any("full marks" in m for m in failures), failures
-    gradescope = json.loads(files["results.json"].read_text(encoding="utf-8"))
-    softmax = next(test for test in gradescope["tests"] if test["name"] == "softmax")
-    assert softmax["score"] == 0 and "full marks" in softmax["output"], softmax
-    assert "full marks" in json.loads(files["result.json"].read_text(encoding="utf-8"))["notebook_errors"][0]
+# A notebook's text in the command's output, its JUnit and Gradescope files (workflow commands, control characters):
+# tests/test_ci.py grades such a notebook as Gradescope runs the command (test_the_gradescope_package_grades_...).
 
 
 # ------------------------------------------------------------------------------------- the notebook's assignment

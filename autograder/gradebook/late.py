@@ -2,7 +2,6 @@
 as formgrader shows scores (``LatePenalties``, ``net_answer``: used by ``autograder.patches.formgrader``)."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from nbgrader.plugins import LateSubmissionPlugin
@@ -19,12 +18,10 @@ class PercentPerDay(LateSubmissionPlugin):
     max_percent = Float(100.0, help="The most that late penalties may take, in percent.").tag(config=True)
 
     def late_submission_penalty(self, student_id, score, total_seconds_late):
-        late = total_seconds_late - self.grace_minutes * 60
-        if late <= 0 or not score:
+        days, percent, penalty = scores.late_penalty(score, total_seconds_late, self.percent_per_day,
+                                                     self.grace_minutes, self.max_percent)
+        if not penalty:
             return 0.0
-        days = math.ceil(late / 86400)
-        percent = min(self.max_percent, self.percent_per_day * days)
-        penalty = scores.rounded(score * percent / 100)   # to the course's decimals, as the score it comes off
         self.log.info("Late penalty for %s: %d day(s) late, -%g%% = -%g points", student_id, days, percent, penalty)
         return penalty
 

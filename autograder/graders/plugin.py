@@ -38,6 +38,7 @@ class TestResult:
     passed: bool = False
     message: str = ""
     diagnosis: list = field(default_factory=list)
+    seconds: float = 0.0   # its setup and call together (JUnit's and Gradescope's per-test time)
 
 
 class Student:
@@ -246,6 +247,7 @@ class GradingSession:
         result = self.results.get(item.nodeid)
         if result is None or report.when == "teardown":
             return
+        result.seconds += report.duration
         if report.when == "call" and report.passed:
             result.passed, result.message = True, ""
         elif report.failed or (report.when == "setup" and report.skipped):

@@ -2,11 +2,14 @@
 ``images/*.Dockerfile`` and a README with the order to apply them in."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import yaml
 
+from autograder import settings
 from autograder.k8s import exchange, formgrader, gradebook, grading, images, network, values
+from autograder.k8s import login as login_module
 from autograder.k8s.cluster import Cluster
 
 
@@ -47,19 +50,34 @@ def manifests(cluster: Cluster) -> dict[str, list[dict]]:
             **grading.manifests(cluster)}
 
 
-def readme(cluster: Cluster) -> str:
+def readme(cluster: Cluster, out: Path) -> str:
+    """The bundle's README: the commands in order, with the names filled in and the paths as they are from where each
+    command runs (the images' from the course repository, their build context; the rest from the bundle)."""
     ns, cid = cluster.namespace, cluster.course_id
-    jobs = "\n".join(f"    kubectl apply -f manifests/grade-{a}.yaml      # after collecting {a}"
-                     for a in cluster.assignments)
+    repository = settings.ROOT
+    bundle = Path(out).resolve()
+    inside = bundle == repository or repository in bundle.parents
+    images = (Path(os.path.relpath(bundle, repository)) if inside else bundle) / "images"
+    jobs = "\n".join(f"       kubectl -n {ns} create -f manifests/grade-{a}.yaml   # after collecting {a}"
+                      for a in cluster.assignments)
+    login = cluster.login
+    who = (f"the roster's {len(login.users)} people, each with their own password:\n   `{login_module.PASSWORDS}` "
+           "here (root's file, mode 0600; hand each person theirs, keep it out of any repository; running the\n   "
+           "command again keeps them). The values hold only the passwords' salted hashes" if login else
+           "nobody yet: run the command with `--roster`")
     return f"""# The course `{cid}` on Kubernetes (Zero to JupyterHub)
 
 Written by `python -m autograder k8s` from `course_config.py`; write it again after changing that file (the
-administrator's page: docs/admin/kubernetes.md in the course repository says what was checked and how).
+administrator's page: docs/admin/kubernetes.md in the course repository says what was checked and how). The commands
+below run in this folder, but for the images'.
 
-1. Images (at the course repository's root), pushed to `{cluster.registry}`:
+1. Images, built from the course repository (the build context; its `.dockerignore` keeps `.venv`, `.git`, `demo/`
+   and `build/` out; torch comes from its CPU index) and pushed to `{cluster.registry}`:
 
-       docker build -f images/students.Dockerfile -t {cluster.students_image} .
-       docker build -f images/grader.Dockerfile -t {cluster.grader_image} .
+       cd {repository}
+       docker build -f {images / "students.Dockerfile"} -t {cluster.students_image} .
+       docker build -f {images / "grader.Dockerfile"} -t {cluster.grader_image} .
+       docker push {cluster.students_image} && docker push {cluster.grader_image}
 
 2. The gradebook's password and URL (the password yours):
 
@@ -67,8 +85,7 @@ administrator's page: docs/admin/kubernetes.md in the course repository says wha
        kubectl -n {ns} create secret generic {gradebook.secret_name(cluster)} --from-literal=password=PASSWORD \\
          --from-literal=url={gradebook.url_template(cluster)}
 
-3. JupyterHub (chart {values.CHART} {values.CHART_VERSION}), with your login (`hub.config`: an authenticator of
-   your institution, and `Authenticator.allowed_users` or groups) added to `values.yaml` or a second values file:
+3. JupyterHub (chart {values.CHART} {values.CHART_VERSION}). Who logs in: {who}.
 
        helm repo add jupyterhub {values.CHART_REPOSITORY}
        helm upgrade --install {cluster.release} {values.CHART} --version {values.CHART_VERSION} \\
@@ -79,9 +96,14 @@ administrator's page: docs/admin/kubernetes.md in the course repository says wha
        kubectl apply -f manifests/gradebook.yaml -f manifests/exchange.yaml -f manifests/formgrader.yaml \\
          -f manifests/network.yaml -f manifests/grading-account.yaml
 
-5. Grading a class ({cluster.shards} pods of {cluster.workers} workers each, one shard of the class each):
+5. Grading a class ({cluster.shards} pods of {cluster.workers} workers each, one shard of the class each). `create`,
+   not `apply`: every run is a Job of its own with a generated name (`grade-attention-x7k2q`), so grading again
+   after late submissions grades every collected submission again; finished Jobs are deleted after a week.
 
 {jobs}
+
+       kubectl -n {ns} get jobs -l {grading.ASSIGNMENT_LABEL}=ASSIGNMENT   # the runs of an assignment
+       kubectl -n {ns} logs -l job-name=JOB --prefix                      # one run's log, every shard
 """
 
 
@@ -93,7 +115,7 @@ def write(cluster: Cluster, out: Path) -> list[Path]:
                                    "course_config.py: see README.md.\n" + dump([values.values(cluster)])),
              Path("images/students.Dockerfile"): images.students(),
              Path("images/grader.Dockerfile"): images.grader(),
-             Path("README.md"): readme(cluster)}
+             Path("README.md"): readme(cluster, out)}
     for name, documents in manifests(cluster).items():
         files[Path("manifests") / name] = dump(documents)
     written = []

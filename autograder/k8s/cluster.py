@@ -67,6 +67,7 @@ class Cluster:
     instructors: tuple[str, ...] = ()              # the formgrade group
     storage_class: str = ""                        # "" : the cluster's default
     course_storage_class: str = ""                 # ReadWriteMany (the course volume is shared by the grading pods)
+    login: object = field(default=None, compare=False, repr=False)   # who logs in (``login.Login``): the roster's
     course: settings.Course = field(default_factory=lambda: settings.load(), compare=False, repr=False)
 
     @property

@@ -1,22 +1,35 @@
 """``python -m autograder k8s --out DIR [--namespace NS] [--registry R] [--tag T] [--shards N] [--workers W]
-[--instructor NAME ...]``: write the course's Kubernetes bundle (``autograder/k8s/bundle.py``) into DIR."""
+[--instructor NAME ...] --roster CSV``: write the course's Kubernetes bundle (``autograder/k8s/bundle.py``) into DIR."""
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
 from autograder.k8s import bundle, values
+from autograder.hub.roster import RosterError
 from autograder.k8s.cluster import Cluster
+from autograder.k8s.login import PASSWORDS, from_roster
 
 
 def main(args) -> int:
     if args.shards < 1 or args.workers < 1:
         print("k8s: --shards and --workers must be at least 1", file=sys.stderr)
         return 2
+    # who logs in, chosen on purpose: the roster's people (LTI 1.3 will be the other way: autograder/k8s/login.py)
+    if not args.roster:
+        print("k8s: --roster CSV is required: who may log in to the hub (the class roster, as for `python -m "
+              "autograder hub --roster`); the chart's own `dummy` login would let anyone in", file=sys.stderr)
+        return 2
+    try:
+        login = from_roster(args.roster, Path(args.out) / PASSWORDS)
+    except RosterError as exc:
+        print(f"k8s: {exc}", file=sys.stderr)
+        return 2
+    instructors = tuple(dict.fromkeys([*(args.instructors or ()), *login.instructors]))
     cluster = Cluster(namespace=args.namespace, release=args.release, registry=args.registry.rstrip("/"),
                       tag=args.tag, shards=args.shards, workers=args.workers,
-                      instructors=tuple(args.instructors or ()), storage_class=args.storage_class or "",
-                      course_storage_class=args.course_storage_class or "")
+                      instructors=instructors, storage_class=args.storage_class or "",
+                      course_storage_class=args.course_storage_class or "", login=login)
     written = bundle.write(cluster, Path(args.out))
     resources = cluster.resources()
     print(f"k8s: {len(written)} files in {args.out} (chart {values.CHART} {values.CHART_VERSION}); each student: "

@@ -1,8 +1,9 @@
 """Grading a class as a Kubernetes Indexed Job: pod ``i`` (``JOB_COMPLETION_INDEX``, 0-based) grades shard ``i+1``
 of ``n`` with ``python -m autograder autograde ASSIGNMENT --shard i+1/n`` (students split by a stable hash: the
 shards never overlap), every pod into the one PostgreSQL gradebook. Collect first (formgrader, or ``nbgrader
-collect`` in the formgrader's pod), then apply the assignment's Job; its pods run as the grading account with the
-security settings bubblewrap needs (``autograder/k8s/security.py``)."""
+collect`` in the formgrader's pod), then create the assignment's Job (``kubectl create -f``: a new Job each time,
+its name generated, so that grading again after late submissions runs again and grades every collected one); its
+pods run as the grading account with the security settings bubblewrap needs (``autograder/k8s/security.py``)."""
 from __future__ import annotations
 
 from autograder.k8s import formgrader, objects, security
@@ -15,10 +16,12 @@ SCRIPT = ('exec "$AUTOGRADER_PYTHON" -m autograder autograde "$ASSIGNMENT" --cou
 # Per pod: the workers' memory (a worker with keras and torch, its lane and the student's process, measured in
 # benchmarks/results: under 1.5 GiB each) and the sandbox's memory limit for one student process on top.
 MEMORY_PER_WORKER_GIB = 2
+ASSIGNMENT_LABEL = "autograder/assignment"   # the Jobs of one assignment: kubectl get jobs -l autograder/assignment=X
 
 
 def job_name(assignment: str) -> str:
-    return f"grade-{assignment.replace('_', '-')}"
+    """The prefix of the assignment's Jobs' names (the API server adds five characters: ``grade-attention-x7k2q``)."""
+    return f"grade-{assignment.replace('_', '-')}-"
 
 
 def environment(cluster: Cluster, assignment: str) -> list[dict]:
@@ -40,7 +43,10 @@ def job(cluster: Cluster, assignment: str) -> dict:
     pod = security.grading_pod_spec({"restartPolicy": "Never", "serviceAccountName": GRADING,
                                      "containers": [container], "volumes": volumes})
     return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": objects.metadata(cluster, job_name(assignment), GRADING),
+            # a name of its own each time (`kubectl create`): grading again after late submissions is a new Job,
+            # never a re-apply of one that finished (which changes nothing); finished Jobs go after a week
+            "metadata": {**objects.generated_metadata(cluster, job_name(assignment), GRADING),
+                         "labels": {**objects.labels(cluster, GRADING), ASSIGNMENT_LABEL: assignment}},
             "spec": {"completionMode": "Indexed", "completions": cluster.shards, "parallelism": cluster.shards,
                      # a failed pod is one shard's students: retried once, the others' results stay in the gradebook
                      "backoffLimitPerIndex": 1, "maxFailedIndexes": cluster.shards,

