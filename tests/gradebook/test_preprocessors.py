@@ -136,7 +136,7 @@ def test_the_report_and_the_csv_list_each_flagged_submission(tmp_path):
     (empty for the others), the table a mark; the scores are those of the gradebook, unchanged."""
     import csv
 
-    from autograder.feedback import instructor
+    from autograder.feedback import instructor, lms
 
     def row(student, name, score, review):
         return {"id": student, "name": name, "email": "", "assignments": {"attention": {
@@ -149,7 +149,7 @@ def test_the_report_and_the_csv_list_each_flagged_submission(tmp_path):
     section = report[report.index("검토할 제출물 (1명)"):]
     assert "2026028 허예린: 2 / 2점, 검토 1건" in section and "2026001" not in section.split("</ul>")[0]
     assert "<script>" not in report and "&lt;script&gt;document.title=&#x27;x&#x27;" in section
-    rows = list(csv.reader(open(instructor.write_grades_csv(data, tmp_path / "grades.csv"), encoding="utf-8")))
+    rows = list(csv.reader(open(lms.write_grades_csv(data, tmp_path / "grades.csv"), encoding="utf-8")))
     assert rows[0][-1] == "review" and rows[1][-1] == "" and rows[2][-2:] == ["27", ""]
     assert rows[3][-2] == "2" and rows[3][-1].startswith("attention: 1건 — 실행 중:") and "<script>" in rows[3][-1]
     assert "(검토 1건)" in [line for line in instructor.table(data).splitlines() if "2026028" in line][0]
