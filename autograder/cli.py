@@ -37,6 +37,10 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("assignments", nargs="*", help="assignments (default: all of course_config.py)")
     report.add_argument("--course-dir", default=".", help="the nbgrader course directory (default: .)")
     report.add_argument("--db-url", help="the gradebook (default: $COURSE_DB_URL, else the course's gradebook.db)")
+    report.add_argument("--bom", action="store_true", help="start the CSV files with UTF-8's byte-order mark (Korean "
+                        "Windows Excel needs it to read UTF-8)")
+    report.add_argument("--roster", metavar="CSV", help="the class list (the hub's roster format, with an optional "
+                        "section column): the students' sections and student numbers in the CSV files")
     demo = commands.add_parser("demo", help="the main job: generate and grade the demo submissions via nbgrader")
     demo.add_argument("assignments", nargs="*", help="assignments (default: all of course_config.py)")
     demo.add_argument("--course-dir", help="where the demo course lives (default: demo/)")
@@ -58,26 +62,37 @@ def build_parser() -> argparse.ArgumentParser:
     k8s.add_argument("--out", required=True, metavar="DIR", help="where to write it")
     k8s.add_argument("--namespace", default="course", help="the cluster's namespace (default: course)")
     k8s.add_argument("--release", default="course", help="the jupyterhub chart's Helm release (default: course)")
-    k8s.add_argument("--registry", default="registry.example.org/attention-ko", help="where the two images live")
+    k8s.add_argument("--registry", help="where the two images live (required: e.g. ghcr.io/ORG/attention-ko)")
     k8s.add_argument("--tag", default="1", help="the images' tag (default: 1)")
     k8s.add_argument("--shards", type=int, default=4, help="pods of one grading Job (default: 4)")
     k8s.add_argument("--workers", type=int, default=2, help="grading workers (cores) per pod (default: 2)")
     k8s.add_argument("--instructor", action="append", dest="instructors", help="a hub user of the formgrade "
-                     "group (repeatable)")
+                     "group (repeatable; at least one)")
     k8s.add_argument("--storage-class", help="students' home volumes and the exchange's (default: the cluster's)")
     k8s.add_argument("--course-storage-class", help="the course volume, ReadWriteMany (default: the cluster's)")
     return parser
 
 
 def main(argv=None) -> int:
+    """Run a command. A name, folder or file that does not exist (an assignment, a student, the course folder, a
+    roster), or a setting the course cannot use, is said on stderr and the exit status is 2; nothing to work on
+    (no submission collected, nothing graded) exits 1, with the reason."""
+    from autograder.course import NoCourse
+    from autograder.gradebook.batch import NoSubmissions
+    from autograder.hub.roster import RosterError
+    from autograder.names import UnknownName
+    from autograder.outputs import EmptyOutput
     from autograder.settings import ConfigError
 
     args = build_parser().parse_args(argv)
     try:
         return run(args)
-    except ConfigError as exc:   # course_config.py sets what the course cannot use: say what, stop
+    except (ConfigError, UnknownName, NoCourse, RosterError) as exc:   # say what, stop
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except (NoSubmissions, EmptyOutput) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
 
 
 def exit_now(code: int) -> None:
@@ -120,13 +135,20 @@ def run(args) -> int:
     if args.command == "autograde":
         from autograder.gradebook.batch import autograde_class
 
-        outcomes = autograde_class(args.course_dir, args.assignment, args.workers, args.shard, args.students,
-                                   feedback=args.feedback)
+        try:
+            outcomes = autograde_class(args.course_dir, args.assignment, args.workers, args.shard, args.students,
+                                       feedback=args.feedback)
+        except ValueError as exc:   # a --shard that is not i/n
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        from autograder.gradebook.summary import print_summary
+
+        print_summary(args.course_dir, args.assignment, outcomes)
         return 0 if all(o.ok and not o.feedback for o in outcomes) else 1
     if args.command == "report":
         from autograder.feedback.instructor import main as report_main
 
-        return report_main(args.course_dir, args.assignments or None, args.db_url)
+        return report_main(args.course_dir, args.assignments or None, args.db_url, bom=args.bom, roster=args.roster)
     if args.command == "hub":
         from autograder.hub.command import main as hub_main
 
@@ -158,12 +180,17 @@ def grade(args) -> int:
         nursery.shared(sandboxed)
     except SandboxUnavailable as exc:
         unavailable = exc
+    from autograder import outputs, scores
     from autograder.feedback.inert import console, json_safe, one_line
     from autograder.grade import grade_submission, warm_up
     from autograder.report import table
     from autograder.submission.files import NotGradable
     from autograder.submission.notebook import collect_file
 
+    if args.assignment:
+        from autograder import names, settings
+
+        names.require("assignment", [args.assignment], settings.load().assignments, "course_config.py")
     try:
         submission = collect_file(args.notebook, args.assignment)
     except NotGradable as exc:
@@ -188,16 +215,26 @@ def grade(args) -> int:
         if args.json == "-":
             print(text)
         else:
-            with open(args.json, "w", encoding="utf-8") as fh:
-                fh.write(text + "\n")
+            outputs.write_text(args.json, text + "\n")
     if args.junit:
         from autograder.feedback.exports import write_junit
 
-        write_junit(result, args.junit)
+        _replaced(args.junit, lambda path: write_junit(result, path))
     if args.gradescope:
         from autograder.feedback.exports import write_gradescope
 
-        write_gradescope(result, args.gradescope)
+        _replaced(args.gradescope, lambda path: write_gradescope(result, path))
     if args.fail_under is not None and result.score < args.fail_under:
+        print(f"score {scores.text(result.score)} of {scores.text(result.max_score)} is below --fail-under "
+              f"{args.fail_under:g}: exit status 1", file=sys.stderr)
         return 1
     return 0
+
+
+def _replaced(path: str, write) -> None:
+    """``write(temporary path)`` beside ``path``, then that file over ``path`` (``outputs.replacing_path``): a writer
+    that takes a path, not a file, still replaces the old file whole or not at all."""
+    from autograder import outputs
+
+    with outputs.replacing_path(path) as temporary:
+        write(temporary)

@@ -34,7 +34,8 @@ HUB = settings.course()["hub"]
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("bundle")
-    assert cli.main(["k8s", "--out", str(out), "--instructor", "instructor1", "--shards", str(SHARDS),
+    assert cli.main(["k8s", "--out", str(out), "--instructor", "instructor1", "--registry",
+                     "registry.example.org/attention-ko", "--shards", str(SHARDS),
                      "--workers", "1"]) == 0
     return out
 
