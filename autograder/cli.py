@@ -41,6 +41,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "Windows Excel needs it to read UTF-8)")
     report.add_argument("--roster", metavar="CSV", help="the class list (the hub's roster format, with an optional "
                         "section column): the students' sections and student numbers in the CSV files")
+    extend = commands.add_parser("extend", help="give a student more time on an assignment (nbgrader's "
+                                 "grant_extension; the late penalty, the CSV and the feedback follow)")
+    extend.add_argument("student", help="the student: the nbgrader id (user name)")
+    extend.add_argument("assignment")
+    extend.add_argument("--days", type=float, required=True, help="days after the due date (0: take it back)")
+    extend.add_argument("--hours", type=float, default=0.0, help="and hours (default: 0)")
+    extend.add_argument("--course-dir", default=".", help="the nbgrader course directory (default: .)")
+    extend.add_argument("--db-url", help="the gradebook (default: $COURSE_DB_URL, else the course's gradebook.db)")
     demo = commands.add_parser("demo", help="the main job: generate and grade the demo submissions via nbgrader")
     demo.add_argument("assignments", nargs="*", help="assignments (default: all of course_config.py)")
     demo.add_argument("--course-dir", help="where the demo course lives (default: demo/)")
@@ -149,6 +157,10 @@ def run(args) -> int:
         from autograder.feedback.instructor import main as report_main
 
         return report_main(args.course_dir, args.assignments or None, args.db_url, bom=args.bom, roster=args.roster)
+    if args.command == "extend":
+        from autograder.gradebook.extensions import main as extend_main
+
+        return extend_main(args.student, args.assignment, args.days, args.hours, args.course_dir, args.db_url)
     if args.command == "hub":
         from autograder.hub.command import main as hub_main
 

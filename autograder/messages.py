@@ -350,11 +350,15 @@ class Label(_Catalogue):
     GRADE_CELL = ("채점 셀", "Grade cell")
     TOP = ("맨 위로", "Top")
     LATE_PENALTY = ("지각 감점", "Late submission penalty")
+    EXTENSION = ("기한 연장 {days}: 마감 {due}", "Extension of {days}: due {due}")
+    DAYS = ("{days}일", "{days} day(s)")
+    HOURS = ("{hours}시간", "{hours} hour(s)")
 
     @classmethod
     def korean_all(cls) -> dict[str, str]:
-        """Every label's Korean by its name in lower case (what the templates read)."""
-        return {member.name.lower(): member.korean() for member in cls}
+        """Every label's Korean by its name in lower case (what the templates read); a label with fields as its
+        template (filled where it is used)."""
+        return {member.name.lower(): member._korean if "{" in member._korean else member.korean() for member in cls}
 
 
 class ValidateText(_Catalogue):
