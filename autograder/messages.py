@@ -353,6 +353,7 @@ class Label(_Catalogue):
     EXTENSION = ("기한 연장 {days}: 마감 {due}", "Extension of {days}: due {due}")
     DAYS = ("{days}일", "{days} day(s)")
     HOURS = ("{hours}시간", "{hours} hour(s)")
+    CONTENTS = ("연습별 점수", "Scores by exercise")
 
     @classmethod
     def korean_all(cls) -> dict[str, str]:
