@@ -49,6 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
     extend.add_argument("--hours", type=float, default=0.0, help="and hours (default: 0)")
     extend.add_argument("--course-dir", default=".", help="the nbgrader course directory (default: .)")
     extend.add_argument("--db-url", help="the gradebook (default: $COURSE_DB_URL, else the course's gradebook.db)")
+    regrade = commands.add_parser("regrade", help="the students' regrade requests: print those collected, or "
+                                  "release the request form (`regrade` in the Assignment List)")
+    regrade.add_argument("--release", action="store_true", help="release the form to the students "
+                         "(nbgrader release_assignment regrade)")
+    regrade.add_argument("--course-dir", default=".", help="the nbgrader course directory (default: .)")
     demo = commands.add_parser("demo", help="the main job: generate and grade the demo submissions via nbgrader")
     demo.add_argument("assignments", nargs="*", help="assignments (default: all of course_config.py)")
     demo.add_argument("--course-dir", help="where the demo course lives (default: demo/)")
@@ -161,6 +166,10 @@ def run(args) -> int:
         from autograder.gradebook.extensions import main as extend_main
 
         return extend_main(args.student, args.assignment, args.days, args.hours, args.course_dir, args.db_url)
+    if args.command == "regrade":
+        from autograder.feedback.regrade import main as regrade_main
+
+        return regrade_main(args.course_dir, args.release)
     if args.command == "hub":
         from autograder.hub.command import main as hub_main
 

@@ -354,6 +354,12 @@ class Label(_Catalogue):
     DAYS = ("{days}일", "{days} day(s)")
     HOURS = ("{hours}시간", "{hours} hour(s)")
     CONTENTS = ("연습별 점수", "Scores by exercise")
+    REGRADE = ("재채점 요청", "Regrade request")
+    REGRADE_HOW = ("채점이 잘못되었다고 생각하면 Assignment List에서 ‘regrade’ 과제를 받아(Fetch) "
+                   "regrade_request.md에 과제 이름, 연습 이름(위 목록의 이름), 이유를 적어 제출(Submit)하세요. "
+                   "다시 제출하면 마지막 것만 남으니 답을 받지 못한 요청도 함께 적으세요. "
+                   "요청은 점수를 바꾸지 않습니다: 교수자가 읽고 채점을 다시 확인합니다.",
+                   "To ask for a regrade, fetch the ‘regrade’ assignment, fill in regrade_request.md and submit it.")
 
     @classmethod
     def korean_all(cls) -> dict[str, str]:

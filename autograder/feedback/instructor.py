@@ -339,7 +339,7 @@ def write_report(data: dict, path: Path) -> Path:
     student's totals), then per assignment its total-score histogram, the exercises ranked by difficulty, the score
     distribution of each exercise (a grade that waits for a person shown as pending, never as 0), the most frequent
     diagnosed mistakes, the submissions to review, code similarity, and the per-student, per-exercise table
-    (sortable).
+    (sortable); last, the regrade requests students filed.
 
     Every value from the gradebook or the results (ids, names, exercise names, diagnoses, requests) is escaped, and
     the page's Content-Security-Policy allows one script, by its hash (``SORT_SCRIPT``: sorting the tables), and
@@ -388,6 +388,10 @@ def write_report(data: dict, path: Path) -> Path:
             names = {r["id"]: r["name"] for r in data["students"]}
             parts.append(similarity_html(report, names))
         parts.append("<h3>학생별 점수</h3>" + students_html(data, assignment))
+    if "regrades" in data:
+        from autograder.feedback import regrade
+
+        parts.append(regrade.requests_html(data["regrades"], data))
     parts.append(f"<script>{SORT_SCRIPT}</script></body></html>")
     outputs.write_text(path, "\n".join(parts))
     return path
@@ -521,8 +525,8 @@ def pending_lines(data: dict) -> list[str]:
 def main(course_dir=".", assignments=None, db_url: str | None = None, bom: bool = False,
          roster: str | None = None) -> int:
     """``python -m autograder report``: the per-student table, the grades CSVs (Canvas, Moodle) and report.html (with
-    the code similarity of ``autograder.feedback.similarity``) of a graded course directory, written to its
-    ``reports/``.
+    the code similarity of ``autograder.feedback.similarity`` and the students' regrade requests) of a graded course
+    directory, written to its ``reports/``.
 
     An assignment name that the course does not have is refused before anything is read (exit 2, the known names
     listed); a gradebook without a graded submission of the assignments writes nothing (exit 1): the reports already
@@ -530,7 +534,7 @@ def main(course_dir=".", assignments=None, db_url: str | None = None, bom: bool 
     import sys
 
     from autograder import course, names, settings
-    from autograder.feedback import similarity
+    from autograder.feedback import regrade, similarity
 
     names.require("assignment", assignments or [], settings.load().assignments, "course_config.py")
     course_dir = Path(course_dir).resolve()
@@ -548,6 +552,7 @@ def main(course_dir=".", assignments=None, db_url: str | None = None, bom: bool 
               "ASSIGNMENT", file=sys.stderr)
         return 1
     data["similarity"] = similarity.for_course(course_dir, assignments)
+    data["regrades"] = regrade.collect_requests(course_dir)
     outputs = write_all(data, course_dir, bom=bom)
     print(table(data))
     for label, path in outputs.items():
@@ -556,4 +561,7 @@ def main(course_dir=".", assignments=None, db_url: str | None = None, bom: bool 
         print(f"similarity {assignment}: " + similarity.summary(report))
     for line in pending_lines(data):
         print(f"pending: {line}")
+    if data["regrades"]:
+        print(f"regrade requests: {sum(len(f.requests) for f in data['regrades'])} from "
+              f"{len(data['regrades'])} student(s) (report.html, section 재채점 요청)")
     return 0
