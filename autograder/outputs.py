@@ -68,32 +68,16 @@ def replacing(path, mode: str = "w", encoding: str | None = "utf-8", newline: st
         >>> with replacing("reports/grades.csv", newline="") as fh:
         ...     csv.writer(fh).writerows(rows)
     """
-    path = Path(path)
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
-    try:
-        text = "b" not in mode
-        with os.fdopen(fd, mode, **({"encoding": encoding, "newline": newline} if text else {})) as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        _put(Path(temporary), path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
+    text = "b" not in mode
+    with replacing_path(path) as temporary, \
+            open(temporary, mode, **({"encoding": encoding, "newline": newline} if text else {})) as fh:
+        yield fh
 
 
 def write_text(path, text: str, encoding: str = "utf-8") -> Path:
     """``text`` into ``path``, replacing it whole or not at all (``replacing``); returns ``path``."""
     with replacing(path, encoding=encoding) as fh:
         fh.write(text)
-    return Path(path)
-
-
-def write_bytes(path, data: bytes) -> Path:
-    """``data`` into ``path``, replacing it whole or not at all (``replacing``); returns ``path``."""
-    with replacing(path, mode="wb") as fh:
-        fh.write(data)
     return Path(path)
 
 
