@@ -97,8 +97,14 @@ def test_class_is_graded_with_penalties_and_exports(sqlite_class, root):
     assert {s for s, nb in autograded.items() if review_of(nb)} == {"2026028"}
     page = formgrader_view(root, autograded["2026028"])   # formgrader's manual-grading view of it
     assert 'id="course-review"' in page and "`_getframe` — 호출 스택의 프레임을 읽습니다" in page
-    for student in IDS:   # every student fetched their own feedback through the exchange
-        assert list((demo.dir / "home" / student / "attention" / "feedback").rglob("attention.html")), student
+    for student in IDS:   # every student fetched their own feedback through the exchange, and no one else's
+        pages = list((demo.dir / "home" / student / "attention" / "feedback").rglob("attention.html"))
+        assert len(pages) == 1 and pages[0].read_bytes() == \
+            (demo.dir / "feedback" / student / "attention" / "attention.html").read_bytes(), student
+        assert (demo.dir / "home" / student / ".local/share/jupyter/nbgrader_cache").is_dir(), student
+    # the regrade request 2026006 filed through the exchange, beside the grade it is about
+    requests = report[report.index("<h2 id='regrades'>"):]
+    assert "재채점 요청 (1건, 학생 1명)" in requests and "scaled_dot_product_attention" in requests
 
 
 def test_the_workers_feedback_is_what_nbgrader_generate_feedback_makes(sqlite_class):
