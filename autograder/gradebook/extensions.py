@@ -19,6 +19,7 @@ is the one that counts.
 from __future__ import annotations
 
 import datetime as dt
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,7 +78,9 @@ def grant(db_url: str, student: str, assignment: str, days: float = 0.0, hours: 
         try:
             submission = gb.find_submission(assignment, student)
         except MissingEntry:
-            submission = gb.add_submission(assignment, student)   # carries the extension until the student hands in
+            with warnings.catch_warnings():   # SQLAlchemy's autoflush notes inside nbgrader's add_submission
+                warnings.filterwarnings("ignore", module="nbgrader")
+                submission = gb.add_submission(assignment, student)   # carries the extension until the hand-in
         before = submission.late_submission_penalty or 0.0
         gb.grant_extension(assignment, student, days=days, hours=hours)
         submission = gb.find_submission(assignment, student)
