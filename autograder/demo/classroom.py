@@ -195,15 +195,41 @@ class DemoClass:
             if name == assignment and student in ids:
                 grant(self.env["COURSE_DB_URL"], student, assignment, days=days)
 
+    def as_instructor(self, command: str, assignment: str) -> None:
+        """The instructor's ``release_assignment`` or ``collect`` of ``assignment`` with nbgrader's own exchange
+        classes in this process (the code the commands run, with the course's hardening of collect installed, as
+        ``course_config.py`` installs it): for the regrade form, whose two commands would cost two interpreters."""
+        from nbgrader.auth import Authenticator
+        from nbgrader.coursedir import CourseDirectory
+        from nbgrader.exchange.default import ExchangeCollect, ExchangeReleaseAssignment
+        from traitlets.config import Config
+
+        from autograder.patches.files import harden_nbgrader
+
+        harden_nbgrader()
+        config = Config()
+        config.CourseDirectory.course_id = settings.load().course_id
+        config.CourseDirectory.root = str(self.dir)
+        config.CourseDirectory.assignment_id = assignment
+        config.CourseDirectory.db_url = self.env["COURSE_DB_URL"]
+        config.Exchange.root = self.env["COURSE_EXCHANGE"]
+        config.ExchangeReleaseAssignment.force = True
+        config.ExchangeCollect.update = True
+        config.ExchangeCollect.check_owner = False   # one account simulates every student (collect above)
+        kind = {"release_assignment": ExchangeReleaseAssignment, "collect": ExchangeCollect}[command]
+        kind(coursedir=CourseDirectory(config=config), authenticator=Authenticator(config=config),
+             config=config).start()
+
     def regrade_requests(self) -> None:
-        """The regrade form released (``python -m autograder regrade --release``), filled in and submitted by the
-        students who ask, and collected (``nbgrader collect regrade``)."""
+        """The regrade form released (what ``python -m autograder regrade --release`` runs), filled in and submitted
+        by the students who ask, and collected (``nbgrader collect regrade --update``)."""
         from autograder.feedback import regrade
 
         asking = [s for s in self.students if s.id in roster.REGRADE_REQUESTS]
         if not asking:
             return
-        regrade.release(self.dir, env=self.env)
+        regrade.place_form(self.dir)
+        self.as_instructor("release_assignment", regrade.NAME)
         for student in asking:
             home = self.dir / "home" / student.id
             if (home / regrade.NAME).exists():
@@ -212,7 +238,7 @@ class DemoClass:
             form = home / regrade.NAME / regrade.FORM
             form.write_text(form.read_text(encoding="utf-8") + roster.REGRADE_REQUESTS[student.id], encoding="utf-8")
             self.as_student("submit", regrade.NAME, student)
-        self.nbgrader("collect", regrade.NAME, "--update", "--ExchangeCollect.check_owner=False")
+        self.as_instructor("collect", regrade.NAME)
 
     def run(self) -> dict:
         start = time.perf_counter()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import html
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -159,17 +160,23 @@ def requests_html(filed: list[Filed], data: dict) -> str:
     return "\n".join(parts)
 
 
-def release(course_dir: Path, env: dict | None = None) -> str:
-    """Release the form to the students (``nbgrader release_assignment regrade --force`` in ``course_dir``, the form
-    copied there from the repository where the course folder has none); returns nbgrader's output."""
+def place_form(course_dir: Path) -> Path:
+    """The form in the course folder's ``release/regrade/`` (copied there from the repository where it has none)."""
     import shutil
-
-    from autograder import course
 
     target = form_path(Path(course_dir))
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(form_path(), target)
+    return target
+
+
+def release(course_dir: Path, env: dict | None = None) -> str:
+    """Release the form to the students (``nbgrader release_assignment regrade --force`` in ``course_dir``, with the
+    course's exchange, the hub's too; the form placed first: ``place_form``); returns nbgrader's output."""
+    from autograder import course
+
+    place_form(course_dir)
     proc = course.nbgrader("release_assignment", NAME, "--force", cwd=Path(course_dir), env=env, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"nbgrader release_assignment {NAME} failed:\n{proc.stdout}{proc.stderr}".rstrip())
@@ -180,7 +187,11 @@ def main(course_dir=".", release_form: bool = False) -> int:
     """``python -m autograder regrade [--release]``: release the form, or print the requests collected so far."""
     course_dir = Path(course_dir).resolve()
     if release_form:
-        release(course_dir)
+        try:
+            release(course_dir)
+        except RuntimeError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
         print(f"regrade: the form {FORM} is released as `{NAME}`; students fetch it in the Assignment List, fill it "
               f"in and submit it; then: nbgrader collect {NAME} --update && python -m autograder report")
         return 0

@@ -102,3 +102,25 @@ def test_a_link_in_place_of_the_form_is_not_followed(graded_course, tmp_path):
     os.symlink(secret, folder / regrade.FORM)
     [filed] = regrade.collect_requests(graded_course.dir)
     assert filed.student == "parkdy" and filed.requests == [] and "symbolic link" in filed.problem.lower()
+
+
+def test_release_places_the_form_and_runs_nbgraders_release(tmp_path, monkeypatch, capsys):
+    """``regrade --release`` puts the form in the course folder's release/ and runs ``nbgrader release_assignment
+    regrade --force`` there (the course's exchange, the hub's ngshare too); a failure is said, not swallowed."""
+    from autograder import course
+
+    ran = []
+    status = {"code": 0}
+
+    def nbgrader(*args, cwd, env=None, check=True):
+        ran.append((args, cwd))
+        return type("Done", (), {"returncode": status["code"], "stdout": "", "stderr": "no exchange"})()
+
+    monkeypatch.setattr(course, "nbgrader", nbgrader)
+    assert cli.main(["regrade", "--release", "--course-dir", str(tmp_path)]) == 0
+    assert ran == [(("release_assignment", "regrade", "--force"), tmp_path)]
+    assert (tmp_path / "release" / "regrade" / "regrade_request.md").read_bytes() == regrade.form_path().read_bytes()
+    assert "nbgrader collect regrade --update" in capsys.readouterr().out
+    status["code"] = 1
+    assert cli.main(["regrade", "--release", "--course-dir", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == "error: nbgrader release_assignment regrade failed:\nno exchange\n"
