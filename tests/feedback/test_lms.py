@@ -83,19 +83,27 @@ CANVAS = {4101: "과제 1: 어텐션 구현", 4102: "과제 4: 퀴즈"}   # the 
 IDS = {"attention": 4101, "quiz": 4102}
 
 
-@pytest.fixture()
-def data(graded_course):
+@pytest.fixture(scope="module")
+def read(graded_course_made):
+    """The session's graded course as the report reads it (read once; the tests change copies of it only)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return instructor.collect_grades(graded_course.db_url, ["attention", "quiz"], graded_course.dir)
+        return instructor.collect_grades(graded_course_made.db_url, ["attention", "quiz"], graded_course_made.dir)
 
 
-def test_canvas_imports_the_file_as_it_is(data, graded_course, tmp_path):
+@pytest.fixture()
+def data(read):
+    import copy
+
+    return copy.deepcopy(read)
+
+
+def test_canvas_imports_the_file_as_it_is(data, graded_course_made, tmp_path):
     """With Canvas's assignment ids configured every column lands on its assignment (none created), no text column
     exists, every grade is a number or blank, the SIS User ID is the roster's student number, the Section the
     roster's, and a quiz whose written answers wait for a person is blank (never 0) while its autograded part is
     known."""
-    for person in graded_course.people:   # the roster's sections, as `report --roster` reads them
+    for person in graded_course_made.people:   # the roster's sections, as `report --roster` reads them
         row = next(r for r in data["students"] if r["id"] == person.username)
         row["section"] = "01분반" if person.username < "m" else "02분반"
     path = lms.write_grades_csv(data, tmp_path / "grades.csv", canvas_ids=IDS, section="")
@@ -103,7 +111,7 @@ def test_canvas_imports_the_file_as_it_is(data, graded_course, tmp_path):
     assert read["created"] == [], f"Canvas would create assignments: {read['created']}"
     assert read["points"] == {4101: "27", 4102: "23"}
     students = {s["sis_user_id"]: s for s in read["students"]}
-    numbers = {p.number: p for p in graded_course.people}
+    numbers = {p.number: p for p in graded_course_made.people}
     assert set(students) == set(numbers)                                          # the student numbers, each once
     assert all(isinstance(g, float) or g is None for s in read["students"] for g in s["grades"].values())
     assert students["2026002"]["grades"] == {4101: 24.0, 4102: 22.0}             # written answers graded by hand

@@ -11,10 +11,10 @@ import warnings
 from autograder.feedback import instructor
 
 
-def test_the_ranking_and_the_page_show_pending_grades_as_pending(graded_course, tmp_path):
+def test_the_ranking_and_the_page_show_pending_grades_as_pending(graded_course_made, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        data = instructor.collect_grades(graded_course.db_url, ["attention", "quiz"], graded_course.dir)
+        data = instructor.collect_grades(graded_course_made.db_url, ["attention", "quiz"], graded_course_made.dir)
     kim = next(r for r in data["students"] if r["id"] == "kimmj")["assignments"]["quiz"]
     assert kim["pending"] == ["written_1", "written_2"] and kim["exercises"]["written_1"] is None
     assert kim["score"] == 19                                         # what is graded so far; 4 points wait
