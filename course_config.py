@@ -153,6 +153,12 @@ COURSE = {
     # _apply_scores (made functions: self. and two branches removed) matches at 0.69 (every edit breaks the k-grams
     # around it, hence the lower library threshold).
     "similarity": {"pair_threshold": 0.8, "library_threshold": 0.5, "min_match": 120},
+    # The grades an LMS imports (`python -m autograder report`: reports/grades.csv, autograder/feedback/lms.py).
+    # Canvas's assignment id of each assignment (the number in its URL, .../assignments/1234): its column is then
+    # "attention (1234)", which Canvas's importer matches to that assignment whatever its title there; without one
+    # the column is the name, and Canvas creates a new assignment unless one has exactly that title. And the Section
+    # written for a student whose roster line names none.
+    "lms": {"canvas_assignment_ids": {}, "section": ""},
 }
 
 # nbgrader's own settings; ``c`` exists only when nbgrader loads this file.
@@ -255,3 +261,6 @@ if c is not None:
 
     _net_totals()
     _student_numbers()
+    # `nbgrader export`: the same columns as nbgrader's, written as CSV (quoted where needed), text cells safe from
+    # spreadsheet formulas, the file replaced whole (autograder/feedback/lms.py).
+    c.ExportApp.plugin_class = "autograder.feedback.lms.CsvExport"

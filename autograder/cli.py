@@ -42,6 +42,23 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("assignments", nargs="*", help="assignments (default: all of course_config.py)")
     report.add_argument("--course-dir", default=".", help="the nbgrader course directory (default: .)")
     report.add_argument("--db-url", help="the gradebook (default: $COURSE_DB_URL, else the course's gradebook.db)")
+    report.add_argument("--bom", action="store_true", help="start the CSV files with UTF-8's byte-order mark (Korean "
+                        "Windows Excel needs it to read UTF-8)")
+    report.add_argument("--roster", metavar="CSV", help="the class list (the hub's roster format, with an optional "
+                        "section column): the students' sections and student numbers in the CSV files")
+    extend = commands.add_parser("extend", help="give a student more time on an assignment (nbgrader's "
+                                 "grant_extension; the late penalty, the CSV and the feedback follow)")
+    extend.add_argument("student", help="the student: the nbgrader id (user name)")
+    extend.add_argument("assignment")
+    extend.add_argument("--days", type=float, required=True, help="days after the due date (0: take it back)")
+    extend.add_argument("--hours", type=float, default=0.0, help="and hours (default: 0)")
+    extend.add_argument("--course-dir", default=".", help="the nbgrader course directory (default: .)")
+    extend.add_argument("--db-url", help="the gradebook (default: $COURSE_DB_URL, else the course's gradebook.db)")
+    regrade = commands.add_parser("regrade", help="the students' regrade requests: print those collected, or "
+                                  "release the request form (`regrade` in the Assignment List)")
+    regrade.add_argument("--release", action="store_true", help="release the form to the students "
+                         "(nbgrader release_assignment regrade)")
+    regrade.add_argument("--course-dir", default=".", help="the nbgrader course directory (default: .)")
     demo = commands.add_parser("demo", help="the main job: generate and grade the demo submissions via nbgrader")
     demo.add_argument("assignments", nargs="*", help="assignments (default: all of course_config.py)")
     demo.add_argument("--course-dir", help="where the demo course lives (default: demo/)")
@@ -63,12 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
     k8s.add_argument("--out", required=True, metavar="DIR", help="where to write it")
     k8s.add_argument("--namespace", default="course", help="the cluster's namespace (default: course)")
     k8s.add_argument("--release", default="course", help="the jupyterhub chart's Helm release (default: course)")
-    k8s.add_argument("--registry", default="registry.example.org/attention-ko", help="where the two images live")
+    k8s.add_argument("--registry", help="where the two images live (required: e.g. ghcr.io/ORG/attention-ko)")
     k8s.add_argument("--tag", default="1", help="the images' tag (default: 1)")
     k8s.add_argument("--shards", type=int, default=4, help="pods of one grading Job (default: 4)")
     k8s.add_argument("--workers", type=int, default=2, help="grading workers (cores) per pod (default: 2)")
     k8s.add_argument("--instructor", action="append", dest="instructors", help="a hub user of the formgrade "
-                     "group (repeatable)")
+                     "group (repeatable; at least one)")
     k8s.add_argument("--storage-class", help="students' home volumes and the exchange's (default: the cluster's)")
     k8s.add_argument("--course-storage-class", help="the course volume, ReadWriteMany (default: the cluster's)")
     k8s.add_argument("--roster", metavar="CSV", help="who logs in: the class roster (as for `hub --roster`), a "
@@ -80,14 +97,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """Run a command. A name, folder or file that does not exist (an assignment, a student, the course folder, a
+    roster), or a setting the course cannot use, is said on stderr and the exit status is 2; nothing to work on
+    (no submission collected, nothing graded) exits 1, with the reason."""
+    from autograder.course import NoCourse
+    from autograder.gradebook.batch import NoSubmissions
+    from autograder.hub.roster import RosterError
+    from autograder.names import UnknownName
+    from autograder.outputs import EmptyOutput
     from autograder.settings import ConfigError
 
     args = build_parser().parse_args(argv)
     try:
         return run(args)
-    except ConfigError as exc:   # course_config.py sets what the course cannot use: say what, stop
+    except (ConfigError, UnknownName, NoCourse, RosterError) as exc:   # say what, stop
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except (NoSubmissions, EmptyOutput) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
 
 
 def exit_now(code: int) -> None:
@@ -130,13 +158,28 @@ def run(args) -> int:
     if args.command == "autograde":
         from autograder.gradebook.batch import autograde_class
 
-        outcomes = autograde_class(args.course_dir, args.assignment, args.workers, args.shard, args.students,
-                                   feedback=args.feedback)
+        try:
+            outcomes = autograde_class(args.course_dir, args.assignment, args.workers, args.shard, args.students,
+                                       feedback=args.feedback)
+        except ValueError as exc:   # a --shard that is not i/n
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        from autograder.gradebook.summary import print_summary
+
+        print_summary(args.course_dir, args.assignment, outcomes)
         return 0 if all(o.ok and not o.feedback for o in outcomes) else 1
     if args.command == "report":
         from autograder.feedback.instructor import main as report_main
 
-        return report_main(args.course_dir, args.assignments or None, args.db_url)
+        return report_main(args.course_dir, args.assignments or None, args.db_url, bom=args.bom, roster=args.roster)
+    if args.command == "extend":
+        from autograder.gradebook.extensions import main as extend_main
+
+        return extend_main(args.student, args.assignment, args.days, args.hours, args.course_dir, args.db_url)
+    if args.command == "regrade":
+        from autograder.feedback.regrade import main as regrade_main
+
+        return regrade_main(args.course_dir, args.release)
     if args.command == "hub":
         from autograder.hub.command import main as hub_main
 
@@ -178,12 +221,17 @@ def grade(args) -> int:
         nursery.shared(sandboxed)
     except SandboxUnavailable as exc:
         unavailable = exc
+    from autograder import scores
     from autograder.feedback.inert import console, one_line
     from autograder.grade import grade_submission, warm_up
     from autograder.report import table
     from autograder.submission.files import NotGradable
     from autograder.submission.notebook import collect_file
 
+    if args.assignment:
+        from autograder import names, settings
+
+        names.require("assignment", [args.assignment], settings.load().assignments, "course_config.py")
     try:
         submission = collect_file(args.notebook, args.assignment)
     except NotGradable as exc:
@@ -212,8 +260,11 @@ def grade(args) -> int:
         print(f"{late.english()}; score after it {late.net(result.score):g}", file=out)
     for item in result.review:   # what the sandbox cannot block, for a person to look at (docs/security/model.md)
         print(console(f"review: {one_line(item)}"), file=out)
-    write_requested(result, args, late)
+    write_requested(result, args, late)   # each file replaced whole or not at all (``outputs``)
     score = late.net(result.score) if late is not None else result.score
     if args.fail_under is not None and score < args.fail_under:
+        print(f"score {scores.text(score)} of {scores.text(result.max_score)} is below --fail-under "
+              f"{args.fail_under:g}: exit status 1", file=sys.stderr)
         return 1
     return 0
+

@@ -56,6 +56,21 @@ def scratch_course(where: Path, assignments=None) -> Path:
     return where
 
 
+class NoCourse(ValueError):
+    """The folder a command was given (or run in) holds no course: the message says what is missing and where."""
+
+
+def gradebook_url(course_dir: Path, db_url: str | None = None) -> str:
+    """The gradebook of the course at ``course_dir``: ``db_url``, else ``$COURSE_DB_URL``, else its ``gradebook.db``.
+    A SQLite gradebook that does not exist is ``NoCourse`` (nbgrader would make an empty one there: a command run
+    outside the course folder would then report an empty class)."""
+    url = db_url or os.environ.get("COURSE_DB_URL") or f"sqlite:///{Path(course_dir).resolve() / 'gradebook.db'}"
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).is_file():
+        raise NoCourse(f"no gradebook at {url.removeprefix('sqlite:///')}: run the command in the course folder "
+                       f"(cd into it: the folder with nbgrader_config.py and gradebook.db) or give --course-dir")
+    return url
+
+
 def course_env(course_dir: Path) -> dict:
     return {"COURSE_DB_URL": f"sqlite:///{course_dir / 'gradebook.db'}",
             "COURSE_EXCHANGE": str(course_dir / "exchange")}

@@ -357,11 +357,22 @@ class Label(_Catalogue):
     GRADE_CELL = ("채점 셀", "Grade cell")
     TOP = ("맨 위로", "Top")
     LATE_PENALTY = ("지각 감점", "Late submission penalty")
+    EXTENSION = ("기한 연장 {days}: 마감 {due}", "Extension of {days}: due {due}")
+    DAYS = ("{days}일", "{days} day(s)")
+    HOURS = ("{hours}시간", "{hours} hour(s)")
+    CONTENTS = ("연습별 점수", "Scores by exercise")
+    REGRADE = ("재채점 요청", "Regrade request")
+    REGRADE_HOW = ("채점이 잘못되었다고 생각하면 Assignment List에서 ‘regrade’ 과제를 받아(Fetch) "
+                   "regrade_request.md에 과제 이름, 연습 이름(위 목록의 이름), 이유를 적어 제출(Submit)하세요. "
+                   "다시 제출하면 마지막 것만 남으니 답을 받지 못한 요청도 함께 적으세요. "
+                   "요청은 점수를 바꾸지 않습니다: 교수자가 읽고 채점을 다시 확인합니다.",
+                   "To ask for a regrade, fetch the ‘regrade’ assignment, fill in regrade_request.md and submit it.")
 
     @classmethod
     def korean_all(cls) -> dict[str, str]:
-        """Every label's Korean by its name in lower case (what the templates read)."""
-        return {member.name.lower(): member.korean() for member in cls}
+        """Every label's Korean by its name in lower case (what the templates read); a label with fields as its
+        template (filled where it is used)."""
+        return {member.name.lower(): member._korean if "{" in member._korean else member.korean() for member in cls}
 
 
 class ValidateText(_Catalogue):

@@ -182,6 +182,14 @@ class Similarity:
 
 
 @dataclass(frozen=True)
+class Lms:
+    """The grades an LMS imports (``autograder/feedback/lms.py``)."""
+
+    canvas_assignment_ids: dict = _help("assignment -> Canvas's assignment id (its column is then 'name (id)')")
+    section: str = _help("the Section of a student whose roster line names none")
+
+
+@dataclass(frozen=True)
 class Course:
     """Every setting of the course (``COURSE`` of ``course_config.py``), checked: ``load()``."""
 
@@ -198,6 +206,7 @@ class Course:
     hub: Hub = _help("the course on JupyterHub")
     sandbox: Limits = _help("limits of the process that runs student code")
     similarity: Similarity = _help("the instructor's similarity report")
+    lms: Lms = _help("the grades an LMS imports")
 
     @classmethod
     def load(cls, config: Path | str) -> Course:
@@ -225,6 +234,7 @@ def _record(record, values, where: str, config: Path):
     course = record(**built)
     if record is Course:
         _check_due_dates(course, config)
+        _check_canvas_ids(course, config)
     return course
 
 
@@ -240,6 +250,22 @@ def _check_due_dates(course: Course, config: Path) -> None:
                    ([f"lacks {', '.join(map(repr, missing))}"] if missing else [])
         raise ConfigError(f"{config}: {where} {' and '.join(problems)} (its settings: the assignments, "
                           f"{', '.join(course.assignments)}; read by autograder.hub.provision)")
+
+
+def _check_canvas_ids(course: Course, config: Path) -> None:
+    """``lms.canvas_assignment_ids`` names only the course's assignments, each with a positive whole number."""
+    where = "COURSE['lms']['canvas_assignment_ids']"
+    ids = course.lms.canvas_assignment_ids
+    if not isinstance(ids, dict):
+        raise ConfigError(f"{config}: {where} is not a dict (assignment -> Canvas's assignment id)")
+    unknown = sorted(set(ids) - set(course.assignments))
+    bad = [a for a, i in ids.items() if a not in unknown and not (isinstance(i, int) and not isinstance(i, bool)
+                                                                  and i > 0)]
+    if unknown or bad:
+        problems = ([f"names {', '.join(map(repr, unknown))}, not an assignment of the course"] if unknown else []) \
+            + ([f"gives {', '.join(f'{a}: {ids[a]!r}' for a in bad)}, not a positive whole number"] if bad else [])
+        raise ConfigError(f"{config}: {where} {' and '.join(problems)} (the assignments: "
+                          f"{', '.join(course.assignments)}; read by autograder.feedback.lms)")
 
 
 @cache

@@ -114,3 +114,27 @@ def pytest_terminal_summary(terminalreporter):
 def pytest_xdist_node_collection_finished(node, ids):
     if any(nodeid.endswith("::" + SUITE_TEST) for nodeid in ids):
         nbgrader_suite_run.start_in_background()
+
+
+@pytest.fixture(scope="session")
+def graded_course_made(tmp_path_factory):
+    """A graded course made once a session (tests/helpers/graded_course.py); tests take a copy: ``graded_course``."""
+    import warnings
+
+    from tests.helpers import graded_course
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # SQLAlchemy's autoflush notes inside nbgrader's add_submission
+        return graded_course.make(tmp_path_factory.mktemp("graded") / "course")
+
+
+@pytest.fixture()
+def graded_course(graded_course_made, tmp_path):
+    """A copy of the session's graded course for one test (its gradebook may be changed)."""
+    import shutil
+
+    from tests.helpers.graded_course import GradedCourse
+
+    copy = tmp_path / "course"
+    shutil.copytree(graded_course_made.dir, copy)
+    return GradedCourse(copy, list(graded_course_made.people))

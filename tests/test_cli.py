@@ -98,6 +98,7 @@ def test_the_command_ends_its_sandbox_and_says_everything_before_it_exits(tmp_pa
     proc = subprocess.run([sys.executable, "-m", "autograder", *command], capture_output=True, text=True, env=env,
                           timeout=300)
     assert proc.returncode == 1, proc.stderr[-2000:]
+    assert "is below --fail-under 1000: exit status 1" in proc.stderr, proc.stderr[-2000:]   # says why
     result = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     total = [line for line in proc.stdout.splitlines() if line.startswith("total")]
     assert result["score"] > 0 and len(total) == 1 and proc.stdout.endswith("\n"), proc.stdout[-500:]
@@ -153,3 +154,12 @@ def test_a_notebook_of_its_own_assignment_is_graded(no_sandbox, root, tmp_path, 
     notebook.write_bytes((root / "solutions" / "attention" / "attention.ipynb").read_bytes())
     assert cli.main(["grade", str(notebook), *(["--assignment", assignment] if assignment else [])]) == 2
     assert capsys.readouterr().err.startswith("error: no bubblewrap here")
+
+
+def test_an_unknown_assignment_is_refused_with_the_known_ones(no_sandbox, root, tmp_path, capsys):
+    notebook = tmp_path / "attention.ipynb"
+    notebook.write_bytes((root / "solutions" / "attention" / "attention.ipynb").read_bytes())
+    assert cli.main(["grade", str(notebook), "--assignment", "atention"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: unknown assignment 'atention' (did you mean 'attention'?)")
+    assert "attention, kv_cache, decoder, quiz" in err and "bubblewrap" not in err

@@ -160,7 +160,7 @@ def test_one_score_wherever_a_person_reads_it(autograded, cli_partial):
     same number less the penalty, itself to the course's decimals."""
     from nbgrader.api import Gradebook
 
-    from autograder.feedback import instructor
+    from autograder.feedback import instructor, lms
 
     cli = {e["name"]: e["score"] for e in cli_partial["exercises"]}
     assert cli["causal_mask"] == 0.417 and cli["additive_attention"] == 0.438, cli    # 0.4167 and 0.4375, half up
@@ -184,7 +184,7 @@ def test_one_score_wherever_a_person_reads_it(autograded, cli_partial):
     assert net["partial"] == cli_partial["score"] and net["partial_late"] < net["partial"]
 
     data = instructor.collect_grades(url, ["attention"], autograded)                        # the grades CSV
-    path = instructor.write_grades_csv(data, autograded / "grades.csv")
+    path = lms.write_grades_csv(data, autograded / "grades.csv")
     rows = {row[2]: row[5] for row in csv.reader(path.open(encoding="utf-8"))}
     assert {s: rows[s] for s in net} == {s: scores.text(v) for s, v in net.items()}
     assert {s: formgrader_submission(autograded, s) for s in net} == net                    # formgrader

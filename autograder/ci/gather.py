@@ -136,7 +136,7 @@ def class_data(rows: list[Row], assignment: str) -> dict:
         late = row.late_points
         students.append({"id": row.entry.student, "name": row.entry.name, "email": "", "assignments": {assignment: {
             "score": scores.rounded(row.score), "raw": scores.rounded(row.score + late), "max": row.max_score,
-            "late": late, "needs_manual": False,
+            "late": late, "needs_manual": False, "pending": False,
             "exercises": {e["name"]: e["score"] for e in row.result.get("exercises", [])} if row.status == "graded"
             else {}, "review": [str(item) for item in row.result.get("review", [])]}}})
     return {"assignments": [assignment], "students": students, "exercise_max": {assignment: exercise_max},
@@ -145,18 +145,19 @@ def class_data(rows: list[Row], assignment: str) -> dict:
 
 def write(rows: list[Row], assignment: str, out) -> dict[str, Path]:
     """``out/grades.csv`` (the class grade sheet, as ``report`` writes it) and ``out/ci-results.csv``."""
-    from autograder import scores
-    from autograder.feedback.instructor import write_grades_csv
+    from autograder import outputs, scores
+    from autograder.feedback.lms import formula_safe, write_grades_csv
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     grades = write_grades_csv(class_data(rows, assignment), out / "grades.csv")
     results = out / "ci-results.csv"
-    with open(results, "w", newline="", encoding="utf-8") as fh:
+    with outputs.replacing(results, newline="") as fh:   # replaced whole or not at all
         writer = csv.writer(fh)
         writer.writerow(CI_RESULTS)
-        for row in rows:
-            writer.writerow([row.entry.repository, row.entry.student, assignment, row.status, scores.text(row.score),
-                             scores.text(row.max_score), scores.text(row.late_points), row.submitted_at, row.commit,
-                             " ".join(row.reason.split())])
+        for row in rows:   # repository and student names are the roster's text: formula-safe, as in grades.csv
+            writer.writerow([formula_safe(row.entry.repository), formula_safe(row.entry.student), assignment,
+                             row.status, scores.text(row.score), scores.text(row.max_score),
+                             scores.text(row.late_points), row.submitted_at, row.commit,
+                             formula_safe(" ".join(row.reason.split()))])
     return {"grades": grades, "ci-results": results}

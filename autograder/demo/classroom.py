@@ -66,6 +66,10 @@ class DemoClass:
         config.CourseDirectory.student_id = student.id
         config.Exchange.root = self.env["COURSE_EXCHANGE"]
         config.Exchange.assignment_dir = str(home)
+        # The student's own nbgrader cache (in their home, as $JUPYTER_DATA_DIR would put it): submit records each
+        # submission there, and fetch_feedback fetches the feedback of the submissions it finds there. One shared
+        # cache (this process's home) made every student fetch every classmate's feedback.
+        config.Exchange.cache = str(home / ".local" / "share" / "jupyter" / "nbgrader_cache")
         kind = {"fetch_assignment": ExchangeFetchAssignment, "submit": ExchangeSubmit,
                 "fetch_feedback": ExchangeFetchFeedback}[command]
         coursedir = CourseDirectory(config=config)
@@ -108,9 +112,10 @@ class DemoClass:
         from nbgrader.api import Gradebook
 
         with Gradebook(self.env["COURSE_DB_URL"], settings.load().course_id) as gb:  # upserts: re-runs add none
-            for student in self.students:
+            for student in self.students:   # the demo's user names are the student numbers
                 gb.update_or_create_student(student.id, first_name=student.first_name,
-                                            last_name=student.last_name, email=student.email)
+                                            last_name=student.last_name, email=student.email,
+                                            lms_user_id=student.id)
 
     def release(self, assignment: str) -> None:
         """``generate_assignment`` and ``release_assignment``. No ``generate_solution``: nothing in the demo reads the
@@ -149,6 +154,7 @@ class DemoClass:
             self.release(assignment)
             # The due date passes between the on-time group and the late group.
             self.set_due(assignment, dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1))
+            self.extend(assignment)
         with self.timed("students hand in"):
             for student in self.students:
                 if not student.late:
@@ -161,7 +167,10 @@ class DemoClass:
                 if student.late:
                     self.hand_in(assignment, student)
         with self.timed("collect"):
-            self.nbgrader("collect", assignment, "--update")
+            # The demo's students are simulated by this one account, so every submission is owned by it: collect's
+            # check that a submission's owner is the student it names ("... owned by root; cheating attempt?") can
+            # only warn here, once per student. In a class where students are Unix users it stays on.
+            self.nbgrader("collect", assignment, "--update", "--ExchangeCollect.check_owner=False")
         with self.timed("autograde + feedback"):
             # The workers that grade the class then make each student's feedback (generate_feedback's work).
             outcomes = autograde_class(self.dir, assignment, self.workers, progress=self.log,
@@ -177,6 +186,60 @@ class DemoClass:
             for student in self.students:
                 self.as_student("fetch_feedback", assignment, student)
 
+    def extend(self, assignment: str) -> None:
+        """The extensions the instructor gives before the due date (``python -m autograder extend``'s ``grant``)."""
+        from autograder.gradebook.extensions import grant
+
+        ids = {s.id for s in self.students}
+        for (student, name), days in roster.EXTENSIONS.items():
+            if name == assignment and student in ids:
+                grant(self.env["COURSE_DB_URL"], student, assignment, days=days)
+
+    def as_instructor(self, command: str, assignment: str) -> None:
+        """The instructor's ``release_assignment`` or ``collect`` of ``assignment`` with nbgrader's own exchange
+        classes in this process (the code the commands run, with the course's hardening of collect installed, as
+        ``course_config.py`` installs it): for the regrade form, whose two commands would cost two interpreters."""
+        from nbgrader.auth import Authenticator
+        from nbgrader.coursedir import CourseDirectory
+        from nbgrader.exchange.default import ExchangeCollect, ExchangeReleaseAssignment
+        from traitlets.config import Config
+
+        from autograder.patches.files import harden_nbgrader
+
+        harden_nbgrader()
+        config = Config()
+        config.CourseDirectory.course_id = settings.load().course_id
+        config.CourseDirectory.root = str(self.dir)
+        config.CourseDirectory.assignment_id = assignment
+        config.CourseDirectory.db_url = self.env["COURSE_DB_URL"]
+        config.Exchange.root = self.env["COURSE_EXCHANGE"]
+        config.ExchangeReleaseAssignment.force = True
+        config.ExchangeCollect.update = True
+        config.ExchangeCollect.check_owner = False   # one account simulates every student (collect above)
+        kind = {"release_assignment": ExchangeReleaseAssignment, "collect": ExchangeCollect}[command]
+        kind(coursedir=CourseDirectory(config=config), authenticator=Authenticator(config=config),
+             config=config).start()
+
+    def regrade_requests(self) -> None:
+        """The regrade form released (what ``python -m autograder regrade --release`` runs), filled in and submitted
+        by the students who ask, and collected (``nbgrader collect regrade --update``)."""
+        from autograder.feedback import regrade
+
+        asking = [s for s in self.students if s.id in roster.REGRADE_REQUESTS]
+        if not asking:
+            return
+        regrade.place_form(self.dir)
+        self.as_instructor("release_assignment", regrade.NAME)
+        for student in asking:
+            home = self.dir / "home" / student.id
+            if (home / regrade.NAME).exists():
+                shutil.rmtree(home / regrade.NAME)
+            self.as_student("fetch_assignment", regrade.NAME, student)
+            form = home / regrade.NAME / regrade.FORM
+            form.write_text(form.read_text(encoding="utf-8") + roster.REGRADE_REQUESTS[student.id], encoding="utf-8")
+            self.as_student("submit", regrade.NAME, student)
+        self.as_instructor("collect", regrade.NAME)
+
     def run(self) -> dict:
         start = time.perf_counter()
         with self.timed("setup"):
@@ -184,11 +247,14 @@ class DemoClass:
         for assignment in self.assignments:
             self.say(f"== {assignment}: release, {len(self.students)} students hand in, collect, autograde, feedback")
             self.run_assignment(assignment)
+        with self.timed("regrade requests"):
+            self.regrade_requests()
         with self.timed("export"):
             self.nbgrader("export", "--to=grades_nbgrader.csv")
-        from autograder.feedback import instructor, similarity
+        from autograder.feedback import instructor, regrade, similarity
 
         data = instructor.collect_grades(self.env["COURSE_DB_URL"], self.assignments, self.dir)
+        data["regrades"] = regrade.collect_requests(self.dir)
         with self.timed("similarity"):
             data["similarity"] = similarity.for_course(self.dir, self.assignments)
         outputs = instructor.write_all(data, self.dir)

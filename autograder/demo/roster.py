@@ -101,3 +101,13 @@ WRITTEN = {
              "메모리가 늘어납니다."),
     "short": "속도가 빨라집니다.",
 }
+
+# What the demo's instructor does besides grading (`python -m autograder extend`, the regrade form): an extension
+# given before the due date, in days (this late student's hand-in then counts as on time), and the regrade request a
+# student files after reading the feedback (autograder/feedback/regrade.py).
+EXTENSIONS = {("2026024", "attention"): 2}
+REGRADE_REQUESTS = {
+    "2026006": ("과제: attention\n연습: scaled_dot_product_attention\n"
+                "이유: 점수를 키의 차원 수의 제곱근으로 나누지 않았다는 진단을 받았는데, 셀 위의 설명과 같은 식으로 "
+                "구현했습니다. 다시 확인해 주세요.\n"),
+}

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
-from autograder import scores
+from autograder import outputs, scores
 from autograder.feedback.inert import json_safe, xml_text
 from autograder.report import exercise_report
 
@@ -74,7 +74,8 @@ def write_junit(result, path, late=None) -> None:
         _properties(suite, {**{k: str(v) for k, v in late.to_json().items()},
                             "score": f"{scores.text(_score(result, late))}/{scores.text(result.max_score)}"})
     ET.indent(suites)
-    ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
+    with outputs.replacing_path(path) as temporary:   # replaced whole or not at all
+        ET.ElementTree(suites).write(temporary, encoding="utf-8", xml_declaration=True)
 
 
 def _properties(suite, values: dict) -> None:
@@ -128,7 +129,7 @@ def gradescope_results(result, late=None, visibility: str = "visible") -> dict:
 
 def write_gradescope(result, path, late=None, visibility: str = "visible") -> None:
     """``gradescope_results`` written to ``path`` (JSON that any UTF-8 reader takes, whatever the messages hold)."""
-    with open(path, "w", encoding="utf-8") as fh:
+    with outputs.replacing(path) as fh:   # replaced whole or not at all
         json.dump(gradescope_results(result, late, visibility), fh, ensure_ascii=False, indent=2)
 
 
@@ -146,8 +147,7 @@ def write_json(result, path, late=None) -> None:
     if path == "-":
         print(text)
     else:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
+        outputs.write_text(path, text + "\n")   # replaced whole or not at all
 
 
 def not_graded(assignment: str, notebook: str, reason, seconds: float = 0.0):

@@ -2,11 +2,13 @@
 
 ``FeedbackExporter`` is the exporter of ``GenerateFeedback`` (``c.GenerateFeedback.exporter_class`` in
 ``course_config.py``): nbgrader's HTMLExporter with the template ``autograder-feedback``
-(``autograder/feedback/templates``, adapted from nbgrader's own ``feedback``) and three things in its resources:
+(``autograder/feedback/templates``, adapted from nbgrader's own ``feedback``) and four things in its resources:
 
 * ``labels``: the page's headings in Korean (``autograder.messages.Label``: "채점 셀", "점수", "의견", "지각 감점"
   instead of "Test cell", "Score", "Comment", "Late submission penalty");
 * ``decimals``: the course's score precision (``COURSE["score_decimals"]``: 2.625 stays 2.625, not 2.62);
+* ``extension``: the student's extension and the due date it gives, where one was granted
+  (``python -m autograder extend``; nbgrader's per-submission ``extension``), read from the gradebook;
 * ``katex``: KaTeX (JavaScript, auto-render, CSS with its fonts as data: URIs) inlined into the page, so that LaTeX
   renders without any network: a classroom hub may have no internet, and nbgrader's template loads MathJax from a
   CDN. KaTeX comes from npm (``scripts/setup.sh`` puts its dist files in ``build/katex``; the hub copies them into
@@ -99,7 +101,32 @@ class FeedbackExporter(HTMLExporter):
     def from_notebook_node(self, nb, resources=None, **kw):
         resources = dict(resources or {})
         resources["autograder"] = page_resources()
+        resources["autograder"]["extension"] = extension_text(resources.get("nbgrader") or {})
         return super().from_notebook_node(nb, resources, **kw)
+
+
+def extension_text(nbgrader: dict) -> str:
+    """The page's line on the student's extension (``python -m autograder extend``): its length and the due date it
+    gives, in the course's time zone; "" where there is none (or no gradebook to ask)."""
+    student, assignment, db_url = (nbgrader.get(k) for k in ("student", "assignment", "db_url"))
+    if not (student and assignment and db_url):
+        return ""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    from autograder.gradebook.extensions import local
+
+    try:
+        with Gradebook(db_url) as gb:
+            submission = gb.find_submission(assignment, student)
+            extension, due = submission.extension, submission.duedate
+    except MissingEntry:
+        return ""
+    if not extension:
+        return ""
+    days, rest = divmod(round(extension.total_seconds() / 3600, 2), 24)
+    length = " ".join(([Label.DAYS.korean(days=f"{days:g}")] if days else [])
+                      + ([Label.HOURS.korean(hours=f"{rest:g}")] if rest else []))
+    return Label.EXTENSION.korean(days=length, due=local(due))
 
 
 class CourseResources(Preprocessor):

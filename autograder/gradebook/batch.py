@@ -35,6 +35,7 @@ import sys
 import time
 from pathlib import Path
 
+from autograder import outputs
 from autograder.gradebook.crew import Workers, collect, collect_feedback
 from autograder.gradebook.staging import stage
 from autograder.gradebook.worker import Outcome, warm_up
@@ -45,12 +46,19 @@ def shard_of(student: str, shards: int) -> int:
     return int(hashlib.sha256(student.encode()).hexdigest(), 16) % shards + 1
 
 
+class NoSubmissions(Exception):
+    """Nothing of the assignment is collected in the course folder: nothing to grade (the message says where)."""
+
+
 def parse_shard(text: str | None) -> tuple[int, int]:
     if not text:
         return 1, 1
-    index, total = (int(x) for x in text.split("/"))
+    try:
+        index, total = (int(x) for x in text.split("/"))
+    except ValueError:
+        index, total = 0, 0
     if not 1 <= index <= total:
-        raise ValueError(f"--shard {text}: expected i/n with 1 <= i <= n")
+        raise ValueError(f"--shard {text}: expected i/n with 1 <= i <= n (e.g. 2/3)")
     return index, total
 
 
@@ -67,9 +75,21 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
     ``db_url`` overrides the gradebook of the course's configuration (``$COURSE_DB_URL`` does too). ``feedback``: then
     the same workers make each graded student's feedback (``nbgrader generate_feedback``'s work, in parallel); each
     outcome's ``feedback`` says whether it was made."""
+    from autograder import course, names, settings
+
     course_dir = Path(course_dir).resolve()
+    names.require("assignment", [assignment], settings.load().assignments, "course_config.py")
     index, total = parse_shard(shard)
-    everyone = students or submitted_students(course_dir, assignment)
+    if not (course_dir / "nbgrader_config.py").is_file():
+        raise course.NoCourse(f"{course_dir} is not a course folder (no nbgrader_config.py): cd into the course "
+                              "folder or give --course-dir")
+    submitted = submitted_students(course_dir, assignment)
+    if not submitted:
+        raise NoSubmissions(f"no submission of {assignment} in {course_dir / 'submitted'}: collect them first "
+                            f"(nbgrader collect {assignment}, in the course folder)")
+    if students:
+        names.require("student", students, submitted, f"{assignment} collected in {course_dir / 'submitted'}")
+    everyone = students or submitted
     mine = [s for s in everyone if shard_of(s, total) == index]
     from autograder.sandbox import bubblewrap
 
@@ -116,7 +136,7 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
     runs = course_dir / ".autograder" / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     name = f"{assignment}.json" if total == 1 else f"{assignment}-shard{index}of{total}.json"
-    (runs / name).write_text(json.dumps(run, indent=1), encoding="utf-8")
+    outputs.write_text(runs / name, json.dumps(run, indent=1))
     for outcome in outcomes:
         for note in outcome.notes:
             print(f"  {outcome.student}: {note}", file=progress)

@@ -13,6 +13,8 @@ A roster is a UTF-8 CSV file with a header line; one person per line::
 * ``last_name``, ``first_name``: shown by formgrader as "last, first" (Korean names: family name, given name).
 * ``email``: optional.
 * ``role``: ``student`` (default) or ``instructor`` (in the formgrade group: reaches formgrader).
+* ``section``: optional, the student's section (분반) as the LMS names it: the Section column of the grades CSV
+  (``python -m autograder report --roster FILE``).
 
 ``python -m autograder hub --roster FILE`` makes every account (a password each, in the hub's root-only
 ``passwords.txt``), lets exactly these people log in, and puts every student with their names into the gradebook.
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 USERNAME = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
-COLUMNS = ("username", "student_id", "last_name", "first_name", "email", "role")
+COLUMNS = ("username", "student_id", "last_name", "first_name", "email", "role", "section")
 ROLES = ("student", "instructor")
 
 
@@ -42,6 +44,7 @@ class Person:
     first_name: str = ""
     email: str = ""
     role: str = "student"
+    section: str = ""
 
     def gradebook(self) -> dict:
         """The gradebook's fields of this student (nbgrader's ``Student``)."""

@@ -1,5 +1,6 @@
-"""``python -m autograder k8s --out DIR [--namespace NS] [--registry R] [--tag T] [--shards N] [--workers W]
-[--instructor NAME ...] --roster CSV``: write the course's Kubernetes bundle (``autograder/k8s/bundle.py``) into DIR."""
+"""``python -m autograder k8s --out DIR --registry R --instructor NAME [--instructor NAME ...] --roster CSV
+[--namespace NS] [--tag T] [--shards N] [--workers W]``: write the course's Kubernetes bundle
+(``autograder/k8s/bundle.py``) into DIR."""
 from __future__ import annotations
 
 import sys
@@ -12,6 +13,14 @@ from autograder.k8s.login import PASSWORDS, from_roster
 
 
 def main(args) -> int:
+    missing = ["--registry: where the cluster pulls the course's two images from, which you push there (e.g. "
+               "ghcr.io/ORG/attention-ko or harbor.example.ac.kr/course)"] if not args.registry else []
+    missing += ["--instructor: the hub user(s) who grade, put in the formgrade group (repeat it for each; without "
+                "one nobody reaches formgrader)"] if not args.instructors else []
+    if missing:
+        print("k8s: the bundle cannot guess these; give them:\n" + "\n".join(f"  {m}" for m in missing),
+              file=sys.stderr)
+        return 2
     if args.shards < 1 or args.workers < 1:
         print("k8s: --shards and --workers must be at least 1", file=sys.stderr)
         return 2

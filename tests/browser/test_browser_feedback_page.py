@@ -67,7 +67,7 @@ def test_feedback_renders_math_and_tables_offline_in_korean(browser, tmp_path, s
     assert tables and any("576 MiB" in t.text for t in tables)
     assert "| 헤드 |" not in text
     labels = Label.korean_all()
-    assert f"{labels['test_cell']} ({labels['score']}: 2.625 / " in text               # 2.625, not 2.62
+    assert f"softmax ({labels['score']}: 2.625 / 2)" in text                          # 2.625, not 2.62
     assert f"{labels['late_penalty']} ({labels['score']}: -0.26)" in text
     for english in ("Test cell", "Score:", "Late submission penalty", "Comment"):
         assert english not in text, english

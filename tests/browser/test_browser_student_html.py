@@ -223,6 +223,10 @@ def test_instructor_report_runs_no_student_html(browser, hostile, tmp_path):
     data["similarity"] = {ASSIGNMENT: similarity.compare_class(
         ASSIGNMENT, {STUDENT: [code], PAYLOADS["svg-onload"]: [code]}, [], exercises_of(ASSIGNMENT))}
     assert data["similarity"][ASSIGNMENT].pairs
+    from autograder.feedback import regrade   # a regrade request is the student's text too
+
+    data["regrades"] = [regrade.Filed(STUDENT, PAYLOADS["onerror"], [regrade.Request(
+        ASSIGNMENT + PAYLOADS["details-ontoggle"], PAYLOADS["javascript-link"], HOSTILE_MARKDOWN)])]
     path = instructor.write_report(data, tmp_path / "report.html")
     assert_shown_not_run(browser, path.as_uri(), "instructor report")
 

@@ -71,11 +71,13 @@ def test_class_is_graded_with_penalties_and_exports(sqlite_class, root):
     assert 0 < attention["2026021"][0] < 27 and 0 < attention["2026006"][0] < 27
     assert quiz["2026001"][0] == 19 and quiz["2026029"][0] < 19    # written answers still to be graded by hand
     rows = list(csv.reader(open(demo.dir / "reports" / "grades.csv", encoding="utf-8")))
-    assert rows[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"] \
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "attention", "quiz"] \
         and rows[1][0] == "Points Possible"
     assert len(rows) == 2 + len(IDS)
+    grades = {row[2]: row[5:] for row in rows[2:]}                  # by student number; the quiz waits for a person
+    assert grades["2026001"] == ["27", ""] and grades["2026004"] == ["24.3", ""]
     report = (demo.dir / "reports" / "report.html").read_text(encoding="utf-8")
-    assert "data:image/png;base64" in report and "가장 자주 진단된 실수" in report
+    assert "class='hist'" in report and "가장 자주 진단된 실수" in report
     # the similarity report (tests/feedback/test_similarity.py measures it on the whole class): 2026029 copied 2026004's
     # notebook, renamed; their code side by side, escaped, the matched parts marked
     assert "<h4>비슷한 학생 쌍 (1)</h4>" in report and "2026004 최하은</b> ↔ <b>2026029 유승우</b>" in report
@@ -83,11 +85,7 @@ def test_class_is_graded_with_penalties_and_exports(sqlite_class, root):
     assert "theta = ops.cast(ops.convert_to_tensor(positions), x.dtype)[:, None]" in report
     assert "<h4>라이브러리 코드와 비슷한 제출 (0)</h4>" in report
     assert (demo.dir / "grades_nbgrader.csv").exists()
-    # the cheat reached for the grader's frame: flagged wherever grades are read, the others not
-    review = {row[2]: row[-1] for row in rows[2:]}
-    assert rows[0][-1] == "review" and review["2026028"].startswith("attention: 1건 — ") \
-        and "`_getframe`" in review["2026028"], review
-    assert [s for s, text in review.items() if text] == ["2026028"], review
+    # the cheat reached for the grader's frame: flagged wherever grades are read (not the LMS's file), the others not
     section = report[report.index("<h3 id='review-attention'>"):report.index("<h3 id='review-quiz'>")]
     assert "검토할 제출물 (1명)" in section
     assert f"2026028 허예린: {attention['2026028'][0]:g} / 27점, 검토 1건" in section, section
@@ -99,8 +97,14 @@ def test_class_is_graded_with_penalties_and_exports(sqlite_class, root):
     assert {s for s, nb in autograded.items() if review_of(nb)} == {"2026028"}
     page = formgrader_view(root, autograded["2026028"])   # formgrader's manual-grading view of it
     assert 'id="course-review"' in page and "`_getframe` — 호출 스택의 프레임을 읽습니다" in page
-    for student in IDS:   # every student fetched their own feedback through the exchange
-        assert list((demo.dir / "home" / student / "attention" / "feedback").rglob("attention.html")), student
+    for student in IDS:   # every student fetched their own feedback through the exchange, and no one else's
+        pages = list((demo.dir / "home" / student / "attention" / "feedback").rglob("attention.html"))
+        assert len(pages) == 1 and pages[0].read_bytes() == \
+            (demo.dir / "feedback" / student / "attention" / "attention.html").read_bytes(), student
+        assert (demo.dir / "home" / student / ".local/share/jupyter/nbgrader_cache").is_dir(), student
+    # the regrade request 2026006 filed through the exchange, beside the grade it is about
+    requests = report[report.index("<h2 id='regrades'>"):]
+    assert "재채점 요청 (1건, 학생 1명)" in requests and "scaled_dot_product_attention" in requests
 
 
 def test_the_workers_feedback_is_what_nbgrader_generate_feedback_makes(sqlite_class):
@@ -173,6 +177,7 @@ def test_two_shards_at_once_into_one_gradebook(postgres_class, postgres_db, root
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for i in (1, 2)]
     outputs = [p.communicate(timeout=900)[0] for p in shards]
     assert all(p.returncode == 0 for p in shards), outputs
+    assert all("== attention: 2 of 2 submission(s) graded" in out and "\nnext: " in out for out in outputs), outputs
     graded = [int(out.split("/")[0].rsplit(" ", 1)[-1]) for out in outputs
               for out in [line for line in out.splitlines() if " graded in " in line]]
     assert sum(graded) == len(PG_IDS) and all(graded), outputs      # every student in exactly one shard

@@ -131,12 +131,13 @@ def test_the_review_list_is_kept_in_the_autograded_notebook_and_shown_in_formgra
     assert review_of(honest) == [] and "course-review" not in honest_page
 
 
-def test_the_report_and_the_csv_list_each_flagged_submission(tmp_path):
-    """report.html has a section per flagged submission with what was seen (escaped), the grades CSV a review column
-    (empty for the others), the table a mark; the scores are those of the gradebook, unchanged."""
+def test_the_report_lists_each_flagged_submission_and_the_csv_only_grades(tmp_path):
+    """report.html has a section per flagged submission with what was seen (escaped), the table a mark; the grades CSV
+    only the grades (an LMS reads any other column as an assignment); the scores are those of the gradebook,
+    unchanged."""
     import csv
 
-    from autograder.feedback import instructor
+    from autograder.feedback import instructor, lms
 
     def row(student, name, score, review):
         return {"id": student, "name": name, "email": "", "assignments": {"attention": {
@@ -148,8 +149,9 @@ def test_the_report_and_the_csv_list_each_flagged_submission(tmp_path):
     report = instructor.write_report(data, tmp_path / "report.html").read_text(encoding="utf-8")
     section = report[report.index("검토할 제출물 (1명)"):]
     assert "2026028 허예린: 2 / 2점, 검토 1건" in section and "2026001" not in section.split("</ul>")[0]
-    assert "<script>" not in report and "&lt;script&gt;document.title=&#x27;x&#x27;" in section
-    rows = list(csv.reader(open(instructor.write_grades_csv(data, tmp_path / "grades.csv"), encoding="utf-8")))
-    assert rows[0][-1] == "review" and rows[1][-1] == "" and rows[2][-2:] == ["27", ""]
-    assert rows[3][-2] == "2" and rows[3][-1].startswith("attention: 1건 — 실행 중:") and "<script>" in rows[3][-1]
+    assert report.count("<script") == 1 and f"<script>{instructor.SORT_SCRIPT}</script>" in report   # its own only
+    assert "&lt;script&gt;document.title=&#x27;x&#x27;" in section
+    rows = list(csv.reader(open(lms.write_grades_csv(data, tmp_path / "grades.csv"), encoding="utf-8")))
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "attention"]
+    assert [r[-1] for r in rows[1:]] == ["2", "27", "2"] and "<script>" not in str(rows)
     assert "(검토 1건)" in [line for line in instructor.table(data).splitlines() if "2026028" in line][0]

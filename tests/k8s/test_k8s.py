@@ -44,8 +44,9 @@ def bundle(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("bundle")
     roster = out.parent / f"{out.name}-roster.csv"
     roster.write_text(ROSTER, encoding="utf-8")
-    assert cli.main(["k8s", "--out", str(out), "--instructor", "instructor1", "--shards", str(SHARDS),
-                     "--workers", "1", "--roster", str(roster)]) == 0
+    assert cli.main(["k8s", "--out", str(out), "--instructor", "instructor1", "--registry",
+                     "registry.example.org/attention-ko", "--shards", str(SHARDS), "--workers", "1",
+                     "--roster", str(roster)]) == 0
     return out
 
 
