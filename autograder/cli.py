@@ -164,7 +164,7 @@ def run(args) -> int:
         except ValueError as exc:   # a --shard that is not i/n
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        from autograder.gradebook.summary import print_summary
+        from autograder.feedback.summary import print_summary
 
         print_summary(args.course_dir, args.assignment, outcomes)
         return 0 if all(o.ok and not o.feedback for o in outcomes) else 1

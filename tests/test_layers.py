@@ -16,6 +16,7 @@ PACKAGE = Path(autograder.__file__).parent
 LAYERS = {   # module or package -> its layer (a module takes the layer of its longest listed prefix)
     "autograder.settings": 0, "autograder.messages": 0, "autograder.course": 0, "autograder.scores": 0,
     "autograder.feedback.inert": 0,   # escaping of text for consoles and XML: imports nothing of the package
+    "autograder.outputs": 0, "autograder.names": 0,   # files replaced whole; names checked against those that exist
     "autograder.submission": 1,
     "autograder.sandbox": 2,
     "autograder.graders": 3,
@@ -23,7 +24,7 @@ LAYERS = {   # module or package -> its layer (a module takes the layer of its l
     "autograder.gradebook": 5,
     "autograder.patches": 6,
     "autograder.feedback": 7, "autograder.hub": 7, "autograder.build": 7,
-    "autograder.demo": 8, "autograder.k8s": 8,
+    "autograder.demo": 8, "autograder.k8s": 8, "autograder.ci": 8,
     "autograder.cli": 9, "autograder.__main__": 9,
 }
 

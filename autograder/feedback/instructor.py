@@ -18,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 from autograder import scores
+from autograder.feedback.tables import STUDENT_HEADS, student_cells, td, thead
 
 
 def collect_grades(db_url: str, assignments, course_dir: Path, roster=None) -> dict:
@@ -196,24 +197,6 @@ def difficulty(data: dict, assignment: str) -> list[dict]:
                                           order.index(e["exercise"])))
 
 
-def _td(text, sort=None, cls: str = "") -> str:
-    """A table cell with its text escaped, and the value its column sorts by (``data-sort``)."""
-    key = "" if sort is None else f" data-sort='{html.escape(str(sort), quote=True)}'"
-    return f"<td{key}{f' class={cls!r}' if cls else ''}>{html.escape(str(text))}</td>"
-
-
-def _student_cells(row: dict) -> str:
-    return (_td(row.get("number") or "", cls="l") + _td(row["id"], cls="l") + _td(row["name"], cls="l")
-            + _td(row.get("section") or "", cls="l"))
-
-
-STUDENT_HEADS = "<th class='l'>학번</th><th class='l'>아이디</th><th class='l'>이름</th><th class='l'>분반</th>"
-
-
-def _thead(*heads: str) -> str:
-    return "<thead><tr>" + "".join(heads) + "</tr></thead>"
-
-
 def overview_html(data: dict) -> str:
     """The class at a glance: one row per student, each assignment's total (net of late penalties; ``대기`` where a
     written answer waits), their sum; a sortable table."""
@@ -227,14 +210,14 @@ def overview_html(data: dict) -> str:
         for assignment in data["assignments"]:
             a = row["assignments"].get(assignment)
             if a is None:
-                cells.append(_td("-", -1))
+                cells.append(td("-", -1))
                 continue
             total += a["score"]
             marks = (" 대기" if a.get("pending") else "") + (" 지각" if a["late"] else "") + \
                     (f" 연장 {a['extension']:g}일" if a.get("extension") else "")
-            cells.append(_td(f"{a['score']:g}{marks}", a["score"]))
-        rows.append("<tr>" + _student_cells(row) + "".join(cells) + _td(f"{total:g}", total) + "</tr>")
-    return ("<div class='wide'><table class='sortable' id='overview'>" + _thead(*heads) + "<tbody>" + "".join(rows)
+            cells.append(td(f"{a['score']:g}{marks}", a["score"]))
+        rows.append("<tr>" + student_cells(row) + "".join(cells) + td(f"{total:g}", total) + "</tr>")
+    return ("<div class='wide'><table class='sortable' id='overview'>" + thead(*heads) + "<tbody>" + "".join(rows)
             + "</tbody></table></div>")
 
 
@@ -250,16 +233,16 @@ def students_html(data: dict, assignment: str) -> str:
         a = row["assignments"].get(assignment)
         if a is None:
             continue
-        cells = "".join(_td(PENDING, "", "pending") if e in a.get("pending", ()) else
-                        _td(_num(a["exercises"].get(e)), a["exercises"].get(e)) for e in maxima)
+        cells = "".join(td(PENDING, "", "pending") if e in a.get("pending", ()) else
+                        td(_num(a["exercises"].get(e)), a["exercises"].get(e)) for e in maxima)
         waiting = sum(maxima[e] for e in a.get("pending", ()))
         notes = ([f"수기 채점 대기 {waiting:g}점"] if waiting else []) + \
                 ([f"검토 {len(a['review'])}건"] if a.get("review") else [])
-        rows.append("<tr>" + _student_cells(row) + cells + _td(f"-{a['late']:g}" if a["late"] else "", a["late"])
-                    + _td(f"{a['extension']:g}" if a.get("extension") else "", a.get("extension") or 0)
-                    + _td(f"{a['score']:g}", a["score"]) + _td(", ".join(notes), cls="l") + "</tr>")
+        rows.append("<tr>" + student_cells(row) + cells + td(f"-{a['late']:g}" if a["late"] else "", a["late"])
+                    + td(f"{a['extension']:g}" if a.get("extension") else "", a.get("extension") or 0)
+                    + td(f"{a['score']:g}", a["score"]) + td(", ".join(notes), cls="l") + "</tr>")
     return (f"<div class='wide'><table class='sortable' id='students-{html.escape(assignment, quote=True)}'>"
-            + _thead(*heads) + "<tbody>" + "".join(rows) + "</tbody></table></div>")
+            + thead(*heads) + "<tbody>" + "".join(rows) + "</tbody></table></div>")
 
 
 def difficulty_html(data: dict, assignment: str) -> str:
@@ -267,12 +250,12 @@ def difficulty_html(data: dict, assignment: str) -> str:
     for rank, e in enumerate(difficulty(data, assignment), 1):
         share = "" if e["share"] is None else f"{100 * e['share']:.0f}%"
         mean = "" if e["mean"] is None else f"{e['mean']:.2f}"
-        rows.append("<tr>" + _td(rank, rank) + _td(e["exercise"], cls="l") + _td(f"{e['points']:g}", e["points"])
-                    + _td(mean, e["mean"] if e["mean"] is not None else "") + _td(share, e["share"] or 0)
-                    + _td(e["full"], e["full"]) + _td(e["zero"], e["zero"]) + _td(e["pending"], e["pending"])
+        rows.append("<tr>" + td(rank, rank) + td(e["exercise"], cls="l") + td(f"{e['points']:g}", e["points"])
+                    + td(mean, e["mean"] if e["mean"] is not None else "") + td(share, e["share"] or 0)
+                    + td(e["full"], e["full"]) + td(e["zero"], e["zero"]) + td(e["pending"], e["pending"])
                     + f"<td class='l'>{spark_html(e['values'], e['points'], e['pending'])}</td></tr>")
     return ("<table class='sortable difficulty'>"
-            + _thead("<th>순위</th>", "<th class='l'>연습</th>", "<th>배점</th>", "<th>평균</th>", "<th>평균/배점</th>",
+            + thead("<th>순위</th>", "<th class='l'>연습</th>", "<th>배점</th>", "<th>평균</th>", "<th>평균/배점</th>",
                      "<th>만점</th>", "<th>0점</th>", "<th>채점 대기</th>", "<th class='l'>분포 (0→만점)</th>")
             + "<tbody>" + "".join(rows) + "</tbody></table>")
 

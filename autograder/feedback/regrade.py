@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import settings
+from autograder.feedback.tables import STUDENT_HEADS, student_cells, td, thead
 
 NAME = "regrade"                      # the pseudo-assignment of the form (never an assignment of the course)
 FORM = "regrade_request.md"
@@ -131,7 +132,6 @@ def _current(data: dict, student: str, request: Request) -> str:
 def requests_html(filed: list[Filed], data: dict) -> str:
     """report.html's section of the regrade requests: one row per request, with the student, when, what it names,
     the current grade there and the reason; every value escaped."""
-    from autograder.feedback.instructor import STUDENT_HEADS, _student_cells, _td, _thead
 
     rows_by_id = {r["id"]: r for r in data.get("students", [])}
     count = sum(len(f.requests) for f in filed)
@@ -145,16 +145,16 @@ def requests_html(filed: list[Filed], data: dict) -> str:
     for entry in filed:
         row = rows_by_id.get(entry.student, {"id": entry.student, "name": "", "number": "", "section": ""})
         for request in entry.requests:
-            body.append("<tr>" + _student_cells(row) + _td(entry.timestamp, cls="l")
-                        + _td(request.assignment, cls="l") + _td(request.exercise, cls="l")
-                        + _td(_current(data, entry.student, request), cls="l")
+            body.append("<tr>" + student_cells(row) + td(entry.timestamp, cls="l")
+                        + td(request.assignment, cls="l") + td(request.exercise, cls="l")
+                        + td(_current(data, entry.student, request), cls="l")
                         + f"<td class='l reason'>{html.escape(request.reason)}</td></tr>")
         if entry.problem or entry.extra:
             note = entry.problem or f"요청 {entry.extra}건 더 (앞의 {MAX_REQUESTS}건만 표시)"
-            body.append("<tr>" + _student_cells(row) + _td(entry.timestamp, cls="l")
+            body.append("<tr>" + student_cells(row) + td(entry.timestamp, cls="l")
                         + f"<td class='l' colspan='4'>{html.escape(note)}</td></tr>")
     parts.append("<div class='wide'><table class='sortable' id='regrade-requests'>"
-                 + _thead(STUDENT_HEADS, "<th class='l'>제출 시각</th>", "<th class='l'>과제</th>",
+                 + thead(STUDENT_HEADS, "<th class='l'>제출 시각</th>", "<th class='l'>과제</th>",
                           "<th class='l'>연습</th>", "<th class='l'>현재 점수</th>", "<th class='l'>이유</th>")
                  + "<tbody>" + "".join(body) + "</tbody></table></div>")
     return "\n".join(parts)
