@@ -1,5 +1,5 @@
 """``python -m autograder hub [--students N | --roster CSV] [--port 8000] [--ip IP] [--ssl-cert PEM --ssl-key PEM]
-[--namespace NAME] [--stop]``: set up
+[--domain NAME] [--namespace NAME] [--stop]``: set up
 (idempotently) and run the course's JupyterHub in the foreground until Ctrl-C, or stop the one that runs
 (``--stop``). ``--namespace`` (or ``$AUTOGRADER_HUB_NAMESPACE``) runs a separate hub that shares nothing with the
 course's (``autograder/hub/layout.py``), as the tests do."""
@@ -116,6 +116,26 @@ def tls_problem(layout: Layout) -> str | None:
     return None
 
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def domain_of(domain: str | None, ip: str) -> str:
+    """The hub's name: ``domain`` (checked), or on a loopback address ``hub.localhost``; raises ``ValueError`` for a
+    hub that others reach without a name (each user's origin is a name below the hub's: ``layout.py``)."""
+    from autograder.hub.layout import DOMAIN_RE
+
+    if domain:
+        domain = domain.strip().lower().rstrip(".")
+        if not DOMAIN_RE.match(domain) or "." not in domain:
+            raise ValueError(f"--domain {domain!r} is not a DNS name (hub.example.edu)")
+        return domain
+    if ip in LOOPBACK:
+        return ""
+    raise ValueError("a hub that others reach needs a name: give --domain hub.example.edu, whose DNS resolves it "
+                     "and every name below it (*.hub.example.edu: each user's server and formgrader have their own) "
+                     "to this machine; with --ssl-cert, a certificate for both (docs/instructors/hub.md)")
+
+
 def main(args) -> int:
     cert, key = getattr(args, "ssl_cert", None), getattr(args, "ssl_key", None)
     if bool(cert) != bool(key):
@@ -124,7 +144,8 @@ def main(args) -> int:
     try:
         layout = Layout.for_course(namespace=args.namespace, port=args.port, ip=args.ip,
                                    ssl_cert=Path(cert).resolve() if cert else None,
-                                   ssl_key=Path(key).resolve() if key else None)
+                                   ssl_key=Path(key).resolve() if key else None,
+                                   domain="" if args.stop else domain_of(getattr(args, "domain", None), args.ip))
     except ValueError as exc:
         print(f"hub: {exc}", file=sys.stderr)
         return 2
@@ -180,7 +201,7 @@ def main(args) -> int:
     print(f"hub: exchange {layout.exchange_url} (ngshare); released: {', '.join(released) or 'nothing new'}",
           flush=True)
     print(f"hub: JupyterHub at {layout.url} (pid {proc.pid}, log {layout.log}); logins in {layout.passwords} "
-          f"(root only); formgrader: {layout.url}/services/{layout.course_id}/formgrader for {layout.formgrade_group}; "
+          f"(root only); formgrader: {layout.formgrader_url} for {layout.formgrade_group}; "
           "Ctrl-C or `python -m autograder hub --stop` stops it", flush=True)
 
     def stop(signum, frame):

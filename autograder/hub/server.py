@@ -47,7 +47,8 @@ def config_text(layout: Layout, students: list[str], instructors: list[str] | No
     instructors = list(layout.instructors if instructors is None else instructors)
     env_bin = layout.env / "bin"
     path = f"{env_bin}:/usr/local/bin:/usr/bin:/bin"
-    service_env = {"PATH": path, "JUPYTERHUB_DEFAULT_URL": "/lab", **provision.grader_env(layout)}
+    service_env = {"PATH": path, "JUPYTERHUB_DEFAULT_URL": "/lab", "JUPYTERHUB_DISABLE_USER_CONFIG": "1",
+                   **provision.grader_env(layout)}
     hub = settings.load().hub
     limits = "\n".join(line for line in (
         f"c.LimitedSpawner.mem_limit = {hub.mem_limit_mb * 2**20}" if hub.mem_limit_mb else "",
@@ -74,7 +75,15 @@ import signal  # noqa: E402
 
 signal.signal(signal.SIGINT, signal.default_int_handler)
 
-c.JupyterHub.bind_url = "{layout.scheme}://{layout.ip}:{layout.port}"
+c.JupyterHub.bind_url = "{layout.bind_url}"
+# One origin per user and per service (JupyterHub's subdomains): the hub at {layout.hub_domain}, each user's server
+# at <user>.{layout.hub_domain}, formgrader at {cid}--service.{layout.hub_domain}. A page that one user's server
+# serves can reach no other user's server, formgrader or the hub with the visitor's cookies (autograder/hub/layout.py).
+c.JupyterHub.subdomain_host = "{layout.url}"
+# /services/<name>/... on the hub's or a user's name (nbgrader's course list links there): to the service's own name.
+from autograder.hub.origins import ServiceRedirect  # noqa: E402
+
+c.JupyterHub.extra_handlers = [(r"/services/([^/]+)(/.*)?", ServiceRedirect)]
 {tls}c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = {layout.hub_port}
 c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{layout.proxy_api_port}"
@@ -101,6 +110,9 @@ c.JupyterHub.spawner_class = "autograder.hub.spawner.LimitedSpawner"
 c.LimitedSpawner.cgroup_name = "{cgroup_name(layout)}"
 {limits}
 c.Spawner.cmd = ["{env_bin / 'jupyterhub-singleuser'}"]
+# A user's server reads no configuration, extension or path from the user's home (~/.jupyter, ~/.local/share/jupyter):
+# what it serves is the hub's (a student's own config could serve pages of their own under the server's name).
+c.Spawner.disable_user_config = True
 c.Spawner.default_url = "/lab"
 c.Spawner.environment = {{"PATH": "{path}"}}
 # Kernels on IPC sockets in the user's own runtime folder (~/.local/share/jupyter/runtime, 0700 in a 0700 home), not
@@ -152,15 +164,17 @@ from autograder.patches.hub import patient_service_wait_up  # noqa: E402
 
 patient_service_wait_up({layout.service_port}, {SERVICE_WAIT_S})
 
+# No kernel and no terminal a page could start (formgrader grades with its own server code:
+# autograder/hub/formgrader_server.py).
 c.JupyterHub.services = [{culler}{{
     "name": "{cid}",
     "url": "http://127.0.0.1:{layout.service_port}",
-    "command": ["{env_bin / 'jupyterhub-singleuser'}", "--ServerApp.root_dir={layout.course_dir}",
-                "--KernelManager.transport=ipc", FORMGRADER_CSP,
-                "--KernelSpecManager.allowed_kernelspecs={environment.KERNEL}",
-                "--MultiKernelManager.default_kernel_name={environment.KERNEL}",
+    "command": ["{env_bin / 'jupyterhub-singleuser'}", "--ServerApp.root_dir={layout.course_dir}", FORMGRADER_CSP,
+                "--ServerApp.kernel_manager_class=autograder.hub.formgrader_server.NoKernels",
+                "--ServerApp.kernel_spec_manager_class=autograder.hub.formgrader_server.NoKernelSpecs",
+                "--ServerApp.terminals_enabled=False",
                 "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-                "--LabApp.extension_manager=readonly", TERMINAL],
+                "--LabApp.extension_manager=readonly"],
     "user": "{layout.grader}",
     "oauth_no_confirm": True,
     "cwd": "{layout.course_dir}",
@@ -215,7 +229,10 @@ def wait_until_up(layout: Layout, proc: subprocess.Popen, timeout: float = 120) 
         if proc.poll() is not None:
             raise RuntimeError(f"jupyterhub exited ({proc.returncode}); its log: {layout.log}\n{log_tail(layout)}")
         try:
-            with urllib.request.urlopen(f"{layout.url}/hub/api/", timeout=5, context=tls_context(layout)) as response:
+            # by the hub's address, with its name: the name need not resolve on this machine (a class's DNS)
+            check = urllib.request.Request(f"{layout.local_url}/hub/api/",
+                                           headers={"Host": layout.url.split("://", 1)[1]})
+            with urllib.request.urlopen(check, timeout=5, context=tls_context(layout)) as response:
                 if response.status == 200:
                     return
         except (urllib.error.URLError, ConnectionError, TimeoutError):

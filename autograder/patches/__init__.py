@@ -215,10 +215,22 @@ NGSHARE_GRADING = Patch(
               "221777d4b733419f1a77b28cbca60cf02a985d5190a4927a1875beaf8bacdcfe",
               "ngshare_exchange.release_feedback:ExchangeReleaseFeedback.copy_files":
               "b6117a7260e0b0ae8b4e1068f20e4c7169cffe543d45ba1f3ede727c37d06481"})
+FORMGRADER_NO_KERNELS = Patch(
+    "formgrader starts no kernel", "jupyter_server 2.21.1",
+    {"jupyter_server.services.kernels.kernelmanager:MappingKernelManager.start_kernel":
+     "(self, *, kernel_id=None, path=None, **kwargs)"},
+    what="hub.formgrader_server.NoKernels: formgrader's server refuses every kernel start (kernels and sessions APIs: "
+         "403)",
+    why="a page on formgrader's origin started a kernel as the grading account, which reads the answer key")
+FORMGRADER_NO_KERNELSPECS = Patch(
+    "formgrader lists no kernel", "jupyter_client 8.10.0",
+    {"jupyter_client.kernelspec:KernelSpecManager.find_kernel_specs": "(self)"},
+    what="hub.formgrader_server.NoKernelSpecs: formgrader's JupyterLab opens notebooks with no kernel to choose",
+    why="with kernels refused, a listed kernel only led to an error dialog")
 OVERRIDES = (PREPROCESS_STEPS, FEEDBACK_RESOURCES, SUBMITTED_READ, LATE_PLUGIN, VALIDATE_SUMMARY, SPAWNER_LIMITS,
-             NGSHARE_GRADING)
+             NGSHARE_GRADING, FORMGRADER_NO_KERNELS, FORMGRADER_NO_KERNELSPECS)
 UPSTREAM_PACKAGES = ("nbgrader", "nbconvert", "jupyterhub", "ngshare", "ngshare_exchange", "jupyter_server",
-                     "notebook", "traitlets")
+                     "notebook", "traitlets", "jupyter_client")
 
 
 def resolve(function: str):

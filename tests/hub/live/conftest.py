@@ -107,6 +107,19 @@ class Hub:
     def instructor(self) -> str:
         return self.layout.instructors[0]
 
+    def user_url(self, user: str) -> str:
+        """``user``'s server: on its own origin (``<user>.hub.localhost``), where the hub has one per user."""
+        if hasattr(self.layout, "user_url"):
+            return self.layout.user_url(user)
+        return f"{self.url}/user/{user}"                       # one origin for everyone (the hub before it)
+
+    @property
+    def formgrader(self) -> str:
+        """The formgrader service's base URL (``.../services/<course id>``), on its own origin where it has one."""
+        if hasattr(self.layout, "service_url"):
+            return self.layout.service_url(self.layout.course_id)
+        return f"{self.url}/services/{self.layout.course_id}"
+
     def roster(self, student: str) -> tuple[str, str]:
         """(student number, "last, first" as formgrader shows the name) of a student of the roster."""
         i = self.students.index(student) + 1

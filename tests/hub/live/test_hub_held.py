@@ -133,7 +133,7 @@ def test_another_students_kernel_ignores_messages_without_its_key(hub):
     student1, student2 = hub.students[:2]
     proc = su(hub, student2, TOKEN, hub.url, student2, stdin=hub.passwords[student2])
     token = proc.stdout.strip().splitlines()[-1]
-    server = f"{hub.url}/user/{student2}/api/kernels"
+    server = f"{hub.user_url(student2)}/api/kernels"
     headers = {"Authorization": f"token {token}"}
     kernel = requests.post(server, headers=headers, json={}, timeout=120).json()["id"]
     try:

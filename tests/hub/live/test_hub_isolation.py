@@ -132,7 +132,7 @@ class Person:
             time.sleep(1)
 
     def kernel(self) -> str:
-        reply = requests.post(f"{self.hub.url}/user/{self.name}/api/kernels", headers=self.headers, json={},
+        reply = requests.post(f"{self.hub.user_url(self.name)}/api/kernels", headers=self.headers, json={},
                               timeout=120)
         assert reply.status_code == 201, (reply.status_code, reply.text[:500])
         kernel = reply.json()["id"]
@@ -152,7 +152,7 @@ class Person:
         return json.loads(proc.stdout.strip().splitlines()[-1])
 
     def stop(self, kernel: str) -> None:
-        requests.delete(f"{self.hub.url}/user/{self.name}/api/kernels/{kernel}", headers=self.headers, timeout=60)
+        requests.delete(f"{self.hub.user_url(self.name)}/api/kernels/{kernel}", headers=self.headers, timeout=60)
 
 
 @pytest.fixture(scope="module")
@@ -258,7 +258,7 @@ def test_K9_a_students_jupyterlab_terminal_still_starts_bash(hub, people):
     import pwd
 
     student1 = people[hub.students[0]]
-    api = f"{hub.url}/user/{student1.name}/api/terminals"
+    api = f"{hub.user_url(student1.name)}/api/terminals"
     reply = requests.post(api, headers=student1.headers, timeout=60)
     assert reply.status_code == 200, (reply.status_code, reply.text[:300])
     name = reply.json()["name"]
