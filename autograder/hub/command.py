@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from autograder import settings
-from autograder.hub import accounts, environment, homes, limits, provision, roster, server
+from autograder.hub import accounts, environment, firewall, homes, limits, provision, roster, server
 from autograder.hub.layout import Layout
 
 
@@ -156,6 +156,7 @@ def main(args) -> int:
             return 0
         server.stop_process(pid)
         server.stop_leftovers(layout)
+        firewall.remove(layout)
         print(f"hub: stopped (pid {pid})")
         return 0
     if os.geteuid() != 0:
@@ -173,6 +174,11 @@ def main(args) -> int:
         print(f"hub: refusing to start: the per-user limits (COURSE['hub']) need the kernel's control groups: {exc}",
               file=sys.stderr)
         return 2
+    try:
+        firewall.check()
+    except firewall.Unavailable as exc:
+        print(f"hub: refusing to start: no TCP between the hub's users needs the firewall: {exc}", file=sys.stderr)
+        return 2
     reason = refuse_if_readable(settings.ROOT, layout) or tls_problem(layout)
     if reason:
         print(f"hub: refusing to start: {reason}", file=sys.stderr)
@@ -185,9 +191,15 @@ def main(args) -> int:
     people = people or roster.generated(layout.students(args.students), layout.instructors)
     setup(layout, args.students, people)
     try:
+        firewall.apply(layout, [accounts.uid(u) for u in (*(p.username for p in people), layout.grader)])
+    except firewall.Unavailable as exc:
+        print(f"hub: refusing to start: the firewall could not be set up: {exc}", file=sys.stderr)
+        return 2
+    try:
         proc = server.start(layout)
     except RuntimeError as exc:
         server.stop_leftovers(layout)
+        firewall.remove(layout)
         print(f"hub: {exc}", file=sys.stderr)
         return 1
     try:
@@ -196,6 +208,7 @@ def main(args) -> int:
     except (RuntimeError, OSError) as exc:
         server.stop_process(proc)
         server.stop_leftovers(layout)
+        firewall.remove(layout)
         print(f"hub: the exchange could not be set up: {exc}\n{server.log_tail(layout)}", file=sys.stderr)
         return 1
     print(f"hub: exchange {layout.exchange_url} (ngshare); released: {', '.join(released) or 'nothing new'}",
@@ -218,3 +231,4 @@ def main(args) -> int:
     finally:
         server.stop_process(proc)
         server.stop_leftovers(layout)
+        firewall.remove(layout)

@@ -377,4 +377,98 @@ SUBMISSIONS_PAGE_ID = FilePatch(
     why="the 'Student ID' column showed the account name, never the student number of the roster",
 )
 
-FILE_PATCHES = (ROUND_TO_PRECISION, VALIDATE_DIALOG, STUDENTS_PAGE_ID, SUBMISSIONS_PAGE_ID)
+# ipykernel's IOPub pipe (what forked subprocesses print reaches the notebook through it): an IPC socket in a folder of
+# the kernel's owner alone, not a TCP port on 127.0.0.1 that any user of the machine may connect to and stream into.
+IOPUB_PIPE = FilePatch(
+    name="ipykernel's IOPub pipe on IPC",
+    path="{site}/ipykernel/iostream.py",
+    upstream_sha256="e59cd201a350a8cbc9d463e6e150987a87ca1e77d7cdfd6819a3ecfa34f202f6",
+    old="""        pipe_in = ctx.socket(zmq.PULL)
+        pipe_in.linger = 0
+
+        try:
+            self._pipe_port = pipe_in.bind_to_random_port("tcp://127.0.0.1")
+        except zmq.ZMQError as e:
+            warnings.warn(
+                "Couldn't bind IOPub Pipe to 127.0.0.1: %s" % e
+                + "\\nsubprocess output will be unavailable.",
+                stacklevel=2,
+            )
+            self._pipe_flag = False
+            pipe_in.close()
+            return
+        self._pipe_in = ZMQStream(pipe_in, self.io_loop)
+        self._pipe_in.on_recv(self._handle_pipe_msg)
+
+    def _handle_pipe_msg(self, msg):
+        \"\"\"handle a pipe message from a subprocess\"\"\"
+        if not self._pipe_flag or not self._is_master_process():
+            return
+        if msg[0] != self._pipe_uuid:
+            print("Bad pipe message: %s", msg, file=sys.__stderr__)
+            return
+        self.send_multipart(msg[1:])
+
+    def _setup_pipe_out(self):
+        # must be new context after fork
+        ctx = zmq.Context()
+        pipe_out = ctx.socket(zmq.PUSH)
+        pipe_out.linger = 3000  # 3s timeout for pipe_out sends before discarding the message
+        pipe_out.connect("tcp://127.0.0.1:%i" % self._pipe_port)
+        return ctx, pipe_out
+""",
+    new="""        pipe_in = ctx.socket(zmq.PULL)
+        pipe_in.linger = 0
+        # The course's hub (autograder/patches): an IPC socket in a folder of the kernel's owner alone (0700), not a
+        # TCP port on 127.0.0.1 that every user of the machine can connect to; a message past MAXMSGSIZE ends the
+        # connection that sent it instead of being buffered.
+        pipe_in.setsockopt(zmq.MAXMSGSIZE, {pipe_max_bytes})
+
+        try:
+            import tempfile
+
+            self._pipe_folder = tempfile.mkdtemp(prefix="ipykernel-pipe-")
+            atexit.register(self._remove_pipe_folder, os.getpid())
+            self._pipe_address = "ipc://" + os.path.join(self._pipe_folder, "pipe")
+            pipe_in.bind(self._pipe_address)
+        except (OSError, zmq.ZMQError) as e:
+            warnings.warn(
+                "Couldn't bind IOPub Pipe to a private IPC socket: %s" % e
+                + "\\nsubprocess output will be unavailable.",
+                stacklevel=2,
+            )
+            self._pipe_flag = False
+            pipe_in.close()
+            return
+        self._pipe_in = ZMQStream(pipe_in, self.io_loop)
+        self._pipe_in.on_recv(self._handle_pipe_msg)
+
+    def _remove_pipe_folder(self, pid):
+        if os.getpid() == pid:                      # not in a forked child that exits
+            import shutil
+
+            shutil.rmtree(self._pipe_folder, ignore_errors=True)
+
+    def _handle_pipe_msg(self, msg):
+        \"\"\"handle a pipe message from a subprocess\"\"\"
+        if not self._pipe_flag or not self._is_master_process():
+            return
+        if msg[0] != self._pipe_uuid:
+            print("Bad pipe message: %s", msg, file=sys.__stderr__)
+            return
+        self.send_multipart(msg[1:])
+
+    def _setup_pipe_out(self):
+        # must be new context after fork
+        ctx = zmq.Context()
+        pipe_out = ctx.socket(zmq.PUSH)
+        pipe_out.linger = 3000  # 3s timeout for pipe_out sends before discarding the message
+        pipe_out.connect(self._pipe_address)
+        return ctx, pipe_out
+""".replace("{", "{{").replace("}", "}}").replace("{{pipe_max_bytes}}", "{pipe_max_bytes}"),
+    why="every kernel listened on a TCP port of 127.0.0.1 for its forked children's output, listed with its owner in "
+        "/proc/net/tcp: another student connected and announced a 2,300 MiB message, which the kernel buffered "
+        "until its owner's memory group killed it, or printed 'Bad pipe message' lines into its owner's running cell",
+)
+
+FILE_PATCHES = (ROUND_TO_PRECISION, VALIDATE_DIALOG, STUDENTS_PAGE_ID, SUBMISSIONS_PAGE_ID, IOPUB_PIPE)

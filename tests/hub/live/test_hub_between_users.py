@@ -1,0 +1,141 @@
+"""What one student's processes can do to another user's server, kernel and output, and to formgrader, tried from the
+attacking student's own Unix account (``su``) or their own kernel:
+
+* H2/H4: every TCP socket another user listens on (as ``/proc/net/tcp`` lists them) is refused to the attacker but
+  the hub's port, its API and the exchange; a ZMQ message sent to each reaches no kernel (none prints it in its
+  owner's running cell), and no kernel has a TCP socket at all.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from tests.hub.live.test_hub_held import su
+from tests.hub.live.test_hub_isolation import Person
+
+
+@pytest.fixture(scope="module")
+def people(hub):
+    found = {}
+    for name in (hub.students[0], hub.students[1], hub.instructor):
+        found[name] = Person(hub, name)
+        found[name].server_up()
+    return found
+
+
+def uid_of(user: str) -> int:
+    return pwd.getpwnam(user).pw_uid
+
+
+def processes(uid: int, marker: bytes) -> list[int]:
+    """Processes of ``uid`` whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and entry.stat().st_uid == uid and marker in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            pass
+    return sorted(found)
+
+
+def tcp_sockets(pid: int) -> dict[int, tuple[int, str]]:
+    """The TCP sockets of a process: inode -> (local port, state as /proc/net/tcp writes it)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(int(target[8:-1]))
+    found = {}
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for row in Path(table).read_text().splitlines()[1:]:
+            f = row.split()
+            if int(f[9]) in inodes:
+                found[int(f[9])] = (int(f[1].rsplit(":", 1)[1], 16), f[3])
+    return found
+
+
+def server_port(user: str) -> int:
+    """The port ``user``'s JupyterLab listens on."""
+    (pid,) = processes(uid_of(user), b"jupyterhub-singleuser")
+    return next(port for port, state in tcp_sockets(pid).values() if state == "0A")
+
+
+# ------------------------------------------------------------------------------------------------ H2, H3, H4
+# As the attacker: every listening TCP socket of another uid, connected to; and a ZMQ message with the marker sent to
+# each (a kernel's IOPub pipe, where one listens on TCP, reads it and prints it into its owner's running cell).
+SCAN = r"""import json, os, socket, sys, time, zmq
+marker = sys.argv[1]
+me, ports = os.getuid(), {}
+for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+    for row in open(table).read().splitlines()[1:]:
+        f = row.split()
+        if f[3] == "0A" and int(f[7]) != me:
+            ports[int(f[1].rsplit(":", 1)[1], 16)] = int(f[7])
+accepted, refused = [], []
+for port in sorted(ports):
+    s = socket.socket()
+    s.settimeout(3)
+    try:
+        s.connect(("127.0.0.1", port))
+        accepted.append(port)
+    except OSError:
+        refused.append(port)
+    s.close()
+ctx = zmq.Context()
+for port in ports:
+    push = ctx.socket(zmq.PUSH)
+    push.setsockopt(zmq.LINGER, 0)
+    push.connect(f"tcp://127.0.0.1:{port}")
+    try:
+        push.send_multipart([b"x" * 16, marker.encode()], flags=zmq.NOBLOCK)
+    except zmq.Again:
+        pass
+time.sleep(1.5)                        # for the messages to arrive where a socket took them
+print(json.dumps({"listed": ports, "accepted": accepted, "refused": refused}))
+"""
+
+
+def test_H2_H4_no_socket_of_another_user_is_reachable_and_kernels_have_no_tcp_socket(hub, people):
+    """student2 runs a cell in their kernel while student4 connects to every port of another uid and sends each a
+    ZMQ message: only the hub's port, its API and the exchange accept; student2's server, formgrader and the proxy's
+    API refuse; student2's cell prints nothing of it; no kernel (student2's, the instructor's) has a TCP socket."""
+    attacker, victim = hub.students[3], people[hub.students[1]]
+    instructor = people[hub.instructor]
+    layout = hub.layout
+    kernels = {victim.name: victim.kernel(), instructor.name: instructor.kernel()}
+    marker = f"H4-{uuid.uuid4().hex}"
+    cell = {}
+    running = threading.Thread(target=lambda: cell.update(victim.run(kernels[victim.name],
+                                                                       "import time\ntime.sleep(6)\nprint('done')")))
+    try:
+        running.start()
+        time.sleep(2)                                        # the cell runs
+        scan = su(hub, attacker, SCAN, marker)
+        running.join(120)
+        assert scan.returncode == 0, scan.stderr[-2000:]
+        found = json.loads(scan.stdout.strip().splitlines()[-1])
+        kernel_pids = {name: processes(uid_of(name), b"ipykernel_launcher") for name in kernels}
+        kernel_tcp = {name: [tcp_sockets(pid) for pid in pids] for name, pids in kernel_pids.items()}
+    finally:
+        for person in (victim, instructor):
+            person.stop(kernels[person.name])
+    allowed = {layout.port, layout.hub_port, layout.exchange_port}
+    victim_port = server_port(victim.name)
+    print(f"\n[hub] H2: student4 saw {len(found['listed'])} listening ports of other users; accepted "
+          f"{found['accepted']}, refused {len(found['refused'])}; kernels' TCP sockets {kernel_tcp}")
+    assert str(victim_port) in found["listed"] and str(layout.service_port) in found["listed"], found["listed"]
+    assert set(found["accepted"]) <= allowed, f"student4 connected to {set(found['accepted']) - allowed}"
+    assert victim_port in found["refused"] and layout.service_port in found["refused"]
+    assert cell.get("out", "").strip() == "done" and marker not in json.dumps(cell), cell
+    assert all(kernel_pids.values()), kernel_pids
+    assert not any(any(sockets) for sockets in kernel_tcp.values()), f"kernels with TCP sockets: {kernel_tcp}"
