@@ -112,6 +112,9 @@ COURSE = {
         # for this long is stopped, with everything it started; checked every cull_every_s. 0: never.
         "idle_timeout_s": 3600,
         "cull_every_s": 300,
+        # The formgrader service (JupyterLab of the grading account and the grading it runs: a lane of the sandbox with
+        # its graders and one submission's process, sandbox memory_mb) in a control group of its own.
+        "formgrader_mem_limit_mb": 8192,
     },
     # Limits of the process that runs student code (applied by autograder/sandbox).
     "sandbox": {

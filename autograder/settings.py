@@ -86,6 +86,7 @@ class Hub:
     home_mb: int = _help("each person's home disk image on the one-machine hub (MiB; 0: unbounded)")
     idle_timeout_s: int = _help("a server idle this long is stopped (seconds; 0: never)")
     cull_every_s: int = _help("how often idle servers are looked for (seconds)")
+    formgrader_mem_limit_mb: int = _help("memory of the formgrader service with the grading it runs (MiB)")
 
 
 @dataclass(frozen=True)

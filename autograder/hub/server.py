@@ -164,18 +164,20 @@ from autograder.patches.hub import patient_service_wait_up  # noqa: E402
 
 patient_service_wait_up({layout.service_port}, {SERVICE_WAIT_S})
 
-# No kernel and no terminal a page could start (formgrader grades with its own server code:
-# autograder/hub/formgrader_server.py).
+# Started as root by autograder/hub/formgrader_server.py: into a control group of its own
+# ({int(hub.formgrader_mem_limit_mb)} MiB), then as the grading account; no kernel, no terminal a page could start
+# (formgrader grades with its own server code).
 c.JupyterHub.services = [{culler}{{
     "name": "{cid}",
     "url": "http://127.0.0.1:{layout.service_port}",
-    "command": ["{env_bin / 'jupyterhub-singleuser'}", "--ServerApp.root_dir={layout.course_dir}", FORMGRADER_CSP,
+    "command": ["{sys.executable}", "-I", "-m", "autograder.hub.formgrader_server", "--cgroup", "{cgroup_name(layout)}",
+                "--memory-mb", "{int(hub.formgrader_mem_limit_mb)}", "--user", "{layout.grader}", "--",
+                "{env_bin / 'jupyterhub-singleuser'}", "--ServerApp.root_dir={layout.course_dir}", FORMGRADER_CSP,
                 "--ServerApp.kernel_manager_class=autograder.hub.formgrader_server.NoKernels",
                 "--ServerApp.kernel_spec_manager_class=autograder.hub.formgrader_server.NoKernelSpecs",
                 "--ServerApp.terminals_enabled=False",
                 "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
                 "--LabApp.extension_manager=readonly"],
-    "user": "{layout.grader}",
     "oauth_no_confirm": True,
     "cwd": "{layout.course_dir}",
     "environment": {service_env!r},

@@ -43,7 +43,8 @@ def test_the_config_gives_each_an_origin_reads_no_user_config_and_starts_formgra
     assert c.JupyterHub.subdomain_host == "http://hub.localhost:18200" and c.Spawner.disable_user_config is True
     formgrader = next(s for s in c.JupyterHub.services if s["name"] == "hubor")
     command_line = formgrader["command"]
-    assert formgrader["user"] == layout.grader
+    assert "user" not in formgrader and command_line[1:4] == ["-I", "-m", "autograder.hub.formgrader_server"]
+    assert command_line[command_line.index("--user") + 1] == layout.grader
     assert "--ServerApp.kernel_manager_class=autograder.hub.formgrader_server.NoKernels" in command_line
     assert "--ServerApp.terminals_enabled=False" in command_line
     assert formgrader["environment"]["JUPYTERHUB_DISABLE_USER_CONFIG"] == "1"

@@ -3,7 +3,9 @@ attacking student's own Unix account (``su``) or their own kernel:
 
 * H2/H4: every TCP socket another user listens on (as ``/proc/net/tcp`` lists them) is refused to the attacker but
   the hub's port, its API and the exchange; a ZMQ message sent to each reaches no kernel (none prints it in its
-  owner's running cell), and no kernel has a TCP socket at all.
+  owner's running cell), and no kernel has a TCP socket at all;
+* H3: formgrader starts no kernel and no terminal, for the instructor's token too, and runs in a memory group of its
+  own.
 """
 from __future__ import annotations
 
@@ -16,8 +18,11 @@ import uuid
 from pathlib import Path
 
 import pytest
+import requests
 from tests.hub.live.test_hub_held import su
 from tests.hub.live.test_hub_isolation import Person
+
+from autograder import settings
 
 
 @pytest.fixture(scope="module")
@@ -27,6 +32,11 @@ def people(hub):
         found[name] = Person(hub, name)
         found[name].server_up()
     return found
+
+
+def hub_setting(name: str, default=None):
+    """The course's hub setting (``default`` on a hub that has none: the old hub, which these tests must fail on)."""
+    return settings.course()["hub"].get(name, default)
 
 
 def uid_of(user: str) -> int:
@@ -139,3 +149,38 @@ def test_H2_H4_no_socket_of_another_user_is_reachable_and_kernels_have_no_tcp_so
     assert cell.get("out", "").strip() == "done" and marker not in json.dumps(cell), cell
     assert all(kernel_pids.values()), kernel_pids
     assert not any(any(sockets) for sockets in kernel_tcp.values()), f"kernels with TCP sockets: {kernel_tcp}"
+
+
+def formgrader_pid(hub) -> int:
+    (pid,) = processes(uid_of(hub.layout.grader), b"jupyterhub-singleuser")
+    return pid
+
+
+def test_H3_formgrader_starts_no_kernel_or_terminal_and_has_a_memory_group_of_its_own(hub, people):
+    """Through the proxy with the instructor's own token (what a page on formgrader's origin would send): a kernel, a
+    session with a kernel and a terminal are refused, no kernel is listed; formgrader's own API answers. Its server
+    runs in the group ``formgrader-service`` with the course's memory limit."""
+    headers = people[hub.instructor].headers
+    base = hub.formgrader
+    kernel = requests.post(f"{base}/api/kernels", headers=headers, json={}, timeout=60)
+    session = requests.post(f"{base}/api/sessions", headers=headers, timeout=60,
+                            json={"path": "h3.ipynb", "type": "notebook", "kernel": {"name": "python3"}})
+    terminal = requests.post(f"{base}/api/terminals", headers=headers, timeout=60)
+    specs = requests.get(f"{base}/api/kernelspecs", headers=headers, timeout=60).json()
+    assignments = requests.get(f"{base}/formgrader/api/assignments", headers=headers, timeout=60)
+    print(f"\n[hub] H3: formgrader's kernel {kernel.status_code}, session {session.status_code}, terminal "
+          f"{terminal.status_code}, kernel specs {sorted(specs['kernelspecs'])}")
+    assert assignments.status_code == 200, assignments.status_code           # the token reaches formgrader
+    assert kernel.status_code == 403 and session.status_code >= 400 and terminal.status_code == 404
+    assert specs["kernelspecs"] == {}
+    assert requests.get(f"{base}/api/kernels", headers=headers, timeout=60).json() == []
+    group = Path(f"/proc/{formgrader_pid(hub)}/cgroup").read_text()
+    lines = {line.split(":", 2)[1]: line.split(":", 2)[2] for line in group.splitlines()}
+    memory = lines.get("memory", lines.get(""))                  # cgroup v1's memory hierarchy, else v2's
+    assert memory.endswith("/formgrader-service"), group
+    from autograder.hub import limits, server
+
+    groups = limits.detect(server.cgroup_name(hub.layout))
+    limit = (groups.parents["memory"] / "formgrader-service" / "memory.limit_in_bytes" if groups.version == 1
+             else groups.parent / "formgrader-service" / "memory.max")
+    assert int(limit.read_text()) == hub_setting("formgrader_mem_limit_mb", 0) * 2**20
