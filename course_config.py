@@ -115,6 +115,9 @@ COURSE = {
         # The formgrader service (JupyterLab of the grading account and the grading it runs: a lane of the sandbox with
         # its graders and one submission's process, sandbox memory_mb) in a control group of its own.
         "formgrader_mem_limit_mb": 8192,
+        # What a user's server prints (JupyterLab's log, its kernels' stray output) goes to a log of that user's own in
+        # the hub's state folder, at most this many KiB (and the previous file), repeated and rapid lines dropped.
+        "server_log_kb": 1024,
     },
     # Limits of the process that runs student code (applied by autograder/sandbox).
     "sandbox": {

@@ -87,6 +87,7 @@ class Hub:
     idle_timeout_s: int = _help("a server idle this long is stopped (seconds; 0: never)")
     cull_every_s: int = _help("how often idle servers are looked for (seconds)")
     formgrader_mem_limit_mb: int = _help("memory of the formgrader service with the grading it runs (MiB)")
+    server_log_kb: int = _help("what each user's server log keeps (KiB, and as much in the previous file)")
 
 
 @dataclass(frozen=True)

@@ -148,6 +148,11 @@ class Layout:
         return self.state / "jupyterhub_config.py"
 
     @property
+    def server_logs(self) -> Path:
+        """Each user's server log (``<user>.log``, root's: ``autograder/hub/server_log.py``)."""
+        return self.state / "servers"
+
+    @property
     def pid_file(self) -> Path:
         return self.state / "jupyterhub.pid"
 

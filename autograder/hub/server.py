@@ -60,6 +60,8 @@ def config_text(layout: Layout, students: list[str], instructors: list[str] | No
     if layout.ssl_cert:                 # the proxy serves HTTPS with them (JupyterHub passes them to it)
         tls = (f"c.JupyterHub.ssl_cert = {str(layout.ssl_cert)!r}\n"
                f"c.JupyterHub.ssl_key = {str(layout.ssl_key)!r}\n")
+    server_log = (f'c.LimitedSpawner.server_log_dir = "{layout.server_logs}"\n'
+                  f"c.LimitedSpawner.server_log_bytes = {int(hub.server_log_kb) * 1024}\n")
     culler = ""
     if hub.idle_timeout_s:
         command = [sys.executable, "-m", "jupyterhub_idle_culler", f"--timeout={int(hub.idle_timeout_s)}",
@@ -109,7 +111,8 @@ c.Authenticator.admin_users = set()
 c.JupyterHub.spawner_class = "autograder.hub.spawner.LimitedSpawner"
 c.LimitedSpawner.cgroup_name = "{cgroup_name(layout)}"
 {limits}
-c.Spawner.cmd = ["{env_bin / 'jupyterhub-singleuser'}"]
+# What a user's server prints goes into a log of that user's own (autograder/hub/server_log.py), not this hub's log.
+{server_log}c.Spawner.cmd = ["{env_bin / 'jupyterhub-singleuser'}"]
 # A user's server reads no configuration, extension or path from the user's home (~/.jupyter, ~/.local/share/jupyter):
 # what it serves is the hub's (a student's own config could serve pages of their own under the server's name).
 c.Spawner.disable_user_config = True
@@ -219,7 +222,8 @@ def start(layout: Layout) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "PYTHONPATH", "COURSE_"))}
     env["PATH"] = f"{Path(sys.executable).parent}:{PROXY.parent}:{env.get('PATH', '/usr/bin:/bin')}"
     proc = subprocess.Popen([str(Path(sys.executable).with_name("jupyterhub")), "-f", str(layout.config)],
-                            cwd=layout.state, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                            cwd=layout.state, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
     log.close()
     wait_until_up(layout, proc)
     return proc

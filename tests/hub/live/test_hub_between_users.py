@@ -5,7 +5,9 @@ attacking student's own Unix account (``su``) or their own kernel:
   the hub's port, its API and the exchange; a ZMQ message sent to each reaches no kernel (none prints it in its
   owner's running cell), and no kernel has a TCP socket at all;
 * H3: formgrader starts no kernel and no terminal, for the instructor's token too, and runs in a memory group of its
-  own.
+  own;
+* H5: a student who takes their own server's stdout (``pidfd_getfd``) writes into a capped log of their own, not the
+  hub's log, and cannot truncate anything.
 """
 from __future__ import annotations
 
@@ -184,3 +186,59 @@ def test_H3_formgrader_starts_no_kernel_or_terminal_and_has_a_memory_group_of_it
     limit = (groups.parents["memory"] / "formgrader-service" / "memory.limit_in_bytes" if groups.version == 1
              else groups.parent / "formgrader-service" / "memory.max")
     assert int(limit.read_text()) == hub_setting("formgrader_mem_limit_mb", 0) * 2**20
+
+
+# ------------------------------------------------------------------------------------------------ H5
+TAKE_STDOUT = r"""
+import ctypes, json, os, time
+marker, instructor = {marker!r}, {instructor!r}
+out = {{}}
+libc = ctypes.CDLL(None, use_errno=True)
+pidfd = os.pidfd_open(os.getppid())                   # this kernel's JupyterLab server, the student's own process
+fd = libc.syscall(438, pidfd, 1, 0)                   # pidfd_getfd(pidfd, 1, 0): the server's stdout
+out["errno"] = ctypes.get_errno()
+if fd >= 0:
+    out["target"] = os.readlink(f"/proc/self/fd/{{fd}}")
+    os.write(fd, f"[I 2026-12-07 12:00:00.000 JupyterHub log:192] 201 POST /hub/api/users/{{instructor}}/server "
+                 f"(@127.0.0.1) {{marker}}\n".encode())
+    block, start, n = (b"x" * 99 + b"\n") * 10000, time.monotonic(), 0
+    while n < 50 * 2**20:
+        n += os.write(fd, block)
+    out["wrote_mb"], out["seconds"] = n / 2**20, round(time.monotonic() - start, 2)
+    try:
+        os.ftruncate(fd, 0)
+        out["truncate"] = "allowed"
+    except OSError as e:
+        out["truncate"] = e.strerror
+print(json.dumps(out))
+"""
+
+
+def test_H5_a_students_server_output_goes_into_a_capped_log_of_their_own(hub, people):
+    """student1, in their own kernel, takes their server's stdout and writes a forged hub log line and 50 MiB of
+    repeated lines into it, then tries to truncate it: the hub's log gets none of it and keeps its size; student1's
+    own server log has the line (the check can fail), says what it dropped, and stays within its cap."""
+    student1 = people[hub.students[0]]
+    marker = f"H5-{uuid.uuid4().hex}"
+    hub_log = hub.layout.log
+    size_before = hub_log.stat().st_size
+    kernel = student1.kernel()
+    try:
+        got = student1.run(kernel, TAKE_STDOUT.format(marker=marker, instructor=hub.instructor))
+    finally:
+        student1.stop(kernel)
+    assert got["status"] == "ok", got
+    out = json.loads(got["out"].strip().splitlines()[-1])
+    time.sleep(2)                                            # the hub's reader writes what it kept
+    size_after = hub_log.stat().st_size
+    logs = getattr(hub.layout, "server_logs", None)
+    own = [logs / f"{student1.name}.log", logs / f"{student1.name}.log.1"] if logs else []
+    own_text = "".join(p.read_text(errors="replace") for p in own if p.exists())
+    cap = hub_setting("server_log_kb", 1024) * 1024
+    print(f"\n[hub] H5: {out}; the hub's log {size_before} -> {size_after} bytes; student1's own log "
+          f"{sum(p.stat().st_size for p in own if p.exists())} bytes")
+    assert marker not in hub_log.read_text(errors="replace"), "the student wrote into the hub's log"
+    assert size_before <= size_after < size_before + 2**20, (size_before, size_after)
+    assert out.get("truncate") != "allowed", out
+    assert marker in own_text and "lines dropped" in own_text, own_text[-2000:]
+    assert all(p.stat().st_size <= cap for p in own if p.exists()), [p.stat().st_size for p in own if p.exists()]
