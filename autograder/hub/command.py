@@ -39,6 +39,7 @@ def setup(layout: Layout, n_students: int, people: list[roster.Person] | None = 
         step("homes", lambda: [homes.ensure(layout, p.username, home_mb) for p in people])
     step("students' environment", environment.students_env, layout)
     step("Korean Validate, patches", environment.lab_additions, layout)
+    step("connection timeouts", environment.server_timeouts, layout, settings.load().hub.connection_idle_s)
     step("global nbgrader config", provision.global_config, layout)
     step("students' page config", provision.students_page_config, layout)
     step("course copy", provision.course_copy, layout)
@@ -191,7 +192,8 @@ def main(args) -> int:
     people = people or roster.generated(layout.students(args.students), layout.instructors)
     setup(layout, args.students, people)
     try:
-        firewall.apply(layout, [accounts.uid(u) for u in (*(p.username for p in people), layout.grader)])
+        firewall.apply(layout, [accounts.uid(u) for u in (*(p.username for p in people), layout.grader)],
+                       settings.load().hub.connections_per_user)
     except firewall.Unavailable as exc:
         print(f"hub: refusing to start: the firewall could not be set up: {exc}", file=sys.stderr)
         return 2

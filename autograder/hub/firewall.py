@@ -1,16 +1,18 @@
-"""No TCP between the hub's users: an owner-match firewall (iptables' ``owner`` and ``addrtype`` matches), set up by
-the hub command (root) before the hub starts and removed when it stops.
+"""No TCP between the hub's users: an owner-match firewall (iptables' ``owner``, ``addrtype`` and ``connlimit``
+matches), set up by the hub command (root) before the hub starts and removed when it stops.
 
 Every process of the hub's users (students, instructors, the grading account) runs under their own uid; the kernel
 knows the uid of every socket it sends from. In the filter table's OUTPUT chain, a chain of this hub's own
 (``ag-<course id>``) looks at each new connection of those uids:
 
-to an address of this machine (``addrtype LOCAL``: 127.0.0.0/8, ::1 and the machine's own addresses) only the
+* to an address of this machine (``addrtype LOCAL``: 127.0.0.0/8, ::1 and the machine's own addresses) only the
   hub's port (the proxy), the hub's API and the exchange are reachable, and DNS (port 53, which only root can
   listen on); anything else is refused (a TCP reset): another user's JupyterLab, kernel or listener, the
   formgrader service, the proxy's API, whatever another user listens on. The proxy, the hub and root reach the
   users' servers as before (their own uid is not in the chain), and the replies of a user's server are not new
-  connections.
+  connections;
+* at most ``connections_per_user`` TCP connections at once, anywhere (``connlimit`` per uid): a student cannot hold
+  thousands of silent connections open at the proxy, the hub's API or the exchange.
 
 IPv4 and IPv6 alike (``iptables`` and ``ip6tables``; the hub's API and the exchange listen on 127.0.0.1 only, so over
 IPv6 only the proxy's port is reachable, and only where the proxy listens there). Other hosts are not this chain's
@@ -49,12 +51,15 @@ def allowed_ports(layout: Layout, ipv6: bool = False) -> list[int]:
     return [layout.port, layout.hub_port, layout.exchange_port]
 
 
-def rules(layout: Layout, uids: list[int], ipv6: bool = False) -> dict[str, list[list[str]]]:
+def rules(layout: Layout, uids: list[int], per_user: int, ipv6: bool = False) -> dict[str, list[list[str]]]:
     """The two chains' rules (``iptables -A <chain>`` arguments), per chain."""
     reject_tcp = ["-j", "REJECT", "--reject-with", "tcp-reset"]
     main = []
     for uid in sorted(set(uids)):
         owner = ["-m", "owner", "--uid-owner", str(uid)]
+        if per_user:
+            main.append(["-p", "tcp", "--syn", *owner, "-m", "connlimit", "--connlimit-above", str(per_user),
+                         "--connlimit-mask", "0", *reject_tcp])
         main.append(["-m", "conntrack", "--ctstate", "NEW", *owner, "-m", "addrtype", "--dst-type", "LOCAL",
                      "-j", local_chain(layout)])
     ports = allowed_ports(layout, ipv6)
@@ -80,11 +85,11 @@ def check() -> None:
         raise Unavailable(f"{', '.join(missing)} not found (Debian: apt-get install iptables)")
 
 
-def apply(layout: Layout, uids: list[int]) -> None:
+def apply(layout: Layout, uids: list[int], per_user: int) -> None:
     """This hub's chains (re)made with ``uids``' rules, and jumped to first from OUTPUT (idempotent)."""
     check()
     for tool in TOOLS:
-        made = rules(layout, uids, ipv6=tool == "ip6tables")
+        made = rules(layout, uids, per_user, ipv6=tool == "ip6tables")
         for name in (local_chain(layout), chain(layout)):
             if _run(tool, "-n", "-L", name, check=False).returncode != 0:
                 _run(tool, "-N", name)

@@ -61,7 +61,8 @@ def config_text(layout: Layout, students: list[str], instructors: list[str] | No
         tls = (f"c.JupyterHub.ssl_cert = {str(layout.ssl_cert)!r}\n"
                f"c.JupyterHub.ssl_key = {str(layout.ssl_key)!r}\n")
     server_log = (f'c.LimitedSpawner.server_log_dir = "{layout.server_logs}"\n'
-                  f"c.LimitedSpawner.server_log_bytes = {int(hub.server_log_kb) * 1024}\n")
+                  f"c.LimitedSpawner.server_log_bytes = {int(hub.server_log_kb) * 1024}\n"
+                  f"c.LimitedSpawner.open_files = {int(hub.open_files)}\n")
     culler = ""
     if hub.idle_timeout_s:
         command = [sys.executable, "-m", "jupyterhub_idle_culler", f"--timeout={int(hub.idle_timeout_s)}",
@@ -83,9 +84,13 @@ c.JupyterHub.bind_url = "{layout.bind_url}"
 # serves can reach no other user's server, formgrader or the hub with the visitor's cookies (autograder/hub/layout.py).
 c.JupyterHub.subdomain_host = "{layout.url}"
 # /services/<name>/... on the hub's or a user's name (nbgrader's course list links there): to the service's own name.
+from autograder.hub.connections import bound_connections  # noqa: E402
 from autograder.hub.origins import ServiceRedirect  # noqa: E402
 
 c.JupyterHub.extra_handlers = [(r"/services/([^/]+)(/.*)?", ServiceRedirect)]
+# The hub's API (a user's processes reach it: autograder/hub/firewall.py) closes a connection that brings no
+# complete request within {int(hub.connection_idle_s)} s (tornado's default: an hour).
+bound_connections({int(hub.connection_idle_s)})
 {tls}c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = {layout.hub_port}
 c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{layout.proxy_api_port}"

@@ -11,8 +11,9 @@ whose group or namespace cannot be made or joined does not start. When the serve
 running in the group is ended and the group removed; the namespace, with what was in ``/tmp`` and ``/dev/shm``,
 ends with the last of them.
 
-Each server's stdout and stderr are a pipe into a log of that user's own (``autograder/hub/server_log.py``), never
-the hub's log; its stdin is ``/dev/null`` (not the terminal the hub was started from).
+Each server's processes may hold at most ``open_files`` open files each (RLIMIT_NOFILE, the hard limit), and its
+stdout and stderr are a pipe into a log of that user's own (``autograder/hub/server_log.py``), never the hub's log;
+its stdin is ``/dev/null`` (not the terminal the hub was started from).
 """
 from __future__ import annotations
 
@@ -40,6 +41,8 @@ class LimitedSpawner(LocalProcessSpawner):
                             "started; 0: no limit.").tag(config=True)
     file_size_limit = Float(0, help="Largest file (MiB) a user's process may write (RLIMIT_FSIZE, inherited by "
                             "every child; the hard limit, which the user cannot raise); 0: no limit.").tag(config=True)
+    open_files = Integer(0, help="Files one process of the user's server may hold open (RLIMIT_NOFILE, soft and "
+                         "hard); 0: the hub's own limit.").tag(config=True)
     server_log_dir = Unicode("", help="Folder of each user's server log (<user>.log, root's); empty: the server's "
                              "output goes where the hub's does.").tag(config=True)
     server_log_bytes = Integer(1 << 20, help="Most bytes of one server log file (and as many in the previous "
@@ -59,6 +62,7 @@ class LimitedSpawner(LocalProcessSpawner):
                       self.user_limits())
         setuid = super().make_preexec_fn(name)
         fsize = int(self.file_size_limit * 2**20) if self.file_size_limit else None
+        nofile = int(self.open_files) or None
         mounts = private.mounts(int(self.mem_limit / 2**20) if self.mem_limit else PRIVATE_TMP_MB)
 
         def preexec():
@@ -66,6 +70,8 @@ class LimitedSpawner(LocalProcessSpawner):
             private.enter(mounts)                    # /tmp, /dev/shm and /proc of the user's own (before the uid)
             if fsize:
                 resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+            if nofile:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
             setuid()
 
         return preexec

@@ -198,9 +198,9 @@ SPAWNER_LIMITS = Patch(
      "jupyterhub.spawner:LocalProcessSpawner.start": "(self)",
      "jupyterhub.spawner:LocalProcessSpawner.stop": "(self, now=False)"},
     what="hub.spawner.LimitedSpawner: the server joins the user's control group and gets a /tmp, /dev/shm and /proc "
-         "of its own and a file size limit before JupyterHub's own switch to the user; start gives its stdout and "
-         "stderr to the user's own log (hub.server_log) and its stdin from /dev/null; stop also ends and empties the "
-         "user's group",
+         "of its own, a file size and open-file limit before JupyterHub's own switch to the user; start gives its "
+         "stdout and stderr to the user's own log (hub.server_log) and its stdin from /dev/null; stop also ends and "
+         "empties the user's group",
     why="LocalProcessSpawner starts every user's server in the hub's own limits, with the hub's own log and terminal, "
         "and leaves what it started behind")
 NGSHARE_GRADING = Patch(

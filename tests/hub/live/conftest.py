@@ -46,6 +46,7 @@ LOGS = ROOT / "build" / "hub-logs"
 SETUP_TIMEOUT_S = 1500        # a fresh machine: students' environment, generate and release of every assignment
 LATE_ASSIGNMENT = "attention"
 KOREAN_NAMES = [("김", "민준"), ("이", "서연"), ("박", "지호"), ("최", "하은")]
+CONNECTION_IDLE_S = 5        # the session's hub: a silent connection is closed after this (the course's: 60 s)
 
 
 def student_number(i: int) -> str:
@@ -203,10 +204,12 @@ def test_layout() -> Layout:
 
 
 def late_course_config(folder: Path, due: dt.datetime) -> Path:
-    """A copy of the course's config whose LATE_ASSIGNMENT is due at ``due`` (UTC)."""
+    """A copy of the course's config whose LATE_ASSIGNMENT is due at ``due`` (UTC), and whose servers close a silent
+    connection after CONNECTION_IDLE_S (the idle-timeout test waits that long, not the course's minute)."""
     text = (ROOT / "course_config.py").read_text(encoding="utf-8")
     text, n = re.subn(rf'("{LATE_ASSIGNMENT}": )"[^"]*"', rf'\1"{due:%Y-%m-%d %H:%M:%S} +0000"', text, count=1)
     assert n == 1, f"no due date of {LATE_ASSIGNMENT} in course_config.py"
+    text = re.sub(r'("connection_idle_s": )\d+', rf"\g<1>{CONNECTION_IDLE_S}", text, count=1)
     path = folder / "course_config.py"
     path.write_text(text, encoding="utf-8")
     return path

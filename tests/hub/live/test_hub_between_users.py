@@ -1,5 +1,5 @@
 """What one student's processes can do to another user's server, kernel and output, and to formgrader, tried from the
-attacking student's own Unix account (``su``) or their own kernel:
+attacking student's own Unix account (``su``) or their own kernel (H2-H6):
 
 * H2/H4: every TCP socket another user listens on (as ``/proc/net/tcp`` lists them) is refused to the attacker but
   the hub's port, its API and the exchange; a ZMQ message sent to each reaches no kernel (none prints it in its
@@ -7,13 +7,17 @@ attacking student's own Unix account (``su``) or their own kernel:
 * H3: formgrader starts no kernel and no terminal, for the instructor's token too, and runs in a memory group of its
   own;
 * H5: a student who takes their own server's stdout (``pidfd_getfd``) writes into a capped log of their own, not the
-  hub's log, and cannot truncate anything.
+  hub's log, and cannot truncate anything;
+* H6: thousands of silent connections from the attacker hold at most ``connections_per_user``, while another
+  student's save stays under a second; the hub's API, formgrader and a user's server close a silent connection
+  after ``connection_idle_s``; a user's processes may open ``open_files`` files each.
 """
 from __future__ import annotations
 
 import json
 import os
 import pwd
+import socket
 import threading
 import time
 import uuid
@@ -21,6 +25,8 @@ from pathlib import Path
 
 import pytest
 import requests
+from tests.hub.live.attacks import su_command
+from tests.hub.live.conftest import CONNECTION_IDLE_S
 from tests.hub.live.test_hub_held import su
 from tests.hub.live.test_hub_isolation import Person
 
@@ -242,3 +248,99 @@ def test_H5_a_students_server_output_goes_into_a_capped_log_of_their_own(hub, pe
     assert out.get("truncate") != "allowed", out
     assert marker in own_text and "lines dropped" in own_text, own_text[-2000:]
     assert all(p.stat().st_size <= cap for p in own if p.exists()), [p.stat().st_size for p in own if p.exists()]
+
+
+# ------------------------------------------------------------------------------------------------ H6
+HOLD = r"""import json, resource, socket, sys, time
+targets, tries = json.loads(sys.argv[1]), int(sys.argv[2])
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))     # as many files as the account may have
+held, out = [], {}
+for name, port in targets.items():
+    n = refused = 0
+    for _ in range(tries if name == "victim" else tries // 10):
+        try:
+            s = socket.socket()
+        except OSError:                                       # out of files: the attacker's own limit
+            break
+        s.settimeout(2)
+        try:
+            s.connect(("127.0.0.1", port))
+            held.append(s)
+            n += 1
+        except OSError:
+            s.close()
+            refused += 1
+    out[name] = [n, refused]
+print(json.dumps(out), flush=True)
+sys.stdin.read()                    # holds them until told
+"""
+TRIES = 5000          # silent connections tried at another student's server (more than its open-file limit, 4096)
+
+
+def test_H6_silent_connections_are_capped_and_another_students_save_stays_fast(hub, people):
+    """student4 opens TRIES silent connections to student2's server and a tenth of that to the proxy, the hub's API,
+    the exchange and formgrader: at most ``connections_per_user`` are held in all; meanwhile student2 saves a notebook
+    through the proxy, each save under a second. The servers that a user's processes reach (the hub's API) and those
+    behind the proxy (formgrader, a user's server) close a silent connection after ``connection_idle_s``; a user's
+    server may hold ``open_files`` files."""
+    import nbformat
+
+    attacker, victim = hub.students[3], people[hub.students[1]]
+    layout = hub.layout
+    targets = {"victim": server_port(victim.name), "proxy": layout.port, "hub API": layout.hub_port,
+               "exchange": layout.exchange_port, "formgrader": layout.service_port}
+    import subprocess
+
+    hold = subprocess.Popen(su_command(hub, attacker, HOLD, json.dumps(targets), str(TRIES)), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    body = {"type": "notebook", "content": nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])}
+    saves = []
+    try:
+        line = hold.stdout.readline()
+        assert line, hold.stderr.read()[-2000:]
+        held = json.loads(line)
+        for _ in range(5):
+            start = time.perf_counter()
+            reply = requests.put(f"{hub.user_url(victim.name)}/api/contents/h6.ipynb", headers=victim.headers,
+                                 json=body, timeout=30)
+            saves.append(time.perf_counter() - start)
+            assert reply.status_code in (200, 201), (reply.status_code, reply.text[:300])
+    finally:
+        hold.communicate("", timeout=60)
+    total = sum(n for n, _ in held.values())
+    print(f"\n[hub] H6: student4 held {held} (held, refused) of {TRIES} tries; student2's saves "
+          f"{', '.join(f'{s:.3f}' for s in saves)} s")
+    assert total <= hub_setting("connections_per_user", 128), held
+    assert max(saves) < 1.0, saves
+    (pid,) = processes(uid_of(victim.name), b"jupyterhub-singleuser")
+    limit = next(line for line in Path(f"/proc/{pid}/limits").read_text().splitlines() if "open files" in line)
+    assert limit.split()[3:5] == [str(hub_setting("open_files", 4096))] * 2, limit
+
+
+def test_H6_the_hub_api_formgrader_and_a_users_server_close_a_silent_connection(hub, people):
+    """A connection that sends nothing, to each of the three (from root, which the firewall lets through), is closed
+    by the server within the session's ``connection_idle_s`` (CONNECTION_IDLE_S, conftest.py) and a few seconds."""
+    layout = hub.layout
+    ports = {"hub API": layout.hub_port, "formgrader": layout.service_port,
+             "a user's server": server_port(hub.students[1])}
+    closed = {}
+
+    def wait(name, port):
+        s = socket.create_connection(("127.0.0.1", port))
+        s.settimeout(CONNECTION_IDLE_S + 10)
+        start = time.monotonic()
+        try:
+            closed[name] = (s.recv(1) == b"", round(time.monotonic() - start, 1))
+        except OSError as exc:                          # TimeoutError: still open
+            closed[name] = (isinstance(exc, ConnectionResetError), round(time.monotonic() - start, 1))
+        finally:
+            s.close()
+
+    threads = [threading.Thread(target=wait, args=item) for item in ports.items()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    print(f"\n[hub] H6: silent connections closed (closed, seconds): {closed}")
+    assert all(done and seconds <= CONNECTION_IDLE_S + 5 for done, seconds in closed.values()), closed
