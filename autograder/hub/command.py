@@ -34,6 +34,8 @@ def setup(layout: Layout, n_students: int, people: list[roster.Person] | None = 
 
     logins = step("accounts", accounts.ensure_logins, [p.username for p in people], layout.passwords)
     step("grading account", accounts.ensure_user, layout.grader)
+    step("firewall", firewall.apply, layout, [accounts.uid(u) for u in (*(p.username for p in people), layout.grader)],
+         settings.load().hub.connections_per_user)          # no TCP between them (autograder/hub/firewall.py)
     home_mb = settings.load().hub.home_mb
     if home_mb:                              # each person's home a file system of its own (autograder/hub/homes.py)
         step("homes", lambda: [homes.ensure(layout, p.username, home_mb) for p in people])
@@ -190,11 +192,10 @@ def main(args) -> int:
         print(f"hub: {exc}", file=sys.stderr)
         return 2
     people = people or roster.generated(layout.students(args.students), layout.instructors)
-    setup(layout, args.students, people)
     try:
-        firewall.apply(layout, [accounts.uid(u) for u in (*(p.username for p in people), layout.grader)],
-                       settings.load().hub.connections_per_user)
+        setup(layout, args.students, people)
     except firewall.Unavailable as exc:
+        firewall.remove(layout)
         print(f"hub: refusing to start: the firewall could not be set up: {exc}", file=sys.stderr)
         return 2
     try:
