@@ -333,6 +333,19 @@ def chromium(tmp_path_factory, hub):
     drivers.clear()
 
 
+@pytest.fixture(scope="module")
+def people(hub):
+    """student1, student2 and the instructor, each with their own token and their server up
+    (``test_hub_isolation.Person``: kernels started and code run as they would)."""
+    from tests.hub.live.test_hub_isolation import Person
+
+    found = {}
+    for name in (hub.students[0], hub.students[1], hub.instructor):
+        found[name] = Person(hub, name)
+        found[name].server_up()
+    return found
+
+
 @pytest.fixture(scope="session")
 def exchange_attacks(hub):
     """student3 and student4 attack the exchange from their own accounts (tests/hub/live/attacks.py), once the honest

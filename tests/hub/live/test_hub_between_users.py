@@ -23,23 +23,12 @@ import time
 import uuid
 from pathlib import Path
 
-import pytest
 import requests
 from tests.hub.live.attacks import su_command
 from tests.hub.live.conftest import CONNECTION_IDLE_S
 from tests.hub.live.test_hub_held import su
-from tests.hub.live.test_hub_isolation import Person
 
 from autograder import settings
-
-
-@pytest.fixture(scope="module")
-def people(hub):
-    found = {}
-    for name in (hub.students[0], hub.students[1], hub.instructor):
-        found[name] = Person(hub, name)
-        found[name].server_up()
-    return found
 
 
 def hub_setting(name: str, default=None):

@@ -10,7 +10,6 @@ import time
 import uuid
 from pathlib import Path
 
-import pytest
 import requests
 from tests.hub.live.test_hub_held import TOKEN, su
 
@@ -153,15 +152,6 @@ class Person:
 
     def stop(self, kernel: str) -> None:
         requests.delete(f"{self.hub.user_url(self.name)}/api/kernels/{kernel}", headers=self.headers, timeout=60)
-
-
-@pytest.fixture(scope="module")
-def people(hub):
-    found = {}
-    for name in (hub.students[0], hub.students[1], hub.instructor):
-        found[name] = Person(hub, name)
-        found[name].server_up()
-    return found
 
 
 def test_K1_no_student_reads_another_users_kernel(hub, people):
