@@ -112,6 +112,19 @@ COURSE = {
         # for this long is stopped, with everything it started; checked every cull_every_s. 0: never.
         "idle_timeout_s": 3600,
         "cull_every_s": 300,
+        # Each user's processes: at most this many open files each (a JupyterLab with kernels holds a few hundred), and
+        # this many TCP connections at once; on this machine they reach the hub's port, its API and the exchange only
+        # (autograder/hub/firewall.py). The hub's API, formgrader and every user's server close a connection that
+        # brings no complete request within connection_idle_s.
+        "open_files": 4096,
+        "connections_per_user": 128,
+        "connection_idle_s": 60,
+        # The formgrader service (JupyterLab of the grading account and the grading it runs: a lane of the sandbox with
+        # its graders and one submission's process, sandbox memory_mb) in a control group of its own.
+        "formgrader_mem_limit_mb": 8192,
+        # What a user's server prints (JupyterLab's log, its kernels' stray output) goes to a log of that user's own in
+        # the hub's state folder, at most this many KiB (and the previous file), repeated and rapid lines dropped.
+        "server_log_kb": 1024,
     },
     # Limits of the process that runs student code (applied by autograder/sandbox).
     "sandbox": {

@@ -74,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     hub.add_argument("--ssl-cert", metavar="PEM", help="serve HTTPS with this certificate (chain); with --ssl-key "
                      "(JupyterHub's ssl_cert and ssl_key)")
     hub.add_argument("--ssl-key", metavar="PEM", help="the certificate's private key (root's, mode 0600)")
+    hub.add_argument("--domain", metavar="NAME", help="the hub's DNS name: each user's server and formgrader get a "
+                     "name of their own below it (<user>.NAME), so DNS must resolve *.NAME to this machine (and "
+                     "--ssl-cert cover it); required unless --ip is 127.0.0.1 (then hub.localhost)")
     hub.add_argument("--stop", action="store_true", help="stop the hub that runs (and all it started)")
     k8s = commands.add_parser("k8s", help="write the course's Kubernetes bundle (Zero to JupyterHub values, images, "
                               "exchange, formgrader, gradebook, network policies, grading Jobs)")

@@ -86,6 +86,12 @@ class Hub:
     home_mb: int = _help("each person's home disk image on the one-machine hub (MiB; 0: unbounded)")
     idle_timeout_s: int = _help("a server idle this long is stopped (seconds; 0: never)")
     cull_every_s: int = _help("how often idle servers are looked for (seconds)")
+    open_files: int = _help("files one process of a user may hold open (RLIMIT_NOFILE)")
+    connections_per_user: int = _help("TCP connections one user's processes may hold at once (the firewall)")
+    connection_idle_s: int = _help("seconds the hub's API, formgrader and users' servers wait for a request on a "
+                                   "connection")
+    formgrader_mem_limit_mb: int = _help("memory of the formgrader service with the grading it runs (MiB)")
+    server_log_kb: int = _help("what each user's server log keeps (KiB, and as much in the previous file)")
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,10 @@ PYTHON=${PYTHON:-python3}
 UV_VERSION=0.9.5   # the installer (scripts/setup.sh only; nothing imports it)
 
 # System packages: bubblewrap (the sandbox), a Korean font for the heatmaps, PostgreSQL (gradebook tests),
-# Chromium and its driver (browser tests), Node.js with npm (JupyterHub's proxy). Installed when missing and when we
-# may (root).
-DEBS="bubblewrap fonts-nanum fonts-noto-color-emoji postgresql chromium chromium-driver"
+# Chromium and its driver (browser tests), Node.js with npm (JupyterHub's proxy), iptables (the hub's firewall between
+# users) and nss-myhostname (*.localhost resolves to this machine: the tests' hub gives each user a name below
+# hub.localhost). Installed when missing and when we may (root).
+DEBS="bubblewrap fonts-nanum fonts-noto-color-emoji postgresql chromium chromium-driver iptables libnss-myhostname"
 missing=$(for p in $DEBS; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
 command -v npm >/dev/null 2>&1 || missing="$missing nodejs npm"
 if [ -n "$missing" ]; then

@@ -42,6 +42,10 @@ def ensure_user(user: str) -> pwd.struct_passwd:
     return entry
 
 
+def uid(user: str) -> int:
+    return pwd.getpwnam(user).pw_uid
+
+
 def read_passwords(path: Path) -> dict[str, str]:
     if not path.exists():
         return {}

@@ -1,5 +1,5 @@
 """``python -m autograder hub [--students N | --roster CSV] [--port 8000] [--ip IP] [--ssl-cert PEM --ssl-key PEM]
-[--namespace NAME] [--stop]``: set up
+[--domain NAME] [--namespace NAME] [--stop]``: set up
 (idempotently) and run the course's JupyterHub in the foreground until Ctrl-C, or stop the one that runs
 (``--stop``). ``--namespace`` (or ``$AUTOGRADER_HUB_NAMESPACE``) runs a separate hub that shares nothing with the
 course's (``autograder/hub/layout.py``), as the tests do."""
@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from autograder import settings
-from autograder.hub import accounts, environment, homes, limits, provision, roster, server
+from autograder.hub import accounts, environment, firewall, homes, limits, provision, roster, server
 from autograder.hub.layout import Layout
 
 
@@ -34,11 +34,14 @@ def setup(layout: Layout, n_students: int, people: list[roster.Person] | None = 
 
     logins = step("accounts", accounts.ensure_logins, [p.username for p in people], layout.passwords)
     step("grading account", accounts.ensure_user, layout.grader)
+    step("firewall", firewall.apply, layout, [accounts.uid(u) for u in (*(p.username for p in people), layout.grader)],
+         settings.load().hub.connections_per_user)          # no TCP between them (autograder/hub/firewall.py)
     home_mb = settings.load().hub.home_mb
     if home_mb:                              # each person's home a file system of its own (autograder/hub/homes.py)
         step("homes", lambda: [homes.ensure(layout, p.username, home_mb) for p in people])
     step("students' environment", environment.students_env, layout)
     step("Korean Validate, patches", environment.lab_additions, layout)
+    step("connection timeouts", environment.server_timeouts, layout, settings.load().hub.connection_idle_s)
     step("global nbgrader config", provision.global_config, layout)
     step("students' page config", provision.students_page_config, layout)
     step("course copy", provision.course_copy, layout)
@@ -116,6 +119,26 @@ def tls_problem(layout: Layout) -> str | None:
     return None
 
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def domain_of(domain: str | None, ip: str) -> str:
+    """The hub's name: ``domain`` (checked), or on a loopback address ``hub.localhost``; raises ``ValueError`` for a
+    hub that others reach without a name (each user's origin is a name below the hub's: ``layout.py``)."""
+    from autograder.hub.layout import DOMAIN_RE
+
+    if domain:
+        domain = domain.strip().lower().rstrip(".")
+        if not DOMAIN_RE.match(domain) or "." not in domain:
+            raise ValueError(f"--domain {domain!r} is not a DNS name (hub.example.edu)")
+        return domain
+    if ip in LOOPBACK:
+        return ""
+    raise ValueError("a hub that others reach needs a name: give --domain hub.example.edu, whose DNS resolves it "
+                     "and every name below it (*.hub.example.edu: each user's server and formgrader have their own) "
+                     "to this machine; with --ssl-cert, a certificate for both (docs/instructors/hub.md)")
+
+
 def main(args) -> int:
     cert, key = getattr(args, "ssl_cert", None), getattr(args, "ssl_key", None)
     if bool(cert) != bool(key):
@@ -124,7 +147,8 @@ def main(args) -> int:
     try:
         layout = Layout.for_course(namespace=args.namespace, port=args.port, ip=args.ip,
                                    ssl_cert=Path(cert).resolve() if cert else None,
-                                   ssl_key=Path(key).resolve() if key else None)
+                                   ssl_key=Path(key).resolve() if key else None,
+                                   domain="" if args.stop else domain_of(getattr(args, "domain", None), args.ip))
     except ValueError as exc:
         print(f"hub: {exc}", file=sys.stderr)
         return 2
@@ -135,6 +159,7 @@ def main(args) -> int:
             return 0
         server.stop_process(pid)
         server.stop_leftovers(layout)
+        firewall.remove(layout)
         print(f"hub: stopped (pid {pid})")
         return 0
     if os.geteuid() != 0:
@@ -152,6 +177,11 @@ def main(args) -> int:
         print(f"hub: refusing to start: the per-user limits (COURSE['hub']) need the kernel's control groups: {exc}",
               file=sys.stderr)
         return 2
+    try:
+        firewall.check()
+    except firewall.Unavailable as exc:
+        print(f"hub: refusing to start: no TCP between the hub's users needs the firewall: {exc}", file=sys.stderr)
+        return 2
     reason = refuse_if_readable(settings.ROOT, layout) or tls_problem(layout)
     if reason:
         print(f"hub: refusing to start: {reason}", file=sys.stderr)
@@ -162,11 +192,17 @@ def main(args) -> int:
         print(f"hub: {exc}", file=sys.stderr)
         return 2
     people = people or roster.generated(layout.students(args.students), layout.instructors)
-    setup(layout, args.students, people)
+    try:
+        setup(layout, args.students, people)
+    except firewall.Unavailable as exc:
+        firewall.remove(layout)
+        print(f"hub: refusing to start: the firewall could not be set up: {exc}", file=sys.stderr)
+        return 2
     try:
         proc = server.start(layout)
     except RuntimeError as exc:
         server.stop_leftovers(layout)
+        firewall.remove(layout)
         print(f"hub: {exc}", file=sys.stderr)
         return 1
     try:
@@ -175,12 +211,13 @@ def main(args) -> int:
     except (RuntimeError, OSError) as exc:
         server.stop_process(proc)
         server.stop_leftovers(layout)
+        firewall.remove(layout)
         print(f"hub: the exchange could not be set up: {exc}\n{server.log_tail(layout)}", file=sys.stderr)
         return 1
     print(f"hub: exchange {layout.exchange_url} (ngshare); released: {', '.join(released) or 'nothing new'}",
           flush=True)
     print(f"hub: JupyterHub at {layout.url} (pid {proc.pid}, log {layout.log}); logins in {layout.passwords} "
-          f"(root only); formgrader: {layout.url}/services/{layout.course_id}/formgrader for {layout.formgrade_group}; "
+          f"(root only); formgrader: {layout.formgrader_url} for {layout.formgrade_group}; "
           "Ctrl-C or `python -m autograder hub --stop` stops it", flush=True)
 
     def stop(signum, frame):
@@ -197,3 +234,4 @@ def main(args) -> int:
     finally:
         server.stop_process(proc)
         server.stop_leftovers(layout)
+        firewall.remove(layout)

@@ -149,3 +149,21 @@ def lab_additions(layout: Layout, source: Path = Path(sys.prefix)) -> list[str]:
             os.replace(fresh, path)
             changed.append(path.name)
     return changed + apply_file_patches(layout.env, source)
+
+
+def server_timeouts(layout: Layout, idle_s: float) -> Path:
+    """``etc/jupyter/jupyter_server_config.py`` of the environment, read by every JupyterLab of the hub (users'
+    servers and formgrader; a user's own config is not read): its HTTP server closes a connection that brings no
+    complete request within ``idle_s`` (``connections.py``)."""
+    from autograder.hub import connections
+
+    path = layout.env / "etc" / "jupyter" / "jupyter_server_config.py"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fresh = path.with_name(path.name + ".new")
+    fresh.write_text("# Written by `python -m autograder hub` (autograder/hub/connections.py): every JupyterLab of "
+                     "this hub closes\n# a connection that brings no complete request in time.\n"
+                     + connections.SERVER_CONFIG.format(idle_s=float(idle_s), body_s=float(connections.BODY_S)),
+                     encoding="utf-8")
+    os.chmod(fresh, 0o644)
+    os.replace(fresh, path)
+    return path

@@ -14,6 +14,14 @@ database), the students' environment ``/opt/NAME-env`` (and ``exchange``, the fi
 hub does not use, ``/srv/NAME-exchange``). The internal ports follow ``--port``
 (proxy API ``port+1``, hub API ``port+81``, formgrader ``port+1999``, exchange ``port+2000``: 8001, 8081, 9999 and
 10000 for the default 8000).
+
+**One origin per user and for the grading service** (JupyterHub's ``subdomain_host``): the hub answers at
+``DOMAIN`` (``--domain``), each user's server at ``<user>.DOMAIN`` and each service at ``<name>--service.DOMAIN``
+(JupyterHub's names), all on the hub's port: a page of one user's server is another origin than the hub's, another
+user's and formgrader's, so the browser keeps their cookies, pages and API answers apart. The name needs a
+wildcard DNS record (``*.DOMAIN``, and with TLS a wildcard certificate). Without ``--domain`` the hub is
+``hub.localhost``, which browsers resolve to this machine (``*.localhost``): for a hub on 127.0.0.1 (the tests, a
+trial on one's own machine), not for a class.
 """
 from __future__ import annotations
 
@@ -26,6 +34,8 @@ from autograder import settings
 
 NAMESPACE_ENV = "AUTOGRADER_HUB_NAMESPACE"
 NAMESPACE_RE = re.compile(r"^[a-z][a-z0-9]{1,15}$")      # a course id, a Unix name's prefix and a path component
+LOCAL_DOMAIN = "hub.localhost"          # *.localhost: this machine, in browsers (and glibc with nss-myhostname)
+DOMAIN_RE = re.compile(r"^(?=.{1,200}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 
 
 @dataclass(frozen=True)
@@ -40,6 +50,7 @@ class Layout:
     namespace: str | None = None                   # None: the course's real hub
     ssl_cert: Path | None = None                   # TLS: the certificate (chain) the hub serves, and its key
     ssl_key: Path | None = None
+    domain: str = ""                               # the hub's DNS name ("": LOCAL_DOMAIN); users at <user>.<domain>
 
     def __post_init__(self):
         if self.state is None:
@@ -137,6 +148,11 @@ class Layout:
         return self.state / "jupyterhub_config.py"
 
     @property
+    def server_logs(self) -> Path:
+        """Each user's server log (``<user>.log``, root's: ``autograder/hub/server_log.py``)."""
+        return self.state / "servers"
+
+    @property
     def pid_file(self) -> Path:
         return self.state / "jupyterhub.pid"
 
@@ -158,6 +174,42 @@ class Layout:
     def scheme(self) -> str:
         return "https" if self.ssl_cert else "http"
 
+    # ------------------------------------------------------------------------------------------ addresses
+    @property
+    def hub_domain(self) -> str:
+        return self.domain or LOCAL_DOMAIN
+
+    def _origin(self, host: str) -> str:
+        default = {"http": 80, "https": 443}[self.scheme]
+        return f"{self.scheme}://{host}" + ("" if self.port == default else f":{self.port}")
+
     @property
     def url(self) -> str:
+        """The hub's public address (its login page, its API): ``DOMAIN`` on the hub's port."""
+        return self._origin(self.hub_domain)
+
+    @property
+    def bind_url(self) -> str:
+        """Where the proxy listens (every interface where ``ip`` is empty)."""
+        return f"{self.scheme}://{self.ip}:{self.port}"
+
+    @property
+    def local_url(self) -> str:
+        """The hub's port on this machine by address (the command's own check; the hub's name in a Host header)."""
         return f"{self.scheme}://{self.ip or '127.0.0.1'}:{self.port}"
+
+    def user_url(self, user: str) -> str:
+        """``user``'s server, on its own origin: ``<user>.DOMAIN/user/<user>`` (JupyterHub's subdomain hook)."""
+        from jupyterhub.utils import subdomain_hook_idna
+
+        return self._origin(subdomain_hook_idna(user, self.hub_domain, "user")) + f"/user/{user}"
+
+    def service_url(self, name: str) -> str:
+        """A hub service, on its own origin: ``<name>--service.DOMAIN/services/<name>``."""
+        from jupyterhub.utils import subdomain_hook_idna
+
+        return self._origin(subdomain_hook_idna(name, self.hub_domain, "service")) + f"/services/{name}"
+
+    @property
+    def formgrader_url(self) -> str:
+        return f"{self.service_url(self.course_id)}/formgrader"

@@ -47,7 +47,8 @@ def config_text(layout: Layout, students: list[str], instructors: list[str] | No
     instructors = list(layout.instructors if instructors is None else instructors)
     env_bin = layout.env / "bin"
     path = f"{env_bin}:/usr/local/bin:/usr/bin:/bin"
-    service_env = {"PATH": path, "JUPYTERHUB_DEFAULT_URL": "/lab", **provision.grader_env(layout)}
+    service_env = {"PATH": path, "JUPYTERHUB_DEFAULT_URL": "/lab", "JUPYTERHUB_DISABLE_USER_CONFIG": "1",
+                   **provision.grader_env(layout)}
     hub = settings.load().hub
     limits = "\n".join(line for line in (
         f"c.LimitedSpawner.mem_limit = {hub.mem_limit_mb * 2**20}" if hub.mem_limit_mb else "",
@@ -59,6 +60,9 @@ def config_text(layout: Layout, students: list[str], instructors: list[str] | No
     if layout.ssl_cert:                 # the proxy serves HTTPS with them (JupyterHub passes them to it)
         tls = (f"c.JupyterHub.ssl_cert = {str(layout.ssl_cert)!r}\n"
                f"c.JupyterHub.ssl_key = {str(layout.ssl_key)!r}\n")
+    server_log = (f'c.LimitedSpawner.server_log_dir = "{layout.server_logs}"\n'
+                  f"c.LimitedSpawner.server_log_bytes = {int(hub.server_log_kb) * 1024}\n"
+                  f"c.LimitedSpawner.open_files = {int(hub.open_files)}\n")
     culler = ""
     if hub.idle_timeout_s:
         command = [sys.executable, "-m", "jupyterhub_idle_culler", f"--timeout={int(hub.idle_timeout_s)}",
@@ -74,7 +78,19 @@ import signal  # noqa: E402
 
 signal.signal(signal.SIGINT, signal.default_int_handler)
 
-c.JupyterHub.bind_url = "{layout.scheme}://{layout.ip}:{layout.port}"
+c.JupyterHub.bind_url = "{layout.bind_url}"
+# One origin per user and per service (JupyterHub's subdomains): the hub at {layout.hub_domain}, each user's server
+# at <user>.{layout.hub_domain}, formgrader at {cid}--service.{layout.hub_domain}. A page that one user's server
+# serves can reach no other user's server, formgrader or the hub with the visitor's cookies (autograder/hub/layout.py).
+c.JupyterHub.subdomain_host = "{layout.url}"
+# /services/<name>/... on the hub's or a user's name (nbgrader's course list links there): to the service's own name.
+from autograder.hub.connections import bound_connections  # noqa: E402
+from autograder.hub.origins import ServiceRedirect  # noqa: E402
+
+c.JupyterHub.extra_handlers = [(r"/services/([^/]+)(/.*)?", ServiceRedirect)]
+# The hub's API (a user's processes reach it: autograder/hub/firewall.py) closes a connection that brings no
+# complete request within {int(hub.connection_idle_s)} s (tornado's default: an hour).
+bound_connections({int(hub.connection_idle_s)})
 {tls}c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = {layout.hub_port}
 c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{layout.proxy_api_port}"
@@ -100,7 +116,11 @@ c.Authenticator.admin_users = set()
 c.JupyterHub.spawner_class = "autograder.hub.spawner.LimitedSpawner"
 c.LimitedSpawner.cgroup_name = "{cgroup_name(layout)}"
 {limits}
-c.Spawner.cmd = ["{env_bin / 'jupyterhub-singleuser'}"]
+# What a user's server prints goes into a log of that user's own (autograder/hub/server_log.py), not this hub's log.
+{server_log}c.Spawner.cmd = ["{env_bin / 'jupyterhub-singleuser'}"]
+# A user's server reads no configuration, extension or path from the user's home (~/.jupyter, ~/.local/share/jupyter):
+# what it serves is the hub's (a student's own config could serve pages of their own under the server's name).
+c.Spawner.disable_user_config = True
 c.Spawner.default_url = "/lab"
 c.Spawner.environment = {{"PATH": "{path}"}}
 # Kernels on IPC sockets in the user's own runtime folder (~/.local/share/jupyter/runtime, 0700 in a 0700 home), not
@@ -152,16 +172,20 @@ from autograder.patches.hub import patient_service_wait_up  # noqa: E402
 
 patient_service_wait_up({layout.service_port}, {SERVICE_WAIT_S})
 
+# Started as root by autograder/hub/formgrader_server.py: into a control group of its own
+# ({int(hub.formgrader_mem_limit_mb)} MiB), then as the grading account; no kernel, no terminal a page could start
+# (formgrader grades with its own server code).
 c.JupyterHub.services = [{culler}{{
     "name": "{cid}",
     "url": "http://127.0.0.1:{layout.service_port}",
-    "command": ["{env_bin / 'jupyterhub-singleuser'}", "--ServerApp.root_dir={layout.course_dir}",
-                "--KernelManager.transport=ipc", FORMGRADER_CSP,
-                "--KernelSpecManager.allowed_kernelspecs={environment.KERNEL}",
-                "--MultiKernelManager.default_kernel_name={environment.KERNEL}",
+    "command": ["{sys.executable}", "-I", "-m", "autograder.hub.formgrader_server", "--cgroup", "{cgroup_name(layout)}",
+                "--memory-mb", "{int(hub.formgrader_mem_limit_mb)}", "--user", "{layout.grader}", "--",
+                "{env_bin / 'jupyterhub-singleuser'}", "--ServerApp.root_dir={layout.course_dir}", FORMGRADER_CSP,
+                "--ServerApp.kernel_manager_class=autograder.hub.formgrader_server.NoKernels",
+                "--ServerApp.kernel_spec_manager_class=autograder.hub.formgrader_server.NoKernelSpecs",
+                "--ServerApp.terminals_enabled=False",
                 "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-                "--LabApp.extension_manager=readonly", TERMINAL],
-    "user": "{layout.grader}",
+                "--LabApp.extension_manager=readonly"],
     "oauth_no_confirm": True,
     "cwd": "{layout.course_dir}",
     "environment": {service_env!r},
@@ -203,7 +227,8 @@ def start(layout: Layout) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "PYTHONPATH", "COURSE_"))}
     env["PATH"] = f"{Path(sys.executable).parent}:{PROXY.parent}:{env.get('PATH', '/usr/bin:/bin')}"
     proc = subprocess.Popen([str(Path(sys.executable).with_name("jupyterhub")), "-f", str(layout.config)],
-                            cwd=layout.state, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                            cwd=layout.state, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
     log.close()
     wait_until_up(layout, proc)
     return proc
@@ -215,7 +240,10 @@ def wait_until_up(layout: Layout, proc: subprocess.Popen, timeout: float = 120) 
         if proc.poll() is not None:
             raise RuntimeError(f"jupyterhub exited ({proc.returncode}); its log: {layout.log}\n{log_tail(layout)}")
         try:
-            with urllib.request.urlopen(f"{layout.url}/hub/api/", timeout=5, context=tls_context(layout)) as response:
+            # by the hub's address, with its name: the name need not resolve on this machine (a class's DNS)
+            check = urllib.request.Request(f"{layout.local_url}/hub/api/",
+                                           headers={"Host": layout.url.split("://", 1)[1]})
+            with urllib.request.urlopen(check, timeout=5, context=tls_context(layout)) as response:
                 if response.status == 200:
                     return
         except (urllib.error.URLError, ConnectionError, TimeoutError):

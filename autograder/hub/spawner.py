@@ -10,16 +10,22 @@ user's uid (JupyterHub's own ``set_user_setuid``). In between it enters a mount 
 whose group or namespace cannot be made or joined does not start. When the server stops, whatever the student left
 running in the group is ended and the group removed; the namespace, with what was in ``/tmp`` and ``/dev/shm``,
 ends with the last of them.
+
+Each server's processes may hold at most ``open_files`` open files each (RLIMIT_NOFILE, the hard limit), and its
+stdout and stderr are a pipe into a log of that user's own (``autograder/hub/server_log.py``), never the hub's log;
+its stdin is ``/dev/null`` (not the terminal the hub was started from).
 """
 from __future__ import annotations
 
 import asyncio
 import resource
+import subprocess
+from pathlib import Path
 
 from jupyterhub.spawner import LocalProcessSpawner
 from traitlets import Float, Integer, Unicode
 
-from autograder.hub import limits, private
+from autograder.hub import limits, private, server_log
 
 
 PRIVATE_TMP_MB = 1024        # each of /tmp and /dev/shm, where no memory limit is set
@@ -35,6 +41,12 @@ class LimitedSpawner(LocalProcessSpawner):
                             "started; 0: no limit.").tag(config=True)
     file_size_limit = Float(0, help="Largest file (MiB) a user's process may write (RLIMIT_FSIZE, inherited by "
                             "every child; the hard limit, which the user cannot raise); 0: no limit.").tag(config=True)
+    open_files = Integer(0, help="Files one process of the user's server may hold open (RLIMIT_NOFILE, soft and "
+                         "hard); 0: the hub's own limit.").tag(config=True)
+    server_log_dir = Unicode("", help="Folder of each user's server log (<user>.log, root's); empty: the server's "
+                             "output goes where the hub's does.").tag(config=True)
+    server_log_bytes = Integer(1 << 20, help="Most bytes of one server log file (and as many in the previous "
+                               "one).").tag(config=True)
 
     def user_limits(self) -> limits.UserLimits:
         return limits.UserLimits(memory_mb=int(self.mem_limit / 2**20) if self.mem_limit else None,
@@ -50,6 +62,7 @@ class LimitedSpawner(LocalProcessSpawner):
                       self.user_limits())
         setuid = super().make_preexec_fn(name)
         fsize = int(self.file_size_limit * 2**20) if self.file_size_limit else None
+        nofile = int(self.open_files) or None
         mounts = private.mounts(int(self.mem_limit / 2**20) if self.mem_limit else PRIVATE_TMP_MB)
 
         def preexec():
@@ -57,9 +70,24 @@ class LimitedSpawner(LocalProcessSpawner):
             private.enter(mounts)                    # /tmp, /dev/shm and /proc of the user's own (before the uid)
             if fsize:
                 resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+            if nofile:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
             setuid()
 
         return preexec
+
+    async def start(self):
+        """JupyterHub's start, with the server's output going into its own log and its stdin from /dev/null."""
+        log = None
+        if self.server_log_dir:
+            log = server_log.ServerLog(Path(self.server_log_dir) / f"{self.user.name}.log", self.server_log_bytes)
+            self.popen_kwargs = {**self.popen_kwargs, "stdout": log.fd, "stderr": subprocess.STDOUT}
+        self.popen_kwargs = {**self.popen_kwargs, "stdin": subprocess.DEVNULL}
+        try:
+            return await super().start()
+        finally:
+            if log is not None:
+                log.started()
 
     async def stop(self, now=False):
         await super().stop(now=now)

@@ -1,5 +1,5 @@
 """A namespace's hub removed entirely (``remove``): its accounts' processes, its accounts with their homes, its
-state, exchange and environment; never the course's own hub."""
+firewall chains, state, exchange and environment; never the course's own hub."""
 from __future__ import annotations
 
 import os
@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from autograder.hub import accounts, homes
+from autograder.hub import accounts, firewall, homes
 from autograder.hub.layout import Layout
 
 
@@ -65,6 +65,9 @@ def remove(layout: Layout) -> list[str]:
         if accounts.exists(user):
             raise RuntimeError(f"userdel {user} failed")
     removed = list(users)
+    if firewall.installed(layout):
+        firewall.remove(layout)
+        removed.append(f"firewall chain {firewall.chain(layout)}")
     for path in (layout.state, layout.exchange, layout.env):
         if path.exists() or path.is_symlink():
             shutil.rmtree(path)

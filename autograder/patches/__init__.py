@@ -195,11 +195,14 @@ VALIDATE_SUMMARY = Patch(
 SPAWNER_LIMITS = Patch(
     "each user's server in limits", JUPYTERHUB,
     {"jupyterhub.spawner:LocalProcessSpawner.make_preexec_fn": "(self, name)",
+     "jupyterhub.spawner:LocalProcessSpawner.start": "(self)",
      "jupyterhub.spawner:LocalProcessSpawner.stop": "(self, now=False)"},
     what="hub.spawner.LimitedSpawner: the server joins the user's control group and gets a /tmp, /dev/shm and /proc "
-         "of its own and a file size limit before JupyterHub's own switch to the user; stop also ends and empties "
-         "the user's group",
-    why="LocalProcessSpawner starts every user's server in the hub's own limits and leaves what it started behind")
+         "of its own, a file size and open-file limit before JupyterHub's own switch to the user; start gives its "
+         "stdout and stderr to the user's own log (hub.server_log) and its stdin from /dev/null; stop also ends and "
+         "empties the user's group",
+    why="LocalProcessSpawner starts every user's server in the hub's own limits, with the hub's own log and terminal, "
+        "and leaves what it started behind")
 NGSHARE_GRADING = Patch(
     "collect and release feedback one student at a time", NGSHARE_EXCHANGE,
     {"ngshare_exchange.collect:ExchangeCollect.init_src": "(self)",
@@ -215,10 +218,22 @@ NGSHARE_GRADING = Patch(
               "221777d4b733419f1a77b28cbca60cf02a985d5190a4927a1875beaf8bacdcfe",
               "ngshare_exchange.release_feedback:ExchangeReleaseFeedback.copy_files":
               "b6117a7260e0b0ae8b4e1068f20e4c7169cffe543d45ba1f3ede727c37d06481"})
+FORMGRADER_NO_KERNELS = Patch(
+    "formgrader starts no kernel", "jupyter_server 2.21.1",
+    {"jupyter_server.services.kernels.kernelmanager:MappingKernelManager.start_kernel":
+     "(self, *, kernel_id=None, path=None, **kwargs)"},
+    what="hub.formgrader_server.NoKernels: formgrader's server refuses every kernel start (kernels and sessions APIs: "
+         "403)",
+    why="a page on formgrader's origin started a kernel as the grading account, which reads the answer key")
+FORMGRADER_NO_KERNELSPECS = Patch(
+    "formgrader lists no kernel", "jupyter_client 8.10.0",
+    {"jupyter_client.kernelspec:KernelSpecManager.find_kernel_specs": "(self)"},
+    what="hub.formgrader_server.NoKernelSpecs: formgrader's JupyterLab opens notebooks with no kernel to choose",
+    why="with kernels refused, a listed kernel only led to an error dialog")
 OVERRIDES = (PREPROCESS_STEPS, FEEDBACK_RESOURCES, SUBMITTED_READ, LATE_PLUGIN, VALIDATE_SUMMARY, SPAWNER_LIMITS,
-             NGSHARE_GRADING)
+             NGSHARE_GRADING, FORMGRADER_NO_KERNELS, FORMGRADER_NO_KERNELSPECS)
 UPSTREAM_PACKAGES = ("nbgrader", "nbconvert", "jupyterhub", "ngshare", "ngshare_exchange", "jupyter_server",
-                     "notebook", "traitlets")
+                     "notebook", "traitlets", "jupyter_client")
 
 
 def resolve(function: str):
@@ -365,4 +380,98 @@ SUBMISSIONS_PAGE_ID = FilePatch(
     why="the 'Student ID' column showed the account name, never the student number of the roster",
 )
 
-FILE_PATCHES = (ROUND_TO_PRECISION, VALIDATE_DIALOG, STUDENTS_PAGE_ID, SUBMISSIONS_PAGE_ID)
+# ipykernel's IOPub pipe (what forked subprocesses print reaches the notebook through it): an IPC socket in a folder of
+# the kernel's owner alone, not a TCP port on 127.0.0.1 that any user of the machine may connect to and stream into.
+IOPUB_PIPE = FilePatch(
+    name="ipykernel's IOPub pipe on IPC",
+    path="{site}/ipykernel/iostream.py",
+    upstream_sha256="e59cd201a350a8cbc9d463e6e150987a87ca1e77d7cdfd6819a3ecfa34f202f6",
+    old="""        pipe_in = ctx.socket(zmq.PULL)
+        pipe_in.linger = 0
+
+        try:
+            self._pipe_port = pipe_in.bind_to_random_port("tcp://127.0.0.1")
+        except zmq.ZMQError as e:
+            warnings.warn(
+                "Couldn't bind IOPub Pipe to 127.0.0.1: %s" % e
+                + "\\nsubprocess output will be unavailable.",
+                stacklevel=2,
+            )
+            self._pipe_flag = False
+            pipe_in.close()
+            return
+        self._pipe_in = ZMQStream(pipe_in, self.io_loop)
+        self._pipe_in.on_recv(self._handle_pipe_msg)
+
+    def _handle_pipe_msg(self, msg):
+        \"\"\"handle a pipe message from a subprocess\"\"\"
+        if not self._pipe_flag or not self._is_master_process():
+            return
+        if msg[0] != self._pipe_uuid:
+            print("Bad pipe message: %s", msg, file=sys.__stderr__)
+            return
+        self.send_multipart(msg[1:])
+
+    def _setup_pipe_out(self):
+        # must be new context after fork
+        ctx = zmq.Context()
+        pipe_out = ctx.socket(zmq.PUSH)
+        pipe_out.linger = 3000  # 3s timeout for pipe_out sends before discarding the message
+        pipe_out.connect("tcp://127.0.0.1:%i" % self._pipe_port)
+        return ctx, pipe_out
+""",
+    new="""        pipe_in = ctx.socket(zmq.PULL)
+        pipe_in.linger = 0
+        # The course's hub (autograder/patches): an IPC socket in a folder of the kernel's owner alone (0700), not a
+        # TCP port on 127.0.0.1 that every user of the machine can connect to; a message past MAXMSGSIZE ends the
+        # connection that sent it instead of being buffered.
+        pipe_in.setsockopt(zmq.MAXMSGSIZE, {pipe_max_bytes})
+
+        try:
+            import tempfile
+
+            self._pipe_folder = tempfile.mkdtemp(prefix="ipykernel-pipe-")
+            atexit.register(self._remove_pipe_folder, os.getpid())
+            self._pipe_address = "ipc://" + os.path.join(self._pipe_folder, "pipe")
+            pipe_in.bind(self._pipe_address)
+        except (OSError, zmq.ZMQError) as e:
+            warnings.warn(
+                "Couldn't bind IOPub Pipe to a private IPC socket: %s" % e
+                + "\\nsubprocess output will be unavailable.",
+                stacklevel=2,
+            )
+            self._pipe_flag = False
+            pipe_in.close()
+            return
+        self._pipe_in = ZMQStream(pipe_in, self.io_loop)
+        self._pipe_in.on_recv(self._handle_pipe_msg)
+
+    def _remove_pipe_folder(self, pid):
+        if os.getpid() == pid:                      # not in a forked child that exits
+            import shutil
+
+            shutil.rmtree(self._pipe_folder, ignore_errors=True)
+
+    def _handle_pipe_msg(self, msg):
+        \"\"\"handle a pipe message from a subprocess\"\"\"
+        if not self._pipe_flag or not self._is_master_process():
+            return
+        if msg[0] != self._pipe_uuid:
+            print("Bad pipe message: %s", msg, file=sys.__stderr__)
+            return
+        self.send_multipart(msg[1:])
+
+    def _setup_pipe_out(self):
+        # must be new context after fork
+        ctx = zmq.Context()
+        pipe_out = ctx.socket(zmq.PUSH)
+        pipe_out.linger = 3000  # 3s timeout for pipe_out sends before discarding the message
+        pipe_out.connect(self._pipe_address)
+        return ctx, pipe_out
+""".replace("{", "{{").replace("}", "}}").replace("{{pipe_max_bytes}}", "{pipe_max_bytes}"),
+    why="every kernel listened on a TCP port of 127.0.0.1 for its forked children's output, listed with its owner in "
+        "/proc/net/tcp: another student connected and announced a 2,300 MiB message, which the kernel buffered "
+        "until its owner's memory group killed it, or printed 'Bad pipe message' lines into its owner's running cell",
+)
+
+FILE_PATCHES = (ROUND_TO_PRECISION, VALIDATE_DIALOG, STUDENTS_PAGE_ID, SUBMISSIONS_PAGE_ID, IOPUB_PIPE)

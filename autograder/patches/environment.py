@@ -8,11 +8,13 @@ from pathlib import Path
 
 from autograder.patches import FILE_PATCHES
 
+PIPE_MAX_BYTES = 64 << 20       # one message of a kernel's forked child (its output, a figure) through the IOPub pipe
+
 
 def patch_values() -> dict:
     from autograder import settings
 
-    return {"decimals": int(settings.load().score_decimals)}
+    return {"decimals": int(settings.load().score_decimals), "pipe_max_bytes": PIPE_MAX_BYTES}
 
 
 def apply_file_patches(prefix: Path, source: Path = Path(sys.prefix)) -> list[str]:

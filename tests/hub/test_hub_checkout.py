@@ -56,7 +56,7 @@ def student_reads(user: str, path: Path) -> subprocess.CompletedProcess:
 def hub_command(root: Path, monkeypatch, capsys) -> tuple[int, str, list]:
     """``python -m autograder hub`` (its main) run from ``root``; set-up replaced by a recorder: nothing is made."""
     from autograder import settings
-    from autograder.hub import command, server
+    from autograder.hub import command, firewall, server
 
     started = []
     monkeypatch.setenv("COURSE_CONFIG", str(settings.ROOT / "course_config.py"))    # the course's, not the copy's
@@ -65,6 +65,7 @@ def hub_command(root: Path, monkeypatch, capsys) -> tuple[int, str, list]:
     monkeypatch.setattr(server, "start", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("stop here")))
     monkeypatch.setattr(server, "running_pid", lambda layout: None)
     monkeypatch.setattr(server, "stop_leftovers", lambda layout: None)
+    monkeypatch.setattr(firewall, "remove", lambda layout: None)          # a hub of the course's may run here
     args = argparse.Namespace(stop=False, students=1, port=8000, ip="127.0.0.1", namespace=None)
     code = command.main(args)
     return code, capsys.readouterr().err, started

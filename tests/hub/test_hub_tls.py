@@ -45,7 +45,8 @@ def test_the_config_serves_tls_with_the_certificate_and_key(certificate):
     namespace = {"get_config": Config}
     exec(compile(server.config_text(layout, ["s1"]), "jupyterhub_config.py", "exec"), namespace)
     c = namespace["c"]
-    assert c.JupyterHub.bind_url == "https://127.0.0.1:18900" and layout.url == "https://127.0.0.1:18900"
+    assert c.JupyterHub.bind_url == "https://127.0.0.1:18900" and layout.url == "https://hub.localhost:18900"
+    assert c.JupyterHub.subdomain_host == layout.url
     assert (c.JupyterHub.ssl_cert, c.JupyterHub.ssl_key) == (str(cert), str(key))
     plain = Layout(course_id="hubopstls", port=18900, ip="127.0.0.1")
     exec(compile(server.config_text(plain, ["s1"]), "jupyterhub_config.py", "exec"), namespace)

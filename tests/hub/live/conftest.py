@@ -46,6 +46,7 @@ LOGS = ROOT / "build" / "hub-logs"
 SETUP_TIMEOUT_S = 1500        # a fresh machine: students' environment, generate and release of every assignment
 LATE_ASSIGNMENT = "attention"
 KOREAN_NAMES = [("김", "민준"), ("이", "서연"), ("박", "지호"), ("최", "하은")]
+CONNECTION_IDLE_S = 5        # the session's hub: a silent connection is closed after this (the course's: 60 s)
 
 
 def student_number(i: int) -> str:
@@ -106,6 +107,19 @@ class Hub:
     @property
     def instructor(self) -> str:
         return self.layout.instructors[0]
+
+    def user_url(self, user: str) -> str:
+        """``user``'s server: on its own origin (``<user>.hub.localhost``), where the hub has one per user."""
+        if hasattr(self.layout, "user_url"):
+            return self.layout.user_url(user)
+        return f"{self.url}/user/{user}"                       # one origin for everyone (the hub before it)
+
+    @property
+    def formgrader(self) -> str:
+        """The formgrader service's base URL (``.../services/<course id>``), on its own origin where it has one."""
+        if hasattr(self.layout, "service_url"):
+            return self.layout.service_url(self.layout.course_id)
+        return f"{self.url}/services/{self.layout.course_id}"
 
     def roster(self, student: str) -> tuple[str, str]:
         """(student number, "last, first" as formgrader shows the name) of a student of the roster."""
@@ -190,10 +204,12 @@ def test_layout() -> Layout:
 
 
 def late_course_config(folder: Path, due: dt.datetime) -> Path:
-    """A copy of the course's config whose LATE_ASSIGNMENT is due at ``due`` (UTC)."""
+    """A copy of the course's config whose LATE_ASSIGNMENT is due at ``due`` (UTC), and whose servers close a silent
+    connection after CONNECTION_IDLE_S (the idle-timeout test waits that long, not the course's minute)."""
     text = (ROOT / "course_config.py").read_text(encoding="utf-8")
     text, n = re.subn(rf'("{LATE_ASSIGNMENT}": )"[^"]*"', rf'\1"{due:%Y-%m-%d %H:%M:%S} +0000"', text, count=1)
     assert n == 1, f"no due date of {LATE_ASSIGNMENT} in course_config.py"
+    text = re.sub(r'("connection_idle_s": )\d+', rf"\g<1>{CONNECTION_IDLE_S}", text, count=1)
     path = folder / "course_config.py"
     path.write_text(text, encoding="utf-8")
     return path
@@ -315,6 +331,19 @@ def chromium(tmp_path_factory, hub):
     for driver in drivers.values():
         driver.quit()
     drivers.clear()
+
+
+@pytest.fixture(scope="module")
+def people(hub):
+    """student1, student2 and the instructor, each with their own token and their server up
+    (``test_hub_isolation.Person``: kernels started and code run as they would)."""
+    from tests.hub.live.test_hub_isolation import Person
+
+    found = {}
+    for name in (hub.students[0], hub.students[1], hub.instructor):
+        found[name] = Person(hub, name)
+        found[name].server_up()
+    return found
 
 
 @pytest.fixture(scope="session")

@@ -70,8 +70,8 @@ def login(driver, hub, user: str, next_url: str = "") -> None:
 
 def student_lab(hub, chromium, screenshots, user: str) -> HubLab:
     driver = chromium(user)
-    lab = HubLab(driver, UserServer(f"{hub.url}/user/{user}", Path(f"/home/{user}")), screenshots, f"hub-{user}")
-    driver.get(f"{hub.url}/user/{user}/lab")           # the hub asks for a login first, once per browser
+    lab = HubLab(driver, UserServer(hub.user_url(user), Path(f"/home/{user}")), screenshots, f"hub-{user}")
+    driver.get(f"{hub.user_url(user)}/lab")            # the hub asks for a login first, once per browser
     wait_for(lambda: driver.find_elements(By.ID, "username_input") or f"/user/{user}/lab" in driver.current_url,
              SPAWN_S, f"{user}'s login page or JupyterLab")
     if driver.find_elements(By.ID, "username_input"):
