@@ -3,8 +3,8 @@ repository root; ``--check`` computes everything again and compares with the sto
 
 Each case's inputs are drawn from its own seed by the graders' own helpers (``autograder/graders/modern``: numpy's
 PCG64, the same on every machine), then run through Hugging Face transformers' Qwen3 (float64) and KerasHub's Qwen3
-(float32) holding those weights (``qwen3.py``); ``generate`` cases store ``Qwen3ForCausalLM.generate(do_sample=False)``'s
-tokens, the ``cache`` case the bytes of the caches both libraries allocate. A case whose stored output is farther
+(float32) holding those weights (``qwen3.py``); ``generate`` cases store the tokens of
+``Qwen3ForCausalLM.generate(do_sample=False)``, the ``cache`` case the bytes of the caches both libraries allocate. A case whose stored output is farther
 from the float64 reference (references.py) than half the tolerance it is graded with is refused, not stored; a generate
 case whose transformers tokens are not the float64 reference's is refused too.
 
