@@ -4,9 +4,10 @@ repository root; ``--check`` computes everything again and compares with the sto
 Each case's inputs are drawn from its own seed by the graders' own helpers (``autograder/graders/modern``: numpy's
 PCG64, the same on every machine), then run through Hugging Face transformers' Qwen3 (float64) and KerasHub's Qwen3
 (float32) holding those weights (``qwen3.py``); ``generate`` cases store the tokens of
-``Qwen3ForCausalLM.generate(do_sample=False)``, the ``cache`` case the bytes of the caches both libraries allocate. A case whose stored output is farther
-from the float64 reference (references.py) than half the tolerance it is graded with is refused, not stored; a generate
-case whose transformers tokens are not the float64 reference's is refused too.
+``Qwen3ForCausalLM.generate(do_sample=False)``, the ``cache`` case the bytes of the caches both libraries allocate.
+A case whose stored output is farther from the float64 reference (references.py) than half the tolerance it is
+graded with is refused, not stored; a generate case whose transformers tokens are not the float64 reference's is
+refused too.
 
 GPU outputs (bfloat16 and float16 Qwen3 on CUDA) have their place in the manifest (``gpu``) and are not generated
 here: no GPU was lent when this was written, and a CPU emulation would be a fake.
