@@ -115,15 +115,19 @@ def coded_assignments() -> list[str]:
 
 def _graded() -> dict[str, Path]:
     """``{record key: grader file}`` of every assignment whose answers are code: the key is the exercise's name, or
-    ``<assignment>_<name>`` for an exercise whose name an exercise of another assignment has too (``key``)."""
-    paths = [p for p in sorted(GRADERS.glob("*/test_*.py")) if not (p.parent / KEY).exists()]
-    names = [p.stem[len("test_"):] for p in paths]
-    return {key(p.parent.name, name, shared=names.count(name) > 1): p for p, name in zip(paths, names, strict=True)}
+    ``<assignment>_<name>`` where that record exists (``key``: an exercise whose name another assignment's has)."""
+    graded = {}
+    for path in sorted(GRADERS.glob("*/test_*.py")):
+        if not (path.parent / KEY).exists():
+            name = path.stem[len("test_"):]
+            shared = (RECORDS_DIR / f"{key(path.parent.name, name, True)}.py").exists()
+            graded[key(path.parent.name, name, shared)] = path
+    return graded
 
 
 def key(assignment: str, name: str, shared: bool) -> str:
     """The module name of an exercise's record (``exercises/<key>.py``): its name, or ``<assignment>_<name>`` for a
-    name that two assignments share (``modern_generate``: ``decoder`` has a ``generate`` too)."""
+    name that an exercise of another assignment has already (``modern_generate``: ``decoder`` has a ``generate``)."""
     return f"{assignment}_{name}" if shared else name
 
 
