@@ -122,9 +122,9 @@ def test_greedy_tokens_equal_transformers_generate(student, name):
 
 def cache_verdict(appends, layers: int, batch: int, prompt_len: int, new: int):
     """``None`` when the watched caches' appends (``Call.appends``: one list of key shapes ``(B, Hkv, t, d)`` per
-    cache) are a cached generate's: a cache per layer, each given the prompt's ``prompt_len`` tokens once and then
-    one token a step (one more single-token append allowed), with the model's KV heads. Otherwise
-    ``(Korean message, mistake id or None)``."""
+    cache) are a cached generate's: a cache per layer (or per layer and row, for a generate that runs the rows one by
+    one), each given the prompt's ``prompt_len`` tokens once and then one token a step (one more single-token append
+    allowed), with the model's KV heads. Otherwise ``(Korean message, mistake id or None)``."""
     if appends is None:
         return "캐시가 덧붙인 기록을 읽을 수 없습니다 (숫자가 아닌 기록).", None
     if not appends:
@@ -137,15 +137,16 @@ def cache_verdict(appends, layers: int, batch: int, prompt_len: int, new: int):
                 "캐시에는 반복하기 전의 KV 헤드만 넣습니다: GQA가 캐시를 줄이는 방법이 이것입니다.",
                 "q3_attn_caches_repeated_heads" if heads == {HEADS} else None)
     counts = [[shape[-2] if len(shape) >= 2 else -1 for shape in shapes] for shapes in appends]
-    if len(counts) != layers:
-        return (f"use_cache=True인데 캐시 {len(counts)}개에 덧붙였습니다(층은 {layers}개). 캐시는 generate를 시작할 때 "
-                "층마다 하나 만들어 끝까지 씁니다.", None)
     for layer, tokens in enumerate(counts, start=1):
         later = [(step, t) for step, t in enumerate(tokens[1:], start=2) if t != 1]
         if tokens[0] != prompt_len or later or len(tokens) - 1 not in (new - 1, new):
             return (f"use_cache=True인데 {layer}번째 캐시에 덧붙인 토큰 수가 {tokens}입니다(프롬프트 {prompt_len}개, "
                     f"새 토큰 {new}개). 첫 단계(프리필)에 프롬프트를 한 번, 그다음부터는 단계마다 새 토큰 하나만 "
                     "덧붙이세요.", "q3_gen_refeeds_whole_sequence" if later else None)
+    rows = sum(shapes[0][0] if shapes[0] else 0 for shapes in appends)
+    if len(counts) % layers or rows != layers * batch:   # a cache per layer (or per layer and row of the batch)
+        return (f"use_cache=True인데 캐시 {len(counts)}개에 배치 {rows}행을 덧붙였습니다(층 {layers}개, 배치 {batch}행). "
+                "캐시는 generate를 시작할 때 층마다 하나 만들어 끝까지 씁니다.", None)
     return None
 
 
