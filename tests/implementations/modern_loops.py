@@ -30,7 +30,7 @@ def _rope_vector(vec, position):
     half = len(vec) // 2
     out = np.empty_like(vec)
     for i in range(half):
-        angle = position * ROPE_THETA ** (-2.0 * i / len(vec))
+        angle = position * ROPE_THETA ** (-2.0 * i / len(vec))  # noqa: F821 - the notebook's
         c, s = math.cos(angle), math.sin(angle)
         out[i] = vec[i] * c - vec[i + half] * s
         out[i + half] = vec[i + half] * c + vec[i] * s
@@ -84,7 +84,7 @@ def generate(params, prompt, max_new_tokens, num_heads, num_kv_heads, use_cache=
     head = params.get("lm_head")
     head = np.asarray(params["embed_tokens"]).T if head is None else head
     rows = [list(map(int, row)) for row in prompt]
-    caches = [[KVCache() for _ in params["layers"]] for _ in rows] if use_cache else None
+    caches = [[KVCache() for _ in params["layers"]] for _ in rows] if use_cache else None  # noqa: F821 - the notebook's
     for _ in range(max_new_tokens):
         logits = []
         for r, row in enumerate(rows):
@@ -98,8 +98,8 @@ def generate(params, prompt, max_new_tokens, num_heads, num_kv_heads, use_cache=
         if temperature == 0:
             chosen = [int(np.argmax(row)) for row in logits]
         else:
-            chosen = [int(c) for c in sample(next_token_probs(logits, temperature, top_k, top_p), rng)]
-        for row, c in zip(rows, chosen):
+            chosen = [int(c) for c in sample(next_token_probs(logits, temperature, top_k, top_p), rng)]  # noqa: F821 - the notebook's
+        for row, c in zip(rows, chosen, strict=True):
             row.append(c)
     return np.array(rows, dtype=np.int64)
 

@@ -22,7 +22,7 @@ def swiglu_mlp(x, w_gate, w_up, w_down):
 def _rotate(z, positions):
     """RoPE (the halves as the real and imaginary parts of d/2 complex numbers), z (B, T, heads, dh)."""
     half = z.shape[-1] // 2
-    angle = np.asarray(positions, np.float64)[:, None] * ROPE_THETA ** (-np.arange(half) / half)   # (T, d/2)
+    angle = np.asarray(positions, np.float64)[:, None] * ROPE_THETA ** (-np.arange(half) / half)   # (T, d/2)  # noqa: F821 - the notebook's
     c = (z[..., :half] + 1j * z[..., half:]) * np.exp(1j * angle)[None, :, None, :]
     return np.concatenate([c.real, c.imag], axis=-1)
 
@@ -61,7 +61,7 @@ def generate(params, prompt, max_new_tokens, num_heads, num_kv_heads, use_cache=
              top_p=None, rng=None):
     tokens = np.array(prompt, dtype=np.int64)
     layers = params["layers"]
-    caches = [KVCache() for _ in layers] if use_cache else None
+    caches = [KVCache() for _ in layers] if use_cache else None  # noqa: F821 - the notebook's
     embed = np.asarray(params["embed_tokens"], np.float64)
     head = embed.T if "lm_head" not in params or params["lm_head"] is None else np.asarray(params["lm_head"])
     for step in range(max_new_tokens):
@@ -75,7 +75,7 @@ def generate(params, prompt, max_new_tokens, num_heads, num_kv_heads, use_cache=
         if temperature == 0:
             chosen = logits.argmax(axis=-1)
         else:
-            chosen = sample(next_token_probs(logits, temperature, top_k, top_p), rng)
+            chosen = sample(next_token_probs(logits, temperature, top_k, top_p), rng)  # noqa: F821 - the notebook's
         tokens = np.concatenate([tokens, np.asarray(chosen, np.int64)[:, None]], axis=1)
     return tokens
 

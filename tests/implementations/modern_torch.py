@@ -22,7 +22,7 @@ def swiglu_mlp(x, w_gate, w_up, w_down):
 
 def _rope(z, positions):
     half = z.shape[-1] // 2
-    inv = ROPE_THETA ** (-torch.arange(half, dtype=torch.float64) * 2 / z.shape[-1])
+    inv = ROPE_THETA ** (-torch.arange(half, dtype=torch.float64) * 2 / z.shape[-1])  # noqa: F821 - the notebook's
     angles = torch.as_tensor(np.asarray(positions), dtype=torch.float64)[:, None] * inv          # (T, d/2)
     cos, sin = torch.cat([angles.cos()] * 2, -1).float(), torch.cat([angles.sin()] * 2, -1).float()
     rotated = torch.cat([-z[..., half:], z[..., :half]], dim=-1)                                  # rotate_half
@@ -59,18 +59,18 @@ def generate(params, prompt, max_new_tokens, num_heads, num_kv_heads, use_cache=
     tokens = torch.as_tensor(np.asarray(prompt), dtype=torch.long)
     embed = _t(params["embed_tokens"])
     head = embed.T if params.get("lm_head") is None else _t(params["lm_head"])
-    caches = [KVCache() for _ in params["layers"]] if use_cache else [None] * len(params["layers"])
+    caches = [KVCache() for _ in params["layers"]] if use_cache else [None] * len(params["layers"])  # noqa: F821 - the notebook's
     for _ in range(max_new_tokens):
         start = len(caches[0]) if use_cache else 0
         h = embed[tokens[:, start:]]
         positions = np.arange(start, tokens.shape[1])
-        for block, cache in zip(params["layers"], caches):
+        for block, cache in zip(params["layers"], caches, strict=True):
             h = _t(qwen3_block(h, block, positions, num_heads, num_kv_heads, cache))
         logits = _t(rms_norm(h[:, -1], params["norm"])) @ head
         if temperature == 0:
             chosen = torch.argmax(logits, dim=-1)
         else:
-            chosen = torch.as_tensor(sample(next_token_probs(logits.double().numpy(), temperature, top_k, top_p), rng))
+            chosen = torch.as_tensor(sample(next_token_probs(logits.double().numpy(), temperature, top_k, top_p), rng))  # noqa: F821 - the notebook's
         tokens = torch.cat([tokens, chosen[:, None].long()], dim=1)
     return tokens
 

@@ -145,8 +145,8 @@ def cache_verdict(appends, layers: int, batch: int, prompt_len: int, new: int):
                     "덧붙이세요.", "q3_gen_refeeds_whole_sequence" if later else None)
     rows = sum(shapes[0][0] if shapes[0] else 0 for shapes in appends)
     if len(counts) % layers or rows != layers * batch:   # a cache per layer (or per layer and row of the batch)
-        return (f"use_cache=True인데 캐시 {len(counts)}개에 배치 {rows}행을 덧붙였습니다(층 {layers}개, 배치 {batch}행). "
-                "캐시는 generate를 시작할 때 층마다 하나 만들어 끝까지 씁니다.", None)
+        return (f"use_cache=True인데 캐시 {len(counts)}개에 배치 {rows}행을 덧붙였습니다(층 {layers}개, 배치 "
+                f"{batch}행). 캐시는 generate를 시작할 때 층마다 하나 만들어 끝까지 씁니다.", None)
     return None
 
 
