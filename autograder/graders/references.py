@@ -325,13 +325,17 @@ def qwen3_block(x, block, positions, num_heads, num_kv_heads, cache=None):
 
 
 def qwen3_logits(params, tokens, num_heads, num_kv_heads):
-    """Logits (B, V) of the token after ``tokens`` (B, T): the whole sequence through the model, no cache."""
+    """Logits (B, V) of the token after ``tokens`` (B, T): the whole sequence through the model, no cache. Its blocks
+    are the numpy answers (answers.py: equal to ``qwen3_block`` above within 1e-12, tests/graders/test_isolation.py),
+    ~60 times faster than torch's per-call overhead on these tiny arrays: a generate grader runs ~100 blocks."""
+    from autograder.graders import answers
+
     tokens = np.asarray(tokens)
     h = np.asarray(params["embed_tokens"], np.float64)[tokens]                         # (B, T, D)
     positions = np.arange(tokens.shape[1])
     for block in params["layers"]:
-        h = qwen3_block(h, block, positions, num_heads, num_kv_heads)                  # (B, T, D)
-    h = rms_norm(h[:, -1], params["norm"])                                             # (B, D)
+        h = answers.qwen3_block(h, block, positions, num_heads, num_kv_heads)          # (B, T, D)
+    h = answers.rms_norm(h[:, -1], params["norm"])                                     # (B, D)
     head = params.get("lm_head")
     head = np.asarray(params["embed_tokens"], np.float64).T if head is None else np.asarray(head, np.float64)
     return h @ head                                                                    # (B, V)
