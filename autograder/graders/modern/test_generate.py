@@ -28,10 +28,10 @@ TOLERANCES = {
 }
 
 HEADS, KV_HEADS = MODEL["num_heads"], MODEL["num_kv_heads"]
-SCENARIOS = [  # batch, prompt length, new tokens, tied embedding
-    pytest.param(2, 1, 8, True, id="b2-prompt1-new8-tied"),
-    pytest.param(3, 5, 6, False, id="b3-prompt5-new6-untied"),
-    pytest.param(1, 3, 9, True, id="b1-prompt3-new9-tied"),
+SCENARIOS = [  # batch, prompt length, new tokens, tied embedding (a step is ~40 ms of proxy questions: kept short)
+    pytest.param(2, 1, 6, True, id="b2-prompt1-new6-tied"),
+    pytest.param(3, 4, 5, False, id="b3-prompt4-new5-untied"),
+    pytest.param(1, 3, 7, True, id="b1-prompt3-new7-tied"),
 ]
 
 
@@ -151,8 +151,8 @@ def cache_verdict(appends, layers: int, batch: int, prompt_len: int, new: int):
 
 
 @pytest.mark.points(1.0)
-@pytest.mark.parametrize("batch, prompt_len, new", [pytest.param(2, 2, 6, id="b2-prompt2-new6"),
-                                                    pytest.param(1, 4, 5, id="b1-prompt4-new5")])
+@pytest.mark.parametrize("batch, prompt_len, new", [pytest.param(2, 2, 5, id="b2-prompt2-new5"),
+                                                    pytest.param(1, 4, 4, id="b1-prompt4-new4")])
 def test_each_layer_cache_takes_the_prompt_then_one_token_a_step(student, rng, batch, prompt_len, new):
     """캐시를 쓰면 층마다 주어진 KVCache에 프롬프트를 한 번, 그다음부터는 단계마다 새 토큰 하나만, KV 헤드 그대로"""
     params, prompt, expected = model_and_prompt(rng, batch, prompt_len, new)
@@ -173,8 +173,8 @@ def test_each_layer_cache_takes_the_prompt_then_one_token_a_step(student, rng, b
 ])
 def test_sampling_draws_with_the_given_sample(student, rng, temperature, top_k, top_p, use_cache):
     """temperature > 0이면 next_token_probs의 확률에서 주어진 sample로 뽑음: 시드를 정한 rng로 참조와 같은 토큰"""
-    params, prompt, seed, expected = sampled_model_and_prompt(rng, 2, 3, 6, temperature, top_k, top_p)
-    got = student.generate(params, prompt, 6, HEADS, KV_HEADS, use_cache=use_cache, temperature=temperature,
+    params, prompt, seed, expected = sampled_model_and_prompt(rng, 2, 3, 5, temperature, top_k, top_p)
+    got = student.generate(params, prompt, 5, HEADS, KV_HEADS, use_cache=use_cache, temperature=temperature,
                            top_k=top_k, top_p=top_p, rng=np.random.default_rng(seed))
     how = (f"temperature={temperature}, top_k={top_k}, top_p={top_p}, use_cache={use_cache}, "
            f"rng=np.random.default_rng({seed})")
