@@ -29,7 +29,7 @@ class Student:
 
 
 # The modern assignment's plans by student number; everyone else hands in the instructor's solution there.
-MODERN = {2: "impl:modern_torch", 3: "impl:modern_loops", 5: "impl:modern_numpy",
+MODERN = {2: "impl:modern_torch", 3: "impl:modern_loops", 4: "impl:modern_numpy",
           6: "mistake:q3_rms_mean_subtracted", 7: "mistake:q3_gen_positions_restart",
           8: "mistake:q3_attn_rope_interleaved", 9: "mistake:q3_swiglu_gate_up_swapped",
           10: "mistake:q3_attn_kv_heads_tiled", 11: "mistake:q3_bytes_query_heads", 12: "mistake:q3_attn_no_qk_norm",
