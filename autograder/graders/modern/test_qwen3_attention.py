@@ -49,31 +49,21 @@ def test_matches_float64_reference(student, rng, b, t, heads, kv_heads, start, d
                  call=student.last)
 
 
-def _stored(library):
-    return [pytest.param(name, id=name) for name in store.names("attention")
-            if library in store.manifest()["cases"][name]["outputs"]]
+LIBRARIES = {"hf": "transformers의 Qwen3Attention (float64)",
+             "keras_hub": "KerasHub의 Qwen3Attention (float32, Keras 층)"}
+STORED = [pytest.param(library, name, id=f"{library}-{name}") for name in store.names("attention")
+          for library in LIBRARIES if library in store.manifest()["cases"][name]["outputs"]]
 
 
-@pytest.mark.points(0.8)
-@pytest.mark.parametrize("name", _stored("hf"))
-def test_matches_transformers_qwen3_attention(student, name):
-    """같은 가중치를 넣은 transformers의 Qwen3Attention(float64)과 같음 (저장해 둔 출력)"""
+@pytest.mark.points(1.4)
+@pytest.mark.parametrize("library, name", STORED)
+def test_matches_the_libraries_qwen3_attention(student, library, name):
+    """같은 가중치 행렬을 넣은 transformers와 KerasHub의 Qwen3Attention과 같음 (저장해 둔 출력)"""
     case = store.load(name)
     i, a = case.inputs, case.args
     got = student.qwen3_attention(i["x"], i["block"], i["positions"], a["num_heads"], a["num_kv_heads"])
-    expect_close(got, case.outputs["hf"], tol=tolerances.QWEN3_FLOAT32,
-                 against=f"transformers의 Qwen3Attention ({name})", call=student.last)
-
-
-@pytest.mark.points(0.6)
-@pytest.mark.parametrize("name", _stored("keras_hub"))
-def test_matches_keras_hub_qwen3_attention(student, name):
-    """같은 가중치를 넣은 KerasHub의 Qwen3Attention(float32, Keras 층)과 같음 (저장해 둔 출력)"""
-    case = store.load(name)
-    i, a = case.inputs, case.args
-    got = student.qwen3_attention(i["x"], i["block"], i["positions"], a["num_heads"], a["num_kv_heads"])
-    expect_close(got, case.outputs["keras_hub"], tol=tolerances.QWEN3_FLOAT32,
-                 against=f"KerasHub의 Qwen3Attention ({name})", call=student.last)
+    expect_close(got, case.outputs[library], tol=tolerances.QWEN3_FLOAT32, against=f"{LIBRARIES[library]}, {name}",
+                 call=student.last)
 
 
 def replay(fn, x, block, steps, heads, kv_heads):
