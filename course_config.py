@@ -10,7 +10,7 @@ COURSE = {
     # nbgrader course id and the assignments, in teaching order (each is source/<name>/<name>.ipynb).
     # COURSE_ID: a separate hub's course (`python -m autograder hub --namespace`, the hub tests) in its own copy.
     "course_id": os.environ.get("COURSE_ID", "attention-ko"),
-    "assignments": ["attention", "kv_cache", "decoder", "quiz"],
+    "assignments": ["attention", "kv_cache", "decoder", "modern", "quiz"],
     # Digits after the decimal point of the scores students and instructors read (feedback, formgrader): a test
     # can be worth 0.125 points, so 3 (2.625 stays 2.625).
     "score_decimals": 3,
@@ -33,6 +33,7 @@ COURSE = {
         "attention": "2026-12-07 23:59:00 +0900",
         "kv_cache": "2026-12-14 23:59:00 +0900",
         "decoder": "2026-12-16 23:59:00 +0900",
+        "modern": "2026-12-17 23:59:00 +0900",
         "quiz": "2026-12-18 23:59:00 +0900",
     },
     "late_penalty": {"percent_per_day": 10.0, "grace_minutes": 0.0, "max_percent": 100.0},

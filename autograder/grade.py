@@ -236,7 +236,7 @@ def grade_submission(submission: Submission, seed: int | None = None, ran: RanIn
     process, errors = ran.process, ran.errors
     process.grade_within(process.timeouts.submission)
     try:
-        student = Student(process, submission.code_cells, process.timeouts)
+        student = Student(process, submission.code_cells, process.timeouts, submission.assignment)
         graders_start = time.perf_counter()
         session = run_graders(submission.assignment, student, seed)
         timings = {**process.timings, "graders": time.perf_counter() - graders_start}
@@ -272,7 +272,7 @@ def _add_dependency_notes(exercises: list[ExerciseResult], submission: Submissio
     lost = {e.name for e in exercises if e.score < e.max_score}
     contract = {e.name for e in exercises} | set(isolation.REFERENCES)
     for exercise in exercises:
-        calls = isolation.calls_in_source(exercise.name, submission.code_cells, contract)
+        calls = isolation.calls_in_source(exercise.name, submission.code_cells, contract, submission.assignment)
         calls |= student.asked.get(exercise.name, set())
         exercise.notes = isolation.dependency_notes(exercise.name, calls - {exercise.name}, lost)
 

@@ -37,7 +37,7 @@ def repository_copy(root, where):
         if source.is_file() and not name.startswith(("release/", "solutions/", "tests/", "benchmarks/")):
             (where / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, where / name)
-    for assignment in ("attention", "kv_cache", "decoder", "quiz"):   # assignment detection reads every release
+    for assignment in ("attention", "kv_cache", "decoder", "modern", "quiz"):   # detection reads every release
         shutil.copytree(root / "release" / assignment, where / "release" / assignment)
     return where
 
@@ -74,8 +74,8 @@ def follow_the_guide(root, repo, leave_out=()):
                                                                        "language": "python"}})
     nbformat.write(nb, str(repo / "source" / "toy" / "toy.ipynb"))
     # Step 1: the new assignment, which the guide names in words.
-    replace_once(repo / "course_config.py", '"assignments": ["attention", "kv_cache", "decoder", "quiz"],',
-                 '"assignments": ["attention", "kv_cache", "decoder", "quiz", "toy"],')
+    replace_once(repo / "course_config.py", '"assignments": ["attention", "kv_cache", "decoder", "modern", "quiz"],',
+                 '"assignments": ["attention", "kv_cache", "decoder", "modern", "quiz", "toy"],')
     replace_once(repo / "course_config.py", '"due_dates": {',
                  '"due_dates": {\n        "toy": "2026-12-21 23:59:00 +0900",')
 

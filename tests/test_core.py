@@ -245,7 +245,7 @@ def test_review_lists_escape_hatches_and_not_honest_code():
     from autograder.submission.notebook import collect
     from autograder.graders.review import review_items
 
-    for assignment in ("attention", "kv_cache", "decoder", "quiz"):
+    for assignment in ("attention", "kv_cache", "decoder", "modern", "quiz"):
         assert review_items(collect(notebooks.solution_notebook(assignment), "x.ipynb", assignment).code_cells) == []
     cells = ["import signal\nsignal.signal(signal.SIGALRM, lambda sig, frame: frame.f_back)",
              "import inspect, keras\nexec(inspect.getsource(keras.layers.Attention._calculate_scores))",

@@ -72,6 +72,13 @@ FORBIDDEN_TERMS = [
     (r"로짓값", "로짓"),
     (r"그리디", "탐욕적 디코딩"),
     (r"메모리 ?바운드", "메모리 대역폭에 묶임(memory-bound)"),
+    # the modern assignment's terms
+    (r"스위글루|실루(?!엣)", "SwiGLU, SiLU"),
+    (r"RMS ?노름|평균제곱근 ?정규화", "RMSNorm"),
+    (r"QK ?노름|큐케이 ?노름", "QK-norm"),
+    (r"키값 ?헤드", "KV 헤드"),
+    (r"(?:게이트|업|다운) ?프로젝션", "게이트 투영, 업 투영, 다운 투영"),
+    (r"RoPE ?베이스", "RoPE의 밑 (rope_theta)"),
 ]
 FORBIDDEN = [(re.compile(p), instead) for p, instead in FORBIDDEN_TERMS]
 LINE_BREAK = re.compile(r"[ \t]*\n[ \t]*(?:[*#>-][ \t]+)?")   # a line break (and a list item's bullet) reads as a space

@@ -28,12 +28,25 @@ class Student:
         return f"{self.id}@example.ac.kr"
 
 
+# The modern assignment's plans by student number; everyone else hands in the instructor's solution there.
+MODERN = {2: "impl:modern_torch", 3: "impl:modern_loops", 4: "impl:modern_numpy",
+          6: "mistake:q3_rms_mean_subtracted", 7: "mistake:q3_gen_positions_restart",
+          8: "mistake:q3_attn_rope_interleaved", 9: "mistake:q3_swiglu_gate_up_swapped",
+          10: "mistake:q3_attn_kv_heads_tiled", 11: "mistake:q3_bytes_query_heads", 12: "mistake:q3_attn_no_qk_norm",
+          13: "mistake:q3_block_parallel", 14: "mistake:q3_gen_ignores_cache",
+          15: "mistake:q3_attn_caches_repeated_heads",
+          16: "mistake:q3_attn_qk_norm_whole_projection", 17: "mistake:q3_gen_always_tied",
+          21: "partial:2", 22: "partial:4", 23: "partial:1", 24: "partial:5", 25: "empty", 26: "empty",
+          29: "copy:2026004", 31: "broken", 32: "cheat"}
+
+
 def _s(number, last, first, attention, kv_cache, decoder, quiz, late=False):
     return Student(f"2026{number:03d}", first, last,
-                   {"attention": attention, "kv_cache": kv_cache, "decoder": decoder, "quiz": quiz}, late)
+                   {"attention": attention, "kv_cache": kv_cache, "decoder": decoder,
+                    "modern": MODERN.get(number, "solution"), "quiz": quiz}, late)
 
 
-ROSTER = [  # number, last and first name, then the plans for attention, kv_cache, decoder and quiz
+ROSTER = [  # number, last and first name, the plans for attention, kv_cache, decoder and quiz (modern: MODERN)
     _s(1, "김", "민준", "solution", "solution", "solution", "answers:all_correct"),
     _s(2, "이", "서연", "impl:attention_torch", "impl:kv_cache_torch", "impl:decoder_torch", "answers:all_correct"),
     _s(3, "박", "도윤", "impl:attention_loops", "impl:kv_cache_loops", "impl:decoder_loops", "answers:two_wrong"),

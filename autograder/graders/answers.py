@@ -157,6 +157,91 @@ def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
     return z
 
 
+# ----------------------------------------------------------------------------------------------- modern (Qwen3)
+# Qwen3's rotary base (``rope_theta`` of every Qwen3 config.json): the `modern` notebook's ROPE_THETA.
+ROPE_THETA = 1_000_000.0
+QWEN3_EPS = 1e-6   # Qwen3's rms_norm_eps: every RMSNorm of the block, QK-norm included
+
+
+def rms_norm(x, weight, eps=1e-6):
+    out = np.array(x, np.float64)                                                     # (..., D) the result
+    scale = np.einsum("...d,...d->...", out, out)[..., None]                          # (..., 1) sum of squares
+    scale /= out.shape[-1]                                                            # the mean square
+    scale += eps
+    np.sqrt(scale, out=scale)
+    out /= scale
+    out *= np.asarray(weight, np.float64)
+    return out
+
+
+def swiglu_mlp(x, w_gate, w_up, w_down):
+    x = np.asarray(x, np.float64)
+    gate = x @ np.asarray(w_gate, np.float64)                                         # (..., F)
+    up = x @ np.asarray(w_up, np.float64)                                             # (..., F)
+    with np.errstate(over="ignore"):                                                  # exp(-z) = inf: silu(z) = -0
+        _silu(gate)                                                                   # (..., F) in place
+    gate *= up
+    del up
+    return gate @ np.asarray(w_down, np.float64)                                      # (..., D)
+
+
+def _silu(z):
+    """z * sigmoid(z) = z / (1 + exp(-z)), in place (one temporary of z's size)."""
+    e = np.negative(z)
+    np.exp(e, out=e)
+    e += 1.0
+    z /= e
+    return z
+
+
+def rope(x, positions, base=ROPE_THETA):
+    """``apply_rope`` (rotate-half) of float64 ``x`` (..., T, d), in place."""
+    half = x.shape[-1] // 2
+    angles = np.asarray(positions, np.float64)[:, None] * base ** (-2.0 * np.arange(half) / x.shape[-1])  # (T, d/2)
+    cos, sin = np.cos(angles), np.sin(angles)
+    x1 = x[..., :half].copy()                                                         # (..., T, d/2)
+    x[..., :half] *= cos
+    x[..., :half] -= x[..., half:] * sin
+    x[..., half:] *= cos
+    x1 *= sin
+    x[..., half:] += x1
+    return x
+
+
+def qwen3_attention(x, params, positions, num_heads, num_kv_heads, cache=None):
+    """Qwen3's attention without a cache (a call with one is answered by the student's own function: the cache is
+    state in the student's process)."""
+    if cache is not None:
+        raise sizing.Unfit("a cache")
+    x = np.asarray(x, np.float64)
+    b, t, _ = x.shape
+    p = {k: np.asarray(params[k], np.float64) for k in ("q_proj", "k_proj", "v_proj", "o_proj", "q_norm", "k_norm")}
+    dh = p["q_proj"].shape[1] // num_heads
+    q = rms_norm((x @ p["q_proj"]).reshape(b, t, num_heads, dh), p["q_norm"], QWEN3_EPS)      # (B, T, H, dh)
+    k = rms_norm((x @ p["k_proj"]).reshape(b, t, num_kv_heads, dh), p["k_norm"], QWEN3_EPS)   # (B, T, Hkv, dh)
+    v = (x @ p["v_proj"]).reshape(b, t, num_kv_heads, dh).transpose(0, 2, 1, 3)               # (B, Hkv, T, dh)
+    q = rope(q.transpose(0, 2, 1, 3), positions)                                      # (B, H, T, dh)
+    k = rope(k.transpose(0, 2, 1, 3), positions)                                      # (B, Hkv, T, dh)
+    group = num_heads // num_kv_heads
+    q = q.reshape(b, num_kv_heads, group * t, dh)                                     # (B, Hkv, g*T, dh) by KV head
+    y = attention(q, k, v, np.tile(causal_mask(t), (group, 1)), dh ** -0.5)[0]        # (B, Hkv, g*T, dh)
+    del q, k, v
+    y = y.reshape(b, num_heads, t, dh).transpose(0, 2, 1, 3).reshape(b, t, num_heads * dh)   # (B, T, H*dh)
+    return y @ p["o_proj"]                                                            # (B, T, D)
+
+
+def qwen3_block(x, block, positions, num_heads, num_kv_heads, cache=None):
+    if cache is not None:
+        raise sizing.Unfit("a cache")
+    h = np.array(x, np.float64)                                                       # (B, T, D) the result
+    a = rms_norm(h, block["input_layernorm"], QWEN3_EPS)                              # (B, T, D)
+    h += qwen3_attention(a, block, positions, num_heads, num_kv_heads)                # (B, T, D)
+    del a
+    z = rms_norm(h, block["post_attention_layernorm"], QWEN3_EPS)                     # (B, T, D)
+    h += swiglu_mlp(z, block["gate_proj"], block["up_proj"], block["down_proj"])      # (B, T, D)
+    return h
+
+
 # ----------------------------------------------------------------------------------------------- the records' answers
 @dataclass(frozen=True)
 class Answer:
@@ -187,3 +272,7 @@ KV_CACHE_BYTES = Answer(kv_cache_bytes, sizing.kv_cache_bytes)
 LAYER_NORM = Answer(layer_norm, sizing.layer_norm)
 DECODER_BLOCK = Answer(decoder_block, sizing.decoder_block)
 NEXT_TOKEN_PROBS = Answer(next_token_probs, sizing.next_token_probs)
+RMS_NORM = Answer(rms_norm, sizing.rms_norm)
+SWIGLU_MLP = Answer(swiglu_mlp, sizing.swiglu_mlp)
+QWEN3_ATTENTION = Answer(qwen3_attention, sizing.qwen3_attention)
+QWEN3_BLOCK = Answer(qwen3_block, sizing.qwen3_block)

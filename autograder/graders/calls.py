@@ -27,6 +27,7 @@ class Call:
     # the shapes given to each watched cache's append during the call, one list per cache in the order of its first
     # append (``Exercise.observes``; None when nothing was watched or the record did not come back as numbers)
     appends: list | None = None
+    assignment: str | None = None   # whose exercise ``function`` is (``registry.record``: two may share a name)
 
     def returned(self, value) -> None:
         """Record the call's result in the function's history (only results small enough to re-check)."""

@@ -48,7 +48,7 @@ def of_output(got, call, pick=None, expected=None) -> list:
     if call is None:
         return []
     found, apart = [], _resolution(call)
-    for mistake in registry.diagnosable_mistakes(call.function):
+    for mistake in registry.diagnosable_mistakes(call.function, call.assignment):
         try:
             value = mistake.function()(*call.args, **call.kwargs)
             value = pick(value) if pick else value
@@ -89,7 +89,7 @@ def of_number(value, expected, call, exercise=None) -> list:
     if call is None:
         return []
     found = []
-    for mistake in registry.diagnosable_mistakes(exercise or call.function):
+    for mistake in registry.diagnosable_mistakes(exercise or call.function, call.assignment):
         try:
             result = mistake.function()(*call.args, **call.kwargs)
         except Exception:  # noqa: BLE001 - a mistake may fail on some inputs; then it is not the diagnosis
@@ -151,14 +151,14 @@ def same(a, b) -> bool:
     return a.shape == b.shape and np.allclose(a, b, atol=CLOSE, rtol=CLOSE)
 
 
-def of_replay(exercise: str, replay, observed: list, expected: list) -> list:
+def of_replay(exercise: str, replay, observed: list, expected: list, assignment: str | None = None) -> list:
     """Mistakes of ``exercise`` whose replay gives the student's observations (and not the expected ones).
 
     ``replay(function)`` runs the grader's scenario with a mistake's function (or class) in this process and
     returns its observations; ``observed`` are the student's, up to the first one that failed.
     """
     found = []
-    for mistake in registry.diagnosable_mistakes(exercise):
+    for mistake in registry.diagnosable_mistakes(exercise, assignment):
         try:
             theirs = replay(mistake.function())[: len(observed)]
         except Exception:  # noqa: BLE001

@@ -144,6 +144,42 @@ BLOCK = Rule(
            "TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder", "TransformerDecoder",
            "_transformer_encoder_layer_fwd"} | SWITCHES,
 )
+# modern (Qwen3): the two libraries' Qwen3 classes (transformers' modeling_qwen3, KerasHub's models/qwen3) are known at
+# run time by their code (``watched.SOURCE_ROUTINES``) and by their names in the source; each exercise may not use
+# the library class that computes what it asks for, nor a bigger one that contains it.
+_QWEN3_MODEL = {Routine.TRANSFORMERS_QWEN3_DECODER, Routine.KERAS_HUB_QWEN3_DECODER}
+_QWEN3_MODEL_NAMES = {"Qwen3DecoderLayer", "Qwen3Model", "Qwen3ForCausalLM", "Qwen3PreTrainedModel",
+                      "Qwen3TransformerDecoder", "Qwen3Backbone", "Qwen3CausalLM"}
+# An RMSNorm: every normalisation of ``NORM`` (torch's rms_norm and Keras's RMSNormalization and rms_normalization
+# among them) and the two libraries' Qwen3 RMSNorms.
+RMS_NORM = Rule(
+    "rms_norm",
+    runtime=NORM.runtime | {Routine.TRANSFORMERS_QWEN3_NORM, Routine.KERAS_HUB_QWEN3_NORM},
+    names=NORM.names | {"Qwen3RMSNorm", "Qwen3LayerNorm", "LlamaRMSNorm", "T5LayerNorm"},
+)
+# SwiGLU: transformers' Qwen3MLP, and the decoder layers that hold one.
+SWIGLU = Rule(
+    "swiglu",
+    runtime={Routine.TRANSFORMERS_QWEN3_MLP, *_QWEN3_MODEL, TAMPERED},
+    names={"Qwen3MLP", "LlamaMLP"} | _QWEN3_MODEL_NAMES | SWITCHES,
+)
+# Qwen3's attention layer: the two libraries' Qwen3Attention (and transformers' helpers inside it: its eager
+# attention, apply_rotary_pos_emb, repeat_kv), Keras's and torch's attention layers with projections (as ``BLOCK``),
+# and the decoder layers. Scaled dot-product attention (the notebook's grouped_query_attention, torch's SDPA with
+# enable_gqa), softmax, RoPE and RMSNorm are parts and stay allowed.
+QWEN3_ATTENTION = Rule(
+    "qwen3_attention",
+    runtime=BLOCK.runtime | {Routine.TRANSFORMERS_QWEN3_ATTENTION, Routine.KERAS_HUB_QWEN3_ATTENTION, *_QWEN3_MODEL},
+    names=BLOCK.names | {"Qwen3Attention", "eager_attention_forward", "apply_rotary_pos_emb", "repeat_kv"}
+    | _QWEN3_MODEL_NAMES,
+)
+# A Qwen3 block or the whole model (qwen3_block, generate): the decoder layers and models, and the attention layers
+# (the block's attention sublayer is the student's own qwen3_attention); RMSNorm and the MLP are parts.
+QWEN3_BLOCK = Rule(
+    "qwen3_block",
+    runtime=QWEN3_ATTENTION.runtime,
+    names=QWEN3_ATTENTION.names,
+)
 # Each exercise's record names its rule (one of the above, or None): ``exercises/<exercise>.py``.
 
 

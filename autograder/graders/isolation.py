@@ -32,10 +32,11 @@ from autograder.graders import bounded, registry, sizing, syntax
 from autograder.messages import Reason, Verdict
 
 # The proxies' table, from the exercise records (``exercises/<exercise>.py``):
-# exercise -> the other contract functions it may call that are answered with the reference while it is graded,
-CALLEES = {r.name: r.callees for r in registry.RECORDS.values() if r.callees}
+# exercise (its record's key: ``registry.key``) -> the other contract functions it may call that are answered with
+# the reference while it is graded,
+CALLEES = {k: r.callees for k, r in registry.RECORDS.items() if r.callees}
 # the contract functions it depends on without naming them in its code (the cache it is given),
-IMPLIED = {r.name: r.implied for r in registry.RECORDS.values() if r.implied}
+IMPLIED = {k: r.implied for k, r in registry.RECORDS.items() if r.implied}
 # and contract function -> its float64 answer (answers.py), sized by ``need`` before it is computed.
 REFERENCES = {r.name: r.answer.compute for r in registry.RECORDS.values() if r.answer}
 SIGNATURES = {name: registry.record(name).answer.signature for name in REFERENCES}
@@ -46,9 +47,11 @@ def need(name: str, arguments: dict) -> sizing.Need:
     return registry.record(name).answer.need(arguments)
 
 
-def callees(exercise: str, defined) -> tuple:
-    """The names that are proxies while ``exercise`` is called (those the notebook defines)."""
-    return tuple(n for n in CALLEES.get(exercise, ()) if n in defined and n in REFERENCES)
+def callees(exercise: str, defined, assignment: str | None = None) -> tuple:
+    """The names that are proxies while ``exercise`` (of ``assignment``) is called (those the notebook defines)."""
+    if exercise not in registry.BY_NAME:
+        return ()
+    return tuple(n for n in registry.record(exercise, assignment).callees if n in defined and n in REFERENCES)
 
 
 # ----------------------------------------------------------------------------------------------- answers
@@ -167,9 +170,9 @@ def elements(value) -> int:
 
 
 # ----------------------------------------------------------------------------------------------- the note
-def calls_in_source(exercise: str, sources, contract) -> set[str]:
-    """The contract functions the submitted ``def exercise`` calls, directly or through the notebook's own
-    top-level helpers (not through other contract functions)."""
+def calls_in_source(exercise: str, sources, contract, assignment: str | None = None) -> set[str]:
+    """The contract functions the submitted ``def exercise`` (of ``assignment``) calls, directly or through the
+    notebook's own top-level helpers (not through other contract functions)."""
     defs = _top_level_defs(tuple(sources))
     found, seen, todo = set(), set(), [exercise]
     while todo:
@@ -184,7 +187,8 @@ def calls_in_source(exercise: str, sources, contract) -> set[str]:
                 found.add(used)
             elif used in defs:
                 todo.append(used)
-    return found | set(IMPLIED.get(exercise, ())) & set(contract)
+    implied = registry.record(exercise, assignment).implied if exercise in registry.BY_NAME else ()
+    return found | set(implied) & set(contract)
 
 
 @functools.lru_cache(maxsize=64)

@@ -39,6 +39,7 @@ class TestResult:
     message: str = ""
     diagnosis: list = field(default_factory=list)
     seconds: float = 0.0   # its setup and call together (JUnit's and Gradescope's per-test time)
+    assignment: str = ""   # the grader folder it comes from
 
 
 class Student:
@@ -51,8 +52,10 @@ class Student:
     ``asked`` records which of the student's functions each exercise's calls used.
     """
 
-    def __init__(self, process: StudentProcess, sources: list[str], timeouts: Timeouts | None = None):
+    def __init__(self, process: StudentProcess, sources: list[str], timeouts: Timeouts | None = None,
+                 assignment: str | None = None):
         self._process = process
+        self.assignment = assignment             # whose exercises these are (two assignments may share a name)
         self._sources = sources
         self._static = {}
         self._timeouts = timeouts or process.timeouts
@@ -93,16 +96,17 @@ class Student:
             if self._process.fatal:
                 raise GradingFailure(f"`{name}`: {self._process.fatal}")
             raise GradingFailure(Reason.UNDEFINED_FUNCTION.korean(name=name))
+        rule = _rule(name, self.assignment)
         if name not in self._static:
-            self._static[name] = forbidden.static_violations(name, _rule(name), self._sources)
+            self._static[name] = forbidden.static_violations(name, rule, self._sources)
         if self._static[name]:
             raise _forbidden_failure(name, self._static[name])
-        self.last = Call(name, args, kwargs, history=self.history.setdefault(name, []))
-        answers = isolation.Answers(isolation.callees(name, self.defined))
+        self.last = Call(name, args, kwargs, history=self.history.setdefault(name, []), assignment=self.assignment)
+        answers = isolation.Answers(isolation.callees(name, self.defined, self.assignment))
         limit = isolation.call_limit(args, kwargs, self._timeouts)
         small = limit < float(self._timeouts.call)
         options = {"timeout": self._limit(name, limit, small), "isolate": answers.allowed, "answer": answers,
-                   "memory_mb": memory_mb, "observe": registry.record(name).observes}
+                   "memory_mb": memory_mb, "observe": registry.record(name, self.assignment).observes}
         try:
             reply = self._timed(name if small else None, self._process.graded_call, name, args, kwargs, **options)
         except StudentCodeError as exc:
@@ -116,7 +120,7 @@ class Student:
         if memory_mb is not None and reply.get("peak_mb", 0) > memory_mb:
             raise GradingFailure(Reason.MEMORY_OVER_LIMIT.korean(name=name, peak_mb=reply["peak_mb"],
                                                                  memory_mb=memory_mb))
-        used = forbidden.runtime_violations(_rule(name), reply.get("events", []))
+        used = forbidden.runtime_violations(rule, reply.get("events", []))
         if used:
             raise _forbidden_failure(name, used)
         self.last.seconds = reply.get("seconds", 0.0)
@@ -194,10 +198,10 @@ def observed_appends(record) -> list | None:
     return out
 
 
-def _rule(name: str) -> forbidden.Rule | None:
-    """The forbidden-routine rule of the exercise ``name`` (its record's); a name without a record is an error, never
-    a call without a rule (``registry.RegistryError``)."""
-    return registry.record(name).forbidden
+def _rule(name: str, assignment: str | None = None) -> forbidden.Rule | None:
+    """The forbidden-routine rule of the exercise ``name`` of ``assignment`` (its record's); a name without a record
+    is an error, never a call without a rule (``registry.RegistryError``)."""
+    return registry.record(name, assignment).forbidden
 
 
 def _forbidden_failure(name, routines) -> GradingFailure:
@@ -236,7 +240,8 @@ class GradingSession:
             exercise = exercise.args[0] if exercise else item.module.__name__.rsplit(".", 1)[-1][len("test_"):]
             doc = (getattr(item.function, "__doc__", None) or "").strip().splitlines()
             name = item.name[len("test_"):] if item.name.startswith("test_") else item.name
-            self.results[item.nodeid] = TestResult(exercise, name, doc[0] if doc else name, round(points, 6))
+            self.results[item.nodeid] = TestResult(exercise, name, doc[0] if doc else name, round(points, 6),
+                                                   assignment=item.path.parent.name)
         _check_points(self.results.values())
 
     # --------------------------------------------------------------- outcomes
@@ -283,9 +288,10 @@ def _check_points(results) -> None:
     """Each exercise's tests add up to the points of its record (its grade cell's), or the graders do not run."""
     totals = Counter()
     for result in results:
-        totals[result.exercise] += result.points
-    for exercise, total in totals.items():
-        declared = registry.RECORDS.get(exercise)
+        totals[result.assignment, result.exercise] += result.points
+    for (assignment, exercise), total in totals.items():
+        named = registry.BY_NAME.get(exercise, [])
+        declared = next((r for r in named if r.assignment == assignment), named[0] if len(named) == 1 else None)
         if declared is not None and round(total, 4) != round(float(declared.points), 4):
             raise pytest.UsageError(f"the graders of {exercise} declare {total:g} points and its exercise record "
                                     f"{declared.points:g} ({registry.RECORDS_DIR / exercise}.py): the two must agree "

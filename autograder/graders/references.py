@@ -15,7 +15,8 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 # numpy already, and the answers' own (the same function answers a proxy and serves as the graders' reference)
-from autograder.graders.answers import kv_cache_bytes, merge_heads, next_token_probs, split_heads  # noqa: F401
+from autograder.graders.answers import (ROPE_THETA, kv_cache_bytes, merge_heads, next_token_probs,  # noqa: F401
+                                       split_heads)
 
 
 def _t(x) -> torch.Tensor:
@@ -126,7 +127,9 @@ def namespace() -> dict:
              "additive_attention", "split_heads", "merge_heads", "multi_head_attention", "self_attention",
              "apply_rope", "kv_cache_bytes", "grouped_query_attention", "attention_weights",
              "sliding_window_mask", "multi_head_attention_layer", "layer_norm", "gelu", "decoder_block",
-             "KVCache", "attend_with_cache", "next_token_probs", "sample"]
+             "KVCache", "attend_with_cache", "next_token_probs", "sample",
+             # modern: the notebook's given names and its exercises (a mistake calls them as a student would)
+             "ROPE_THETA", "rms_norm", "silu", "swiglu_mlp", "qwen3_attention", "qwen3_block"]
     ns = {name: globals()[name] for name in names}
     ns.update(np=np, torch=torch, F=F, math=math)
     return ns
@@ -261,3 +264,109 @@ class KVCache:
 def attend_with_cache(query, key, value, cache):
     keys, values = cache.append(key, value)                                            # (B, H, T, d)
     return scaled_dot_product_attention(query, keys, values, causal_mask(np.shape(query)[-2], len(cache)))
+
+
+# ----------------------------------------------------------------------------------------------- modern (Qwen3)
+# A Qwen3 model in the `modern` notebook's layout (numpy, weights multiplied from the right: Hugging Face's
+# ``q_proj.weight.T``): params = {"embed_tokens": (V, D), "layers": [block, ...], "norm": (D,), "lm_head": (D, V),
+# absent when the embedding is tied}; block = {"input_layernorm": (D,), "q_proj": (D, H*dh), "k_proj": (D, Hkv*dh),
+# "v_proj": (D, Hkv*dh), "o_proj": (H*dh, D), "q_norm": (dh,), "k_norm": (dh,), "post_attention_layernorm": (D,),
+# "gate_proj": (D, F), "up_proj": (D, F), "down_proj": (F, D)}. RoPE base ROPE_THETA, every RMSNorm's eps 1e-6.
+def rms_norm(x, weight, eps=1e-6):
+    """torch's rms_norm in float64 over the last axis: x / sqrt(mean(x^2) + eps) * weight (no mean subtracted)."""
+    x = _t(x)
+    return F.rms_norm(x, x.shape[-1:], _t(weight), eps).numpy()                        # (..., D)
+
+
+def silu(x):
+    """x * sigmoid(x) in float64."""
+    return F.silu(_t(x)).numpy()
+
+
+def swiglu_mlp(x, w_gate, w_up, w_down):
+    """(silu(x @ w_gate) * (x @ w_up)) @ w_down in float64."""
+    x = _t(x)
+    return ((F.silu(x @ _t(w_gate)) * (x @ _t(w_up))) @ _t(w_down)).numpy()           # (..., D)
+
+
+def qwen3_qkv(x, params, positions, num_heads, num_kv_heads):
+    """Qwen3's queries (B, H, T, dh), keys and values (B, Hkv, T, dh): projections, RMSNorm of each head's head_dim
+    (q_norm, k_norm), RoPE (rotate-half, base ROPE_THETA) of queries and keys at ``positions``."""
+    x = _t(x)
+    b, t, _ = x.shape
+    q = (x @ _t(params["q_proj"])).view(b, t, num_heads, -1)                           # (B, T, H, dh)
+    dh = q.shape[-1]
+    k = (x @ _t(params["k_proj"])).view(b, t, num_kv_heads, dh)                        # (B, T, Hkv, dh)
+    v = (x @ _t(params["v_proj"])).view(b, t, num_kv_heads, dh).transpose(1, 2)        # (B, Hkv, T, dh)
+    q = F.rms_norm(q, (dh,), _t(params["q_norm"]), 1e-6).transpose(1, 2)              # (B, H, T, dh)
+    k = F.rms_norm(k, (dh,), _t(params["k_norm"]), 1e-6).transpose(1, 2)              # (B, Hkv, T, dh)
+    return (apply_rope(q.numpy(), positions, ROPE_THETA), apply_rope(k.numpy(), positions, ROPE_THETA),
+            v.numpy())
+
+
+def qwen3_attention(x, params, positions, num_heads, num_kv_heads, cache=None):
+    """Qwen3's attention: ``qwen3_qkv``, the rotated keys and the values appended to ``cache`` (a ``KVCache``: Hkv
+    heads, not repeated) when given, causal GQA over every cached token (``causal_mask(T, len(cache))``), o_proj."""
+    q, k, v = qwen3_qkv(x, params, positions, num_heads, num_kv_heads)
+    if cache is not None:
+        k, v = cache.append(k, v)                                                      # (B, Hkv, T_all, dh)
+    b, h, t, dh = q.shape
+    y = grouped_query_attention(q, k, v, causal_mask(t, k.shape[-2]))                  # (B, H, T, dh)
+    return merge_heads(y) @ np.asarray(params["o_proj"], np.float64)                   # (B, T, D)
+
+
+def qwen3_block(x, block, positions, num_heads, num_kv_heads, cache=None):
+    """A pre-norm Qwen3 block: h = x + attention(rms_norm(x)), then h + swiglu_mlp(rms_norm(h))."""
+    x = np.asarray(x, np.float64)
+    a = rms_norm(x, block["input_layernorm"])                                          # (B, T, D)
+    h = x + qwen3_attention(a, block, positions, num_heads, num_kv_heads, cache)       # (B, T, D)
+    z = rms_norm(h, block["post_attention_layernorm"])                                 # (B, T, D)
+    return h + swiglu_mlp(z, block["gate_proj"], block["up_proj"], block["down_proj"])  # (B, T, D)
+
+
+def qwen3_logits(params, tokens, num_heads, num_kv_heads):
+    """Logits (B, V) of the token after ``tokens`` (B, T): the whole sequence through the model, no cache. Its blocks
+    are the numpy answers (answers.py: equal to ``qwen3_block`` above within 1e-12, tests/graders/test_isolation.py),
+    ~60 times faster than torch's per-call overhead on these tiny arrays: a generate grader runs ~100 blocks."""
+    from autograder.graders import answers
+
+    tokens = np.asarray(tokens)
+    h = np.asarray(params["embed_tokens"], np.float64)[tokens]                         # (B, T, D)
+    positions = np.arange(tokens.shape[1])
+    for block in params["layers"]:
+        h = answers.qwen3_block(h, block, positions, num_heads, num_kv_heads)          # (B, T, D)
+    h = answers.rms_norm(h[:, -1], params["norm"])                                     # (B, D)
+    head = params.get("lm_head")
+    head = np.asarray(params["embed_tokens"], np.float64).T if head is None else np.asarray(head, np.float64)
+    return h @ head                                                                    # (B, V)
+
+
+def qwen3_generate(params, prompt, max_new_tokens, num_heads, num_kv_heads, use_cache=True, temperature=0.0,
+                   top_k=None, top_p=None, rng=None, margins=None):
+    """``generate`` (the decoder's rules: greedy at temperature 0, else ``sample`` of ``next_token_probs``) of the
+    float64 Qwen3 model, recomputed from scratch at every step; ``margins`` as ``generate``'s."""
+    tokens = np.asarray(prompt, dtype=np.int64)                                        # (B, T0)
+    for _ in range(max_new_tokens):
+        logits = qwen3_logits(params, tokens, num_heads, num_kv_heads)                 # (B, V)
+        if temperature == 0:
+            if margins is not None:
+                top = np.sort(logits, axis=-1)
+                margins.append(float(np.min(top[:, -1] - top[:, -2])))
+            chosen = np.argmax(logits, axis=-1)                                        # (B,)
+        else:
+            probs = next_token_probs(logits, temperature, top_k, top_p)                # (B, V)
+            if margins is not None:
+                state = rng.bit_generator.state
+                margins += sampling_margins(logits, probs, rng.random(len(logits)), temperature, top_k, top_p)
+                rng.bit_generator.state = state
+            chosen = sample(probs, rng)                                                # (B,)
+        tokens = np.concatenate([tokens, chosen[:, None]], axis=1)                     # (B, T + 1)
+    return tokens
+
+
+def qwen3_kv_cache_bytes(config, seq_len, batch_size=1, bytes_per_element=2):
+    """``kv_cache_bytes`` of a Hugging Face config.json (a dict): its layers, KV heads and head_dim (or, where it
+    has none, hidden_size // num_attention_heads, transformers' rule)."""
+    head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+    return kv_cache_bytes(config["num_hidden_layers"], config["num_key_value_heads"], head_dim, seq_len, batch_size,
+                          bytes_per_element)

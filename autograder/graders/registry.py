@@ -56,13 +56,20 @@ def exercises_of(assignment: str) -> list[str]:
     return sorted(p.stem[len("test_"):] for p in folder.glob("test_*.py"))
 
 
-def record(name: str) -> Exercise:
-    """The record of the exercise ``name``; ``RegistryError`` for a name without one (fail closed)."""
-    try:
-        return RECORDS[name]
-    except KeyError:
+def record(name: str, assignment: str | None = None) -> Exercise:
+    """The record of the exercise ``name``: the one of ``assignment`` where two assignments each have an exercise of
+    that name (``generate``: ``decoder``'s and ``modern``'s), else the only one; ``RegistryError`` for a name without
+    one, or a shared name asked without an assignment that has it (fail closed)."""
+    found = BY_NAME.get(name, [])
+    if len(found) > 1:
+        found = [r for r in found if r.assignment == assignment]
+    if len(found) == 1:
+        return found[0]
+    if not found and name not in BY_NAME:
         raise RegistryError(f"`{name}` has no exercise record ({RECORDS_DIR / name}.py): a grader may call only "
-                            "the exercises of the registry") from None
+                            "the exercises of the registry")
+    raise RegistryError(f"`{name}` is an exercise of {', '.join(r.assignment for r in BY_NAME[name])}: its record "
+                        f"is asked for with its assignment, not {assignment!r}")
 
 
 def of_assignment(assignment: str) -> list[Exercise]:
@@ -81,9 +88,10 @@ def catalogue() -> tuple[Mistake, ...]:
     return tuple(m for exercise in RECORDS.values() for m in exercise.mistakes)
 
 
-def diagnosable_mistakes(exercise: str) -> list[Mistake]:
-    """The mistakes of ``exercise`` that the diagnosis can name (``diagnosis.py``)."""
-    return [m for m in catalogue() if m.exercise == exercise and m.diagnosable]
+def diagnosable_mistakes(exercise: str, assignment: str | None = None) -> list[Mistake]:
+    """The mistakes of ``exercise`` (``record(exercise, assignment)``'s) that the diagnosis can name
+    (``diagnosis.py``)."""
+    return [m for m in record(exercise, assignment).mistakes if m.diagnosable]
 
 
 def question(name: str) -> Question:
@@ -106,9 +114,21 @@ def coded_assignments() -> list[str]:
 
 
 def _graded() -> dict[str, Path]:
-    """``{exercise: grader file}`` of every assignment whose answers are code."""
-    return {p.stem[len("test_"):]: p for p in sorted(GRADERS.glob("*/test_*.py"))
-            if not (p.parent / KEY).exists()}
+    """``{record key: grader file}`` of every assignment whose answers are code: the key is the exercise's name, or
+    ``<assignment>_<name>`` where that record exists (``key``: an exercise whose name another assignment's has)."""
+    graded = {}
+    for path in sorted(GRADERS.glob("*/test_*.py")):
+        if not (path.parent / KEY).exists():
+            name = path.stem[len("test_"):]
+            shared = (RECORDS_DIR / f"{key(path.parent.name, name, True)}.py").exists()
+            graded[key(path.parent.name, name, shared)] = path
+    return graded
+
+
+def key(assignment: str, name: str, shared: bool) -> str:
+    """The module name of an exercise's record (``exercises/<key>.py``): its name, or ``<assignment>_<name>`` for a
+    name that an exercise of another assignment has already (``modern_generate``: ``decoder`` has a ``generate``)."""
+    return f"{assignment}_{name}" if shared else name
 
 
 def _records() -> dict[str, Exercise]:
@@ -116,10 +136,11 @@ def _records() -> dict[str, Exercise]:
     for info in sorted(pkgutil.iter_modules(exercises.__path__), key=lambda i: i.name):
         module = importlib.import_module(f"{exercises.__name__}.{info.name}")
         found = getattr(module, "EXERCISE", None)
-        if not isinstance(found, Exercise) or found.name != info.name:
+        if not isinstance(found, Exercise) or info.name not in (found.name, key(found.assignment, found.name, True)):
             raise RegistryError(f"{RECORDS_DIR / info.name}.py: it must end with EXERCISE = Exercise({info.name!r}, "
-                                "assignment=..., points=..., forbidden=..., mistakes=...)")
-        records[found.name] = found
+                                "assignment=..., points=..., forbidden=..., mistakes=...) (or be named "
+                                "<assignment>_<name>.py for a name another assignment's exercise has too)")
+        records[info.name] = found
     return records
 
 
@@ -214,6 +235,11 @@ def check(records: dict[str, Exercise], graded: dict[str, Path]) -> None:
                             f"{GRADERS / records[name].assignment / f'test_{name}.py'} "
                             "(docs/authors/adding-an-exercise.md, step 3)")
     ids = {}   # assignment -> its mistakes' ids (an id names one mistake of an assignment)
+    answered = {}   # name -> the key of the record that answers it (a proxy is asked for by name only)
+    for name, r in records.items():
+        if r.answer is not None and answered.setdefault(r.name, name) != name:
+            raise RegistryError(f"{RECORDS_DIR / name}.py: {r.name!r} is answered by {answered[r.name]}.py already "
+                                "(a proxy's answer is asked for by the function's name: one record of a name has one)")
     for name, r in records.items():
         where = f"{RECORDS_DIR / name}.py"
         if graded[name].parent.name != r.assignment:
@@ -223,30 +249,33 @@ def check(records: dict[str, Exercise], graded: dict[str, Path]) -> None:
         if r.forbidden is not None and not isinstance(r.forbidden, Rule):
             raise RegistryError(f"{where}: forbidden must be a Rule of forbidden.py or None, not {r.forbidden!r}")
         for m in r.mistakes:
-            if m.exercise != name or m.id in ids.setdefault(r.assignment, set()):
+            if m.exercise != r.name or m.id in ids.setdefault(r.assignment, set()):
                 raise RegistryError(f"{where}: mistake {m.id!r} is of {m.exercise!r} or not the only one of its id "
                                     f"in {r.assignment}")
             ids[r.assignment].add(m.id)
         for other in r.callees + r.implied:
-            if other not in records or other == name:
+            if other not in {o.name for o in records.values()} or other == r.name:
                 raise RegistryError(f"{where}: {other!r} is not another exercise with a record")
         for callee in r.callees:
-            if records[callee].answer is None:
+            if callee not in answered:
                 raise RegistryError(f"{where}: callee {callee!r} has no answer in its record (answers.py)")
     for name, r in records.items():
         where = f"{RECORDS_DIR / name}.py"
         seen, todo = set(), list(r.callees)
         while todo:
             callee = todo.pop()
-            if callee == name:
+            if callee == r.name:
                 raise RegistryError(f"{where}: its callees call it back (the callees must be a ladder)")
             if callee not in seen:
                 seen.add(callee)
-                todo += records[callee].callees
+                todo += records[answered[callee]].callees
 
 
-RECORDS: dict[str, Exercise] = _records()
+RECORDS: dict[str, Exercise] = _records()   # by record key (``key``): an exercise's name, as a rule
 check(RECORDS, _graded())
+BY_NAME: dict[str, list[Exercise]] = {}
+for _record in RECORDS.values():
+    BY_NAME.setdefault(_record.name, []).append(_record)
 check_graders(_graded())
 KEYS: dict[str, tuple[Question, ...]] = _keys()
 QUESTIONS: dict[str, Question] = {q.name: q for questions in KEYS.values() for q in questions}

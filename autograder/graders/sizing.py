@@ -110,6 +110,29 @@ def kv_cache_bytes(a: dict) -> Need:
     return Need(0, 0, len(a))
 
 
+def rms_norm(a: dict) -> Need:
+    if not isinstance(a.get("eps", 1e-6), (int, float)):
+        raise Unfit("eps")
+    return _need_rms_norm(_shape(a["x"]), a["weight"])
+
+
+def swiglu_mlp(a: dict) -> Need:
+    return _need_swiglu(_shape(a["x"]), _shape(a["w_gate"]), _shape(a["w_up"]), _shape(a["w_down"]), copy_x=True)
+
+
+def qwen3_attention(a: dict) -> Need:
+    if a.get("cache") is not None:
+        raise Unfit("a cache")
+    return _need_qwen3_attention(_shape(a["x"]), a["params"], a["positions"], a["num_heads"], a["num_kv_heads"],
+                                 copy_x=True)
+
+
+def qwen3_block(a: dict) -> Need:
+    if a.get("cache") is not None:
+        raise Unfit("a cache")
+    return _need_qwen3_block(_shape(a["x"]), a["block"], a["positions"], a["num_heads"], a["num_kv_heads"])
+
+
 # ----------------------------------------------------------------------------------------------- the parts
 def _need_softmax(x, axis) -> Need:
     shape = _shape(x)
@@ -238,6 +261,62 @@ def _need_decoder_block(x, block, heads) -> Need:
                n + 2 * hidden,                                        # h, u, the GELU
                n + hidden + down.peak)                                # h, gelu(u), the second linear layer
     return Need(peak, n, ln_1.work + attn.work + ln_2.work + up.work + 10 * hidden // F64 + down.work)
+
+
+def _need_rms_norm(x, weight) -> Need:
+    if not x or _shape(weight) not in ((x[-1],), ()):
+        raise Unfit("rms_norm's shapes")
+    n, rows = math.prod(x), math.prod(x) // max(x[-1], 1)
+    # the result, the mean squares, a float64 copy of the weight
+    return Need(F64 * (n + rows + x[-1]), F64 * n, 4 * n)
+
+
+def _need_swiglu(x, w_gate, w_up, w_down, copy_x: bool) -> Need:
+    if len(x) < 1 or len(w_gate) != 2 or w_up != w_gate or w_down != w_gate[::-1] or x[-1] != w_gate[0]:
+        raise Unfit("the MLP's shapes")
+    rows, d, f = math.prod(x[:-1]), x[-1], w_gate[1]
+    hidden, weight = F64 * rows * f, F64 * d * f
+    # the float64 copy of x; gate and up (and a weight's copy while each is computed); silu's temporary; the output
+    peak = F64 * rows * d * copy_x + max(2 * hidden + weight, 3 * hidden, hidden + weight + F64 * rows * d)
+    return Need(peak, F64 * rows * d, 3 * rows * d * f + 6 * rows * f)
+
+
+def _need_qwen3_attention(x, params, positions, heads, kv_heads, copy_x: bool) -> Need:
+    p = _weights(params, "q_proj k_proj v_proj o_proj q_norm k_norm")
+    if len(x) != 3 or type(heads) is not int or type(kv_heads) is not int or min(heads, kv_heads) < 1 \
+            or heads % kv_heads or any(len(p[k]) != 2 or p[k][0] != x[-1] for k in ("q_proj", "k_proj", "v_proj")):
+        raise Unfit("shapes")
+    b, t, d = x
+    dh = p["q_proj"][1] // heads
+    if dh * heads != p["q_proj"][1] or p["k_proj"][1] != kv_heads * dh or p["v_proj"][1] != kv_heads * dh \
+            or p["o_proj"] != (heads * dh, d) or p["q_norm"] != (dh,) or p["k_norm"] != (dh,) \
+            or _shape(positions) != (t,) or dh % 2:
+        raise Unfit("shapes")
+    weights = F64 * sum(math.prod(w) for w in p.values())
+    q, kv = F64 * b * t * heads * dh, F64 * b * t * kv_heads * dh
+    group = heads // kv_heads
+    scores = F64 * b * heads * t * t
+    rope = F64 * t * dh * 3                                        # angles, cos, sin (T, d/2) and the rotated half
+    # x and the weights in float64; q, k, v and their normed copies; the scores and the weights (in place), the
+    # tiled mask; the merged heads and the output
+    peak = (F64 * b * t * d * copy_x + weights + 2 * q + 3 * kv + rope + scores + group * t * t * 2
+            + 2 * F64 * b * t * heads * dh)
+    work = 2 * b * t * d * (heads + 2 * kv_heads) * dh + 2 * b * heads * t * t * dh + 5 * b * heads * t * t \
+        + b * t * heads * dh * d
+    return Need(peak, F64 * b * t * d, work)
+
+
+def _need_qwen3_block(x, block, positions, heads, kv_heads) -> Need:
+    if len(x) != 3 or not isinstance(block, dict):
+        raise Unfit("block")
+    n = F64 * math.prod(x)
+    norm_1 = _need_rms_norm(x, block.get("input_layernorm"))
+    attn = _need_qwen3_attention(x, block, positions, heads, kv_heads, copy_x=False)
+    norm_2 = _need_rms_norm(x, block.get("post_attention_layernorm"))
+    mlp = _need_swiglu(x, _shape(block.get("gate_proj")), _shape(block.get("up_proj")), _shape(block.get("down_proj")),
+                       copy_x=False)
+    peak = max(n + norm_1.peak, 2 * n + attn.peak, n + norm_2.peak, 2 * n + mlp.peak)
+    return Need(peak, n, norm_1.work + attn.work + norm_2.work + mlp.work)
 
 
 def _broadcast(*shapes) -> tuple:

@@ -90,6 +90,24 @@ TOKEN_MARGIN = 1e-2
 # from a cumulative probability, 60 times that (top-k cuts lead by TOKEN_MARGIN in logits / temperature).
 SAMPLE_MARGIN = 1e-3
 
+# modern (Qwen3): rms_norm, swiglu_mlp, qwen3_attention and qwen3_block compare with STUDENT against the float64
+# reference (references.py) and with QWEN3_FLOAT32 against the two libraries' stored outputs (graders/modern/refs:
+# transformers' Qwen3 in float64, whose RMSNorm and rotary angles are float32 by design; KerasHub's Qwen3 in float32,
+# whose QK-norm adds eps 1e-5 where Qwen3's config says 1e-6). A block of the graders' size (D = 24, 4 query and 2 KV
+# heads of 8, SwiGLU 40 wide, T <= 7, outputs of size ~5) chains two RMSNorms, the QK-norms, RoPE at positions < 16,
+# four projections, an attention and three MLP matmuls: measured, transformers' float64 output is within 4e-7 of the
+# float64 reference, KerasHub's float32 within 2.8e-5 (its attention, mostly its QK-norm's eps; 1.6e-5 for the
+# block), and a float32 torch implementation of the student's within 1e-6 (tests/graders/test_modern_references.py
+# prints each). Student and KerasHub together stay under 3e-5: under a third of 1e-4, the bound both comparisons use
+# (the same as STUDENT_VS_KERAS).
+# scripts/modern_refs refuses to store an output farther than half of it from the float64 reference. Every mistake
+# of the modern catalogue moves outputs by more than 1e-2 (tests/graders/test_modern_graders.py).
+QWEN3_FLOAT32 = Tolerance(1e-4, 1e-4, "float32 Qwen3 block (KerasHub's or the student's) against float64 or float32")
+# The tokens of generate: compared exactly (EXACT) with transformers' Qwen3ForCausalLM.generate(do_sample=False) and the
+# float64 reference, on models whose greedy choices lead by TOKEN_MARGIN (above): the logits of a float32 forward of
+# the graders' Qwen3 models are within 2e-5 of the float64 ones (KerasHub's float32: 5e-4, measured on logits of size
+# ~20 after a final norm of gain 4), twenty times inside it.
+
 # softmax's worked example: the course text prints softmax([4.06, 5.65, 3.51]) to three decimals
 # ([0.154, 0.757, 0.089]): the printed values are within 5e-4 of the exact ones, and 1e-3 is twice that.
 WORKED_EXAMPLE = Tolerance(1e-3, 0, "the text's values, printed to three decimals")

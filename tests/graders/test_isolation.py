@@ -346,3 +346,57 @@ def _children() -> set:
         with open(f"/proc/self/task/{task}/children") as fh:
             found |= {int(n) for n in fh.read().split()}
     return found
+
+
+def _qwen3_block(f, d, heads, kv_heads, dh, hidden) -> dict:
+    """A Qwen3 block (the modern notebook's layout) of random float32 weights."""
+    return {"input_layernorm": f(d), "q_proj": f(d, heads * dh), "k_proj": f(d, kv_heads * dh),
+            "v_proj": f(d, kv_heads * dh), "o_proj": f(heads * dh, d), "q_norm": f(dh), "k_norm": f(dh),
+            "post_attention_layernorm": f(d), "gate_proj": f(d, hidden), "up_proj": f(d, hidden),
+            "down_proj": f(hidden, d)}
+
+
+def _modern_sizes_cases():
+    rng = np.random.default_rng(1)
+    f = functools.partial(_f32, rng)
+    return [
+        ("rms_norm", (f(64, 300, 128), f(128)), {}),
+        ("rms_norm", (f(4000, 16), f(16)), {"eps": 1e-3}),
+        ("swiglu_mlp", (f(4, 300, 64), f(64, 256), f(64, 256), f(256, 64)), {}),
+        ("qwen3_attention", (f(4, 300, 64), _qwen3_block(f, 64, 8, 2, 16, 128), np.arange(300), 8, 2), {}),
+        ("qwen3_attention", (f(3, 200, 24), _qwen3_block(f, 24, 4, 1, 8, 40), np.arange(5, 205), 4, 1), {}),
+        ("qwen3_block", (f(4, 300, 64), _qwen3_block(f, 64, 8, 2, 16, 256), np.arange(300), 8, 2), {}),
+        ("qwen3_block", (f(2, 600, 24), _qwen3_block(f, 24, 4, 2, 8, 64), np.arange(600), 4, 2), {}),
+    ]
+
+
+@pytest.mark.parametrize("name, args, kwargs",
+                         [pytest.param(*c, id=f"{c[0]}-{i}") for i, c in enumerate(_modern_sizes_cases())])
+def test_modern_sizes_are_known_before_the_answer_is_computed(name, args, kwargs):
+    """``test_sizes_are_known_before_the_answer_is_computed`` for the modern assignment's answers (RMSNorm, SwiGLU,
+    Qwen3's attention and block: their shapes' arithmetic differs from the GPT-2 block's)."""
+    test_sizes_are_known_before_the_answer_is_computed(name, args, kwargs)
+
+
+def test_the_modern_answers_are_the_references():
+    """The modern proxies' float64 numpy answers equal references.py (torch); a call with a cache is not theirs to
+    answer (the student's own function runs: ``sizing.Unfit``)."""
+    from autograder.graders import references, sizing
+
+    rng = np.random.default_rng(2)
+    block = _qwen3_block(lambda *s: rng.normal(size=s) / 3, 24, 4, 2, 8, 40)
+    x, positions = rng.normal(size=(2, 7, 24)), np.arange(3, 10)
+    answer = isolation.REFERENCES
+    assert np.allclose(answer["rms_norm"](x, block["input_layernorm"], eps=1e-3),
+                       references.rms_norm(x, block["input_layernorm"], eps=1e-3), atol=1e-12)
+    assert np.allclose(answer["swiglu_mlp"](x, block["gate_proj"], block["up_proj"], block["down_proj"]),
+                       references.swiglu_mlp(x, block["gate_proj"], block["up_proj"], block["down_proj"]), atol=1e-12)
+    for heads, kv_heads in ((4, 2), (4, 4)):
+        b = {**block, **_qwen3_block(lambda *s: rng.normal(size=s) / 3, 24, heads, kv_heads, 8, 40)}
+        assert np.allclose(answer["qwen3_attention"](x, b, positions, heads, kv_heads),
+                           references.qwen3_attention(x, b, positions, heads, kv_heads), atol=1e-12)
+        assert np.allclose(answer["qwen3_block"](x, b, positions, heads, kv_heads),
+                           references.qwen3_block(x, b, positions, heads, kv_heads), atol=1e-12)
+    with pytest.raises(sizing.Unfit):
+        isolation.need("qwen3_attention", {"x": x, "params": block, "positions": positions, "num_heads": 4,
+                                           "num_kv_heads": 2, "cache": references.KVCache()})

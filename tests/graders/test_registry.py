@@ -31,7 +31,7 @@ def with_record(**changes) -> dict:
 def test_the_course_fits_and_every_list_comes_from_the_records():
     registry.check(registry.RECORDS, graders())
     assert set(registry.RECORDS) == set(graders())
-    assert registry.coded_assignments() == ["attention", "decoder", "kv_cache"]
+    assert registry.coded_assignments() == ["attention", "decoder", "kv_cache", "modern"]
     assert sum(r.points for r in registry.of_assignment("attention")) == 27
     assert {m.id for m in registry.mistakes_of("decoder")} == {m.id for r in registry.of_assignment("decoder")
                                                                   for m in r.mistakes}
@@ -94,7 +94,8 @@ def test_the_rules_are_typed_records():
     """Every exercise's rule is a ``Rule`` whose run-time labels are ``Routine`` members, read as plain strings."""
     rules = {r.forbidden for r in registry.RECORDS.values() if r.forbidden is not None}
     assert rules == {forbidden.SOFTMAX, forbidden.ATTENTION, forbidden.CAUSAL, forbidden.ROPE, forbidden.NORM,
-                     forbidden.BLOCK}
+                     forbidden.BLOCK, forbidden.RMS_NORM, forbidden.SWIGLU, forbidden.QWEN3_ATTENTION,
+                     forbidden.QWEN3_BLOCK}
     for rule in rules:
         assert all(isinstance(label, Routine) for label in rule.runtime)
         assert all(type(label) is str for label in rule.labels)
@@ -209,3 +210,19 @@ def softmax_grader_with(tmp_path, old: str, new: str):
 def test_a_grader_without_its_declarations_stops_the_registry(tmp_path, old, new, error):
     with pytest.raises(RegistryError, match=error):
         registry.check_graders({**graders(), "softmax": softmax_grader_with(tmp_path, old, new)})
+
+
+def test_two_assignments_may_each_have_an_exercise_of_one_name():
+    """`decoder` and `modern` each have a `generate` (the contract's name): the second record is
+    exercises/modern_generate.py, every lookup by name takes the graded assignment, and a lookup that could mean
+    either stops (fail closed) instead of grading with the wrong rule, callees or mistakes."""
+    decoder, modern = registry.record("generate", "decoder"), registry.record("generate", "modern")
+    assert (decoder.assignment, modern.assignment) == ("decoder", "modern")
+    assert registry.RECORDS["generate"] is decoder and registry.RECORDS["modern_generate"] is modern
+    assert "decoder_block" in decoder.callees and "qwen3_block" in modern.callees
+    assert {m.id for m in registry.diagnosable_mistakes("generate", "modern")} <= {m.id for m in modern.mistakes}
+    assert isolation.callees("generate", {"qwen3_block", "decoder_block"}, "modern") == ("qwen3_block",)
+    assert registry.record("KVCache", "modern").assignment == "kv_cache"   # a name only one assignment has
+    with pytest.raises(RegistryError, match="exercise of decoder, modern"):
+        registry.record("generate")
+    assert registry.key("modern", "generate", shared=True) == "modern_generate"

@@ -24,7 +24,7 @@ def _clear():
         cached.cache_clear()
 
 
-@pytest.mark.parametrize("assignment", ["attention", "kv_cache", "decoder"])
+@pytest.mark.parametrize("assignment", ["attention", "kv_cache", "decoder", "modern"])
 def test_a_grading_parses_each_cell_once(assignment, monkeypatch):
     nb = json.loads((ROOT / "solutions" / assignment / f"{assignment}.ipynb").read_text(encoding="utf-8"))
     cells = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
@@ -34,8 +34,8 @@ def test_a_grading_parses_each_cell_once(assignment, monkeypatch):
     _clear()
     names = exercises_of(assignment)
     for name in names:
-        forbidden.static_violations(name, record(name).forbidden, cells)
-        isolation.calls_in_source(name, cells, set(names))
+        forbidden.static_violations(name, record(name, assignment).forbidden, cells)
+        isolation.calls_in_source(name, cells, set(names), assignment)
     review.review_items(cells)
     assert sorted(parsed) == sorted(set(cells)), f"{len(parsed)} parses of {len(set(cells))} cells"
 

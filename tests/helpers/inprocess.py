@@ -137,8 +137,9 @@ def _guarded(name, fn, args, kwargs):
 class InProcessStudent:
     """``plugin.Student``'s interface over a namespace of this process (see the module's docstring)."""
 
-    def __init__(self, ns: dict, record: list | None = None):
+    def __init__(self, ns: dict, record: list | None = None, assignment: str | None = None):
         self._ns = ns
+        self.assignment = assignment  # whose exercises these are (two assignments may share a name)
         self.last: Call | None = None
         self.asked: dict = {}
         self.history: dict = {}
@@ -164,16 +165,16 @@ class InProcessStudent:
     def _call(self, name, args, kwargs):
         if name not in self._ns:
             raise GradingFailure(Reason.UNDEFINED_FUNCTION.korean(name=name))
-        self.last = Call(name, args, kwargs, history=self.history.setdefault(name, []))
+        self.last = Call(name, args, kwargs, history=self.history.setdefault(name, []), assignment=self.assignment)
         saved = {}
-        for callee in isolation.callees(name, self._ns):
+        for callee in isolation.callees(name, self._ns, self.assignment):
             if isinstance(self._ns[callee], types.FunctionType):
                 saved[callee] = self._ns[callee]
                 self._ns[callee] = _proxy(callee, saved[callee])
         from autograder.graders import registry
         from autograder.graders.plugin import observed_appends
 
-        observes = registry.record(name).observes if name in registry.RECORDS else ()
+        observes = registry.record(name, self.assignment).observes if name in registry.BY_NAME else ()
         observed = Observed(self._ns, observes)
         try:
             with observed:
@@ -223,8 +224,8 @@ def run(assignment: str, ns: dict, seed: int = 20240611, record: list | None = N
     from autograder.graders.plugin import GradingSession
 
     if select is None:
-        return run_graders(assignment, InProcessStudent(ns, record), seed)
-    session = GradingSession(InProcessStudent(ns, record), seed)
+        return run_graders(assignment, InProcessStudent(ns, record, assignment), seed)
+    session = GradingSession(InProcessStudent(ns, record, assignment), seed)
     args = [str(GRADERS / assignment), "-c", str(GRADERS / "pytest.ini"), "--rootdir", str(GRADERS), "-k", select,
             "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings", "--assert=plain",
             "--import-mode=importlib"]

@@ -24,7 +24,7 @@ from autograder.gradebook import staging
 from autograder.messages import Notice, Reason
 
 SECRET = "TOP-SECRET-4d1f9c"   # what a root-only file holds; must never appear where a student can read it
-ASSIGNMENTS = ["attention", "kv_cache", "decoder", "quiz"]
+ASSIGNMENTS = ["attention", "kv_cache", "decoder", "modern", "quiz"]
 
 
 @contextmanager

@@ -71,7 +71,22 @@ LIBRARY = (
      ("layer_normalization", "_layer_normalization", "rms_normalization", "_rms_normalization",
       "batch_normalization")),
     (Routine.KERAS_NORMALIZATION_OPS, "keras", "src/backend/torch/nn.py", ("batch_normalization",)),
+    # the modern assignment's rules (forbidden.RMS_NORM, SWIGLU, QWEN3_ATTENTION, QWEN3_BLOCK): the two libraries' Qwen3
+    # (but for TOO_SHORT below)
+    (Routine.TRANSFORMERS_QWEN3_ATTENTION, "transformers", "models/qwen3/modeling_qwen3.py",
+     ("Qwen3Attention", "eager_attention_forward", "apply_rotary_pos_emb", "repeat_kv")),
+    (Routine.TRANSFORMERS_QWEN3_DECODER, "transformers", "models/qwen3/modeling_qwen3.py",
+     ("Qwen3DecoderLayer", "Qwen3Model", "Qwen3ForCausalLM")),
+    (Routine.KERAS_HUB_QWEN3_NORM, "keras_hub", "src/models/qwen3/qwen3_layernorm.py", ("*",)),
+    (Routine.KERAS_HUB_QWEN3_ATTENTION, "keras_hub", "src/models/qwen3/qwen3_attention.py", ("*",)),
+    (Routine.KERAS_HUB_QWEN3_DECODER, "keras_hub", "src/models/qwen3/qwen3_decoder.py", ("*",)),
+    (Routine.KERAS_HUB_QWEN3_DECODER, "keras_hub", "src/models/qwen3/qwen3_backbone.py", ("Qwen3Backbone",)),
 )
+
+# Routines of the rules whose source is too short to be told from a student's own by fingerprints (transformers'
+# Qwen3RMSNorm and Qwen3MLP: a forward of three lines and of one, under min_match once names and strings are
+# filtered): the forbidden-routine watch sees them at run time; the similarity report does not read them.
+TOO_SHORT = frozenset({Routine.TRANSFORMERS_QWEN3_NORM, Routine.TRANSFORMERS_QWEN3_MLP})
 
 
 def package_dir(package: str) -> Path | None:

@@ -40,6 +40,15 @@ class Routine(StrEnum):
     KERAS_RMS_NORMALIZATION = "keras:layers.RMSNormalization"
     KERAS_NORMALIZATION = "keras:layers.Normalization"
     KERAS_NORMALIZATION_OPS = "keras:ops.normalization"
+    # The two libraries' Qwen3 (the `modern` assignment's references): transformers' modeling_qwen3 and KerasHub's
+    # models/qwen3, a norm, an MLP, an attention layer, and a decoder layer or the whole model.
+    TRANSFORMERS_QWEN3_NORM = "transformers:Qwen3RMSNorm"
+    TRANSFORMERS_QWEN3_MLP = "transformers:Qwen3MLP"
+    TRANSFORMERS_QWEN3_ATTENTION = "transformers:Qwen3Attention"
+    TRANSFORMERS_QWEN3_DECODER = "transformers:Qwen3DecoderLayer"
+    KERAS_HUB_QWEN3_NORM = "keras_hub:Qwen3LayerNorm"
+    KERAS_HUB_QWEN3_ATTENTION = "keras_hub:Qwen3Attention"
+    KERAS_HUB_QWEN3_DECODER = "keras_hub:Qwen3TransformerDecoder"
     SCIPY_SOFTMAX = "scipy:special.softmax"
     SCIPY_LOG_SOFTMAX = "scipy:special.log_softmax"
     # A library module or kernel registration changed under the watch (``monitor.verifier``): the routines it hid

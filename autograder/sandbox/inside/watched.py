@@ -111,6 +111,25 @@ WHOLE_MODULES = _plain({"torch.nn.attention.flex_attention": R.TORCH_SDPA,
 # Keras's ops and activations: name fragment -> label (checked in this order)
 KERAS_MODULES = ("keras.src.ops.nn", "keras.src.backend.torch.nn", "keras.src.activations.activations",
                   "keras.src.layers.activations.softmax")
+# Library routines known by their code compiled from the installed source, never imported here: (package, file in
+# it) -> {top-level class or function: label}. A class stands for every function defined in its body. Neither
+# library is imported in the student's process unless the student's code imports it (transformers' Qwen3 takes ~3 s),
+# and a routine is known by its code's content (``recognise.py``), so the code compiled from the same file is the
+# code the student's import runs. A package that is not installed has nothing to watch.
+SOURCE_ROUTINES = {
+    ("transformers", "models/qwen3/modeling_qwen3.py"): _plain({
+        "Qwen3RMSNorm": R.TRANSFORMERS_QWEN3_NORM, "Qwen3MLP": R.TRANSFORMERS_QWEN3_MLP,
+        "Qwen3Attention": R.TRANSFORMERS_QWEN3_ATTENTION, "eager_attention_forward": R.TRANSFORMERS_QWEN3_ATTENTION,
+        "apply_rotary_pos_emb": R.TRANSFORMERS_QWEN3_ATTENTION, "repeat_kv": R.TRANSFORMERS_QWEN3_ATTENTION,
+        "Qwen3DecoderLayer": R.TRANSFORMERS_QWEN3_DECODER, "Qwen3Model": R.TRANSFORMERS_QWEN3_DECODER,
+        "Qwen3ForCausalLM": R.TRANSFORMERS_QWEN3_DECODER}),
+    ("keras_hub", "src/models/qwen3/qwen3_layernorm.py"): _plain({"Qwen3LayerNorm": R.KERAS_HUB_QWEN3_NORM}),
+    ("keras_hub", "src/models/qwen3/qwen3_attention.py"): _plain({"Qwen3Attention": R.KERAS_HUB_QWEN3_ATTENTION}),
+    ("keras_hub", "src/models/qwen3/qwen3_decoder.py"): _plain({
+        "Qwen3TransformerDecoder": R.KERAS_HUB_QWEN3_DECODER}),
+    ("keras_hub", "src/models/qwen3/qwen3_backbone.py"): _plain({"Qwen3Backbone": R.KERAS_HUB_QWEN3_DECODER}),
+    ("keras_hub", "src/models/qwen3/qwen3_causal_lm.py"): _plain({"Qwen3CausalLM": R.KERAS_HUB_QWEN3_DECODER}),
+}
 # scipy.special's routines, wrapped (``watch_scipy``): name -> label
 SCIPY = _plain({"softmax": R.SCIPY_SOFTMAX, "log_softmax": R.SCIPY_LOG_SOFTMAX})
 # Audit events reported once each for the instructor's review (as ``review:<kind>`` lines): making a code object
@@ -137,6 +156,7 @@ TAMPERED = str(R.LIBRARY_CHANGED)
 # (tests/sandbox/live/test_policy.py).
 LABELS = frozenset(str(label) for label in (
     *KERNEL_OPS.values(), *(label for _, label in LAYERS.values()), R.KERAS_DOT_PRODUCT_ATTENTION,
+    *(label for table in SOURCE_ROUTINES.values() for label in table.values()),
     R.KERAS_NORMALIZATION_OPS, *WHOLE_MODULES.values(), TAMPERED, R.TORCH_MULTI_HEAD_ATTENTION, R.TORCH_LOG_SOFTMAX,
     R.TORCH_SOFTMAX, R.TORCH_SDPA, *SCIPY.values()))
 
@@ -177,6 +197,8 @@ def import_watched():
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a module this torch or Keras lacks has no routine to watch
             pass
+    if not _COMPILED:
+        _COMPILED.update(source_codes())
 
 
 def routine_codes():
@@ -220,4 +242,39 @@ def routine_codes():
         for value in vars(module(name) or object).values() if module(name) else ():
             if getattr(getattr(value, "_init_fn", value), "__module__", None) == name:
                 add(value, label)
+    found.update(_COMPILED or source_codes())
+    return found
+
+
+_COMPILED = {}   # ``source_codes()``, compiled once in a lane's warm process (``import_watched``), before any fork
+
+
+def source_codes():
+    """``{code object: label}`` of ``SOURCE_ROUTINES``: each file compiled (not run), the code of every function of a
+    named class's body (nested functions too) or of a named function (~0.1 s: compiled once per lane)."""
+    import importlib.util
+    import os
+
+    found = {}
+
+    def functions(code, label):
+        for const in code.co_consts:
+            if type(const) is type(code):
+                found[const] = label
+                functions(const, label)
+
+    for (package, path), names in SOURCE_ROUTINES.items():
+        try:
+            spec = importlib.util.find_spec(package)   # a top-level package: found, not imported
+            folder = spec.submodule_search_locations[0] if spec and spec.submodule_search_locations else None
+            with open(os.path.join(folder, path), encoding="utf-8") as source:
+                module = compile(source.read(), os.path.join(folder, path), "exec")
+        except (OSError, TypeError, ValueError, SyntaxError, ImportError):
+            continue   # not installed (or not this version's layout): nothing of it can run
+        for const in module.co_consts:
+            if type(const) is type(module) and const.co_name in names:
+                label = names[const.co_name]
+                if const.co_flags & 0x2:     # a function (CO_NEWLOCALS; a class body has not): its own code too
+                    found[const] = label
+                functions(const, label)
     return found
