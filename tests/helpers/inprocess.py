@@ -213,24 +213,9 @@ class _MemoryLimited:
 
 
 def run(assignment: str, ns: dict, seed: int = 20240611, record: list | None = None, select: str | None = None):
-    """The graders' session (``plugin.GradingSession``) of ``ns``; ``select``: a pytest ``-k`` expression."""
-    import contextlib
-    import io
-
-    import pytest
-
-    from autograder.graders.registry import GRADERS
-    from autograder.graders.plugin import GradingSession
-
-    if select is None:
-        return run_graders(assignment, InProcessStudent(ns, record), seed)
-    session = GradingSession(InProcessStudent(ns, record), seed)
-    args = [str(GRADERS / assignment), "-c", str(GRADERS / "pytest.ini"), "--rootdir", str(GRADERS), "-k", select,
-            "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings", "--assert=plain",
-            "--import-mode=importlib"]
-    with contextlib.redirect_stdout(io.StringIO()):
-        pytest.main(args, plugins=[session])
-    return session
+    """The graders' session (``plugin.GradingSession``) of ``ns``, run as ``grade.run_graders`` runs it; ``select``:
+    a pytest ``-k`` expression."""
+    return run_graders(assignment, InProcessStudent(ns, record), seed, select)
 
 
 def grade(assignment: str, ns: dict, seed: int = 20240611, record: list | None = None) -> dict:
