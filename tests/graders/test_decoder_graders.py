@@ -76,6 +76,19 @@ GROUP_OF = CACHE.group_of
 graded_group = CACHE.graded_group
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread():
+    """The module's own float64 and float32 torch computations on one thread, as the graders run
+    (``grade.run_graders``): tiny tensors gain nothing from a second thread, and with two test workers on two cores
+    the threads spin against each other (the float32 margin test took 21 s on two threads, 0.7 s on one)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 # ----------------------------------------------------------------------------------------------- summary
 @pytest.fixture(scope="module", autouse=True)
 def summary(request):
