@@ -16,6 +16,7 @@ limit (so keep memory-hungry mistakes to the sandboxed tests).
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 from contextlib import contextmanager
 import types
@@ -29,7 +30,7 @@ from autograder.graders.calls import Call
 from autograder.graders.compare import GradingFailure
 from autograder.messages import Reason
 from autograder.sandbox.inside.observed import Observed
-from autograder.sandbox.inside.proxies import _like, _NotPlain, _plain
+from autograder.sandbox.inside.proxies import FULL_PRECISION, _like, _NotPlain, _plain
 from autograder.sandbox.inside.values import to_numpy
 from autograder.sandbox.errors import exception_reason
 
@@ -108,9 +109,12 @@ class _Object:
 
 
 def _copied(value):
-    """Arrays are copied (the wire sends copies), objects of the student's side are passed as they are."""
+    """Arrays are copied (the wire sends copies), and so are random generators (the wire sends their state: the
+    grader's own is not drawn from); objects of the student's side are passed as they are."""
     if isinstance(value, np.ndarray):
         return value.copy()
+    if isinstance(value, np.random.Generator):
+        return copy.deepcopy(value)
     if isinstance(value, (tuple, list)):
         return type(value)(_copied(v) for v in value)
     if isinstance(value, dict):
@@ -130,7 +134,7 @@ def _proxy(name, original):
             value = reference(*plain_args, **plain_kwargs)
         except (_NotPlain, Exception):  # noqa: BLE001
             return original(*args, **kwargs)
-        return _like(value, args, kwargs)
+        return _like(value, args, kwargs, name in FULL_PRECISION)
 
     return proxy
 
@@ -253,8 +257,8 @@ class Graders:
     The collection is a real ``plugin.GradingSession``'s (the same tests, ids, points, and ``rng_for`` per test), and
     each grading calls every selected test function with what the graders' fixtures give (``student``, ``rng``,
     ``seed``) and its parameters, in the collected order, with one ``InProcessStudent`` for the whole grading (as a
-    session has one). A failure is what the plugin reads from it (``GradingFailure``'s message and diagnosis, an
-    ``AssertionError``'s text); any other exception is an error of the graders and is raised. ``same_as_session``
+    session has one). A failure is read by the plugin's own ``GradingSession._message``; any exception but a failure
+    is an error of the graders and is raised. ``same_as_session``
     compares one grading with a real session's.
 
     Example::
@@ -298,24 +302,25 @@ class Graders:
                 raise RuntimeError(f"{item.nodeid}: fixtures this runner does not give: {sorted(unknown)}")
             params = dict(item.callspec.params) if hasattr(item, "callspec") else {}
             self.tests.append((item.nodeid, item.function, [f for f in self.FIXTURES if f in item.fixturenames],
-                               params, session.results[item.nodeid]))
+                               params, session.results[item.nodeid], item))
         self.modules = {item.module for item in Collector.items}
 
     def run(self, ns: dict, seed: int) -> dict:
         """``{nodeid: (passed, message, diagnosis ids)}`` of one grading of ``ns``."""
+        import pytest
+
         from autograder.graders.plugin import GradingSession
 
         student = InProcessStudent(ns)
         session = GradingSession(student, seed)
         out = {}
-        for nodeid, function, fixtures, params, _ in self.tests:
+        for nodeid, function, fixtures, params, _, item in self.tests:
             given = {"student": student, "rng": session.rng_for(nodeid), "seed": seed}
             try:
                 function(**{f: given[f] for f in fixtures}, **params)
-            except GradingFailure as failure:
-                out[nodeid] = (False, failure.message, [m.id for m in failure.diagnosis])
-            except AssertionError as failure:
-                out[nodeid] = (False, str(failure).split("\nassert ")[0], [])
+            except (AssertionError, pytest.skip.Exception) as failure:   # GradingFailure is an AssertionError
+                message, found = session._message(pytest.ExceptionInfo.from_exception(failure), item)
+                out[nodeid] = (False, message, [m.id for m in found])
             else:
                 out[nodeid] = (True, "", [])
         return out
@@ -323,7 +328,7 @@ class Graders:
     def grade(self, ns: dict, seed: int) -> dict:
         """``{exercise: (score, max_score of the selected tests, diagnosis ids)}``, as ``grade`` adds them up."""
         results, out = self.run(ns, seed), {}
-        for nodeid, _, _, _, result in self.tests:
+        for nodeid, _, _, _, result, _ in self.tests:
             passed, _, ids = results[nodeid]
             score, top, named = out.get(result.exercise, (0.0, 0.0, []))
             out[result.exercise] = (round(score + (result.points if passed else 0.0), 4),
