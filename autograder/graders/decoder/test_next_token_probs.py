@@ -196,9 +196,19 @@ def expect_probs(got, expected, what: str, call, top_k=None, before=None, temper
                              found)
 
 
-def check(student, logits, temperature, top_k, top_p, what: str) -> None:
-    """The student's probabilities for one call against the reference's (ties at the top-p boundary as the student
-    breaks them). A temperature-0 call that divides by zero in Python (ZeroDivisionError) is named as such."""
+def call(logits, temperature, top_k, top_p, what: str) -> dict:
+    """One call of a test: its arguments, what it is called in a message, the reference's probabilities and those
+    before top-p (``None`` without top-p)."""
+    before = REFERENCE(logits, temperature, top_k, None) if top_p is not None and temperature != 0 else None
+    return {"args": (logits, temperature, top_k, top_p), "what": what, "before": before,
+            "expected": REFERENCE(logits, temperature, top_k, top_p)}
+
+
+def check(student, case: dict) -> None:
+    """The student's probabilities for one call (``call``) against the reference's (ties at the top-p boundary as
+    the student breaks them). A temperature-0 call that divides by zero in Python (ZeroDivisionError) is named as
+    such."""
+    logits, temperature, top_k, top_p = case["args"]
     try:
         got = student.next_token_probs(logits, temperature, top_k, top_p)
     except GradingFailure as failure:
@@ -206,8 +216,7 @@ def check(student, logits, temperature, top_k, top_p, what: str) -> None:
             found = [by_id("ntp_no_greedy_branch")]
             raise GradingFailure(with_causes(failure.message, found), found, failure.raised) from None
         raise
-    before = REFERENCE(logits, temperature, top_k, None) if top_p is not None and temperature != 0 else None
-    expect_probs(got, REFERENCE(logits, temperature, top_k, top_p), what, student.last, top_k, before, temperature)
+    expect_probs(got, case["expected"], case["what"], student.last, top_k, case["before"], temperature)
 
 
 def about(temperature, top_k, top_p, kind: str) -> str:
@@ -215,23 +224,23 @@ def about(temperature, top_k, top_p, kind: str) -> str:
 
 
 # ----------------------------------------------------------------------------------------------- each test's calls
-# Each test's calls as data, (logits, temperature, top_k, top_p, what): drawn from the test's rng before the student
-# is called.
+# Each test's calls as data (``call``): drawn from the test's rng, with the reference's answers, before the student is
+# called.
 def temperature_calls(rng, temperature) -> list:
-    return [(clear_logits(rng, 3, temperature), temperature, None, None, f"temperature={temperature}의 확률")]
+    return [call(clear_logits(rng, 3, temperature), temperature, None, None, f"temperature={temperature}의 확률")]
 
 
 def top_k_calls(rng, top_k) -> list:
     logits = drawn(lambda: tied_logits(rng, 5), 1.0, top_k, None, top_k_tie(1.0, top_k), top_k_clear(1.0, top_k),
                    tied=True)
-    return [(logits, 1.0, top_k, None, f"top_k={top_k}, 동점이 있는 로짓의 확률")]
+    return [call(logits, 1.0, top_k, None, f"top_k={top_k}, 동점이 있는 로짓의 확률")]
 
 
 def top_p_calls(rng, top_p) -> list:
     flat = drawn(lambda: flat_logits(rng, 4), 1.0, None, top_p, top_p_cuts(1.0, None, top_p))
     tied = drawn(lambda: tied_logits(rng, 4), 1.0, None, top_p, top_p_tie(1.0, None, top_p), tied=True)
-    return [(flat, 1.0, None, top_p, f"top_p={top_p}의 확률"),
-            (tied, 1.0, None, top_p, f"top_p={top_p}, 경계에 동점이 있는 로짓의 확률")]
+    return [call(flat, 1.0, None, top_p, f"top_p={top_p}의 확률"),
+            call(tied, 1.0, None, top_p, f"top_p={top_p}, 경계에 동점이 있는 로짓의 확률")]
 
 
 def all_three_calls(rng, temperature, top_k, top_p) -> list:
@@ -240,19 +249,19 @@ def all_three_calls(rng, temperature, top_k, top_p) -> list:
     tied = drawn(lambda: tied_logits(rng, 5), temperature, top_k, top_p, top_k_tie(temperature, top_k),
                  top_p_tie(temperature, top_k, top_p), tied=True)
     greedy = drawn(lambda: tied_logits(rng, 4), 0.0, top_k, top_p, tied_max, tied=True)
-    return [(flat, temperature, top_k, top_p, about(temperature, top_k, top_p, "겹치는 거르기")),
-            (tied, temperature, top_k, top_p, about(temperature, top_k, top_p, "동점이 있는 로짓")),
-            (greedy, 0.0, top_k, top_p, about(0.0, top_k, top_p, "가장 큰 로짓이 여럿인 행"))]
+    return [call(flat, temperature, top_k, top_p, about(temperature, top_k, top_p, "겹치는 거르기")),
+            call(tied, temperature, top_k, top_p, about(temperature, top_k, top_p, "동점이 있는 로짓")),
+            call(greedy, 0.0, top_k, top_p, about(0.0, top_k, top_p, "가장 큰 로짓이 여럿인 행"))]
 
 
 def limit_calls(rng) -> list:
     greedy = drawn(lambda: tied_logits(rng, 4), 0.0, None, None, tied_max, tied=True)
     plain = clear_logits(rng, 3, 1.5)
     unique = clear_logits(rng, 3, 1.0, 1)
-    return [(greedy, 0.0, None, None, "temperature=0의 확률 (가장 큰 로짓이 여럿인 행)"),
-            (plain, 1.5, None, 1.0, "top_p=1.0의 확률 (거르기 없음)"),
-            (plain, 1.5, VOCAB + 3, None, f"top_k={VOCAB + 3} (어휘 {VOCAB}개보다 큼)의 확률 (거르기 없음)"),
-            (unique, 1.0, 1, None, "top_k=1의 확률 (가장 큰 로짓이 하나뿐: 탐욕적 선택과 같아야 함)")]
+    return [call(greedy, 0.0, None, None, "temperature=0의 확률 (가장 큰 로짓이 여럿인 행)"),
+            call(plain, 1.5, None, 1.0, "top_p=1.0의 확률 (거르기 없음)"),
+            call(plain, 1.5, VOCAB + 3, None, f"top_k={VOCAB + 3} (어휘 {VOCAB}개보다 큼)의 확률 (거르기 없음)"),
+            call(unique, 1.0, 1, None, "top_k=1의 확률 (가장 큰 로짓이 하나뿐: 탐욕적 선택과 같아야 함)")]
 
 
 # ----------------------------------------------------------------------------------------------- tests
@@ -260,16 +269,16 @@ def limit_calls(rng) -> list:
 @pytest.mark.parametrize("temperature", [pytest.param(0.5, id="T0.5"), pytest.param(2.0, id="T2")])
 def test_temperature_divides_the_logits(student, rng, temperature):
     """온도는 softmax 앞에서 로짓을 나눔: softmax(logits / temperature), 거르기 없음"""
-    for call in temperature_calls(rng, temperature):
-        check(student, *call)
+    for case in temperature_calls(rng, temperature):
+        check(student, case)
 
 
 @pytest.mark.points(0.3)
 @pytest.mark.parametrize("top_k", [pytest.param(3, id="k3"), pytest.param(5, id="k5")])
 def test_top_k_keeps_every_logit_equal_to_the_kth(student, rng, top_k):
     """top-k는 k번째로 큰 로짓보다 작은 로짓만 버림: k번째와 같은 로짓(동점)은 모두 남김 (TopKLogitsWarper)"""
-    for call in top_k_calls(rng, top_k):
-        check(student, *call)
+    for case in top_k_calls(rng, top_k):
+        check(student, case)
 
 
 @pytest.mark.points(0.3)
@@ -277,8 +286,8 @@ def test_top_k_keeps_every_logit_equal_to_the_kth(student, rng, top_k):
 def test_top_p_keeps_the_token_that_crosses_p(student, rng, top_p):
     """top-p는 확률이 큰 토큰부터 누적 확률이 top_p에 이를 때까지 남김: top_p를 넘게 만드는 토큰도 남기고 다시 정규화,
     경계에서 확률이 같은 토큰은 top_p에 이를 만큼만"""
-    for call in top_p_calls(rng, top_p):
-        check(student, *call)
+    for case in top_p_calls(rng, top_p):
+        check(student, case)
 
 
 @pytest.mark.points(0.9)
@@ -290,13 +299,13 @@ def test_top_p_keeps_the_token_that_crosses_p(student, rng, top_p):
 def test_all_three_in_hugging_faces_order(student, rng, temperature, top_k, top_p):
     """온도, top-k, top-p를 함께: 로짓을 온도로 나누고, top-k, softmax, 다시 정규화한 분포에서 top-p, 다시 정규화
     (두 거르기가 겹치는 로짓, 동점이 있는 로짓), temperature=0이면 거르기와 상관없이 탐욕적 선택"""
-    for call in all_three_calls(rng, temperature, top_k, top_p):
-        check(student, *call)
+    for case in all_three_calls(rng, temperature, top_k, top_p):
+        check(student, case)
 
 
 @pytest.mark.points(0.3)
 def test_limits_greedy_and_no_filter(student, rng):
     """temperature=0은 탐욕적 선택: 가장 큰 로짓(같으면 번호가 작은 토큰)에 확률 1, 나머지는 정확히 0.
     top_p=1이나 top_k >= V는 거르지 않음, 가장 큰 로짓이 하나뿐이면 top_k=1은 탐욕적 선택과 같음"""
-    for call in limit_calls(rng):
-        check(student, *call)
+    for case in limit_calls(rng):
+        check(student, case)
