@@ -72,6 +72,11 @@ FORBIDDEN_TERMS = [
     (r"로짓값", "로짓"),
     (r"그리디", "탐욕적 디코딩"),
     (r"메모리 ?바운드", "메모리 대역폭에 묶임(memory-bound)"),
+    # sampling's terms
+    (r"핵 ?샘플링", "top-p 샘플링 (nucleus 샘플링)"),
+    (r"표집", "샘플링 또는 뽑기"),
+    (r"와퍼", "워퍼"),
+    (r"손잡이", "설정"),
 ]
 FORBIDDEN = [(re.compile(p), instead) for p, instead in FORBIDDEN_TERMS]
 LINE_BREAK = re.compile(r"[ \t]*\n[ \t]*(?:[*#>-][ \t]+)?")   # a line break (and a list item's bullet) reads as a space
