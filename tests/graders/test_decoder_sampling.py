@@ -63,14 +63,19 @@ def source_of(name) -> str:
 
 
 @pytest.fixture(scope="module")
-def graded(base):
-    """``{(what, name, seed): (score, max score, diagnosis ids)}`` of every grading of this module, run once."""
+def graders():
+    """The selected graders, collected once for the module."""
+    return {key: inprocess.Graders("decoder", select) for key, select in SELECT.items()}
+
+
+@pytest.fixture(scope="module")
+def graded(base, graders):
+    """``{(exercise, name, seed): (score, max score, diagnosis ids)}`` of every grading of this module, run once."""
     import torch
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     np.random.seed(0)   # the family of global-random mistakes draws from numpy's global generator
-    graders = {key: inprocess.Graders("decoder", select) for key, select in SELECT.items()}
     jobs = [(NTP, name, source_of(src), NTP) for name, src in CORRECT[NTP].items()]
     jobs += [(NTP, m, MISTAKES[m].source, NTP) for m in NTP_MISTAKES]
     jobs += [(GEN, name, source_of(src), GEN) for name, src in CORRECT[GEN].items()]
@@ -86,14 +91,6 @@ def graded(base):
     finally:
         torch.set_num_threads(threads)
     return out
-
-
-def test_the_runner_grades_as_a_session(base):
-    """The in-process runner gives, test by test, what a real grading session gives (outcome, message, diagnosis):
-    for the solution and for a mistake of each exercise."""
-    for select, source in (("next_token_probs", ""), ("next_token_probs", MISTAKES["ntp_top_p_ascending"].source),
-                           ("sampling or returns_int", MISTAKES["gen_temperature_twice"].source)):
-        assert inprocess.Graders("decoder", select).same_as_session(inprocess.namespace(base, source), 7), select
 
 
 @pytest.mark.parametrize("exercise", [NTP, GEN])
@@ -119,6 +116,15 @@ def test_every_mistake_loses_a_third_and_is_named_at_every_seed(graded, exercise
     assert bad == {}, bad
 
 
+def test_the_runner_grades_as_a_session(base, graders, graded):
+    """The in-process runner gives, test by test, what a real grading session gives (outcome, message, diagnosis):
+    for the solution and for a mistake of each exercise (after the gradings above: the grader modules are loaded)."""
+    for key, source in ((NTP, ""), (NTP, MISTAKES["ntp_top_p_ascending"].source),
+                        (GEN, MISTAKES["gen_temperature_twice"].source)):
+        with graders[key].inputs_shared(*BUILDERS):
+            assert graders[key].same_as_session(inprocess.namespace(base, source), 7), key
+
+
 def test_the_warpers_are_hugging_faces():
     """The HF implementation runs transformers' own warper classes, of the pinned release."""
     import transformers
@@ -130,3 +136,37 @@ def test_the_warpers_are_hugging_faces():
     source = notebooks.implementation("next_token_probs_hf")
     for name in ("TemperatureLogitsWarper", "TopKLogitsWarper", "TopPLogitsWarper"):
         assert f"{name}(" in source and hasattr(logits_process, name)
+
+
+GENERATE_WITH_NUMPY_CHOICE = '''
+def generate(params, prompt, max_new_tokens, num_heads, use_cache=True, temperature=0.0, top_k=None, top_p=None,
+             rng=None):
+    tokens = np.asarray(prompt)
+    for _ in range(max_new_tokens):
+        h = params["wte"][tokens] + params["wpe"][:tokens.shape[1]]
+        for block in params["blocks"]:
+            h = decoder_block(h, block, num_heads)
+        logits = layer_norm(h[:, -1], params["ln_f"]["gamma"], params["ln_f"]["beta"]) @ params["wte"].T
+        if temperature == 0:
+            chosen = np.argmax(logits, axis=-1)
+        else:
+            probs = to_numpy(next_token_probs(logits, temperature, top_k, top_p))      # float64, as the notebook's
+            chosen = np.array([rng.choice(len(row), p=row) for row in probs])
+        tokens = np.concatenate([tokens, chosen[:, None]], axis=1)
+    return tokens
+'''
+
+
+def test_probabilities_from_the_reference_sum_to_one_in_float64(base, graders, monkeypatch):
+    """A generate that draws with ``rng.choice(V, p=row)`` from next_token_probs' answer converted to float64 (the
+    notebook's ``to_numpy``) draws as the given ``sample`` does (one ``rng.random()`` a row, the inverse CDF in token
+    order), so it gets every sampled case: the reference answers in float64 (``proxies.FULL_PRECISION``). Answered in
+    the logits' float32, as before, the same code failed with numpy's "probabilities do not sum to 1"."""
+    def failures():
+        with graders[GEN].inputs_shared(*BUILDERS):
+            results = graders[GEN].run(inprocess.namespace(base, GENERATE_WITH_NUMPY_CHOICE), 3)
+        return [message for passed, message, _ in results.values() if not passed]
+
+    assert failures() == []
+    monkeypatch.setattr(inprocess, "FULL_PRECISION", frozenset())
+    assert any("sum to 1" in message for message in failures())
