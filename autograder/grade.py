@@ -179,8 +179,10 @@ def warm_up(sandboxed: bool, also=(), assignment: str | None = None) -> nursery.
     return started
 
 
-def run_graders(assignment: str, student: Student, seed: int) -> GradingSession:
-    """Run the assignment's hidden pytest graders in this process against ``student``, on one torch thread.
+def run_graders(assignment: str, student: Student, seed: int, select: str | None = None) -> GradingSession:
+    """Run the assignment's hidden pytest graders in this process against ``student``, on one torch thread
+    (``select``: only the tests a pytest ``-k`` expression keeps, for the package's own tests; their points stay
+    those of the whole grader).
 
     The graders' tensors are small (most torch kernels split no work under 32,768 elements), and the student's
     sandboxed process answers their calls on the other core: a second torch thread only spins against it when other
@@ -201,7 +203,7 @@ def run_graders(assignment: str, student: Student, seed: int) -> GradingSession:
             "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings", "-p", "no:logging",
             # these two run gc.collect() five times at the end of every session: ~0.5 s a submission with keras loaded
             "-p", "no:unraisableexception", "-p", "no:threadexception", "--assert=plain",
-            f"--import-mode={IMPORT_MODE}"]
+            f"--import-mode={IMPORT_MODE}"] + (["-k", select] if select else [])
     with contextlib.redirect_stdout(io.StringIO()) as out:
         code = pytest.main(args, plugins=[session])
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):

@@ -898,4 +898,246 @@ def generate(params, prompt, max_new_tokens, num_heads, use_cache=True, temperat
         tokens = np.concatenate([tokens, chosen[:, None]], axis=1)
     return tokens
 '''),
+    # ------------------------------------------------------------------------------------------------- sampling
+    ("next_token_probs", "temperature: multiplied (torch)", {"ntp_temperature_multiplied"}, '''
+def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+    z = torch.as_tensor(np.asarray(logits, dtype=np.float64))
+    if temperature == 0:
+        return torch.nn.functional.one_hot(z.argmax(-1), z.shape[-1]).double()
+    z = z * temperature
+    if top_k is not None and top_k < z.shape[-1]:
+        z = z.masked_fill(z < torch.topk(z, top_k).values[:, -1:], float("-inf"))
+    p = torch.softmax(z, dim=-1)
+    if top_p is not None and top_p < 1:
+        ranked, order = torch.sort(p, descending=True, stable=True)
+        drop = torch.cumsum(ranked, -1) - ranked >= top_p
+        drop[:, 0] = False
+        p = p.masked_fill(drop.scatter(-1, order, drop), 0.0)
+        p = p / p.sum(-1, keepdim=True)
+    return p
+'''),
+    ("next_token_probs", "greedy: no branch for temperature 0 (loops: ZeroDivisionError)", {"ntp_no_greedy_branch"}, '''
+def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+    out = []
+    for row in np.asarray(logits, dtype=np.float64).tolist():
+        z = [x / temperature for x in row]
+        if top_k is not None and top_k < len(z):
+            kth = sorted(z, reverse=True)[top_k - 1]
+            z = [x if x >= kth else -math.inf for x in z]
+        e = [math.exp(x - max(z)) for x in z]
+        p = [x / sum(e) for x in e]
+        if top_p is not None and top_p < 1:
+            kept, mass = set(), 0.0
+            for i in sorted(range(len(p)), key=lambda i: (-p[i], i)):
+                if mass >= top_p:
+                    break
+                kept.add(i)
+                mass += p[i]
+            p = [p[i] / mass if i in kept else 0.0 for i in range(len(p))]
+        out.append(p)
+    return np.array(out)
+'''),
+    ("next_token_probs", "greedy: the last of tied maxima (flipped argmax)", {"ntp_greedy_last_argmax"}, '''
+def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+    z = np.asarray(logits, dtype=np.float64)
+    v = z.shape[-1]
+    if temperature == 0:
+        return np.eye(v)[v - 1 - np.argmax(z[:, ::-1], axis=-1)]
+    z = z / temperature
+    if top_k is not None and top_k < v:
+        z = np.where(z >= np.sort(z, -1)[:, -top_k][:, None], z, -np.inf)
+    p = softmax(z)
+    if top_p is not None and top_p < 1:
+        order = np.argsort(-p, -1, kind="stable")
+        ranked = np.take_along_axis(p, order, -1)
+        keep = np.cumsum(ranked, -1) - ranked < top_p
+        keep[:, 0] = True
+        np.put_along_axis(keep, order, keep.copy(), -1)
+        p = np.where(keep, p, 0.0) / np.where(keep, p, 0.0).sum(-1, keepdims=True)
+    return p
+'''),
+    ("next_token_probs", "top-k: torch.topk(z, k + 1)", {"ntp_top_k_one_too_many"}, '''
+def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+    z = torch.as_tensor(np.asarray(logits, dtype=np.float64))
+    if temperature == 0:
+        return torch.nn.functional.one_hot(z.argmax(-1), z.shape[-1]).double()
+    z = z / temperature
+    if top_k is not None and top_k < z.shape[-1]:
+        z = z.masked_fill(z < torch.topk(z, min(top_k + 1, z.shape[-1])).values[:, -1:], float("-inf"))
+    p = torch.softmax(z, dim=-1)
+    if top_p is not None and top_p < 1:
+        ranked, order = torch.sort(p, descending=True, stable=True)
+        drop = torch.cumsum(ranked, -1) - ranked >= top_p
+        drop[:, 0] = False
+        p = p.masked_fill(drop.scatter(-1, order, drop), 0.0)
+        p = p / p.sum(-1, keepdim=True)
+    return p
+'''),
+    ("next_token_probs", "top-k: np.partition and <= (the k-th dropped)", {"ntp_top_k_drops_kth"}, '''
+def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+    z = np.asarray(logits, dtype=np.float64)
+    if temperature == 0:
+        return (np.arange(z.shape[-1]) == z.argmax(-1)[:, None]).astype(np.float64)
+    z = z / temperature
+    if top_k is not None and top_k < z.shape[-1]:
+        kth = np.partition(z, -top_k, axis=-1)[:, -top_k][:, None]
+        z = np.where(z <= kth, -np.inf, z)
+    e = np.exp(z - z.max(-1, keepdims=True))
+    p = e / e.sum(-1, keepdims=True)
+    if top_p is not None and top_p < 1:
+        order = np.argsort(-p, -1, kind="stable")
+        ranked = np.take_along_axis(p, order, -1)
+        keep = np.cumsum(ranked, -1) - ranked < top_p
+        keep[:, 0] = True
+        np.put_along_axis(keep, order, keep.copy(), -1)
+        p = np.where(keep, p, 0.0)
+        p /= p.sum(-1, keepdims=True)
+    return p
+'''),
+    ("next_token_probs", "top-p: torch.sort ascending, the descending rule", {"ntp_top_p_ascending"}, '''
+def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+    z = torch.as_tensor(np.asarray(logits, dtype=np.float64))
+    if temperature == 0:
+        return torch.nn.functional.one_hot(z.argmax(-1), z.shape[-1]).double()
+    z = z / temperature
+    if top_k is not None and top_k < z.shape[-1]:
+        z = z.masked_fill(z < torch.topk(z, top_k).values[:, -1:], float("-inf"))
+    p = torch.softmax(z, dim=-1)
+    if top_p is not None and top_p < 1:
+        ranked, order = torch.sort(p, stable=True)
+        drop = torch.cumsum(ranked, -1) - ranked >= top_p
+        drop[:, 0] = False
+        p = p.masked_fill(drop.scatter(-1, order, drop), 0.0)
+        p = p / p.sum(-1, keepdim=True)
+    return p
+'''),
+    ("next_token_probs", "top-p: the kept mask left in sorted order (torch)", {"ntp_top_p_not_unsorted"}, '''
+def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+    z = torch.as_tensor(np.asarray(logits, dtype=np.float64))
+    if temperature == 0:
+        return torch.nn.functional.one_hot(z.argmax(-1), z.shape[-1]).double()
+    z = z / temperature
+    if top_k is not None and top_k < z.shape[-1]:
+        z = z.masked_fill(z < torch.topk(z, top_k).values[:, -1:], float("-inf"))
+    p = torch.softmax(z, dim=-1)
+    if top_p is not None and top_p < 1:
+        ranked, _ = torch.sort(p, descending=True, stable=True)
+        drop = torch.cumsum(ranked, -1) - ranked >= top_p
+        drop[:, 0] = False
+        p = p.masked_fill(drop, 0.0)
+        p = p / p.sum(-1, keepdim=True)
+    return p
+'''),
+    ("next_token_probs", "the order: Hugging Face's warpers with top-p first", {"ntp_top_p_on_whole_distribution"}, '''
+def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+    z = torch.as_tensor(np.asarray(logits, dtype=np.float64))
+    if temperature == 0:
+        return torch.nn.functional.one_hot(z.argmax(-1), z.shape[-1]).double()
+    z = z / temperature
+    if top_p is not None and top_p < 1:
+        ranked, order = torch.sort(torch.softmax(z, -1), descending=True, stable=True)
+        drop = torch.cumsum(ranked, -1) - ranked >= top_p
+        drop[:, 0] = False
+        z = z.masked_fill(drop.scatter(-1, order, drop), float("-inf"))
+    if top_k is not None and top_k < z.shape[-1]:
+        z = z.masked_fill(z < torch.topk(z, top_k).values[:, -1:], float("-inf"))
+    return torch.softmax(z, dim=-1)
+'''),
+    ("next_token_probs", "top-p: the mass of the more probable ones (ties kept together)", {"ntp_top_p_keeps_ties"}, '''
+def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+    z = np.asarray(logits, dtype=np.float64)
+    if temperature == 0:
+        return (np.arange(z.shape[-1]) == z.argmax(-1)[:, None]).astype(np.float64)
+    z = z / temperature
+    if top_k is not None and top_k < z.shape[-1]:
+        z = np.where(z >= np.sort(z, -1)[:, -top_k][:, None], z, -np.inf)
+    p = np.exp(z - z.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    if top_p is not None and top_p < 1:
+        above = np.einsum("bij,bj->bi", p[:, None, :] > p[:, :, None], p)
+        p = np.where(above < top_p, p, 0.0)
+        p /= p.sum(-1, keepdims=True)
+    return p
+'''),
+    ("generate", "sampling: np.random.choice per row (global generator)", {"gen_ignores_rng"}, '''
+def generate(params, prompt, max_new_tokens, num_heads, use_cache=True, temperature=0.0, top_k=None, top_p=None,
+             rng=None):
+    def step(x, block, cache):
+        p = block["attn"]
+        a = layer_norm(x, block["ln_1"]["gamma"], block["ln_1"]["beta"])
+        q, k, v = (split_heads(a @ p["w_" + n] + p["b_" + n], num_heads) for n in "qkv")
+        h = x + merge_heads(attend_with_cache(q, k, v, cache)) @ p["w_o"] + p["b_o"]
+        z = layer_norm(h, block["ln_2"]["gamma"], block["ln_2"]["beta"])
+        return h + gelu(z @ block["w_1"] + block["b_1"]) @ block["w_2"] + block["b_2"]
+
+    tokens = np.asarray(prompt)
+    caches = [KVCache() for _ in params["blocks"]]
+    for _ in range(max_new_tokens):
+        start = len(caches[0]) if use_cache else 0
+        h = params["wte"][tokens[:, start:]] + params["wpe"][start:tokens.shape[1]]
+        for block, cache in zip(params["blocks"], caches):
+            h = step(h, block, cache) if use_cache else decoder_block(h, block, num_heads)
+        logits = layer_norm(h[:, -1], params["ln_f"]["gamma"], params["ln_f"]["beta"]) @ params["wte"].T
+        if temperature == 0:
+            chosen = np.argmax(logits, axis=-1)
+        else:
+            probs = next_token_probs(logits, temperature, top_k, top_p)
+            chosen = np.array([np.random.choice(len(row), p=row) for row in np.asarray(probs)])
+        tokens = np.concatenate([tokens, chosen[:, None]], axis=1)
+    return tokens
+'''),
+    ("generate", "sampling: logits divided by the temperature before next_token_probs", {"gen_temperature_twice"}, '''
+def generate(params, prompt, max_new_tokens, num_heads, use_cache=True, temperature=0.0, top_k=None, top_p=None,
+             rng=None):
+    def step(x, block, cache):
+        p = block["attn"]
+        a = layer_norm(x, block["ln_1"]["gamma"], block["ln_1"]["beta"])
+        q, k, v = (split_heads(a @ p["w_" + n] + p["b_" + n], num_heads) for n in "qkv")
+        h = x + merge_heads(attend_with_cache(q, k, v, cache)) @ p["w_o"] + p["b_o"]
+        z = layer_norm(h, block["ln_2"]["gamma"], block["ln_2"]["beta"])
+        return h + gelu(z @ block["w_1"] + block["b_1"]) @ block["w_2"] + block["b_2"]
+
+    tokens = np.asarray(prompt)
+    caches = [KVCache() for _ in params["blocks"]]
+    for _ in range(max_new_tokens):
+        start = len(caches[0]) if use_cache else 0
+        h = params["wte"][tokens[:, start:]] + params["wpe"][start:tokens.shape[1]]
+        for block, cache in zip(params["blocks"], caches):
+            h = step(h, block, cache) if use_cache else decoder_block(h, block, num_heads)
+        logits = layer_norm(h[:, -1], params["ln_f"]["gamma"], params["ln_f"]["beta"]) @ params["wte"].T
+        if temperature > 0:
+            logits = logits / temperature
+            chosen = sample(next_token_probs(logits, temperature, top_k, top_p), rng)
+        else:
+            chosen = logits.argmax(-1)
+        tokens = np.concatenate([tokens, chosen[:, None]], axis=1)
+    return tokens
+'''),
+    ("generate", "tokens: a preallocated np.zeros (float64)", {"gen_float_tokens"}, '''
+def generate(params, prompt, max_new_tokens, num_heads, use_cache=True, temperature=0.0, top_k=None, top_p=None,
+             rng=None):
+    out = np.zeros((np.shape(prompt)[0], np.shape(prompt)[1] + max_new_tokens))
+    out[:, :np.shape(prompt)[1]] = prompt
+    def step(x, block, cache):
+        p = block["attn"]
+        a = layer_norm(x, block["ln_1"]["gamma"], block["ln_1"]["beta"])
+        q, k, v = (split_heads(a @ p["w_" + n] + p["b_" + n], num_heads) for n in "qkv")
+        h = x + merge_heads(attend_with_cache(q, k, v, cache)) @ p["w_o"] + p["b_o"]
+        z = layer_norm(h, block["ln_2"]["gamma"], block["ln_2"]["beta"])
+        return h + gelu(z @ block["w_1"] + block["b_1"]) @ block["w_2"] + block["b_2"]
+
+    tokens = np.asarray(prompt)
+    caches = [KVCache() for _ in params["blocks"]]
+    for _ in range(max_new_tokens):
+        start = len(caches[0]) if use_cache else 0
+        h = params["wte"][tokens[:, start:]] + params["wpe"][start:tokens.shape[1]]
+        for block, cache in zip(params["blocks"], caches):
+            h = step(h, block, cache) if use_cache else decoder_block(h, block, num_heads)
+        logits = layer_norm(h[:, -1], params["ln_f"]["gamma"], params["ln_f"]["beta"]) @ params["wte"].T
+        chosen = np.argmax(logits, -1) if temperature == 0 else sample(next_token_probs(logits, temperature, top_k,
+                                                                                        top_p), rng)
+        out[:, tokens.shape[1]] = chosen
+        tokens = np.concatenate([tokens, chosen[:, None]], axis=1)
+    return out
+'''),
 ]

@@ -79,6 +79,11 @@ FORBIDDEN_TERMS = [
     (r"키값 ?헤드", "KV 헤드"),
     (r"(?:게이트|업|다운) ?프로젝션", "게이트 투영, 업 투영, 다운 투영"),
     (r"RoPE ?베이스", "RoPE의 밑 (rope_theta)"),
+    # sampling's terms
+    (r"핵 ?샘플링", "top-p 샘플링 (nucleus 샘플링)"),
+    (r"표집", "샘플링 또는 뽑기"),
+    (r"와퍼", "워퍼"),
+    (r"손잡이", "설정"),
 ]
 FORBIDDEN = [(re.compile(p), instead) for p, instead in FORBIDDEN_TERMS]
 LINE_BREAK = re.compile(r"[ \t]*\n[ \t]*(?:[*#>-][ \t]+)?")   # a line break (and a list item's bullet) reads as a space

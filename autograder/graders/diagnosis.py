@@ -14,6 +14,9 @@ ways to match, one per kind of result:
   value on one call (without the factor 2 and with one layer agree when there are two layers; a mask with the
   wrong offset and an inverted one on some shapes), but rarely on all of them, so the feedback names the one that
   fits everything the student's function returned;
+* ``of_exception``: a call that raised. The mistakes whose record says they raise (``Mistake.raises``) are re-run
+  on the same arguments and match when they raise the same exception (``generate`` sampling at temperature 0 with
+  ``rng=None``);
 * ``of_replay``: a result that depends on state in the student's process (``KVCache``, ``attend_with_cache``: the
   cache is a ``Remote``). Re-running on "the same arguments" would append to the student's own cache again, so
   each mistake replays the grader's whole scenario on a fresh cache here and matches when its observations are
@@ -21,6 +24,8 @@ ways to match, one per kind of result:
   raw keys re-rotated at every step is named).
 """
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 
@@ -48,21 +53,28 @@ def of_output(got, call, pick=None, expected=None) -> list:
     if call is None:
         return []
     found, apart = [], _resolution(call)
+    finite, plain = np.isfinite(got), np.nan_to_num(got)
     for mistake in registry.diagnosable_mistakes(call.function, call.assignment):
         try:
-            value = mistake.function()(*call.args, **call.kwargs)
+            value = _rerun(mistake.function(), call.args, call.kwargs)
             value = pick(value) if pick else value
             value = np.asarray(value, np.float64)
         except Exception:  # noqa: BLE001 - a mutant may fail on some inputs; then it is not the diagnosis
             continue
-        if value.shape != got.shape:
+        if value.shape != got.shape or not _close(plain, np.nan_to_num(value), CLOSE):
             continue
-        same_nan = np.array_equal(np.isfinite(value), np.isfinite(got))
-        close = np.allclose(np.nan_to_num(got), np.nan_to_num(value), atol=CLOSE, rtol=CLOSE)
+        same_nan = np.array_equal(np.isfinite(value), finite)
         right = expected is not None and np.allclose(value, expected, atol=apart, rtol=apart, equal_nan=True)
-        if same_nan and close and not right:
+        if same_nan and not right:
             found.append(mistake)
     return [m for m in found if consistent(m, call)]
+
+
+def _close(a, b, tol: float) -> bool:
+    """``np.allclose(a, b, atol=tol, rtol=tol)`` for finite arrays of one shape, without its checks for inf and NaN
+    (the callers give ``nan_to_num``'s arrays): a diagnosis compares every mistake's output, and allclose's own cost
+    was most of it."""
+    return bool(np.all(np.abs(a - b) <= tol + tol * np.abs(b)))
 
 
 def _resolution(call) -> float:
@@ -91,12 +103,45 @@ def of_number(value, expected, call, exercise=None) -> list:
     found = []
     for mistake in registry.diagnosable_mistakes(exercise or call.function, call.assignment):
         try:
-            result = mistake.function()(*call.args, **call.kwargs)
+            result = _rerun(mistake.function(), call.args, call.kwargs)
         except Exception:  # noqa: BLE001 - a mistake may fail on some inputs; then it is not the diagnosis
             continue
         if isinstance(result, (int, float, np.integer, np.floating)) and result == value and result != expected:
             found.append(mistake)
     return [m for m in found if consistent(m, call)]
+
+
+def of_exception(call, raised: str | None) -> list:
+    """Known mistakes of ``call``'s exercise that raise ``raised`` (an exception type's name) on the same arguments,
+    among those whose record says they raise (``Mistake.raises``)."""
+    if call is None or not raised:
+        return []
+    found = []
+    for mistake in registry.diagnosable_mistakes(call.function):
+        if mistake.raises != raised:
+            continue
+        try:
+            _rerun(mistake.function(), call.args, call.kwargs)
+        except Exception as exc:  # noqa: BLE001 - what is looked for
+            if type(exc).__name__ == raised:
+                found.append(mistake)
+    return found
+
+
+def _rerun(function, args, kwargs):
+    """``function`` on a call's arguments, each ``numpy.random.Generator`` among them a copy in the state it had
+    (the call's own is the grader's: a re-run must draw what the student's function drew, and leave it as it was)."""
+    return function(*_copied(args), **_copied(kwargs))
+
+
+def _copied(value):
+    if isinstance(value, np.random.Generator):
+        return copy.deepcopy(value)
+    if isinstance(value, tuple):
+        return tuple(_copied(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    return value
 
 
 def consistent(mistake: Mistake, call) -> bool:
@@ -106,7 +151,7 @@ def consistent(mistake: Mistake, call) -> bool:
         if earlier is call or earlier.value is None:
             continue
         try:
-            theirs = mistake.function()(*earlier.args, **earlier.kwargs)
+            theirs = _rerun(mistake.function(), earlier.args, earlier.kwargs)
         except Exception:  # noqa: BLE001 - the mistake's code cannot take these inputs: no evidence either way
             continue
         if not _agree(theirs, earlier.value):
@@ -132,7 +177,7 @@ def _agree(theirs, got) -> bool:
         return bool(a.reshape(-1)[0] == b.reshape(-1)[0]) if float(b.reshape(-1)[0]).is_integer() else \
             bool(np.allclose(a.reshape(-1), b.reshape(-1), atol=LOOSE, rtol=LOOSE))
     return a.shape == b.shape and np.array_equal(np.isfinite(a), np.isfinite(b)) and \
-        np.allclose(np.nan_to_num(a), np.nan_to_num(b), atol=LOOSE, rtol=LOOSE)
+        _close(np.nan_to_num(a), np.nan_to_num(b), LOOSE)
 
 
 LOOSE = tolerances.DIAGNOSIS_CONSISTENT   # consistency with the other results (``_agree``), not ``CLOSE``

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from autograder.graders import forbidden, isolation, registry
+from autograder.graders import diagnosis, forbidden, isolation, registry
 from autograder.graders.calls import Call
 from autograder.graders.compare import GradingFailure
 from autograder.messages import Reason
@@ -264,6 +264,9 @@ class GradingSession:
             return Reason.SKIPPED.korean(), []
         exc = excinfo.value
         if isinstance(exc, GradingFailure):
+            if exc.raised and not exc.diagnosis:   # the student's code raised: a known mistake that raises the same?
+                found = diagnosis.of_exception(getattr(self.student, "last", None), exc.raised)
+                return diagnosis.with_causes(exc.message, found), found
             return exc.message, exc.diagnosis
         if isinstance(exc, StudentCodeError):
             return exc.message, []

@@ -211,6 +211,44 @@ def generate(params, prompt, max_new_tokens, num_heads, use_cache=True, temperat
     return tokens
 
 
+def generate_variants(params, prompt, max_new_tokens, num_heads, variants, floors=None, chances=None) -> list | None:
+    """``generate`` for several ways of choosing at once, as one batch through the model (the variants' rows stacked:
+    one forward pass a step instead of one per variant): ``variants`` is a list of ``(temperature, top_k, top_p,
+    seed)``, temperature 0 greedy (its seed unused), else drawn with ``numpy.random.default_rng(seed)``; returns each
+    variant's tokens (B, T0 + N), what ``generate`` returns for it. ``floors``: ``{kind: distance}`` for ``generate``'s
+    margins (``"greedy"`` for a greedy choice's lead, ``sampling_margins``'s kinds for a draw): ``None`` is returned
+    as soon as a step of a variant comes closer than its floor to another outcome. ``chances``, a list, receives each
+    variant's probability of drawing its tokens (the product of the chosen tokens' probabilities; 1 for greedy)."""
+    prompt = np.asarray(prompt, dtype=np.int64)                                        # (B, T0)
+    b = prompt.shape[0]
+    tokens = np.tile(prompt, (len(variants), 1))                                       # (n * B, T0)
+    rngs = [np.random.default_rng(seed) if temperature else None for temperature, _, _, seed in variants]
+    floors = floors or {}
+    log_chances = np.zeros(len(variants))
+    for _ in range(max_new_tokens):
+        logits = next_token_logits(params, tokens, num_heads)                          # (n * B, V)
+        chosen = []
+        for i, (temperature, top_k, top_p, _) in enumerate(variants):
+            rows = logits[i * b:(i + 1) * b]                                           # (B, V)
+            if not temperature:
+                top = np.sort(rows, axis=-1)
+                margins = [("greedy", float(np.min(top[:, -1] - top[:, -2])))]
+                chosen.append(np.argmax(rows, axis=-1))
+            else:
+                probs = next_token_probs(rows, temperature, top_k, top_p)              # (B, V)
+                state = rngs[i].bit_generator.state
+                margins = sampling_margins(rows, probs, rngs[i].random(b), temperature, top_k, top_p)
+                rngs[i].bit_generator.state = state
+                chosen.append(sample(probs, rngs[i]))
+                log_chances[i] += np.sum(np.log(probs[np.arange(b), chosen[-1]]))
+            if any(distance < floors.get(kind, 0.0) for kind, distance in margins):
+                return None
+        tokens = np.concatenate([tokens, np.concatenate(chosen)[:, None]], axis=1)    # (n * B, T + 1)
+    if chances is not None:
+        chances.extend(np.exp(log_chances).tolist())
+    return [tokens[i * b:(i + 1) * b] for i in range(len(variants))]
+
+
 def sample(probs, rng):
     """The notebook's given ``sample``: one ``rng.random()`` per row, the first token whose cumulative probability
     (in token order) exceeds it, never a token of probability 0."""

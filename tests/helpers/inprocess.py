@@ -16,6 +16,9 @@ limit (so keep memory-hungry mistakes to the sandboxed tests).
 from __future__ import annotations
 
 import ast
+import copy
+import functools
+from contextlib import contextmanager
 import types
 
 import numpy as np
@@ -27,7 +30,7 @@ from autograder.graders.calls import Call
 from autograder.graders.compare import GradingFailure
 from autograder.messages import Reason
 from autograder.sandbox.inside.observed import Observed
-from autograder.sandbox.inside.proxies import _like, _NotPlain, _plain
+from autograder.sandbox.inside.proxies import FULL_PRECISION, _like, _NotPlain, _plain
 from autograder.sandbox.inside.values import to_numpy
 from autograder.sandbox.errors import exception_reason
 
@@ -57,8 +60,15 @@ def namespace(*sources: str) -> dict:
     """A fresh namespace in which the sources ran in order (later definitions replace earlier ones)."""
     ns: dict = {"__name__": "__student__"}
     for i, source in enumerate(sources):
-        exec(compile(source, f"<student {i}>", "exec"), ns)
+        exec(_compiled(source, i), ns)
     return ns
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(source: str, i: int):
+    """A source's code, compiled once (a notebook's definitions take ~15 ms to compile; tests build many namespaces
+    from the same few sources)."""
+    return compile(source, f"<student {i}>", "exec")
 
 
 def _wire(value):
@@ -99,9 +109,12 @@ class _Object:
 
 
 def _copied(value):
-    """Arrays are copied (the wire sends copies), objects of the student's side are passed as they are."""
+    """Arrays are copied (the wire sends copies), and so are random generators (the wire sends their state: the
+    grader's own is not drawn from); objects of the student's side are passed as they are."""
     if isinstance(value, np.ndarray):
         return value.copy()
+    if isinstance(value, np.random.Generator):
+        return copy.deepcopy(value)
     if isinstance(value, (tuple, list)):
         return type(value)(_copied(v) for v in value)
     if isinstance(value, dict):
@@ -121,7 +134,7 @@ def _proxy(name, original):
             value = reference(*plain_args, **plain_kwargs)
         except (_NotPlain, Exception):  # noqa: BLE001
             return original(*args, **kwargs)
-        return _like(value, args, kwargs)
+        return _like(value, args, kwargs, name in FULL_PRECISION)
 
     return proxy
 
@@ -214,24 +227,9 @@ class _MemoryLimited:
 
 
 def run(assignment: str, ns: dict, seed: int = 20240611, record: list | None = None, select: str | None = None):
-    """The graders' session (``plugin.GradingSession``) of ``ns``; ``select``: a pytest ``-k`` expression."""
-    import contextlib
-    import io
-
-    import pytest
-
-    from autograder.graders.registry import GRADERS
-    from autograder.graders.plugin import GradingSession
-
-    if select is None:
-        return run_graders(assignment, InProcessStudent(ns, record, assignment), seed)
-    session = GradingSession(InProcessStudent(ns, record, assignment), seed)
-    args = [str(GRADERS / assignment), "-c", str(GRADERS / "pytest.ini"), "--rootdir", str(GRADERS), "-k", select,
-            "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings", "--assert=plain",
-            "--import-mode=importlib"]
-    with contextlib.redirect_stdout(io.StringIO()):
-        pytest.main(args, plugins=[session])
-    return session
+    """The graders' session (``plugin.GradingSession``) of ``ns``, run as ``grade.run_graders`` runs it; ``select``:
+    a pytest ``-k`` expression."""
+    return run_graders(assignment, InProcessStudent(ns, record, assignment), seed, select)
 
 
 def grade(assignment: str, ns: dict, seed: int = 20240611, record: list | None = None) -> dict:
@@ -250,3 +248,130 @@ def grade(assignment: str, ns: dict, seed: int = 20240611, record: list | None =
 
 def as_float(value):
     return np.asarray(value, np.float64)
+
+
+class Graders:
+    """Some hidden graders of an assignment, collected once and then run many times in this process: for the
+    package's own tests that grade many implementations at many seeds, where a pytest session per grading would cost
+    more than its tests (~0.1 s a session).
+
+    The collection is a real ``plugin.GradingSession``'s (the same tests, ids, points, and ``rng_for`` per test), and
+    each grading calls every selected test function with what the graders' fixtures give (``student``, ``rng``,
+    ``seed``) and its parameters, in the collected order, with one ``InProcessStudent`` for the whole grading (as a
+    session has one). A failure is read by the plugin's own ``GradingSession._message``; any exception but a failure
+    is an error of the graders and is raised. ``same_as_session``
+    compares one grading with a real session's.
+
+    Example::
+
+        graders = Graders("decoder", "next_token_probs")
+        graders.grade(namespace(code), seed=3)   # {exercise: (score, max_score, diagnosis ids)}
+    """
+
+    FIXTURES = ("student", "rng", "seed")
+
+    def __init__(self, assignment: str, select: str):
+        import contextlib
+        import io
+
+        import pytest
+
+        from autograder.grade import GRADERS, IMPORT_MODE
+        from autograder.graders.plugin import GradingSession
+
+        class Collector:
+            items: list = []
+
+            def pytest_collection_finish(self, session):
+                Collector.items = list(session.items)
+
+        self.assignment, self.select = assignment, select
+        session = GradingSession(None, 0)
+        args = [str(GRADERS / assignment), "-c", str(GRADERS / "pytest.ini"), "--rootdir", str(GRADERS),
+                "--disable-plugin-autoload", "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings",
+                "-p", "no:logging", "-p", "no:unraisableexception", "-p", "no:threadexception", "--assert=plain",
+                f"--import-mode={IMPORT_MODE}", "--collect-only", "-k", select]
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            code = pytest.main(args, plugins=[session, Collector()])
+        if code != pytest.ExitCode.OK or not Collector.items:
+            raise RuntimeError(f"no graders of {assignment!r} selected by {select!r}: {out.getvalue()[-2000:]}")
+        self.tests = []
+        for item in Collector.items:
+            unknown = set(item.fixturenames) - set(self.FIXTURES) - set(getattr(item, "callspec", None) and
+                                                                          item.callspec.params or {}) - {"request"}
+            if unknown:
+                raise RuntimeError(f"{item.nodeid}: fixtures this runner does not give: {sorted(unknown)}")
+            params = dict(item.callspec.params) if hasattr(item, "callspec") else {}
+            self.tests.append((item.nodeid, item.function, [f for f in self.FIXTURES if f in item.fixturenames],
+                               params, session.results[item.nodeid], item))
+        self.modules = {item.module for item in Collector.items}
+
+    def run(self, ns: dict, seed: int) -> dict:
+        """``{nodeid: (passed, message, diagnosis ids)}`` of one grading of ``ns``."""
+        import pytest
+
+        from autograder.graders.plugin import GradingSession
+
+        student = InProcessStudent(ns)
+        session = GradingSession(student, seed)
+        out = {}
+        for nodeid, function, fixtures, params, _, item in self.tests:
+            given = {"student": student, "rng": session.rng_for(nodeid), "seed": seed}
+            try:
+                function(**{f: given[f] for f in fixtures}, **params)
+            except (AssertionError, pytest.skip.Exception) as failure:   # GradingFailure is an AssertionError
+                message, found = session._message(pytest.ExceptionInfo.from_exception(failure), item)
+                out[nodeid] = (False, message, [m.id for m in found])
+            else:
+                out[nodeid] = (True, "", [])
+        return out
+
+    def grade(self, ns: dict, seed: int) -> dict:
+        """``{exercise: (score, max_score of the selected tests, diagnosis ids)}``, as ``grade`` adds them up."""
+        results, out = self.run(ns, seed), {}
+        for nodeid, _, _, _, result, _ in self.tests:
+            passed, _, ids = results[nodeid]
+            score, top, named = out.get(result.exercise, (0.0, 0.0, []))
+            out[result.exercise] = (round(score + (result.points if passed else 0.0), 4),
+                                    round(top + result.points, 4), named + [i for i in ids if i not in named])
+        return out
+
+    def same_as_session(self, ns: dict, seed: int) -> bool:
+        """One grading here gives what a real session of the same tests gives (``run``): each test's outcome,
+        message and diagnosis."""
+        results = run(self.assignment, ns, seed, select=self.select).results
+        real = {nodeid: (bool(results[nodeid].passed), results[nodeid].message,
+                         [m.id for m in results[nodeid].diagnosis]) for nodeid, *_ in self.tests}
+        return real == self.run(ns, seed)
+
+    @contextmanager
+    def inputs_shared(self, *names):
+        """While open, the grader modules' functions ``names`` (each drawing a test's inputs from the ``rng`` it is
+        given first) compute each result once: a second call with a generator in the same state returns the same
+        result and leaves the generator where the first call left it. Every grading of one seed then shares its
+        inputs' computation, not only their values."""
+        saved = []
+        for module in self.modules:
+            for name in names:
+                if hasattr(module, name):
+                    saved.append((module, name, getattr(module, name)))
+                    setattr(module, name, _shared(getattr(module, name)))
+        try:
+            yield
+        finally:
+            for module, name, function in saved:
+                setattr(module, name, function)
+
+
+def _shared(function):
+    memo = {}
+
+    def shared(rng, *args, **kwargs):
+        key = (repr(rng.bit_generator.state), args, tuple(sorted(kwargs.items())))
+        if key not in memo:
+            memo[key] = (function(rng, *args, **kwargs), rng.bit_generator.state)
+        value, after = memo[key]
+        rng.bit_generator.state = after
+        return value
+
+    return shared

@@ -1,6 +1,7 @@
 # The `decoder` assignment in float64 numpy with einsum, its own attention (no multi_head_attention_layer): the
 # layer norm from np.var, the block's heads as einsum subscripts, next_token_probs keeping a token when the mass of
-# the tokens more probable than it is below top_p (einsum over pairs), and a generate whose cached path has its own
+# the tokens ranked above it is below top_p (einsum over pairs; of tokens of equal probability the higher number
+# ranks first, as in Hugging Face's TopPLogitsWarper), and a generate whose cached path has its own
 # attention over the notebook's KVCache (the prompt in one append, then one token a step).
 import numpy as np
 
@@ -60,7 +61,8 @@ def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
     e = np.exp(z - z.max(axis=-1, keepdims=True))
     p = e / e.sum(axis=-1, keepdims=True)                                             # (B, V)
     if top_p is not None and top_p < 1:
-        above = np.einsum("bij,bj->bi", p[:, None, :] > p[:, :, None], p)             # (B, V) mass more probable
+        ahead = (p[:, None, :] > p[:, :, None]) | ((p[:, None, :] == p[:, :, None]) & np.triu(np.ones((v, v), bool), 1))
+        above = np.einsum("bij,bj->bi", ahead, p)                # (B, V) mass ranked above: of equal ones, the higher
         p = np.where(above < top_p, p, 0.0)
         p /= p.sum(axis=-1, keepdims=True)
     return p

@@ -1,6 +1,9 @@
-"""generate(params, prompt, max_new_tokens, num_heads, use_cache=True): greedy tokens of a tiny GPT-2-layout model,
-with and without the notebook's given KVCache (one per layer), equal to the float64 reference's; and the caches
-themselves, watched.
+"""generate(params, prompt, max_new_tokens, num_heads, use_cache=True, temperature=0.0, top_k=None, top_p=None,
+rng=None): greedy tokens of a tiny GPT-2-layout model, with and without the notebook's given KVCache (one per layer),
+equal to the float64 reference's; and the caches themselves, watched; and tokens drawn by the given ``sample`` from
+``next_token_probs`` with a seeded generator, on models of flat logits redrawn until the argmax, the draws without
+the filters, with the temperature applied twice and with another seed all give other tokens (every sampled case
+filters, so a generate that chooses in any of these ways fails every sampled case: 1.8 of the 5 points).
 
 The grader's model and prompt are redrawn until no greedy choice is a near-tie (decoder.model_and_prompt), so the
 tokens are compared exactly. While generate is graded, the contract functions it builds on (layer_norm,
@@ -114,7 +117,7 @@ def narrowed(found: list, call, student, rng, tries: int = 2) -> list:
     return found
 
 
-@pytest.mark.points(1.5)
+@pytest.mark.points(0.9)
 @pytest.mark.parametrize("batch, prompt_len, new", SCENARIOS)
 def test_cached_generation_matches_reference(student, rng, batch, prompt_len, new):
     """KV 캐시를 써서(use_cache=True) 만든 토큰이 참조 모델의 탐욕적 디코딩 결과와 같음"""
@@ -123,7 +126,7 @@ def test_cached_generation_matches_reference(student, rng, batch, prompt_len, ne
     expect_tokens(got, expected, prompt, student.last, "use_cache=True", student, rng)
 
 
-@pytest.mark.points(1.0)
+@pytest.mark.points(0.6)
 @pytest.mark.parametrize("batch, prompt_len, new", SCENARIOS[:2])
 def test_uncached_generation_matches_reference(student, rng, batch, prompt_len, new):
     """캐시 없이(use_cache=False) 만든 토큰도 같음: 두 방법이 같은 토큰을 냄"""
@@ -188,35 +191,74 @@ def test_each_layer_cache_takes_the_prompt_then_one_token_a_step(student, rng, b
         raise GradingFailure(with_causes(message, found), found)
 
 
-@pytest.mark.points(0.5)
-@pytest.mark.parametrize("temperature, top_k, top_p, use_cache", [
+SAMPLED = [  # temperature, top_k, top_p, use_cache: every case filters (a generate that ignores the filters fails it)
     pytest.param(0.8, 6, 0.9, True, id="T0.8-k6-p0.9-cached"),
     pytest.param(1.3, None, 0.8, False, id="T1.3-p0.8-uncached"),
-])
+    pytest.param(1.2, 4, None, True, id="T1.2-k4-cached"),
+]
+
+# The other ways of choosing that every sampled case tells apart from the right one (decoder.sampled_model_and_prompt
+# redraws until each gives other tokens), as the known mistakes that choose so.
+CHOOSERS = {"greedy": "gen_argmax_when_sampling", "no_filters": "gen_sampling_ignores_filters",
+            "temperature_twice": "gen_temperature_twice"}
+
+
+def sampled_causes(got, expected, alternatives, call, student, again) -> list:
+    """Why a generate drew other tokens than the reference: the known mistakes whose way of choosing gives exactly
+    the student's tokens (``alternatives``, computed with the case); else ``gen_ignores_rng`` when the same call with
+    a generator of the same seed (``again()``) gives other tokens (the given rng is not what it draws with); else the
+    known mistakes of the model's computation, re-run on the call (``of_output``)."""
+    found = [by_id(mistake) for name, mistake in CHOOSERS.items() if np.array_equal(got, alternatives[name])]
+    if found:
+        return found
+    try:
+        repeated = np.asarray(again())
+    except GradingFailure:
+        repeated = got
+    if repeated.shape != got.shape or not np.array_equal(repeated, got):
+        return [by_id("gen_ignores_rng")]
+    return of_output(np.asarray(got, np.float64), call, expected=np.asarray(expected, np.float64))
+
+
+@pytest.mark.points(1.8)
+@pytest.mark.parametrize("temperature, top_k, top_p, use_cache", SAMPLED)
 def test_sampling_draws_with_the_given_sample(student, rng, temperature, top_k, top_p, use_cache):
-    """temperature > 0이면 next_token_probs의 확률에서 주어진 sample로 뽑음: 시드를 정한 rng로 참조와 같은 토큰"""
+    """temperature > 0이면 next_token_probs(logits, temperature, top_k, top_p)의 확률에서 받은 rng로 주어진 sample이
+    뽑음: 시드를 정한 rng로 참조와 같은 정수 토큰"""
     batch, prompt_len, new = 2, 3, 6
-    params, prompt, seed, expected = sampled_model_and_prompt(rng, batch, prompt_len, new, temperature, top_k, top_p)
-    got = student.generate(params, prompt, new, HEADS, use_cache=use_cache, temperature=temperature, top_k=top_k,
-                           top_p=top_p, rng=np.random.default_rng(seed))
+    params, prompt, seed, expected, alternatives = sampled_model_and_prompt(rng, batch, prompt_len, new, temperature,
+                                                                            top_k, top_p)
+    options = {"use_cache": use_cache, "temperature": temperature, "top_k": top_k, "top_p": top_p}
+    got = tokens_of(student.generate(params, prompt, new, HEADS, **options, rng=np.random.default_rng(seed)),
+                    batch, prompt_len + new)
+    call = student.last
     how = (f"temperature={temperature}, top_k={top_k}, top_p={top_p}, use_cache={use_cache}, "
            f"rng=np.random.default_rng({seed})")
+    if got.dtype.kind not in "iu":
+        found = [by_id("gen_float_tokens")] if np.array_equal(got, expected) else []
+        raise GradingFailure(with_causes(f"{how}: 토큰은 정수 배열이어야 합니다 (지금은 {got.dtype}). 프롬프트와 "
+                                         "새 토큰을 이어 붙일 때 float가 되지 않게 하세요.", found), found)
     try:
         expect_tokens(got, expected, prompt, None, how)
     except GradingFailure as failure:
-        raise GradingFailure(failure.message + " 단계마다 next_token_probs(logits, temperature, top_k, top_p)의 "
-                             "확률을 주어진 sample(probs, rng)에 넘겨 행마다 토큰 하나를 뽑으세요(rng는 받은 것을 "
-                             "그대로, 다른 난수를 쓰지 않고).", failure.diagnosis) from None
+        found = sampled_causes(got, expected, alternatives, call, student,
+                               lambda: student.generate(params, prompt, new, HEADS, **options,
+                                                        rng=np.random.default_rng(seed)))
+        raise GradingFailure(with_causes(failure.message + " 단계마다 next_token_probs(logits, temperature, top_k, "
+                                         "top_p)의 확률을 주어진 sample(probs, rng)에 넘겨 행마다 토큰 하나를 뽑으세요"
+                                         "(rng는 받은 것을 그대로, 다른 난수를 쓰지 않고).", found), found) from None
 
 
-@pytest.mark.points(0.5)
+@pytest.mark.points(0.2)
 def test_returns_int_tokens_and_keeps_the_prompt(student, rng):
     """정수 토큰 (B, T0 + N)을 돌려주고 프롬프트는 그대로, max_new_tokens=0이면 프롬프트만"""
     params, prompt, expected = model_and_prompt(rng, 2, 4, 3)
     got = tokens_of(student.generate(params, prompt, 3, HEADS), 2, 7)
     if got.dtype.kind not in "iu":
-        raise GradingFailure(f"토큰은 정수 배열이어야 합니다 (지금은 {got.dtype}). np.argmax는 정수를 돌려줍니다; "
-                             "프롬프트와 이어 붙일 때 float로 바뀌지 않게 하세요.")
+        found = [by_id("gen_float_tokens")] if np.array_equal(got, expected) else []
+        message = (f"토큰은 정수 배열이어야 합니다 (지금은 {got.dtype}). np.argmax는 정수를 돌려줍니다; 프롬프트와 "
+                   "이어 붙일 때 float로 바뀌지 않게 하세요.")
+        raise GradingFailure(with_causes(message, found), found)
     expect_tokens(got, expected, prompt, student.last, "use_cache=True (기본값)", student, rng)
     same = tokens_of(student.generate(params, prompt, 0, HEADS), 2, 4)
     if not np.array_equal(same, prompt):

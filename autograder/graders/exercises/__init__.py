@@ -48,6 +48,7 @@ class Mistake:
     hint: str        # Korean: how to find and fix it
     source: str      # a complete student-style definition of `exercise` with the mistake
     diagnosable: bool = True   # False when its output equals the reference on ordinary inputs
+    raises: str | None = None  # the exception it raises on the graders' inputs, when that is how it fails
 
     def function(self):
         return _compile(self)

@@ -30,12 +30,12 @@ def generate(params, prompt, max_new_tokens, num_heads, use_cache=True, temperat
             h = cached_block(h, block, cache) if use_cache else decoder_block(h, block, num_heads)   # @BLOCKS
         h = layer_norm(h[:, -1], params["ln_f"]["gamma"], params["ln_f"]["beta"])  # @FINAL
         logits = h @ params["wte"].T
-        if temperature == 0:
+        if temperature == 0:                                                       # @CHOICE_IF
             chosen = np.argmax(logits, axis=-1)                                    # @CHOOSE
-        else:
-            chosen = sample(next_token_probs(logits, temperature, top_k, top_p), rng)
+        else:                                                                      # @ELSE
+            chosen = sample(next_token_probs(logits, temperature, top_k, top_p), rng)   # @SAMPLE
         tokens = np.concatenate([tokens, chosen[:, None]], axis=1)
-    return tokens
+    return tokens                                                                  # @RETURN
 '''
 
 
@@ -124,6 +124,62 @@ MISTAKES = [
               "매번 다시 계산하게 되어 캐시를 쓰지 않는 것과 같습니다."),
         source=_with(START='caches = [KVCache() for _ in params["blocks"]]   # 단계마다 새 캐시\nstart = 0'),
         diagnosable=False,   # right tokens: named by the grader that watches the given KVCache (test_generate.py)
+    ),
+    # ------------------------------------------------------------------------------------------- sampling
+    Mistake(
+        id="gen_sampling_ignores_filters",
+        exercise="generate",
+        title="뽑을 때 top_k, top_p를 next_token_probs에 넘기지 않음 (온도만 적용한 분포에서 뽑음)",
+        hint=("단계마다 sample(next_token_probs(logits, temperature, top_k, top_p), rng)로 뽑습니다. top_k와 top_p를 "
+              "빠뜨리면 거르기가 없어 꼬리의 드문 토큰도 뽑힙니다."),
+        source=_with(SAMPLE="chosen = sample(next_token_probs(logits, temperature), rng)   # top_k, top_p를 빠뜨림"),
+    ),
+    Mistake(
+        id="gen_temperature_twice",
+        exercise="generate",
+        title="로짓을 generate에서 온도로 나눈 뒤 next_token_probs에 온도를 또 넘김 (온도가 두 번 적용됨)",
+        hint=("온도는 next_token_probs가 한 번 적용합니다. generate에서 logits / temperature를 넘기면서 temperature도 "
+              "넘기면 로짓이 temperature²으로 나뉩니다. 로짓을 그대로 넘기세요."),
+        source=_with(SAMPLE="chosen = sample(next_token_probs(logits / temperature, temperature, top_k, top_p), rng)"),
+    ),
+    Mistake(
+        id="gen_argmax_when_sampling",
+        exercise="generate",
+        title="temperature > 0이어도 뽑지 않고 가장 큰 로짓의 토큰을 고름 (늘 탐욕적 디코딩)",
+        hint=("temperature=0일 때만 np.argmax로 고르고, temperature > 0이면 단계마다 "
+              "sample(next_token_probs(logits, temperature, top_k, top_p), rng)로 뽑습니다."),
+        source=_with(SAMPLE="chosen = np.argmax(logits, axis=-1)                        # 뽑지 않음"),
+    ),
+    Mistake(
+        id="gen_ignores_rng",
+        exercise="generate",
+        title="받은 rng가 아니라 새로 만든 생성기나 전역 np.random으로 뽑음 (같은 시드에도 매번 다른 토큰)",
+        hint=("뽑기에는 인자로 받은 rng를 그대로 sample에 넘깁니다: sample(probs, rng). np.random.default_rng()를 새로 "
+              "만들거나 np.random.choice처럼 전역 난수를 쓰면 시드를 정해도 결과를 재현할 수 없고 채점기의 뽑기와 "
+              "달라집니다."),
+        source=_with(SAMPLE=("chosen = sample(next_token_probs(logits, temperature, top_k, top_p), "
+                             "np.random.default_rng())")),
+        diagnosable=False,   # a fresh draw each call: named by the grader that calls it again (test_generate.py)
+    ),
+    Mistake(
+        id="gen_always_samples",
+        exercise="generate",
+        title="temperature=0에서도 sample로 뽑음 (rng=None이라 'NoneType'에 random이 없다는 AttributeError)",
+        hint=("temperature=0이면 rng가 주어지지 않습니다(None). 이때는 뽑지 말고 np.argmax(logits, axis=-1)로 "
+              "탐욕적으로 고르세요: if temperature == 0: ... else: sample(...)."),
+        source=_with(CHOICE_IF="chosen = sample(next_token_probs(logits, temperature, top_k, top_p), rng)   # 늘 뽑음",
+                     CHOOSE="", ELSE="", SAMPLE=""),
+        raises="AttributeError",
+    ),
+    Mistake(
+        id="gen_float_tokens",
+        exercise="generate",
+        title="토큰을 정수가 아니라 실수(float) 배열로 돌려줌",
+        hint=("토큰은 번호이므로 정수 배열입니다(np.argmax와 sample은 정수를 돌려줍니다). np.zeros로 만든 배열(기본 "
+              "float64)에 옮겨 담거나 실수와 이어 붙이면 float가 됩니다. 프롬프트에 새 토큰을 np.concatenate로 이어 "
+              "붙이거나 dtype=int로 만드세요."),
+        source=_with(RETURN="out = np.zeros(tokens.shape)                   # float64\nout[:] = tokens\nreturn out"),
+        diagnosable=False,   # the right numbers: named by the graders' integer check (test_generate.py)
     ),
 ]
 

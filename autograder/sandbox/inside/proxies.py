@@ -46,10 +46,16 @@ def _plain(value, depth=0):
     raise _NotPlain(type(value).__name__)
 
 
-def _like(value, args, kwargs):
+# Answers kept in float64 whatever the caller's dtype: probabilities to draw from (a float32 row of them does not
+# sum to 1 in float64, and numpy's random choice refuses it with an error that blames the student's code).
+FULL_PRECISION = frozenset({"next_token_probs"})
+
+
+def _like(value, args, kwargs, full_precision=False):
     """The grader's answer (numpy, float64) in the caller's kind: a torch tensor of the first tensor argument's
     floating dtype and device when the arguments are torch (or Keras) tensors, numpy of the first float array's
-    dtype when they are numpy; integer and boolean results keep their dtype."""
+    dtype when they are numpy (``full_precision``: float64 in either kind); integer and boolean results keep their
+    dtype."""
     torch = sys.modules.get("torch")
     kind, floating, device = None, None, None
     for arg in list(args) + list(kwargs.values()):
@@ -64,6 +70,9 @@ def _like(value, args, kwargs):
             kind = kind or "numpy"
             if kind == "numpy" and floating is None and arg.dtype.kind == "f":
                 floating = arg.dtype
+
+    if full_precision:
+        floating = torch.float64 if kind == "torch" else np.dtype(np.float64) if kind == "numpy" else floating
 
     def convert(v):
         if isinstance(v, (tuple, list)):
@@ -160,5 +169,5 @@ class Isolated:
         if not answer.get("ok"):
             raise _BUILTIN_ERRORS.get(answer.get("error"), RuntimeError)(answer.get("message", ""))
         self.asked.add(name)
-        return _like(decode_request(answer.get("value"), out, None), args, kwargs)
+        return _like(decode_request(answer.get("value"), out, None), args, kwargs, name in FULL_PRECISION)
 
