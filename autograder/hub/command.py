@@ -33,7 +33,7 @@ def setup(layout: Layout, n_students: int, people: list[roster.Person] | None = 
         return result
 
     logins = step("accounts", accounts.ensure_logins, [p.username for p in people], layout.passwords)
-    step("grading account", accounts.ensure_user, layout.grader)
+    step("grading account", accounts.ensure_user, layout.grader, layout.state)
     home_mb = settings.load().hub.home_mb
     if home_mb:                              # each person's home a file system of its own (autograder/hub/homes.py)
         step("homes", lambda: [homes.ensure(layout, p.username, home_mb) for p in people])
@@ -116,6 +116,20 @@ def tls_problem(layout: Layout) -> str | None:
     return None
 
 
+def class_list(layout: Layout, args) -> list[roster.Person] | None:
+    """The roster's people (``--roster``) or the made-up class, each name checked (``roster.check``: no account of
+    the system's or of someone else's, no name the hub uses); None, with the reasons printed, where refused."""
+    source = getattr(args, "roster", None)
+    try:
+        people = roster.read(Path(source)) if source else \
+            roster.generated(layout.students(args.students), layout.instructors)
+        roster.check(people, layout, accounts.made(layout.state), source=source or "the made-up class")
+    except roster.RosterError as exc:
+        print(f"hub: {exc}", file=sys.stderr)
+        return None
+    return people
+
+
 def main(args) -> int:
     cert, key = getattr(args, "ssl_cert", None), getattr(args, "ssl_key", None)
     if bool(cert) != bool(key):
@@ -140,6 +154,9 @@ def main(args) -> int:
     if os.geteuid() != 0:
         print("hub: must run as root (it creates Unix users and runs JupyterHub with PAM)", file=sys.stderr)
         return 2
+    people = class_list(layout, args)                # a roster refused before anything else is looked at
+    if people is None:
+        return 2
     if server.running_pid(layout):
         print(f"hub: already running (pid {server.running_pid(layout)}); stop it with --stop", file=sys.stderr)
         return 1
@@ -156,12 +173,6 @@ def main(args) -> int:
     if reason:
         print(f"hub: refusing to start: {reason}", file=sys.stderr)
         return 2
-    try:
-        people = roster.read(Path(args.roster)) if getattr(args, "roster", None) else None
-    except roster.RosterError as exc:
-        print(f"hub: {exc}", file=sys.stderr)
-        return 2
-    people = people or roster.generated(layout.students(args.students), layout.instructors)
     setup(layout, args.students, people)
     try:
         proc = server.start(layout)
