@@ -379,6 +379,46 @@ class ValidateText(_Catalogue):
                     "The cell types of {names} have changed")
     NOT_RUN = ("검증을 실행하지 못했습니다: {reason}", "There was an error running the validate command: {reason}")
     OK = ("확인", "Ok")
+    # the cell that failed first, in Korean (Python's own message where none of these fits)
+    SOLUTION_CELL = ("`{name}` 해답 셀({number}번째 코드 셀)", "the solution cell of {name} (code cell {number})")
+    CHECK_CELL = ("`{name}` 확인 셀({number}번째 코드 셀)", "the check cell of {name} (code cell {number})")
+    AT_LINE = (" {line}번째 줄", " line {line}")
+    LOCATED = ("{where}: {error}",)
+    FIRST_ERROR = ("먼저 고칠 오류: {error}.", "fix first: {error}.")
+    FOLLOWS = ("이 오류 때문에 {names}이(가) 정의되지 않아 뒤의 셀 {count}개도 실패했습니다: {cells}.",
+               "because of it {names} is not defined and {count} later cells failed too: {cells}.")
+    FAILED_BECAUSE = ("❌ {name} 실패: {where}의 오류 때문에 `{missing}`이(가) 정의되지 않았습니다",
+                      "failed: {name}: {missing} is not defined because {where} failed")
+    SYNTAX_UNINDENT = ("들여쓰기가 바깥 블록의 어느 줄과도 맞지 않습니다 ({ename})",)
+    SYNTAX_UNEXPECTED_INDENT = ("필요 없는 들여쓰기가 있습니다 ({ename})",)
+    SYNTAX_EXPECTED_INDENT = ("들여쓴 블록이 와야 할 자리에 없습니다: `def`, `if`, `for` 줄의 다음 줄은 "
+                              "들여써야 합니다 ({ename})",)
+    SYNTAX_TABS = ("들여쓰기에 탭과 공백이 섞여 있습니다: 공백 네 칸으로 맞추세요 ({ename})",)
+    SYNTAX_STRING = ("따옴표가 닫히지 않은 문자열이 있습니다 ({ename})",)
+    SYNTAX_NOT_CLOSED = ("여는 괄호가 닫히지 않았습니다 ({ename})",)
+    SYNTAX_UNMATCHED = ("짝이 맞지 않는 닫는 괄호가 있습니다 ({ename})",)
+    SYNTAX_COLON = ("줄 끝에 `:`이 빠졌습니다 ({ename})",)
+    SYNTAX_COMMA = ("파이썬 문법에 맞지 않습니다: 쉼표(,)를 빠뜨리지 않았는지 확인하세요 ({ename})",)
+    SYNTAX_INVALID = ("파이썬 문법에 맞지 않는 코드입니다 ({ename})",)
+    SYNTAX_OTHER = ("파이썬 문법에 맞지 않는 코드입니다 ({ename}: {message})",)
+    UNDEFINED_NAME = ("`{name}`이(가) 정의되어 있지 않습니다 (NameError)",)
+    CELL_TIMEOUT = ("셀이 셀 하나의 제한 시간 안에 끝나지 않아 중단했습니다: 끝나지 않는 반복문이 있는지 확인하세요",)
+    RUNTIME_ERROR = ("{ename} 오류가 났습니다: {message}",)
+    # a Validate that did not finish: past its time limit, cancelled, another one running, its process gone
+    TIME_LIMIT = ("검증이 제한 시간 {seconds}초 안에 끝나지 않아 멈췄습니다. {running} 끝나지 않는 반복문(예: "
+                  "`while True:`)이나 아주 오래 걸리는 계산이 있는지 확인하세요. 노트북은 저장되어 있으니 그대로 "
+                  "이어서 작업할 수 있습니다.",
+                  "Validate did not finish within its limit of {seconds} s and was stopped.")
+    CANCELLED = ("검증을 취소했습니다. {running}", "Validate was cancelled.")
+    WAS_RUNNING = ("멈출 때 {where}을 실행하고 있었습니다.", "It was running {where}.")
+    WAS_STARTING = ("멈출 때 아직 커널을 시작하고 있었습니다.", "It was still starting its kernel.")
+    BUSY = ("다른 검증이 아직 실행 중입니다 ({path}). 그 검증이 끝나거나 그것을 취소한 뒤에 다시 검증하세요.",
+            "Another Validate runs ({path}).")
+    PROCESS_ENDED = ("검증 프로세스가 결과 없이 끝났습니다 (종료 코드 {code})",
+                     "the Validate process ended without an answer (exit status {code})")
+    # the Validate buttons while one runs (autograder/patches: FILE_PATCHES)
+    RUNNING = ("검증 중… (누르면 취소)", "Validating... (click to cancel)")
+    CANCELLING = ("취소하는 중…", "Cancelling...")
 
     @classmethod
     def templates(cls) -> dict[str, str]:

@@ -254,7 +254,7 @@ def global_config(layout: Layout) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     from autograder.sandbox.policy import Timeouts
 
-    validate = Timeouts.from_course().validate
+    validate, validate_total = Timeouts.from_course().validate, Timeouts.from_course().validate_total
     path.write_text("# Written by `python -m autograder hub`: the course every user of this hub takes part in.\n"
                     "c = get_config()  # noqa: F821\n"
                     f"c.CourseDirectory.course_id = {layout.course_id!r}\n"
@@ -268,6 +268,9 @@ def global_config(layout: Layout) -> Path:
                     "# keras, while other users' kernels do the same on a busy hub).\n"
                     f"c.Execute.timeout = {validate}\n"
                     f"c.Execute.iopub_timeout = {validate}\n"
+                    "# All of Validate, every cell together (autograder/hub/lab_validate.py: read at every Validate;\n"
+                    "# past it Validate and its kernel are stopped and the student reads why, in Korean).\n"
+                    f"c.KoreanValidateHandler.limit_s = {validate_total}\n"
                     "# Validate's kernels, as the server's: IPC sockets in the user's own runtime folder (0700), by\n"
                     "# an absolute path: a relative one is read from the server's folder by the client and from the\n"
                     "# notebook's folder by the kernel, which then never answers.\n"

@@ -180,18 +180,21 @@ LATE_PLUGIN = Patch(
          "capped (course_config.py's late_penalty)",
     why="nbgrader's own plugin takes nothing off (its documented extension point)")
 VALIDATE_SUMMARY = Patch(
-    "Validate's Korean summary", NBGRADER,
+    "Validate's Korean summary, in a process of its own", NBGRADER,
     {"nbgrader.validator:Validator._preprocess": "(self, nb)",
-     "nbgrader.server_extensions.validate_assignment.handlers:ValidateAssignmentHandler.validate_notebook":
-     "(self, path)"},
+     "nbgrader.server_extensions.validate_assignment.handlers:ValidateAssignmentHandler.post":
+     "(self, *args, **kwargs)"},
     what="hub.lab_validate: RecordingValidator keeps the notebook that nbgrader's private _preprocess ran; "
-         "KoreanValidateHandler.validate_notebook answers as nbgrader's handler, with the Korean summary added",
-    why="the summary names each exercise's result and the real error of the cell that failed first, which only "
-        "the executed notebook holds",
+         "KoreanValidateHandler.post runs nbgrader's validator in a process of its own (python -m the module), "
+         "awaited without blocking the server, with a time limit and a cancel, and answers as nbgrader's handler "
+         "with the Korean summary added",
+    why="nbgrader's handler runs the notebook synchronously on the server's event loop (a notebook with an endless "
+        "loop froze the student's whole JupyterLab for 26 minutes); the summary names each exercise's result and "
+        "the real error of the cell that failed first, which only the executed notebook holds",
     rewrites={"nbgrader.validator:Validator._preprocess":
               "ca1c6e172237f38cd87011276497c0f70d0bbe3ec3afde1b92496fd691e5e52c",
-              "nbgrader.server_extensions.validate_assignment.handlers:ValidateAssignmentHandler.validate_notebook":
-              "f83225efc4d35b5cccde8e0c3f7dfa12f849d10a0eae199edf798746ec0e8764"})
+              "nbgrader.server_extensions.validate_assignment.handlers:ValidateAssignmentHandler.post":
+              "b989dddfa6a5bca7fb903f557baa0a29fe6bfd3983903809a96637401eb31df6"})
 SPAWNER_LIMITS = Patch(
     "each user's server in limits", JUPYTERHUB,
     {"jupyterhub.spawner:LocalProcessSpawner.make_preexec_fn": "(self, name)",
@@ -287,6 +290,7 @@ class FilePatch:
     old: str
     new: str
     why: str
+    more: tuple = ()                # further (old, new) replacements in the same file, each exactly once
 
     def target(self, prefix: Path) -> Path:
         site = f"lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
@@ -297,9 +301,12 @@ class FilePatch:
             raise UpstreamChanged(f"{self.name}: the upstream file is not the one this patch was written against "
                                   f"(nbgrader {NBGRADER_VERSION}, sha256 {self.upstream_sha256[:12]}…): check the "
                                   "patch against the new file and update it (autograder/patches)")
-        if upstream.count(self.old) != 1:
-            raise UpstreamChanged(f"{self.name}: the text to replace is not in the file exactly once")
-        return upstream.replace(self.old, self.new.format(**values))
+        for old, new in ((self.old, self.new), *self.more):
+            if upstream.count(old) != 1:
+                raise UpstreamChanged(f"{self.name}: the text to replace is not in the file exactly once: "
+                                      f"{old[:60]!r}")
+            upstream = upstream.replace(old, new.format(**values))
+        return upstream
 
 
 class UpstreamChanged(RuntimeError):
@@ -317,11 +324,14 @@ ROUND_TO_PRECISION = FilePatch(
     why="formgrader showed 2.625 as 2.63: every page passes a fixed precision of 2",
 )
 
-# The Validate dialog: a summary (autograder/hub/lab_validate.py) shown as a short list, as text (innerText).
+# The Validate dialog: a summary (autograder/hub/lab_validate.py) shown as a short list, as text (innerText): its
+# headline, the error to fix first, one line per exercise, a note.
 VALIDATE_SUMMARY_JS = (
     'function attentionCourseSummary(r){var t=document.createElement("div");t.id="validation-message";'
     't.classList.add(r.ok?"validation-success":"validation-failed");var h=document.createElement("p");'
-    'h.innerText=r.headline;t.append(h);if(r.items.length){var u=document.createElement("ul");'
+    'h.innerText=r.headline;t.append(h);if(r.first){var p=document.createElement("p");p.innerText=r.first;'
+    'p.classList.add("attention-course-first-error");t.append(p)}'
+    'if(r.items.length){var u=document.createElement("ul");'
     'u.classList.add("attention-course-validation");for(var i=0;i<r.items.length;i++){'
     'var li=document.createElement("li");li.innerText=r.items[i].text;'
     'li.classList.add(r.items[i].ok?"validation-item-passed":"validation-item-failed");u.append(li)}t.append(u)}'
@@ -329,15 +339,50 @@ VALIDATE_SUMMARY_JS = (
     'f({title:r.title,body:new b.Widget({node:t}),buttons:[o.Dialog.okButton({label:r.ok_label})]},!r.ok);'
     'return r.ok}'
 )
+
+
+def _js(text: str) -> str:
+    """JavaScript text as a FilePatch's ``new`` (a format string): its braces doubled."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+# While Validate runs (in a process of its own on the server: lab_validate.py), its buttons say so and a click
+# cancels it (POST assignments/validate/cancel), in the notebook's toolbar and in the Assignment List.
+VALIDATE_TOOLBAR_RUNNING = (
+    'this.setButtonLabel("Validating..."),Z("assignments/validate",{method:"POST"},new Map([["path",this.panel.'
+    'context.path]])).then(e=>{k(e),this.setButtonLabel(),this.setButtonDisabled(!1)}).catch(e=>{f({title:'
+    '"Validation failed",body:`Cannot validate: ${e}`,',
+    _js('this._attentionValidating=!0,this.setButtonLabel(') + '{running}' + _js('),this.setButtonDisabled(!1),'
+    'Z("assignments/validate",{method:"POST"},new Map([["path",this.panel.context.path]])).then(e=>{'
+    'this._attentionValidating=!1,k(e),this.setButtonLabel(),this.setButtonDisabled(!1)}).catch(e=>{'
+    'this._attentionValidating=!1,f({title:') + '{title}' + _js(',body:') + '{not_run}' + _js('+e,'))
+VALIDATE_TOOLBAR_CANCEL = (
+    'newButtonCallback(){return()=>{Z("nbgrader_version",',
+    _js('newButtonCallback(){return()=>{if(this._attentionValidating){this.setButtonLabel(') + '{cancelling}'
+    + _js('),this.setButtonDisabled(),Z("assignments/validate/cancel",{method:"POST"},new Map([["path",'
+          'this.panel.context.path]])).catch(()=>{});return}Z("nbgrader_version",'))
+VALIDATE_LIST_RUNNING = (
+    's.onclick=async function(){s.innerText="Validating...",s.setAttribute("disabled","disabled");let n={path:'
+    'e.data.path};try{let t=await T("assignments/validate",{body:JSON.stringify(n),method:"POST"});'
+    's.innerText="Validate",',
+    _js('s.onclick=async function(){if(s._attentionValidating){s.innerText=') + '{cancelling}'
+    + _js(',s.setAttribute("disabled","disabled"),T("assignments/validate/cancel",{body:JSON.stringify({path:'
+          'e.data.path}),method:"POST"}).catch(()=>{});return}s._attentionValidating=!0,s.innerText=')
+    + '{running}' + _js(';let n={path:e.data.path};try{let t=await T("assignments/validate",{body:'
+                        'JSON.stringify(n),method:"POST"});s._attentionValidating=!1,s.innerText="Validate",'))
+VALIDATE_LIST_FAILED = ('catch(e){E(t),t.innerText="Error validating assignment."',
+                        _js('catch(e){s._attentionValidating=!1,E(t),t.innerText="Error validating assignment."'))
 VALIDATE_DIALOG = FilePatch(
     name="the Validate dialog",
     path="share/jupyter/labextensions/@jupyter/nbgrader/static/161.290a640318af4049.js",
     upstream_sha256="2b750db4bf124d21fce83bacafe078dd0c6573fb355708f7b96be5804d806cdc",
     old='function k(e){var t=document.createElement("div");t.id="validation-message";',
-    new=VALIDATE_SUMMARY_JS.replace("{", "{{").replace("}", "}}")
+    new=_js(VALIDATE_SUMMARY_JS)
     + 'function k(e){{if(e&&e.summary)return attentionCourseSummary(e.summary);'
       'var t=document.createElement("div");t.id="validation-message";',
-    why="the dialog's English words and its 20 KB of failing cells' source are hard-coded in the extension",
+    why="the dialog's English words and its 20 KB of failing cells' source are hard-coded in the extension; its "
+        "buttons can neither say that Validate runs nor cancel it",
+    more=(VALIDATE_TOOLBAR_RUNNING, VALIDATE_TOOLBAR_CANCEL, VALIDATE_LIST_RUNNING, VALIDATE_LIST_FAILED),
 )
 
 # Formgrader's Students and Submissions pages: the roster's student number (lms_user_id) in the "Student ID" column,

@@ -10,9 +10,19 @@ from autograder.patches import FILE_PATCHES
 
 
 def patch_values() -> dict:
-    from autograder import settings
+    """The values the file patches are written with: the course's precision; the Validate buttons' Korean words
+    (JavaScript string literals)."""
+    import json
 
-    return {"decimals": int(settings.load().score_decimals)}
+    from autograder import settings
+    from autograder.messages import ValidateText
+
+    def js(text: str) -> str:
+        return json.dumps(text, ensure_ascii=False)
+
+    return {"decimals": int(settings.load().score_decimals), "running": js(ValidateText.RUNNING.korean()),
+            "cancelling": js(ValidateText.CANCELLING.korean()), "title": js(ValidateText.TITLE.korean()),
+            "not_run": js(ValidateText.NOT_RUN.korean(reason=""))}
 
 
 def apply_file_patches(prefix: Path, source: Path = Path(sys.prefix)) -> list[str]:

@@ -475,9 +475,13 @@ def test_validate_names_the_error_of_the_cell_that_failed_first():
         code("def uses(x):\n    return softmax(x)", "solution_uses"),
         code('with visible_check("uses"):\n    uses(1)', "test_uses", undefined, grade=True),
     ])
-    texts = [item["text"] for item in lab_validate.summary({}, nb)["items"]]
-    earlier = ValidateText.FAILED_EARLIER.korean(name="softmax", where=ValidateText.CODE_CELL.korean(number=2),
-                                                 reason="IndentationError: unexpected indent (4번째 줄)")
-    assert texts[0] == earlier, texts
+    got = lab_validate.summary({}, nb)
+    texts = [item["text"] for item in got["items"]]
+    solution = ValidateText.SOLUTION_CELL.korean(name="softmax", number=2)
+    indent = ValidateText.SYNTAX_UNEXPECTED_INDENT.korean(ename="IndentationError")
+    assert texts[0] == ValidateText.FAILED_EARLIER.korean(
+        name="softmax", where=solution + ValidateText.AT_LINE.korean(line=4), reason=indent), texts
     assert texts[1] == ValidateText.FAILED.korean(name="causal_mask", reason="모양이 다릅니다")
-    assert texts[2] == earlier.replace("softmax 실패", "uses 실패")   # its own cells ran: the first failure above
+    # its own cells ran: it failed only because softmax's cell did
+    assert texts[2] == ValidateText.FAILED_BECAUSE.korean(name="uses", where=solution, missing="softmax")
+    assert got["first"].startswith(ValidateText.FIRST_ERROR.korean(error=f"{solution} 4번째 줄: {indent}")), got

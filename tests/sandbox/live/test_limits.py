@@ -39,7 +39,7 @@ ENFORCED = {
     "exercise": "test_exercise", "calls": "test_calls", "submission": "test_submission", "names": "test_names",
     "grace": "test_grace", "kill_grace": "test_faults.py::test_a_stalled_grader_never_stalls_the_class",
     "imports": "test_imports", "lane_request": "test_lane_request", "validate": "test_validate",
-    "execute": "test_execute",
+    "execute": "test_execute", "validate_total": "../../hub/test_hub_validate.py::test_validate_total",
     "allow_unsandboxed": "test_allow_unsandboxed", "memory_mb": "test_memory_mb", "cpu_seconds": "test_cpu_seconds",
     "max_processes": "test_max_processes", "file_size_mb": "test_file_size_mb", "output_kb": "test_output_kb",
     "notebook_output_kb": "test_notebook_output_kb", "total_restarts": "test_total_restarts",
