@@ -274,6 +274,10 @@ class Reason(_Catalogue):
                             "제출하세요.", "a malformed submission ({what})")
     TOO_MANY_SUBMISSIONS = ("이 과제는 이미 {limit}번 제출했습니다. 더 제출하려면 조교에게 문의하세요.",
                             "{limit} submissions of this assignment already, the limit")
+    UPLOADS_PAUSED = ("최근 {window_min:g}분 동안 제출이 {count}번 거부되어 {until}까지(약 {minutes}분) 제출을 받지 "
+                      "않습니다. 그 전에 다시 제출하면 기다리는 시간이 늘어납니다. 앞서 거부된 까닭(제출물의 크기나 "
+                      "형식)을 고친 뒤에 다시 제출하세요.",
+                      "{count} refused uploads in the last {window_s:.0f} s: uploads paused for {wait_s:.0f} s more")
     EXCHANGE_DOOR = ("지금은 이 요청을 받을 수 없습니다. 잠시 뒤에 다시 시도하고, 계속되면 조교에게 문의하세요.",
                      "refused at the door: {why}")
     STORED_TOO_MUCH = ("이 과목에 보관된 제출물이 이미 {stored_mb:.1f} MB라서 이번 제출로 한도 {limit_mb:g} MB를 "
@@ -383,7 +387,6 @@ class ValidateText(_Catalogue):
     SOLUTION_CELL = ("`{name}` 해답 셀({number}번째 코드 셀)", "the solution cell of {name} (code cell {number})")
     CHECK_CELL = ("`{name}` 확인 셀({number}번째 코드 셀)", "the check cell of {name} (code cell {number})")
     AT_LINE = (" {line}번째 줄", " line {line}")
-    LOCATED = ("{where}: {error}",)
     FIRST_ERROR = ("먼저 고칠 오류: {error}.", "fix first: {error}.")
     FOLLOWS = ("이 오류 때문에 {names}이(가) 정의되지 않아 뒤의 셀 {count}개도 실패했습니다: {cells}.",
                "because of it {names} is not defined and {count} later cells failed too: {cells}.")

@@ -184,7 +184,7 @@ def main(argv=None) -> None:
     door = {**dataclasses.asdict(limits.door), "max_body": body}
     prefix = os.environ["JUPYTERHUB_SERVICE_PREFIX"]
     app = ngshare.MyApplication(prefix, database, storage, admin=admins, debug=False, autoreload=False)
-    guard = exchange_guard.Guard(app, door, admins=admins)
+    guard = exchange_guard.Guard(app, door, admins=admins, zone=settings.load().timezone)
     install_checks(limits, guard.refused)
     server = HTTPServer(guard, max_body_size=body, max_buffer_size=body, body_timeout=door["body_timeout_s"],
                         idle_connection_timeout=door["idle_timeout_s"])

@@ -211,7 +211,7 @@ def at(failure: dict, words: dict) -> str:
 
 def located(failure: dict, words: dict) -> str:
     """A failure's cell and line, and what went wrong there."""
-    return fill(words["located"], where=at(failure, words), error=failure["text"])
+    return f"{at(failure, words)}: {failure['text']}"
 
 
 def reason(cell) -> str:
