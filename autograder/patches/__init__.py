@@ -124,6 +124,15 @@ NGSHARE_CHECKS = Patch(
     {"ngshare.ngshare:SubmitAssignment.post": "(self, course_id, assignment_id)"},
     what="a submission is checked before anything is stored, with a quota per student (hub/exchange_service.py)",
     why="ngshare accepts any submission tornado can buffer (100 MB) and any number of them")
+NGSHARE_OWN_SUBMISSION = Patch(
+    "a student downloads their own submission", NGSHARE,
+    {"ngshare.ngshare:DownloadAssignment.get": "(self, course_id, assignment_id, student_id)"},
+    what="GET /submission/<course>/<assignment>/<student> answers a user of the course who asks for their own "
+         "submissions (as ngshare's list of them does); anyone else still needs to be an instructor",
+    why="ngshare lets only instructors download a submission (its TODO: 'maybe allow student to see their own "
+        "submissions?'): a student could not get back what they submitted (403)",
+    rewrites={"ngshare.ngshare:DownloadAssignment.get":
+              "0deb0658287f1caab961663b5211b613b8a30d0549da6f2cc54743a1646b9cc2"})
 GRADEBOOK_HEAD = Patch(
     "a new gradebook's version read in the process", NBGRADER,
     {"nbgrader.api:get_alembic_version": "()"},
@@ -134,7 +143,7 @@ GRADEBOOK_HEAD = Patch(
         "each (73 times in one run of nbgrader's own suite), and a FileNotFoundError where `alembic` is not on $PATH",
     rewrites={"nbgrader.api:get_alembic_version": "40160af67d70e523876ed8258485d1aecb504c9e52644a20dc777b7b46c01de7"})
 PATCHES = (PLAIN_COPIES, TIMESTAMP, COLLECT, FORMGRADER_TOTALS, STUDENT_NUMBERS, SERVICE_WAIT, NGSHARE_SESSION,
-           NGSHARE_CHECKS, GRADEBOOK_HEAD)
+           NGSHARE_CHECKS, NGSHARE_OWN_SUBMISSION, GRADEBOOK_HEAD)
 STARTUP = Patch(
     "rfc3987_syntax imported at its first use", "rfc3987-syntax 1.1.0",
     {"rfc3987_syntax.syntax_helpers:is_valid_syntax": "(term, value)"},
