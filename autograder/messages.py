@@ -354,6 +354,14 @@ class Label(_Catalogue):
     GRADE_CELL = ("채점 셀", "Grade cell")
     TOP = ("맨 위로", "Top")
     LATE_PENALTY = ("지각 감점", "Late submission penalty")
+    # the Assignment List of a student's JupyterLab (autograder/hub/lab_assignments.py)
+    DUE = ("마감 {when}", "due {when}")
+    DOWNLOAD_SUBMISSION = ("제출본 내려받기", "download")
+    NOT_SUBMITTED = ("제출하지 못했습니다", "Invalid Submission")
+    NOT_SUBMITTED_WHY = ("제출물이 교환 서비스에 저장되지 않았습니다. 이유:", "Assignment not submitted:")
+    SUBMIT_REFUSED = ("교환 서비스가 제출을 받지 않았습니다. 잠시 뒤에 다시 시도하고, 계속되면 조교에게 문의하세요.",
+                      "the exchange did not take the submission")
+    DOWNLOAD_REFUSED = ("제출본을 내려받지 못했습니다: {reason}", "the exchange refused the download: {reason}")
 
     @classmethod
     def korean_all(cls) -> dict[str, str]:

@@ -262,6 +262,8 @@ def global_config(layout: Layout) -> Path:
                     "# the hub user of the request's token, when is the server's clock.\n"
                     "from ngshare_exchange import configureExchange  # noqa: E402\n"
                     f"configureExchange(c, {layout.exchange_url!r})\n"
+                    "# A submission the exchange refuses fails with its reason (autograder/hub/lab_assignments.py).\n"
+                    "c.ExchangeFactory.submit = 'attention_course_assignments.CourseSubmit'\n"
                     "# Validate (a student's own check, no grade): a cell may take the course's validate time, and so\n"
                     "# may its output (nbgrader's 30 s and nbclient's 4 s fail the first cell, which imports torch "
                     "and\n"

@@ -227,8 +227,32 @@ NGSHARE_GRADING = Patch(
               "221777d4b733419f1a77b28cbca60cf02a985d5190a4927a1875beaf8bacdcfe",
               "ngshare_exchange.release_feedback:ExchangeReleaseFeedback.copy_files":
               "b6117a7260e0b0ae8b4e1068f20e4c7169cffe543d45ba1f3ede727c37d06481"})
+ASSIGNMENT_LIST_MANAGER = Patch(
+    "the Assignment List in the course's order and time zone", NBGRADER,
+    {"nbgrader.server_extensions.assignment_list.handlers:AssignmentList.list_released_assignments":
+     "(self, course_id=None)",
+     "nbgrader.server_extensions.assignment_list.handlers:AssignmentList.list_submitted_assignments":
+     "(self, course_id=None)",
+     "nbgrader.server_extensions.assignment_list.handlers:AssignmentList.submit_assignment":
+     "(self, course_id, assignment_id)"},
+    what="hub.lab_assignments.CourseAssignmentList: nbgrader's lists with the course's teaching order, due dates and "
+         "times in its zone, each submission's download and feedback page; a refused submission answered with the "
+         "exchange's reason (the rest of submit_assignment as nbgrader's)",
+    why="nbgrader sorts assignments by name, shows no due date and UTC times without a zone, and answers a refused "
+        "submission with a traceback",
+    rewrites={"nbgrader.server_extensions.assignment_list.handlers:AssignmentList.submit_assignment":
+              "ea9755bac7e075bc480b72c2c6e67bcb36df174811494ce9b2c5d939433d742f"})
+SUBMIT_REFUSALS = Patch(
+    "a refused submission fails with its reason", NGSHARE_EXCHANGE,
+    {"ngshare_exchange.exchange:Exchange._ngshare_api_check_error": "(self, response, url)",
+     "ngshare_exchange.submit:ExchangeSubmit.post_submission": "(self, src_path)"},
+    what="hub.lab_assignments.CourseSubmit keeps the exchange's message of a refused request and raises it "
+         "(ExchangeError) where the submission was not stored",
+    why="ngshare-exchange logs a refused submission and returns as if it had submitted: the student saw nothing",
+    rewrites={"ngshare_exchange.exchange:Exchange._ngshare_api_check_error":
+              "619b48b9556ae456139c49de87130efc8821d4671fb744336e0f9205a43ee83f"})
 OVERRIDES = (PREPROCESS_STEPS, FEEDBACK_RESOURCES, SUBMITTED_READ, LATE_PLUGIN, VALIDATE_SUMMARY, SPAWNER_LIMITS,
-             NGSHARE_GRADING)
+             NGSHARE_GRADING, ASSIGNMENT_LIST_MANAGER, SUBMIT_REFUSALS)
 UPSTREAM_PACKAGES = ("nbgrader", "nbconvert", "jupyterhub", "ngshare", "ngshare_exchange", "jupyter_server",
                      "notebook", "traitlets")
 
@@ -305,17 +329,20 @@ class FilePatch:
         site = f"lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
         return prefix / self.path.format(site=site)
 
-    def patched(self, upstream: str, **values) -> str:
+    def patched(self, upstream: str, onto: str | None = None, **values) -> str:
+        """``upstream`` (the file this patch was written against) with this patch's replacements, made ``onto`` the
+        text that other patches of the same file made of it (default: ``upstream`` itself)."""
         if hashlib.sha256(upstream.encode()).hexdigest() != self.upstream_sha256:
             raise UpstreamChanged(f"{self.name}: the upstream file is not the one this patch was written against "
                                   f"(nbgrader {NBGRADER_VERSION}, sha256 {self.upstream_sha256[:12]}…): check the "
                                   "patch against the new file and update it (autograder/patches)")
+        text = upstream if onto is None else onto
         for old, new in ((self.old, self.new), *self.more):
-            if upstream.count(old) != 1:
+            if text.count(old) != 1:
                 raise UpstreamChanged(f"{self.name}: the text to replace is not in the file exactly once: "
                                       f"{old[:60]!r}")
-            upstream = upstream.replace(old, new.format(**values))
-        return upstream
+            text = text.replace(old, new.format(**values))
+        return text
 
 
 class UpstreamChanged(RuntimeError):
@@ -394,6 +421,38 @@ VALIDATE_DIALOG = FilePatch(
     more=(VALIDATE_TOOLBAR_RUNNING, VALIDATE_TOOLBAR_CANCEL, VALIDATE_LIST_RUNNING, VALIDATE_LIST_FAILED),
 )
 
+# The Assignment List (autograder/hub/lab_assignments.py): each assignment's due date after its name, each
+# submission's download and its feedback page opened in a tab of its own (rendered), a refused submission's reason
+# under a Korean title.
+ASSIGNMENT_LIST = FilePatch(
+    name="the Assignment List's due dates, downloads and feedback pages",
+    path=VALIDATE_DIALOG.path,
+    upstream_sha256=VALIDATE_DIALOG.upstream_sha256,
+    old='let E=function(e){e.innerHTML=""};',
+    new=_js('let E=function(e){e.innerHTML=""};function attentionCourseDue(d){var q=document.createElement("span");'
+            'q.classList.add("attention-course-due");q.innerText=" · "+d;return q}'),
+    why="nbgrader's list shows no due date, shows the exchange's UTC time without a zone, opens the feedback's folder "
+        "(JupyterLab's viewer then shows raw math until 'Trust HTML') and offers no way to get a submission back",
+    more=(('return e.innerText=this.data.assignment_id,t.append(e),t}',
+           _js('return e.innerText=this.data.assignment_id,t.append(e),this.data.due_date&&t.append('
+               'attentionCourseDue(this.data.due_date)),t}')),
+          ('var s=document.createElement("span").innerText=this.data.timestamp;if(t.append(s),this.data.'
+           'has_local_feedback&&!this.data.feedback_updated){var n=this.app,a=this.data.local_feedback_path,i=document.'
+           'createElement("a");i.onclick=function(){n.commands.execute("filebrowser:go-to-path",{path:a})},',
+           _js('var s=document.createElement("span").innerText=this.data.timestamp;if(t.append(s),this.data.'
+               'download_url){var q=document.createElement("a");q.href=r.URLExt.join(r.PageConfig.getBaseUrl(),'
+               'this.data.download_url),q.setAttribute("download",""),q.classList.add("attention-course-download"),'
+               'q.innerText=" ("+this.data.download_label+")",t.append(q)}if(this.data.has_local_feedback&&!this.'
+               'data.feedback_updated){var n=this.app,a=this.data.local_feedback_path,g=this.data.feedback_url,i='
+               'document.createElement("a");g?(i.href=r.URLExt.join(r.PageConfig.getBaseUrl(),g),i.target="_blank",'
+               'i.rel="noopener",i.classList.add("attention-course-feedback")):i.onclick=function(){n.commands.'
+               'execute("filebrowser:go-to-path",{path:a})},')),
+          ('submit_error(e){let t=v.createElement("p",null,"Assignment not submitted:"),s=v.createElement("pre",null,'
+           'e.value);f({title:"Invalid Submission",',
+           _js('submit_error(e){let t=v.createElement("p",null,') + '{not_submitted_why}' + _js(
+               '),s=v.createElement("pre",null,e.value);f({title:') + '{not_submitted}' + ',')),
+)
+
 # Formgrader's Students and Submissions pages: the roster's student number (lms_user_id) in the "Student ID" column,
 # the account name after it; the column sorts by the number.
 STUDENTS_PAGE_ID = FilePatch(
@@ -419,4 +478,4 @@ SUBMISSIONS_PAGE_ID = FilePatch(
     why="the 'Student ID' column showed the account name, never the student number of the roster",
 )
 
-FILE_PATCHES = (ROUND_TO_PRECISION, VALIDATE_DIALOG, STUDENTS_PAGE_ID, SUBMISSIONS_PAGE_ID)
+FILE_PATCHES = (ROUND_TO_PRECISION, VALIDATE_DIALOG, ASSIGNMENT_LIST, STUDENTS_PAGE_ID, SUBMISSIONS_PAGE_ID)
