@@ -52,7 +52,11 @@ def build_parser() -> argparse.ArgumentParser:
     hub.add_argument("--ssl-cert", metavar="PEM", help="serve HTTPS with this certificate (chain); with --ssl-key "
                      "(JupyterHub's ssl_cert and ssl_key)")
     hub.add_argument("--ssl-key", metavar="PEM", help="the certificate's private key (root's, mode 0600)")
-    hub.add_argument("--stop", action="store_true", help="stop the hub that runs (and all it started)")
+    hub.add_argument("--stop", action="store_true", help="stop the hub that runs (and all it started; the home "
+                     "images are unmounted)")
+    hub.add_argument("--remove", action="store_true", help="stop the hub and remove everything the hub command made: "
+                     "its accounts with their homes (the grading account's gradebook too), home images, control "
+                     "groups, services, state and environment")
     k8s = commands.add_parser("k8s", help="write the course's Kubernetes bundle (Zero to JupyterHub values, images, "
                               "exchange, formgrader, gradebook, network policies, grading Jobs)")
     k8s.add_argument("--out", required=True, metavar="DIR", help="where to write it")

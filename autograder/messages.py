@@ -11,6 +11,7 @@ the texts they expect from here, so a message is written once.
 - :class:`Notice`: the texts around a reason (the note on a blank placeholder, a notebook's error line).
 - :class:`Label`: the words of the hub's pages (login, feedback headings).
 - :class:`ValidateText`: what nbgrader's Validate dialog says on the hub (``autograder/hub/lab_validate.py``).
+- :class:`ListText`: what the Assignment List says on the hub beyond nbgrader's words (``hub/lab_assignments.py``).
 - :class:`Verdict`: what the graders' shared checks say about a wrong value (not an array, another shape, not
   close to the reference, the stored GPU references, integers, the diagnosed mistakes, a function built on a
   wrong one).
@@ -354,14 +355,6 @@ class Label(_Catalogue):
     GRADE_CELL = ("채점 셀", "Grade cell")
     TOP = ("맨 위로", "Top")
     LATE_PENALTY = ("지각 감점", "Late submission penalty")
-    # the Assignment List of a student's JupyterLab (autograder/hub/lab_assignments.py)
-    DUE = ("마감 {when}", "due {when}")
-    DOWNLOAD_SUBMISSION = ("제출본 내려받기", "download")
-    NOT_SUBMITTED = ("제출하지 못했습니다", "Invalid Submission")
-    NOT_SUBMITTED_WHY = ("제출물이 교환 서비스에 저장되지 않았습니다. 이유:", "Assignment not submitted:")
-    SUBMIT_REFUSED = ("교환 서비스가 제출을 받지 않았습니다. 잠시 뒤에 다시 시도하고, 계속되면 조교에게 문의하세요.",
-                      "the exchange did not take the submission")
-    DOWNLOAD_REFUSED = ("제출본을 내려받지 못했습니다: {reason}", "the exchange refused the download: {reason}")
 
     @classmethod
     def korean_all(cls) -> dict[str, str]:
@@ -435,3 +428,16 @@ class ValidateText(_Catalogue):
     def templates(cls) -> dict[str, str]:
         """Every text's Korean template (its format fields unfilled), by its name in lower case."""
         return {member.name.lower(): member._korean for member in cls}
+
+
+class ListText(_Catalogue):
+    """What the Assignment List of a student's JupyterLab on the hub says beyond nbgrader's own words
+    (``autograder/hub/lab_assignments.py``, the list's file patch in ``autograder/patches``)."""
+
+    DUE = ("마감 {when}", "due {when}")
+    DOWNLOAD_SUBMISSION = ("제출본 내려받기", "download")
+    NOT_SUBMITTED = ("제출하지 못했습니다", "Invalid Submission")
+    NOT_SUBMITTED_WHY = ("제출물이 교환 서비스에 저장되지 않았습니다. 이유:", "Assignment not submitted:")
+    SUBMIT_REFUSED = ("교환 서비스가 제출을 받지 않았습니다. 잠시 뒤에 다시 시도하고, 계속되면 조교에게 문의하세요.",
+                      "the exchange did not take the submission")
+    DOWNLOAD_REFUSED = ("제출본을 내려받지 못했습니다: {reason}", "the exchange refused the download: {reason}")

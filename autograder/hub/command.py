@@ -1,8 +1,9 @@
 """``python -m autograder hub [--students N | --roster CSV] [--port 8000] [--ip IP] [--ssl-cert PEM --ssl-key PEM]
-[--namespace NAME] [--stop]``: set up
-(idempotently) and run the course's JupyterHub in the foreground until Ctrl-C, or stop the one that runs
-(``--stop``). ``--namespace`` (or ``$AUTOGRADER_HUB_NAMESPACE``) runs a separate hub that shares nothing with the
-course's (``autograder/hub/layout.py``), as the tests do."""
+[--namespace NAME] [--stop | --remove]``: set up (idempotently) and run the course's JupyterHub in the foreground
+until Ctrl-C, stop the one that runs (``--stop``: its processes, then its home images unmounted), or remove
+everything the hub command made (``--remove``: ``autograder/hub/teardown.py``). ``--namespace`` (or
+``$AUTOGRADER_HUB_NAMESPACE``) runs a separate hub that shares nothing with the course's
+(``autograder/hub/layout.py``), as the tests do."""
 from __future__ import annotations
 
 import os
@@ -14,7 +15,7 @@ import time
 from pathlib import Path
 
 from autograder import settings
-from autograder.hub import accounts, environment, homes, limits, provision, roster, server
+from autograder.hub import accounts, environment, homes, limits, provision, roster, server, teardown
 from autograder.hub.layout import Layout
 
 
@@ -142,14 +143,25 @@ def main(args) -> int:
     except ValueError as exc:
         print(f"hub: {exc}", file=sys.stderr)
         return 2
-    if args.stop:
+    if args.stop or getattr(args, "remove", False):
         pid = server.running_pid(layout)
-        if pid is None:
-            print("hub: not running")
-            return 0
-        server.stop_process(pid)
+        if pid is not None:
+            server.stop_process(pid)
         server.stop_leftovers(layout)
-        print(f"hub: stopped (pid {pid})")
+        released = homes.release_all(layout)
+        print(f"hub: stopped (pid {pid}); home images unmounted: {len(released)}" if pid or released else
+              "hub: not running")
+        if not getattr(args, "remove", False):
+            return 0
+        if os.geteuid() != 0:
+            print("hub: --remove must run as root (it removes Unix users)", file=sys.stderr)
+            return 2
+        try:
+            removed = teardown.remove(layout)
+        except RuntimeError as exc:
+            print(f"hub: {exc}", file=sys.stderr)
+            return 1
+        print("hub: removed " + ("; ".join(removed) if removed else "nothing (nothing of this hub is left)"))
         return 0
     if os.geteuid() != 0:
         print("hub: must run as root (it creates Unix users and runs JupyterHub with PAM)", file=sys.stderr)
@@ -208,3 +220,4 @@ def main(args) -> int:
     finally:
         server.stop_process(proc)
         server.stop_leftovers(layout)
+        homes.release_all(layout)

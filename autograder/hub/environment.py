@@ -122,13 +122,13 @@ ASSIGNMENTS_MODULE = "attention_course_assignments"      # autograder/hub/lab_as
 
 def assignments_data() -> dict:
     """What the Assignment List's module needs of the course (written next to it): the assignments in teaching
-    order, their due dates (UTC, ISO), the time zone, the words (``autograder.messages.Label``)."""
+    order, their due dates (UTC, ISO), the time zone, the words (``autograder.messages.ListText``)."""
     from autograder.hub.provision import due_dates_utc
-    from autograder.messages import Label
+    from autograder.messages import ListText
 
     course = settings.load()
-    words = {"due": Label.DUE, "download": Label.DOWNLOAD_SUBMISSION, "not_submitted": Label.NOT_SUBMITTED,
-             "submit_refused": Label.SUBMIT_REFUSED, "download_refused": Label.DOWNLOAD_REFUSED}
+    words = {"due": ListText.DUE, "download": ListText.DOWNLOAD_SUBMISSION, "not_submitted": ListText.NOT_SUBMITTED,
+             "submit_refused": ListText.SUBMIT_REFUSED, "download_refused": ListText.DOWNLOAD_REFUSED}
     return {"assignments": list(course.assignments), "timezone": course.timezone,
             "due_dates": {name: f"{when}+00:00" for name, when in due_dates_utc(course.due_dates).items()},
             "words": {key: label._korean for key, label in words.items()}}

@@ -15,7 +15,7 @@ def patch_values() -> dict:
     import json
 
     from autograder import settings
-    from autograder.messages import Label, ValidateText
+    from autograder.messages import ListText, ValidateText
 
     def js(text: str) -> str:
         return json.dumps(text, ensure_ascii=False)
@@ -23,8 +23,8 @@ def patch_values() -> dict:
     return {"decimals": int(settings.load().score_decimals), "running": js(ValidateText.RUNNING.korean()),
             "cancelling": js(ValidateText.CANCELLING.korean()), "title": js(ValidateText.TITLE.korean()),
             "not_run": js(ValidateText.NOT_RUN.korean(reason="")),
-            "not_submitted": js(Label.NOT_SUBMITTED.korean()),
-            "not_submitted_why": js(Label.NOT_SUBMITTED_WHY.korean())}
+            "not_submitted": js(ListText.NOT_SUBMITTED.korean()),
+            "not_submitted_why": js(ListText.NOT_SUBMITTED_WHY.korean())}
 
 
 def apply_file_patches(prefix: Path, source: Path = Path(sys.prefix)) -> list[str]:

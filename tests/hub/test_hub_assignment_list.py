@@ -11,7 +11,7 @@ os.environ.setdefault("USER", "nobody")      # ngshare-exchange reads $JUPYTERHU
 pytest.importorskip("ngshare_exchange")
 
 from autograder.hub import environment, lab_assignments  # noqa: E402
-from autograder.messages import Label  # noqa: E402
+from autograder.messages import ListText  # noqa: E402
 
 
 def nbgrader_list(root: str) -> dict:
@@ -35,7 +35,7 @@ def test_the_list_is_in_teaching_order_with_due_dates_and_local_times():
     assert names == ["attention", "kv_cache", "decoder", "quiz"] == data["assignments"]
     released = {a["assignment_id"]: a for a in reply["value"] if a["status"] == "released"}
     # course_config.py: attention is due 2026-12-07 23:59:00 +0900, the course's zone is Asia/Seoul
-    assert released["attention"]["due_date"] == Label.DUE.korean(when="2026-12-07 23:59 (KST)")
+    assert released["attention"]["due_date"] == ListText.DUE.korean(when="2026-12-07 23:59 (KST)")
     submission = [a for a in reply["value"] if a["status"] == "submitted"][0]["submissions"][0]
     assert submission["timestamp"] == "2026-12-07 14:03 (KST)"                    # 05:03 UTC
     assert submission["exchange_timestamp"] == "2026-12-07 05:03:21.123456"
