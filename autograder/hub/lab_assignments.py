@@ -36,6 +36,11 @@ from pathlib import Path
 from urllib.parse import quote, urlencode
 from zoneinfo import ZoneInfo
 
+import pwd
+
+os.environ.setdefault("USER", pwd.getpwuid(os.getuid()).pw_name)   # ngshare-exchange reads it when imported (a
+# service's server, the formgrader's, may have neither it nor JUPYTERHUB_USER)
+
 from jupyter_server.base.handlers import JupyterHandler
 from jupyter_server.utils import url_path_join
 from nbgrader.auth import Authenticator
