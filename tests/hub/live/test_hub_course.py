@@ -12,9 +12,7 @@ account succeeds). Screenshots: build/screenshots/hub-*.png.
 """
 from __future__ import annotations
 
-import base64
 import datetime as dt
-import io
 import json
 import re
 import time
@@ -480,15 +478,7 @@ def test_instructor1_collects_autogrades_and_releases_feedback(hub, chromium, sc
     shot("feedback-released")
 
 
-DOWNLOAD = """const [href, done] = arguments;
-fetch(href).then(async r => {
-    const bytes = new Uint8Array(await r.arrayBuffer());
-    let text = ""; for (const b of bytes) text += String.fromCharCode(b);
-    done([r.status, r.headers.get("content-type"), r.headers.get("content-disposition"), btoa(text)]);
-}).catch(e => done([0, String(e), "", ""]));"""
-
-
-def test_student1_fetches_feedback_and_reads_the_korean_report(hub, chromium, screenshots):
+def test_student1_fetches_feedback_and_reads_the_korean_report(hub, chromium, screenshots, tmp_path):
     """Fetch Feedback; the submission's row shows its time in the course's zone, a download of it (the zip holds
     the notebook the exchange keeps) and "view feedback", which opens the report itself in a tab of its own, its
     math rendered (nbgrader opened the feedback's folder; JupyterLab's viewer showed raw math until "Trust HTML")."""
@@ -507,11 +497,11 @@ def test_student1_fetches_feedback_and_reads_the_korean_report(hub, chromium, sc
     stamp = hub.stored_submissions(student1)[0][0]                            # the exchange's time (UTC)
     local = lab_assignments.local_time(lab_assignments.exchange_time(stamp), settings.course()["timezone"])
     assert submission.text.startswith(local), (submission.text, stamp)
-    # the download: the notebook as the exchange keeps it, through student1's own server
-    href = submission.find_element(By.CSS_SELECTOR, "a.attention-course-download").get_attribute("href")
-    status, kind, disposition, body = lab.driver.execute_async_script(DOWNLOAD, href)
-    assert status == 200 and kind == "application/zip" and disposition.startswith("attachment"), (status, kind)
-    with zipfile.ZipFile(io.BytesIO(base64.b64decode(body))) as archive:
+    # the download, as student1 clicks it: a zip of the notebook as the exchange keeps it, through their own server
+    lab.driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(tmp_path)})
+    submission.find_element(By.CSS_SELECTOR, "a.attention-course-download").click()
+    zipped = wait_for(lambda: list(tmp_path.glob(f"{ASSIGNMENT}-*.zip")), 60, "the downloaded submission")[0]
+    with zipfile.ZipFile(zipped) as archive:
         assert archive.read(f"{ASSIGNMENT}/{ASSIGNMENT}.ipynb") == hub.submitted_notebook(student1)
     # view feedback: the page itself, in a tab of its own
     tabs = set(lab.driver.window_handles)
