@@ -67,10 +67,16 @@ def test_the_roster_decides_who_logs_in_and_who_grades(tmp_path):
 
 def test_release_writes_names_student_numbers_and_due_dates_into_the_gradebook(tmp_path, monkeypatch):
     """``provision.GRADEBOOK_SYNC`` (what the grading account runs at release) on a gradebook that nbgrader's
-    generate_assignment left without due dates: formgrader then shows the course's due date and the names."""
+    generate_assignment left without due dates: formgrader then shows the course's due date and the names. The
+    script runs in this process (its own interpreter would only import nbgrader again), its gradebooks stamped with
+    the migration head read in the process as the course's nbgrader does (``head_in_process``)."""
+    import nbgrader.api
     from nbgrader.api import Gradebook
 
-    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")   # nbgrader's alembic
+    from autograder.patches.gradebook import head_in_process
+
+    monkeypatch.setattr(nbgrader.api, "get_alembic_version", nbgrader.api.get_alembic_version)   # put back after
+    head_in_process()
     db = f"sqlite:///{tmp_path / 'gradebook.db'}"
     with Gradebook(db) as gb:
         for name in settings.course()["assignments"]:
@@ -79,9 +85,8 @@ def test_release_writes_names_student_numbers_and_due_dates_into_the_gradebook(t
     task = {"add": [p.gradebook() for p in roster.generated(["s1"], [])] +
             [roster.Person("kimmj", "2026001", "김", "민준").gradebook()],
             "remove": [], "due_dates": provision.due_dates_utc(settings.course()["due_dates"])}
-    run = subprocess.run([sys.executable, "-c", provision.GRADEBOOK_SYNC, db, json.dumps(task)], capture_output=True,
-                         text=True, timeout=120)
-    assert run.returncode == 0, run.stderr
+    monkeypatch.setattr(sys, "argv", ["-c", db, json.dumps(task)])
+    exec(compile(provision.GRADEBOOK_SYNC, "GRADEBOOK_SYNC", "exec"), {"__name__": "__main__"})
     with Gradebook(db) as gb:
         for name, due in settings.course()["due_dates"].items():
             local = dt.datetime.strptime(due, "%Y-%m-%d %H:%M:%S %z")
