@@ -70,10 +70,6 @@ def texts() -> dict[str, str]:
     return ValidateText.templates()
 
 
-def fill(template: str, **fields) -> str:
-    return template.format(**fields)
-
-
 def exercise(cell) -> str:
     """The exercise a grade cell checks: its grade id without nbgrader's ``test_`` prefix."""
     grade_id = cell.metadata.nbgrader.get("grade_id", "?")
@@ -95,8 +91,8 @@ def where(cell, number: int, words: dict) -> str:
     grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
     for prefix, key in (("solution_", "solution_cell"), ("test_", "check_cell")):
         if grade_id.startswith(prefix):
-            return fill(words[key], name=grade_id[len(prefix):], number=number)
-    return fill(words["code_cell"], number=number)
+            return words[key].format(name=grade_id[len(prefix):], number=number)
+    return words["code_cell"].format(number=number)
 
 
 SYNTAX_MESSAGES = (          # Python's message (its start) -> the Korean template's key
@@ -127,13 +123,13 @@ def described(output, words: dict) -> tuple[str, int | None]:
         line = int(found.group(1)) if found else None
     if ename in ("SyntaxError", "IndentationError", "TabError"):
         key = next((k for start, k in SYNTAX_MESSAGES if start in evalue), None)
-        text = fill(words[key], ename=ename) if key else fill(words["syntax_other"], ename=ename, message=evalue)
+        text = words[key].format(ename=ename) if key else words["syntax_other"].format(ename=ename, message=evalue)
     elif ename == "NameError" and UNDEFINED.search(evalue):
-        text = fill(words["undefined_name"], name=missing_name(evalue))
+        text = words["undefined_name"].format(name=missing_name(evalue))
     elif ename == "CellTimeoutError":
         text = words["cell_timeout"]
     else:
-        text = fill(words["runtime_error"], ename=ename, message=evalue)
+        text = words["runtime_error"].format(ename=ename, message=evalue)
     return (text if len(text) <= REASON_CHARS else text[:REASON_CHARS - 1] + "…"), line
 
 
@@ -206,7 +202,7 @@ def failures(executed, words: dict) -> list[dict]:
 
 def at(failure: dict, words: dict) -> str:
     """A failure's cell and line: "`softmax` 해답 셀(3번째 코드 셀) 22번째 줄"."""
-    return failure["where"] + (fill(words["at_line"], line=failure["line"]) if failure["line"] else "")
+    return failure["where"] + (words["at_line"].format(line=failure["line"]) if failure["line"] else "")
 
 
 def located(failure: dict, words: dict) -> str:
@@ -245,11 +241,11 @@ def summary(result: dict, executed, words: dict[str, str] | None = None) -> dict
     first = ""
     if roots:
         root = roots[0]
-        first = fill(w["first_error"], error=located(root, w))
+        first = w["first_error"].format(error=located(root, w))
         after = [f for f in failed_cells if f["root"] == root["index"] and f is not root]
         if after:
             names = sorted({f["missing"] for f in after if f["missing"]})
-            first += " " + fill(w["follows"], names=", ".join(f"`{n}`" for n in names), count=len(after),
+            first += " " + w["follows"].format(names=", ".join(f"`{n}`" for n in names), count=len(after),
                                 cells=", ".join(f["where"] for f in after))
     items, note, passed, failed = [], "", 0, 0
     own = None                    # a failure of the exercise's own cells (since the grade cell before) on their own
@@ -270,14 +266,14 @@ def summary(result: dict, executed, words: dict[str, str] | None = None) -> dict
             failed += 1
             mine = by_index.get(index)
             if earlier is not None:
-                text = fill(w["failed_earlier"], name=exercise(cell), where=at(earlier, w), reason=earlier["text"])
+                text = w["failed_earlier"].format(name=exercise(cell), where=at(earlier, w), reason=earlier["text"])
             elif mine is not None and mine["root"] != index:
-                text = fill(w["failed_because"], name=exercise(cell), where=by_index[mine["root"]]["where"],
+                text = w["failed_because"].format(name=exercise(cell), where=by_index[mine["root"]]["where"],
                             missing=mine["missing"])
             elif mine is not None and not mine["check"]:
-                text = fill(w["failed"], name=exercise(cell), reason=located(mine, w))
+                text = w["failed"].format(name=exercise(cell), reason=located(mine, w))
             else:
-                text = fill(w["failed"], name=exercise(cell), reason=reason(cell))
+                text = w["failed"].format(name=exercise(cell), reason=reason(cell))
             items.append({"ok": False, "text": text})
     if result.get("changed"):
         sources = {e["source"] for e in result["changed"]}
@@ -355,7 +351,7 @@ def validate_in_this_process(path: str, say) -> None:
         validator = RecordingValidator(config=config)
         result = validator.validate(path)
     except (SchemaTooOldError, SchemaTooNewError, Exception) as error:  # noqa: BLE001 (as nbgrader's handler)
-        reply = stopped(words, fill(words["not_run"], reason=f"{type(error).__name__}: {error}"[:REASON_CHARS]))
+        reply = stopped(words, words["not_run"].format(reason=f"{type(error).__name__}: {error}"[:REASON_CHARS]))
         reply["value"] = traceback.format_exc()
         say({"reply": reply})
         return
@@ -498,7 +494,7 @@ class KoreanValidateHandler(ValidateAssignmentHandler):
         words = texts()
         busy = next(iter(self.runs), None)
         if busy is not None:
-            return stopped(words, fill(words["busy"], path=os.path.relpath(busy, self.root_dir)))
+            return stopped(words, words["busy"].format(path=os.path.relpath(busy, self.root_dir)))
         run = self.run = Run(target)
         self.runs[target] = run
         try:
@@ -507,19 +503,19 @@ class KoreanValidateHandler(ValidateAssignmentHandler):
         except Exception as error:  # noqa: BLE001  (the process could not start: the student reads why)
             self.log.error(traceback.format_exc())
             await run.stop("failed")
-            return stopped(words, fill(words["not_run"], reason=f"{type(error).__name__}: {error}"))
+            return stopped(words, words["not_run"].format(reason=f"{type(error).__name__}: {error}"))
         finally:
             self.runs.pop(target, None)
         if reply is not None and run.why_stopped is None:
             return reply
-        running = fill(words["was_running"], where=run.cell) if run.cell else words["was_starting"]
+        running = words["was_running"].format(where=run.cell) if run.cell else words["was_starting"]
         if run.why_stopped == "limit":
-            return stopped(words, fill(words["time_limit"], seconds=f"{run.limit:g}", running=running))
+            return stopped(words, words["time_limit"].format(seconds=f"{run.limit:g}", running=running))
         if run.why_stopped in ("cancelled", "closed"):
-            return stopped(words, fill(words["cancelled"], running=running))
+            return stopped(words, words["cancelled"].format(running=running))
         self.log.error("Validate of %s ended without an answer (exit status %s): %s", target,
                        run.proc.returncode, run.stderr.decode(errors="replace")[-4000:])
-        return stopped(words, fill(words["not_run"], reason=fill(words["process_ended"],
+        return stopped(words, words["not_run"].format(reason=words["process_ended"].format(
                                                                     code=run.proc.returncode)))
 
     def on_connection_close(self):
