@@ -11,14 +11,12 @@ follow from it. The hub test (tests/hub/live/test_hub_course.py) does H7 in Chro
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import nbformat
 import pytest
@@ -192,19 +190,3 @@ def test_a_syntax_error_is_named_first_in_korean_with_what_follows_from_it(tmp_p
     shown = json.dumps(summary, ensure_ascii=False)
     assert "tokenize" not in shown and "line 3" not in shown and "NameError" not in shown, shown
 
-
-def test_validate_total(tmp_path, monkeypatch, course_setting):
-    """``validate_total`` (course_config.py's timeouts) is the limit the hub writes into every user's nbgrader config,
-    which Validate's process reads at every Validate (the server test above: it is what stops the endless loop)."""
-    from traitlets.config.loader import PyFileConfigLoader
-
-    from autograder.hub import provision
-
-    course_setting("timeouts", validate_total=7)
-    monkeypatch.setenv("USER", os.environ.get("USER", "root"))   # ngshare_exchange reads it when imported
-    layout = SimpleNamespace(nbgrader_config=tmp_path / "nbgrader_config.py", course_id="validate",
-                             exchange_url="http://127.0.0.1:9/services/ngshare")
-    provision.global_config(layout)
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(tmp_path)).load_config()
-    assert lab_validate.limit_of(config) == 7
-    assert lab_validate.limit_of(type(config)()) == lab_validate.DEFAULT_LIMIT_S         # a config without it
