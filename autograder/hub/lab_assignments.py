@@ -54,7 +54,7 @@ from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 EXCHANGE_TIME = ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S.%f %Z", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S.%f")
 
 
-def course() -> dict:
+def course_facts() -> dict:
     """The course's order, due dates, time zone and words: the JSON the hub writes next to this file
     (``environment.assignments_data``), else (the course's own environment, the tests) the same, made here."""
     written = Path(__file__).with_suffix(".json")
@@ -86,7 +86,7 @@ def dressed(reply: dict, root: str, data: dict | None = None) -> dict:
     page and the download of each submission."""
     if not reply.get("success"):
         return reply
-    data = data or course()
+    data = data or course_facts()
     order = {name: i for i, name in enumerate(data["assignments"])}
     zone, words = data["timezone"], data["words"]
     for assignment in reply["value"]:
@@ -132,7 +132,7 @@ class CourseSubmit(ExchangeSubmit):
     def post_submission(self, src_path):
         timestamp = super().post_submission(src_path)
         if timestamp is None:
-            raise ExchangeError(self.refusal or course()["words"]["submit_refused"])
+            raise ExchangeError(self.refusal or course_facts()["words"]["submit_refused"])
         return timestamp
 
 
@@ -174,7 +174,7 @@ class SubmissionDownloadHandler(JupyterHandler):
     async def get(self):
         course_id, assignment_id = self.get_argument("course_id"), self.get_argument("assignment_id")
         timestamp = self.get_argument("timestamp", "")
-        words = course()["words"]
+        words = course_facts()["words"]
         config = self.settings["assignment_list_manager"].load_config()
         url = url_path_join(Exchange(config=config).ngshare_url, "submission", quote(course_id, safe=""),
                             quote(assignment_id, safe=""), quote(os.environ.get("JUPYTERHUB_USER", ""), safe=""))

@@ -370,7 +370,7 @@ def test_the_hub_environment_gets_the_korean_validate_without_the_autograder_pac
     probe = ("import sys\nsys.modules['autograder'] = None   # the hub's environment has no autograder package\n"
              f"import {environment.LAB_MODULE} as lab\nprint(lab.texts()['title'])\n"
              f"print(len(lab._jupyter_server_extension_points()))\n"
-             f"import {environment.ASSIGNMENTS_MODULE} as listed\nprint(listed.course()['assignments'])\n")
+             f"import {environment.ASSIGNMENTS_MODULE} as listed\nprint(listed.course_facts()['assignments'])\n")
     out = subprocess.run([sys.executable, "-c", probe], env={**os.environ, "PYTHONPATH": str(site),
                                                              "USER": os.environ.get("USER", "root")},
                          cwd=tmp_path, capture_output=True, text=True)
