@@ -51,6 +51,9 @@ COURSE = {
         # keras itself there (no warm sandbox), so its first cell and that cell's output may take this long on a
         # busy hub (nbgrader's 30 s and nbclient's 4 s failed there); it judges nothing.
         "validate": 120,
+        # All of Validate there, every cell together (autograder/hub/lab_validate.py): past it Validate stops, with
+        # its kernel, and says so in Korean (the attention notebook validates in 30-40 s on a busy hub).
+        "validate_total": 180,
         # nbgrader's own execution of a whole notebook outside the sandbox, one cell at a time (its Execute
         # preprocessor: c.Execute.timeout below): generate_solution (the answer key with its outputs, `python -m
         # autograder build`) and Validate in a JupyterLab without the hub's setting. Grading never uses it

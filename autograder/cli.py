@@ -77,7 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
     hub.add_argument("--domain", metavar="NAME", help="the hub's DNS name: each user's server and formgrader get a "
                      "name of their own below it (<user>.NAME), so DNS must resolve *.NAME to this machine (and "
                      "--ssl-cert cover it); required unless --ip is 127.0.0.1 (then hub.localhost)")
-    hub.add_argument("--stop", action="store_true", help="stop the hub that runs (and all it started)")
+    hub.add_argument("--stop", action="store_true", help="stop the hub that runs (and all it started; the home "
+                     "images are unmounted)")
+    hub.add_argument("--remove", action="store_true", help="stop the hub and remove everything the hub command made: "
+                     "its accounts with their homes (the grading account's gradebook too), home images, control "
+                     "groups, firewall chains, services, state and environment")
     k8s = commands.add_parser("k8s", help="write the course's Kubernetes bundle (Zero to JupyterHub values, images, "
                               "exchange, formgrader, gradebook, network policies, grading Jobs)")
     k8s.add_argument("--out", required=True, metavar="DIR", help="where to write it")

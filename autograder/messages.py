@@ -11,6 +11,7 @@ the texts they expect from here, so a message is written once.
 - :class:`Notice`: the texts around a reason (the note on a blank placeholder, a notebook's error line).
 - :class:`Label`: the words of the hub's pages (login, feedback headings).
 - :class:`ValidateText`: what nbgrader's Validate dialog says on the hub (``autograder/hub/lab_validate.py``).
+- :class:`ListText`: what the Assignment List says on the hub beyond nbgrader's words (``hub/lab_assignments.py``).
 - :class:`Verdict`: what the graders' shared checks say about a wrong value (not an array, another shape, not
   close to the reference, the stored GPU references, integers, the diagnosed mistakes, a function built on a
   wrong one).
@@ -274,6 +275,10 @@ class Reason(_Catalogue):
                             "제출하세요.", "a malformed submission ({what})")
     TOO_MANY_SUBMISSIONS = ("이 과제는 이미 {limit}번 제출했습니다. 더 제출하려면 조교에게 문의하세요.",
                             "{limit} submissions of this assignment already, the limit")
+    UPLOADS_PAUSED = ("최근 {window_min:g}분 동안 제출이 {count}번 거부되어 {until}까지(약 {minutes}분) 제출을 받지 "
+                      "않습니다. 그 전에 다시 제출하면 기다리는 시간이 늘어납니다. 앞서 거부된 까닭(제출물의 크기나 "
+                      "형식)을 고친 뒤에 다시 제출하세요.",
+                      "{count} refused uploads in the last {window_s:.0f} s: uploads paused for {wait_s:.0f} s more")
     EXCHANGE_DOOR = ("지금은 이 요청을 받을 수 없습니다. 잠시 뒤에 다시 시도하고, 계속되면 조교에게 문의하세요.",
                      "refused at the door: {why}")
     STORED_TOO_MUCH = ("이 과목에 보관된 제출물이 이미 {stored_mb:.1f} MB라서 이번 제출로 한도 {limit_mb:g} MB를 "
@@ -397,8 +402,60 @@ class ValidateText(_Catalogue):
                     "The cell types of {names} have changed")
     NOT_RUN = ("검증을 실행하지 못했습니다: {reason}", "There was an error running the validate command: {reason}")
     OK = ("확인", "Ok")
+    # the cell that failed first, in Korean (Python's own message where none of these fits)
+    SOLUTION_CELL = ("`{name}` 해답 셀({number}번째 코드 셀)", "the solution cell of {name} (code cell {number})")
+    CHECK_CELL = ("`{name}` 확인 셀({number}번째 코드 셀)", "the check cell of {name} (code cell {number})")
+    AT_LINE = (" {line}번째 줄", " line {line}")
+    FIRST_ERROR = ("먼저 고칠 오류: {error}.", "fix first: {error}.")
+    FOLLOWS = ("이 오류 때문에 {names}이(가) 정의되지 않아 뒤의 셀 {count}개도 실패했습니다: {cells}.",
+               "because of it {names} is not defined and {count} later cells failed too: {cells}.")
+    FAILED_BECAUSE = ("❌ {name} 실패: {where}의 오류 때문에 `{missing}`이(가) 정의되지 않았습니다",
+                      "failed: {name}: {missing} is not defined because {where} failed")
+    SYNTAX_UNINDENT = ("들여쓰기가 바깥 블록의 어느 줄과도 맞지 않습니다 ({ename})",)
+    SYNTAX_UNEXPECTED_INDENT = ("필요 없는 들여쓰기가 있습니다 ({ename})",)
+    SYNTAX_EXPECTED_INDENT = ("들여쓴 블록이 와야 할 자리에 없습니다: `def`, `if`, `for` 줄의 다음 줄은 "
+                              "들여써야 합니다 ({ename})",)
+    SYNTAX_TABS = ("들여쓰기에 탭과 공백이 섞여 있습니다: 공백 네 칸으로 맞추세요 ({ename})",)
+    SYNTAX_STRING = ("따옴표가 닫히지 않은 문자열이 있습니다 ({ename})",)
+    SYNTAX_NOT_CLOSED = ("여는 괄호가 닫히지 않았습니다 ({ename})",)
+    SYNTAX_UNMATCHED = ("짝이 맞지 않는 닫는 괄호가 있습니다 ({ename})",)
+    SYNTAX_COLON = ("줄 끝에 `:`이 빠졌습니다 ({ename})",)
+    SYNTAX_COMMA = ("파이썬 문법에 맞지 않습니다: 쉼표(,)를 빠뜨리지 않았는지 확인하세요 ({ename})",)
+    SYNTAX_INVALID = ("파이썬 문법에 맞지 않는 코드입니다 ({ename})",)
+    SYNTAX_OTHER = ("파이썬 문법에 맞지 않는 코드입니다 ({ename}: {message})",)
+    UNDEFINED_NAME = ("`{name}`이(가) 정의되어 있지 않습니다 (NameError)",)
+    CELL_TIMEOUT = ("셀이 셀 하나의 제한 시간 안에 끝나지 않아 중단했습니다: 끝나지 않는 반복문이 있는지 확인하세요",)
+    RUNTIME_ERROR = ("{ename} 오류가 났습니다: {message}",)
+    # a Validate that did not finish: past its time limit, cancelled, another one running, its process gone
+    TIME_LIMIT = ("검증이 제한 시간 {seconds}초 안에 끝나지 않아 멈췄습니다. {running} 끝나지 않는 반복문(예: "
+                  "`while True:`)이나 아주 오래 걸리는 계산이 있는지 확인하세요. 노트북은 저장되어 있으니 그대로 "
+                  "이어서 작업할 수 있습니다.",
+                  "Validate did not finish within its limit of {seconds} s and was stopped.")
+    CANCELLED = ("검증을 취소했습니다. {running}", "Validate was cancelled.")
+    WAS_RUNNING = ("멈출 때 {where}을 실행하고 있었습니다.", "It was running {where}.")
+    WAS_STARTING = ("멈출 때 아직 커널을 시작하고 있었습니다.", "It was still starting its kernel.")
+    BUSY = ("다른 검증이 아직 실행 중입니다 ({path}). 그 검증이 끝나거나 그것을 취소한 뒤에 다시 검증하세요.",
+            "Another Validate runs ({path}).")
+    PROCESS_ENDED = ("검증 프로세스가 결과 없이 끝났습니다 (종료 코드 {code})",
+                     "the Validate process ended without an answer (exit status {code})")
+    # the Validate buttons while one runs (autograder/patches: FILE_PATCHES)
+    RUNNING = ("검증 중… (누르면 취소)", "Validating... (click to cancel)")
+    CANCELLING = ("취소하는 중…", "Cancelling...")
 
     @classmethod
     def templates(cls) -> dict[str, str]:
         """Every text's Korean template (its format fields unfilled), by its name in lower case."""
         return {member.name.lower(): member._korean for member in cls}
+
+
+class ListText(_Catalogue):
+    """What the Assignment List of a student's JupyterLab on the hub says beyond nbgrader's own words
+    (``autograder/hub/lab_assignments.py``, the list's file patch in ``autograder/patches``)."""
+
+    DUE = ("마감 {when}", "due {when}")
+    DOWNLOAD_SUBMISSION = ("제출본 내려받기", "download")
+    NOT_SUBMITTED = ("제출하지 못했습니다", "Invalid Submission")
+    NOT_SUBMITTED_WHY = ("제출물이 교환 서비스에 저장되지 않았습니다. 이유:", "Assignment not submitted:")
+    SUBMIT_REFUSED = ("교환 서비스가 제출을 받지 않았습니다. 잠시 뒤에 다시 시도하고, 계속되면 조교에게 문의하세요.",
+                      "the exchange did not take the submission")
+    DOWNLOAD_REFUSED = ("제출본을 내려받지 못했습니다: {reason}", "the exchange refused the download: {reason}")

@@ -161,6 +161,7 @@ class Timeouts:
     lane_request: float = _help("a warm process answers one request (make a lane, fork a submission's process)")
     # nbgrader's own execution of notebooks, outside the sandbox (never of a submission being graded)
     validate: float = _help("a cell of Validate in a student's JupyterLab on the hub (``hub/provision.py``)")
+    validate_total: float = _help("all of Validate there, every cell together (``hub/lab_validate.py``)")
     execute: float = _help("a cell of ``generate_solution`` and of Validate elsewhere (``c.Execute.timeout``)")
 
     @classmethod

@@ -1,8 +1,9 @@
 """``python -m autograder hub [--students N | --roster CSV] [--port 8000] [--ip IP] [--ssl-cert PEM --ssl-key PEM]
-[--domain NAME] [--namespace NAME] [--stop]``: set up
-(idempotently) and run the course's JupyterHub in the foreground until Ctrl-C, or stop the one that runs
-(``--stop``). ``--namespace`` (or ``$AUTOGRADER_HUB_NAMESPACE``) runs a separate hub that shares nothing with the
-course's (``autograder/hub/layout.py``), as the tests do."""
+[--domain NAME] [--namespace NAME] [--stop | --remove]``: set up (idempotently) and run the course's JupyterHub in
+the foreground until Ctrl-C, stop the one that runs (``--stop``: its processes, then its home images unmounted), or
+remove everything the hub command made (``--remove``: ``autograder/hub/teardown.py``). ``--namespace`` (or
+``$AUTOGRADER_HUB_NAMESPACE``) runs a separate hub that shares nothing with the course's
+(``autograder/hub/layout.py``), as the tests do."""
 from __future__ import annotations
 
 import os
@@ -14,7 +15,7 @@ import time
 from pathlib import Path
 
 from autograder import settings
-from autograder.hub import accounts, environment, firewall, homes, limits, provision, roster, server
+from autograder.hub import accounts, environment, firewall, homes, limits, provision, roster, server, teardown
 from autograder.hub.layout import Layout
 
 
@@ -33,7 +34,7 @@ def setup(layout: Layout, n_students: int, people: list[roster.Person] | None = 
         return result
 
     logins = step("accounts", accounts.ensure_logins, [p.username for p in people], layout.passwords)
-    step("grading account", accounts.ensure_user, layout.grader)
+    step("grading account", accounts.ensure_user, layout.grader, layout.state)
     step("firewall", firewall.apply, layout, [accounts.uid(u) for u in (*(p.username for p in people), layout.grader)],
          settings.load().hub.connections_per_user)          # no TCP between them (autograder/hub/firewall.py)
     home_mb = settings.load().hub.home_mb
@@ -137,6 +138,18 @@ def domain_of(domain: str | None, ip: str) -> str:
     raise ValueError("a hub that others reach needs a name: give --domain hub.example.edu, whose DNS resolves it "
                      "and every name below it (*.hub.example.edu: each user's server and formgrader have their own) "
                      "to this machine; with --ssl-cert, a certificate for both (docs/instructors/hub.md)")
+def class_list(layout: Layout, args) -> list[roster.Person] | None:
+    """The roster's people (``--roster``) or the made-up class, each name checked (``roster.check``: no account of
+    the system's or of someone else's, no name the hub uses); None, with the reasons printed, where refused."""
+    source = getattr(args, "roster", None)
+    try:
+        people = roster.read(Path(source)) if source else \
+            roster.generated(layout.students(args.students), layout.instructors)
+        roster.check(people, layout, accounts.made(layout.state), source=source or "the made-up class")
+    except roster.RosterError as exc:
+        print(f"hub: {exc}", file=sys.stderr)
+        return None
+    return people
 
 
 def main(args) -> int:
@@ -148,22 +161,37 @@ def main(args) -> int:
         layout = Layout.for_course(namespace=args.namespace, port=args.port, ip=args.ip,
                                    ssl_cert=Path(cert).resolve() if cert else None,
                                    ssl_key=Path(key).resolve() if key else None,
-                                   domain="" if args.stop else domain_of(getattr(args, "domain", None), args.ip))
+                                   domain="" if args.stop or getattr(args, "remove", False)
+                                   else domain_of(getattr(args, "domain", None), args.ip))
     except ValueError as exc:
         print(f"hub: {exc}", file=sys.stderr)
         return 2
-    if args.stop:
+    if args.stop or getattr(args, "remove", False):
         pid = server.running_pid(layout)
-        if pid is None:
-            print("hub: not running")
-            return 0
-        server.stop_process(pid)
+        if pid is not None:
+            server.stop_process(pid)
         server.stop_leftovers(layout)
         firewall.remove(layout)
-        print(f"hub: stopped (pid {pid})")
+        released = homes.release_all(layout)
+        print(f"hub: stopped (pid {pid}); home images unmounted: {len(released)}" if pid or released else
+              "hub: not running")
+        if not getattr(args, "remove", False):
+            return 0
+        if os.geteuid() != 0:
+            print("hub: --remove must run as root (it removes Unix users)", file=sys.stderr)
+            return 2
+        try:
+            removed = teardown.remove(layout)
+        except RuntimeError as exc:
+            print(f"hub: {exc}", file=sys.stderr)
+            return 1
+        print("hub: removed " + ("; ".join(removed) if removed else "nothing (nothing of this hub is left)"))
         return 0
     if os.geteuid() != 0:
         print("hub: must run as root (it creates Unix users and runs JupyterHub with PAM)", file=sys.stderr)
+        return 2
+    people = class_list(layout, args)                # a roster refused before anything else is looked at
+    if people is None:
         return 2
     if server.running_pid(layout):
         print(f"hub: already running (pid {server.running_pid(layout)}); stop it with --stop", file=sys.stderr)
@@ -186,12 +214,6 @@ def main(args) -> int:
     if reason:
         print(f"hub: refusing to start: {reason}", file=sys.stderr)
         return 2
-    try:
-        people = roster.read(Path(args.roster)) if getattr(args, "roster", None) else None
-    except roster.RosterError as exc:
-        print(f"hub: {exc}", file=sys.stderr)
-        return 2
-    people = people or roster.generated(layout.students(args.students), layout.instructors)
     try:
         setup(layout, args.students, people)
     except firewall.Unavailable as exc:
@@ -235,3 +257,4 @@ def main(args) -> int:
         server.stop_process(proc)
         server.stop_leftovers(layout)
         firewall.remove(layout)
+        homes.release_all(layout)

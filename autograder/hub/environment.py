@@ -117,6 +117,21 @@ def students_env(layout: Layout, source: Path = Path(sys.prefix)) -> Path:
 
 
 LAB_MODULE = "attention_course_lab"          # autograder/hub/lab_validate.py, as the hub's environment imports it
+ASSIGNMENTS_MODULE = "attention_course_assignments"      # autograder/hub/lab_assignments.py, likewise
+
+
+def assignments_data() -> dict:
+    """What the Assignment List's module needs of the course (written next to it): the assignments in teaching
+    order, their due dates (UTC, ISO), the time zone, the words (``autograder.messages.ListText``)."""
+    from autograder.hub.provision import due_dates_utc
+    from autograder.messages import ListText
+
+    course = settings.load()
+    words = {"due": ListText.DUE, "download": ListText.DOWNLOAD_SUBMISSION, "not_submitted": ListText.NOT_SUBMITTED,
+             "submit_refused": ListText.SUBMIT_REFUSED, "download_refused": ListText.DOWNLOAD_REFUSED}
+    return {"assignments": list(course.assignments), "timezone": course.timezone,
+            "due_dates": {name: f"{when}+00:00" for name, when in due_dates_utc(course.due_dates).items()},
+            "words": {key: label._korean for key, label in words.items()}}
 
 
 def lab_additions(layout: Layout, source: Path = Path(sys.prefix)) -> list[str]:
@@ -124,8 +139,10 @@ def lab_additions(layout: Layout, source: Path = Path(sys.prefix)) -> list[str]:
     the course's ``.venv`` (``patches.startup``: no grammar built at every JupyterLab's start); Validate answers
     with a Korean summary per exercise (``autograder/hub/lab_validate.py``, copied into the environment as
     ``attention_course_lab`` with its texts from the catalogue, enabled in place of nbgrader's
-    ``validate_assignment`` server extension), and nbgrader's files that only a patch changes
-    (``autograder/patches``: the Validate dialog, formgrader's score precision). Returns what it changed."""
+    ``validate_assignment`` server extension); the Assignment List in the course's order and time zone
+    (``autograder/hub/lab_assignments.py``, as ``attention_course_assignments`` with the course's data, in place of
+    nbgrader's ``assignment_list``); and nbgrader's files that only a patch changes (``autograder/patches``: the
+    Validate dialog, the Assignment List, formgrader's score precision). Returns what it changed."""
     from autograder.hub import lab_validate
     from autograder.messages import ValidateText
     from autograder.patches import startup
@@ -134,9 +151,13 @@ def lab_additions(layout: Layout, source: Path = Path(sys.prefix)) -> list[str]:
     site = _site_packages(layout.env)
     wanted = {site / f"{LAB_MODULE}.py": Path(lab_validate.__file__).read_text(encoding="utf-8"),
               site / f"{LAB_MODULE}.json": json.dumps(ValidateText.templates(), ensure_ascii=False, indent=1),
+              site / f"{ASSIGNMENTS_MODULE}.py": (Path(__file__).with_name("lab_assignments.py")
+                                                  .read_text(encoding="utf-8")),
+              site / f"{ASSIGNMENTS_MODULE}.json": json.dumps(assignments_data(), ensure_ascii=False, indent=1),
               layout.env / "etc" / "jupyter" / "jupyter_server_config.json": json.dumps(
                   {"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.validate_assignment": False,
-                                                         LAB_MODULE: True}}}, indent=1),
+                                                         "nbgrader.server_extensions.assignment_list": False,
+                                                         LAB_MODULE: True, ASSIGNMENTS_MODULE: True}}}, indent=1),
               # every interpreter of the environment: rfc3987_syntax imported at its first use (JupyterLab's start)
               site / f"{startup.INSTALLED_AS}.py": Path(startup.__file__).read_text(encoding="utf-8"),
               site / f"{startup.INSTALLED_AS}.pth": startup.PTH}

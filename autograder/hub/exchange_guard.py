@@ -14,7 +14,8 @@ blocking and remembered for a minute) and, per user:
   from its ``Content-Length`` and never read; a body without one (chunked) is refused too;
 * every refused upload (at the door, or by ``exchange_service.check_submission`` after it arrived) counts against
   the student: after ``max_refused`` within ``refused_window_s`` their uploads are refused at the door until the
-  window has passed;
+  window has passed, and each such refusal says why and until when, in Korean (``Reason.UPLOADS_PAUSED``: the
+  time in the course's time zone);
 * on the whole service, at most ``max_uploads`` bodies at once (503: busy, try again).
 
 A refusal at the door is answered at once (the status and a JSON reason, as ngshare answers) and the connection
@@ -29,18 +30,23 @@ import os
 import time
 from collections import Counter, defaultdict, deque
 
+import datetime as dt
+import math
+
 from tornado import httputil
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 from tornado.log import app_log
 
-from autograder.messages import Reason
+from autograder.messages import Message, Reason
 
 USER_CACHE_S = 60
 
 
 class Guard(httputil.HTTPServerConnectionDelegate):
-    def __init__(self, app, limits: dict, admins=(), user_url: str | None = None, clock=time.monotonic):
+    def __init__(self, app, limits: dict, admins=(), user_url: str | None = None, clock=time.monotonic,
+                 zone: str = "UTC"):
         self.app, self.limits, self.admins, self.clock = app, limits, set(admins), clock
+        self.zone = zone                          # the course's time zone: when a paused student may upload again
         self.user_url = user_url or os.environ.get("JUPYTERHUB_API_URL", "").rstrip("/") + "/user"
         self.active: Counter = Counter()          # user -> requests in progress
         self.uploads: Counter = Counter()         # user -> uploads in progress
@@ -79,38 +85,59 @@ class Guard(httputil.HTTPServerConnectionDelegate):
         if user and user not in self.admins:
             self.refusals[user].append(self.clock())
 
-    def cooling(self, user: str) -> bool:
-        times, window = self.refusals[user], self.limits["refused_window_s"]
-        while times and times[0] < self.clock() - window:
+    def paused_for(self, user: str) -> float:
+        """Seconds until ``user``'s uploads are let in again (0: they are not paused): until enough of their refusals
+        have left the window that fewer than ``max_refused`` remain."""
+        times, window, most = self.refusals[user], self.limits["refused_window_s"], self.limits["max_refused"]
+        now = self.clock()
+        while times and times[0] < now - window:
             times.popleft()
-        return len(times) >= self.limits["max_refused"]
+        if len(times) < most:
+            return 0.0
+        return max(times[len(times) - most] + window - now, 0.0) or 1e-3
 
-    def decide(self, user: str | None, method: str, headers: httputil.HTTPHeaders) -> tuple[int, str] | None:
+    def cooling(self, user: str) -> bool:
+        return self.paused_for(user) > 0
+
+    def paused(self, user: str) -> Message:
+        """Why ``user``'s upload is refused while paused, and until when (the course's time zone)."""
+        from zoneinfo import ZoneInfo
+
+        wait = self.paused_for(user)
+        until = dt.datetime.now(ZoneInfo(self.zone)) + dt.timedelta(seconds=wait)
+        return Reason.UPLOADS_PAUSED(count=len(self.refusals[user]), window_min=self.limits["refused_window_s"] / 60,
+                                     window_s=self.limits["refused_window_s"], wait_s=wait,
+                                     until=f"{until:%H:%M} ({until:%Z})", minutes=max(math.ceil(wait / 60), 1))
+
+    def decide(self, user: str | None, method: str, headers: httputil.HTTPHeaders) -> tuple[int, Message] | None:
         """None (let the request in) or the refusal's status and reason."""
         chunked = "chunked" in headers.get("Transfer-Encoding", "").lower()
+
+        def door(why: str) -> Message:
+            return Reason.EXCHANGE_DOOR(why=why)
+
         try:
             length = int(headers.get("Content-Length", "0") or 0)
         except ValueError:
-            return 400, "bad Content-Length"
+            return 400, door("bad Content-Length")
         upload = chunked or length > 0
         who = user or "-"
         if self.active[who] >= self.limits["max_requests"]:
-            return 429, f"more than {self.limits['max_requests']} requests at once"
+            return 429, door(f"more than {self.limits['max_requests']} requests at once")
         if not upload:
             return None
         if user is None:
-            return 403, "an upload needs a hub token"
+            return 403, door("an upload needs a hub token")
         if chunked:
-            return 411, "an upload must say its length"
+            return 411, door("an upload must say its length")
         if self.cooling(user):
-            return 429, (f"{self.limits['max_refused']} refused uploads in the last "
-                         f"{self.limits['refused_window_s']:.0f} s: uploads paused")
+            return 429, self.paused(user)
         if length > self.limits["max_body"]:
-            return 413, f"a body of {length / 1e6:.1f} MB (the limit: {self.limits['max_body'] / 1e6:.1f} MB)"
+            return 413, door(f"a body of {length / 1e6:.1f} MB (the limit: {self.limits['max_body'] / 1e6:.1f} MB)")
         if self.uploads[user] >= 1:
-            return 429, "one upload at a time"
+            return 429, door("one upload at a time")
         if sum(self.uploads.values()) >= self.limits["max_uploads"]:
-            return 503, "the exchange is busy: try again in a minute"
+            return 503, door("the exchange is busy: try again in a minute")
         return None
 
 
@@ -133,7 +160,7 @@ class Door(httputil.HTTPMessageDelegate):
             if status in (413, 429, 411) and self.user:
                 guard.refused(self.user)
             app_log.warning("exchange: refused %s %s of %s at the door: %s", start_line.method, start_line.path,
-                            self.who, reason)
+                            self.who, reason.english)
             await self.refuse(status, reason)
             return None
         guard.active[self.who] += 1
@@ -142,9 +169,8 @@ class Door(httputil.HTTPMessageDelegate):
             guard.uploads[self.user] += 1
         return await _maybe(self.inner.headers_received(start_line, headers))
 
-    async def refuse(self, status: int, reason: str) -> None:
+    async def refuse(self, status: int, message: Message) -> None:
         self.refusing = True
-        message = Reason.EXCHANGE_DOOR(why=reason)
         body = json.dumps({"success": False, "message": message.korean}).encode()
         headers = httputil.HTTPHeaders({"Content-Type": "application/json", "Content-Length": str(len(body)),
                                         "Connection": "close"})

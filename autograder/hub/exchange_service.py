@@ -19,6 +19,8 @@ What ngshare's ``main`` does differently, and why it is not used:
   and ``max_stored_mb`` in all (every assignment of the course).
   A refused submission gets the reason in Korean (autograder/messages.py) and leaves the hub's log a line in English
   for the instructor;
+* it lets only instructors download a submission; here a student downloads their own too
+  (``autograder.patches.hub.own_ngshare_submissions``), never another's;
 * it reads any number of bodies at once, of anyone, for as long as they take; here a door in front of ngshare
   (``autograder/hub/exchange_guard.py``) decides from a request's headers, before its body is read: requests and
   uploads at once per user, the body's size, refused uploads counted against the student; and the service runs in
@@ -170,7 +172,7 @@ def main(argv=None) -> None:
     from tornado.httpserver import HTTPServer
     from tornado.ioloop import IOLoop
 
-    from autograder.patches.hub import fix_ngshare_sqlalchemy2
+    from autograder.patches.hub import fix_ngshare_sqlalchemy2, own_ngshare_submissions
 
     os.makedirs(args.state, mode=0o700, exist_ok=True)
     os.chmod(args.state, 0o700)
@@ -179,12 +181,13 @@ def main(argv=None) -> None:
     dbutil.upgrade(database, cmd_opts=namedtuple("CmdOpts", ["x"])(["data=true", f"storage={storage}"]))
     log_to_stderr()
     fix_ngshare_sqlalchemy2()
+    own_ngshare_submissions()
     admins = [a for a in args.admins.split(",") if a]
     body = exchange_guard.body_limit(limits.max_submission_mb)
     door = {**dataclasses.asdict(limits.door), "max_body": body}
     prefix = os.environ["JUPYTERHUB_SERVICE_PREFIX"]
     app = ngshare.MyApplication(prefix, database, storage, admin=admins, debug=False, autoreload=False)
-    guard = exchange_guard.Guard(app, door, admins=admins)
+    guard = exchange_guard.Guard(app, door, admins=admins, zone=settings.load().timezone)
     install_checks(limits, guard.refused)
     server = HTTPServer(guard, max_body_size=body, max_buffer_size=body, body_timeout=door["body_timeout_s"],
                         idle_connection_timeout=door["idle_timeout_s"])

@@ -3,10 +3,11 @@ mounted on their home folder, so that what one user writes is bounded by their i
 
 The images are sparse files in the hub's root-only state folder (``<state>/homes/<user>.img``, ext4, no blocks
 reserved for root), loop-mounted ``nosuid,nodev`` on ``/home/<user>`` by the hub command (root) before the hub
-starts; what the home held before is copied into the image the first time. A user past their size gets "No space
-left on device" in their own home, and nobody else notices. Their other writable places are bounded too: ``/tmp``,
-``/var/tmp`` and ``/dev/shm`` of their server are tmpfs counted in their memory limit (``private.py``), and the
-exchange keeps at most ``max_submissions`` submissions of ``max_submission_mb`` per assignment. Quotas of the
+starts, and unmounted when it stops (``release_all``: Ctrl-C or ``--stop``); what the home held before is copied
+into the image the first time. A user past their size gets "No space left on device" in their own home, and nobody
+else notices. Their other writable places are bounded too: ``/tmp``, ``/var/tmp`` and ``/dev/shm`` of their server
+are tmpfs counted in their memory limit (``private.py``), and the exchange keeps at most ``max_submissions``
+submissions of ``max_submission_mb`` per assignment. Quotas of the
 file system that holds ``/home`` (ext4/XFS, ``setquota``) do the same where an administrator has them; the images
 need nothing of the machine's file systems but loop devices.
 """
@@ -72,3 +73,36 @@ def release(user: str) -> None:
         return
     if mounted(home):
         subprocess.run(["umount", "--lazy", str(home)], check=False, capture_output=True)
+
+
+def loop_backing(source: str) -> Path | None:
+    """The file behind a loop device (``/dev/loop3``), or None."""
+    name = Path(source).name
+    if not name.startswith("loop"):
+        return None
+    try:
+        return Path((Path("/sys/block") / name / "loop" / "backing_file").read_text().strip())
+    except OSError:
+        return None
+
+
+def mounted_images(layout: Layout) -> list[Path]:
+    """Where this hub's home images are mounted now (each loop mount of an image in its state folder)."""
+    images = (layout.state / "homes").resolve()
+    found = []
+    for line in Path("/proc/self/mounts").read_text().splitlines():
+        fields = line.split()
+        if len(fields) > 2 and (backing := loop_backing(fields[0])) is not None and backing.parent == images:
+            found.append(Path(fields[1].replace("\\040", " ")))
+    return found
+
+
+def release_all(layout: Layout) -> list[Path]:
+    """Unmount every home image of this hub (when it stops: its users' processes are gone; a mount still in use is
+    detached lazily and freed when its last user goes). Returns the homes it unmounted."""
+    released = []
+    for home in mounted_images(layout):
+        if subprocess.run(["umount", str(home)], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "--lazy", str(home)], check=False, capture_output=True)
+        released.append(home)
+    return released

@@ -254,7 +254,7 @@ def global_config(layout: Layout) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     from autograder.sandbox.policy import Timeouts
 
-    validate = Timeouts.from_course().validate
+    validate, validate_total = Timeouts.from_course().validate, Timeouts.from_course().validate_total
     path.write_text("# Written by `python -m autograder hub`: the course every user of this hub takes part in.\n"
                     "c = get_config()  # noqa: F821\n"
                     f"c.CourseDirectory.course_id = {layout.course_id!r}\n"
@@ -262,12 +262,17 @@ def global_config(layout: Layout) -> Path:
                     "# the hub user of the request's token, when is the server's clock.\n"
                     "from ngshare_exchange import configureExchange  # noqa: E402\n"
                     f"configureExchange(c, {layout.exchange_url!r})\n"
+                    "# A submission the exchange refuses fails with its reason (autograder/hub/lab_assignments.py).\n"
+                    "c.ExchangeFactory.submit = 'attention_course_assignments.CourseSubmit'\n"
                     "# Validate (a student's own check, no grade): a cell may take the course's validate time, and so\n"
                     "# may its output (nbgrader's 30 s and nbclient's 4 s fail the first cell, which imports torch "
                     "and\n"
                     "# keras, while other users' kernels do the same on a busy hub).\n"
                     f"c.Execute.timeout = {validate}\n"
                     f"c.Execute.iopub_timeout = {validate}\n"
+                    "# All of Validate, every cell together (autograder/hub/lab_validate.py: read at every Validate;\n"
+                    "# past it Validate and its kernel are stopped and the student reads why, in Korean).\n"
+                    f"c.KoreanValidateHandler.limit_s = {validate_total}\n"
                     "# Validate's kernels, as the server's: IPC sockets in the user's own runtime folder (0700), by\n"
                     "# an absolute path: a relative one is read from the server's folder by the client and from the\n"
                     "# notebook's folder by the kernel, which then never answers.\n"

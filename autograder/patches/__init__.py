@@ -124,6 +124,15 @@ NGSHARE_CHECKS = Patch(
     {"ngshare.ngshare:SubmitAssignment.post": "(self, course_id, assignment_id)"},
     what="a submission is checked before anything is stored, with a quota per student (hub/exchange_service.py)",
     why="ngshare accepts any submission tornado can buffer (100 MB) and any number of them")
+NGSHARE_OWN_SUBMISSION = Patch(
+    "a student downloads their own submission", NGSHARE,
+    {"ngshare.ngshare:DownloadAssignment.get": "(self, course_id, assignment_id, student_id)"},
+    what="GET /submission/<course>/<assignment>/<student> answers a user of the course who asks for their own "
+         "submissions (as ngshare's list of them does); anyone else still needs to be an instructor",
+    why="ngshare lets only instructors download a submission (its TODO: 'maybe allow student to see their own "
+        "submissions?'): a student could not get back what they submitted (403)",
+    rewrites={"ngshare.ngshare:DownloadAssignment.get":
+              "0deb0658287f1caab961663b5211b613b8a30d0549da6f2cc54743a1646b9cc2"})
 GRADEBOOK_HEAD = Patch(
     "a new gradebook's version read in the process", NBGRADER,
     {"nbgrader.api:get_alembic_version": "()"},
@@ -134,7 +143,7 @@ GRADEBOOK_HEAD = Patch(
         "each (73 times in one run of nbgrader's own suite), and a FileNotFoundError where `alembic` is not on $PATH",
     rewrites={"nbgrader.api:get_alembic_version": "40160af67d70e523876ed8258485d1aecb504c9e52644a20dc777b7b46c01de7"})
 PATCHES = (PLAIN_COPIES, TIMESTAMP, COLLECT, FORMGRADER_TOTALS, STUDENT_NUMBERS, SERVICE_WAIT, NGSHARE_SESSION,
-           NGSHARE_CHECKS, GRADEBOOK_HEAD)
+           NGSHARE_CHECKS, NGSHARE_OWN_SUBMISSION, GRADEBOOK_HEAD)
 STARTUP = Patch(
     "rfc3987_syntax imported at its first use", "rfc3987-syntax 1.1.0",
     {"rfc3987_syntax.syntax_helpers:is_valid_syntax": "(term, value)"},
@@ -180,18 +189,21 @@ LATE_PLUGIN = Patch(
          "capped (course_config.py's late_penalty)",
     why="nbgrader's own plugin takes nothing off (its documented extension point)")
 VALIDATE_SUMMARY = Patch(
-    "Validate's Korean summary", NBGRADER,
+    "Validate's Korean summary, in a process of its own", NBGRADER,
     {"nbgrader.validator:Validator._preprocess": "(self, nb)",
-     "nbgrader.server_extensions.validate_assignment.handlers:ValidateAssignmentHandler.validate_notebook":
-     "(self, path)"},
+     "nbgrader.server_extensions.validate_assignment.handlers:ValidateAssignmentHandler.post":
+     "(self, *args, **kwargs)"},
     what="hub.lab_validate: RecordingValidator keeps the notebook that nbgrader's private _preprocess ran; "
-         "KoreanValidateHandler.validate_notebook answers as nbgrader's handler, with the Korean summary added",
-    why="the summary names each exercise's result and the real error of the cell that failed first, which only "
-        "the executed notebook holds",
+         "KoreanValidateHandler.post runs nbgrader's validator in a process of its own (python -m the module), "
+         "awaited without blocking the server, with a time limit and a cancel, and answers as nbgrader's handler "
+         "with the Korean summary added",
+    why="nbgrader's handler runs the notebook synchronously on the server's event loop (a notebook with an endless "
+        "loop froze the student's whole JupyterLab for 26 minutes); the summary names each exercise's result and "
+        "the real error of the cell that failed first, which only the executed notebook holds",
     rewrites={"nbgrader.validator:Validator._preprocess":
               "ca1c6e172237f38cd87011276497c0f70d0bbe3ec3afde1b92496fd691e5e52c",
-              "nbgrader.server_extensions.validate_assignment.handlers:ValidateAssignmentHandler.validate_notebook":
-              "f83225efc4d35b5cccde8e0c3f7dfa12f849d10a0eae199edf798746ec0e8764"})
+              "nbgrader.server_extensions.validate_assignment.handlers:ValidateAssignmentHandler.post":
+              "b989dddfa6a5bca7fb903f557baa0a29fe6bfd3983903809a96637401eb31df6"})
 SPAWNER_LIMITS = Patch(
     "each user's server in limits", JUPYTERHUB,
     {"jupyterhub.spawner:LocalProcessSpawner.make_preexec_fn": "(self, name)",
@@ -230,8 +242,33 @@ FORMGRADER_NO_KERNELSPECS = Patch(
     {"jupyter_client.kernelspec:KernelSpecManager.find_kernel_specs": "(self)"},
     what="hub.formgrader_server.NoKernelSpecs: formgrader's JupyterLab opens notebooks with no kernel to choose",
     why="with kernels refused, a listed kernel only led to an error dialog")
+ASSIGNMENT_LIST_MANAGER = Patch(
+    "the Assignment List in the course's order and time zone", NBGRADER,
+    {"nbgrader.server_extensions.assignment_list.handlers:AssignmentList.list_released_assignments":
+     "(self, course_id=None)",
+     "nbgrader.server_extensions.assignment_list.handlers:AssignmentList.list_submitted_assignments":
+     "(self, course_id=None)",
+     "nbgrader.server_extensions.assignment_list.handlers:AssignmentList.submit_assignment":
+     "(self, course_id, assignment_id)"},
+    what="hub.lab_assignments.CourseAssignmentList: nbgrader's lists with the course's teaching order, due dates and "
+         "times in its zone, each submission's download and feedback page; a refused submission answered with the "
+         "exchange's reason (the rest of submit_assignment as nbgrader's)",
+    why="nbgrader sorts assignments by name, shows no due date and UTC times without a zone, and answers a refused "
+        "submission with a traceback",
+    rewrites={"nbgrader.server_extensions.assignment_list.handlers:AssignmentList.submit_assignment":
+              "ea9755bac7e075bc480b72c2c6e67bcb36df174811494ce9b2c5d939433d742f"})
+SUBMIT_REFUSALS = Patch(
+    "a refused submission fails with its reason", NGSHARE_EXCHANGE,
+    {"ngshare_exchange.exchange:Exchange._ngshare_api_check_error": "(self, response, url)",
+     "ngshare_exchange.submit:ExchangeSubmit.post_submission": "(self, src_path)"},
+    what="hub.lab_assignments.CourseSubmit keeps the exchange's message of a refused request and raises it "
+         "(ExchangeError) where the submission was not stored",
+    why="ngshare-exchange logs a refused submission and returns as if it had submitted: the student saw nothing",
+    rewrites={"ngshare_exchange.exchange:Exchange._ngshare_api_check_error":
+              "619b48b9556ae456139c49de87130efc8821d4671fb744336e0f9205a43ee83f"})
 OVERRIDES = (PREPROCESS_STEPS, FEEDBACK_RESOURCES, SUBMITTED_READ, LATE_PLUGIN, VALIDATE_SUMMARY, SPAWNER_LIMITS,
-             NGSHARE_GRADING, FORMGRADER_NO_KERNELS, FORMGRADER_NO_KERNELSPECS)
+             NGSHARE_GRADING, FORMGRADER_NO_KERNELS, FORMGRADER_NO_KERNELSPECS, ASSIGNMENT_LIST_MANAGER,
+             SUBMIT_REFUSALS)
 UPSTREAM_PACKAGES = ("nbgrader", "nbconvert", "jupyterhub", "ngshare", "ngshare_exchange", "jupyter_server",
                      "notebook", "traitlets", "jupyter_client")
 
@@ -302,19 +339,26 @@ class FilePatch:
     old: str
     new: str
     why: str
+    more: tuple = ()                # further (old, new) replacements in the same file, each exactly once
 
     def target(self, prefix: Path) -> Path:
         site = f"lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
         return prefix / self.path.format(site=site)
 
-    def patched(self, upstream: str, **values) -> str:
+    def patched(self, upstream: str, onto: str | None = None, **values) -> str:
+        """``upstream`` (the file this patch was written against) with this patch's replacements, made ``onto`` the
+        text that other patches of the same file made of it (default: ``upstream`` itself)."""
         if hashlib.sha256(upstream.encode()).hexdigest() != self.upstream_sha256:
             raise UpstreamChanged(f"{self.name}: the upstream file is not the one this patch was written against "
                                   f"(nbgrader {NBGRADER_VERSION}, sha256 {self.upstream_sha256[:12]}…): check the "
                                   "patch against the new file and update it (autograder/patches)")
-        if upstream.count(self.old) != 1:
-            raise UpstreamChanged(f"{self.name}: the text to replace is not in the file exactly once")
-        return upstream.replace(self.old, self.new.format(**values))
+        text = upstream if onto is None else onto
+        for old, new in ((self.old, self.new), *self.more):
+            if text.count(old) != 1:
+                raise UpstreamChanged(f"{self.name}: the text to replace is not in the file exactly once: "
+                                      f"{old[:60]!r}")
+            text = text.replace(old, new.format(**values))
+        return text
 
 
 class UpstreamChanged(RuntimeError):
@@ -332,11 +376,14 @@ ROUND_TO_PRECISION = FilePatch(
     why="formgrader showed 2.625 as 2.63: every page passes a fixed precision of 2",
 )
 
-# The Validate dialog: a summary (autograder/hub/lab_validate.py) shown as a short list, as text (innerText).
+# The Validate dialog: a summary (autograder/hub/lab_validate.py) shown as a short list, as text (innerText): its
+# headline, the error to fix first, one line per exercise, a note.
 VALIDATE_SUMMARY_JS = (
     'function attentionCourseSummary(r){var t=document.createElement("div");t.id="validation-message";'
     't.classList.add(r.ok?"validation-success":"validation-failed");var h=document.createElement("p");'
-    'h.innerText=r.headline;t.append(h);if(r.items.length){var u=document.createElement("ul");'
+    'h.innerText=r.headline;t.append(h);if(r.first){var p=document.createElement("p");p.innerText=r.first;'
+    'p.classList.add("attention-course-first-error");t.append(p)}'
+    'if(r.items.length){var u=document.createElement("ul");'
     'u.classList.add("attention-course-validation");for(var i=0;i<r.items.length;i++){'
     'var li=document.createElement("li");li.innerText=r.items[i].text;'
     'li.classList.add(r.items[i].ok?"validation-item-passed":"validation-item-failed");u.append(li)}t.append(u)}'
@@ -344,15 +391,82 @@ VALIDATE_SUMMARY_JS = (
     'f({title:r.title,body:new b.Widget({node:t}),buttons:[o.Dialog.okButton({label:r.ok_label})]},!r.ok);'
     'return r.ok}'
 )
+
+
+def _js(text: str) -> str:
+    """JavaScript text as a FilePatch's ``new`` (a format string): its braces doubled."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+# While Validate runs (in a process of its own on the server: lab_validate.py), its buttons say so and a click
+# cancels it (POST assignments/validate/cancel), in the notebook's toolbar and in the Assignment List.
+VALIDATE_TOOLBAR_RUNNING = (
+    'this.setButtonLabel("Validating..."),Z("assignments/validate",{method:"POST"},new Map([["path",this.panel.'
+    'context.path]])).then(e=>{k(e),this.setButtonLabel(),this.setButtonDisabled(!1)}).catch(e=>{f({title:'
+    '"Validation failed",body:`Cannot validate: ${e}`,',
+    _js('this._attentionValidating=!0,this.setButtonLabel(') + '{running}' + _js('),this.setButtonDisabled(!1),'
+    'Z("assignments/validate",{method:"POST"},new Map([["path",this.panel.context.path]])).then(e=>{'
+    'this._attentionValidating=!1,k(e),this.setButtonLabel(),this.setButtonDisabled(!1)}).catch(e=>{'
+    'this._attentionValidating=!1,f({title:') + '{title}' + _js(',body:') + '{not_run}' + _js('+e,'))
+VALIDATE_TOOLBAR_CANCEL = (
+    'newButtonCallback(){return()=>{Z("nbgrader_version",',
+    _js('newButtonCallback(){return()=>{if(this._attentionValidating){this.setButtonLabel(') + '{cancelling}'
+    + _js('),this.setButtonDisabled(),Z("assignments/validate/cancel",{method:"POST"},new Map([["path",'
+          'this.panel.context.path]])).catch(()=>{});return}Z("nbgrader_version",'))
+VALIDATE_LIST_RUNNING = (
+    's.onclick=async function(){s.innerText="Validating...",s.setAttribute("disabled","disabled");let n={path:'
+    'e.data.path};try{let t=await T("assignments/validate",{body:JSON.stringify(n),method:"POST"});'
+    's.innerText="Validate",',
+    _js('s.onclick=async function(){if(s._attentionValidating){s.innerText=') + '{cancelling}'
+    + _js(',s.setAttribute("disabled","disabled"),T("assignments/validate/cancel",{body:JSON.stringify({path:'
+          'e.data.path}),method:"POST"}).catch(()=>{});return}s._attentionValidating=!0,s.innerText=')
+    + '{running}' + _js(';let n={path:e.data.path};try{let t=await T("assignments/validate",{body:'
+                        'JSON.stringify(n),method:"POST"});s._attentionValidating=!1,s.innerText="Validate",'))
+VALIDATE_LIST_FAILED = ('catch(e){E(t),t.innerText="Error validating assignment."',
+                        _js('catch(e){s._attentionValidating=!1,E(t),t.innerText="Error validating assignment."'))
 VALIDATE_DIALOG = FilePatch(
     name="the Validate dialog",
     path="share/jupyter/labextensions/@jupyter/nbgrader/static/161.290a640318af4049.js",
     upstream_sha256="2b750db4bf124d21fce83bacafe078dd0c6573fb355708f7b96be5804d806cdc",
     old='function k(e){var t=document.createElement("div");t.id="validation-message";',
-    new=VALIDATE_SUMMARY_JS.replace("{", "{{").replace("}", "}}")
+    new=_js(VALIDATE_SUMMARY_JS)
     + 'function k(e){{if(e&&e.summary)return attentionCourseSummary(e.summary);'
       'var t=document.createElement("div");t.id="validation-message";',
-    why="the dialog's English words and its 20 KB of failing cells' source are hard-coded in the extension",
+    why="the dialog's English words and its 20 KB of failing cells' source are hard-coded in the extension; its "
+        "buttons can neither say that Validate runs nor cancel it",
+    more=(VALIDATE_TOOLBAR_RUNNING, VALIDATE_TOOLBAR_CANCEL, VALIDATE_LIST_RUNNING, VALIDATE_LIST_FAILED),
+)
+
+# The Assignment List (autograder/hub/lab_assignments.py): each assignment's due date after its name, each
+# submission's download and its feedback page opened in a tab of its own (rendered), a refused submission's reason
+# under a Korean title.
+ASSIGNMENT_LIST = FilePatch(
+    name="the Assignment List's due dates, downloads and feedback pages",
+    path=VALIDATE_DIALOG.path,
+    upstream_sha256=VALIDATE_DIALOG.upstream_sha256,
+    old='let E=function(e){e.innerHTML=""};',
+    new=_js('let E=function(e){e.innerHTML=""};function attentionCourseDue(d){var q=document.createElement("span");'
+            'q.classList.add("attention-course-due");q.innerText=" · "+d;return q}'),
+    why="nbgrader's list shows no due date, shows the exchange's UTC time without a zone, opens the feedback's folder "
+        "(JupyterLab's viewer then shows raw math until 'Trust HTML') and offers no way to get a submission back",
+    more=(('return e.innerText=this.data.assignment_id,t.append(e),t}',
+           _js('return e.innerText=this.data.assignment_id,t.append(e),this.data.due_date&&t.append('
+               'attentionCourseDue(this.data.due_date)),t}')),
+          ('var s=document.createElement("span").innerText=this.data.timestamp;if(t.append(s),this.data.'
+           'has_local_feedback&&!this.data.feedback_updated){var n=this.app,a=this.data.local_feedback_path,i=document.'
+           'createElement("a");i.onclick=function(){n.commands.execute("filebrowser:go-to-path",{path:a})},',
+           _js('var s=document.createElement("span").innerText=this.data.timestamp;if(t.append(s),this.data.'
+               'download_url){var q=document.createElement("a");q.href=r.URLExt.join(r.PageConfig.getBaseUrl(),'
+               'this.data.download_url),q.setAttribute("download",""),q.classList.add("attention-course-download"),'
+               'q.innerText=" ("+this.data.download_label+")",t.append(q)}if(this.data.has_local_feedback&&!this.'
+               'data.feedback_updated){var n=this.app,a=this.data.local_feedback_path,g=this.data.feedback_url,i='
+               'document.createElement("a");g?(i.href=r.URLExt.join(r.PageConfig.getBaseUrl(),g),i.target="_blank",'
+               'i.rel="noopener",i.classList.add("attention-course-feedback")):i.onclick=function(){n.commands.'
+               'execute("filebrowser:go-to-path",{path:a})},')),
+          ('submit_error(e){let t=v.createElement("p",null,"Assignment not submitted:"),s=v.createElement("pre",null,'
+           'e.value);f({title:"Invalid Submission",',
+           _js('submit_error(e){let t=v.createElement("p",null,') + '{not_submitted_why}' + _js(
+               '),s=v.createElement("pre",null,e.value);f({title:') + '{not_submitted}' + ',')),
 )
 
 # Formgrader's Students and Submissions pages: the roster's student number (lms_user_id) in the "Student ID" column,
@@ -474,4 +588,5 @@ IOPUB_PIPE = FilePatch(
         "until its owner's memory group killed it, or printed 'Bad pipe message' lines into its owner's running cell",
 )
 
-FILE_PATCHES = (ROUND_TO_PRECISION, VALIDATE_DIALOG, STUDENTS_PAGE_ID, SUBMISSIONS_PAGE_ID, IOPUB_PIPE)
+FILE_PATCHES = (ROUND_TO_PRECISION, VALIDATE_DIALOG, ASSIGNMENT_LIST, STUDENTS_PAGE_ID, SUBMISSIONS_PAGE_ID,
+                IOPUB_PIPE)

@@ -1,8 +1,9 @@
-"""Patches in the hub's processes (``SERVICE_WAIT``, ``NGSHARE_SESSION``, ``NGSHARE_CHECKS`` in
-``autograder.patches``): JupyterHub's patience with the formgrader service, and ngshare, the exchange service."""
+"""Patches in the hub's processes (``SERVICE_WAIT``, ``NGSHARE_SESSION``, ``NGSHARE_CHECKS``,
+``NGSHARE_OWN_SUBMISSION`` in ``autograder.patches``): JupyterHub's patience with the formgrader service, and
+ngshare, the exchange service."""
 from __future__ import annotations
 
-from autograder.patches import NGSHARE_CHECKS, NGSHARE_SESSION, SERVICE_WAIT, install
+from autograder.patches import NGSHARE_CHECKS, NGSHARE_OWN_SUBMISSION, NGSHARE_SESSION, SERVICE_WAIT, install
 
 SERVICE_WAITS: dict[int, float] = {}     # port of a managed service -> seconds each try of wait_up may take
 
@@ -64,3 +65,20 @@ def check_ngshare_submissions(check) -> None:
         return checked_post
 
     install(NGSHARE_CHECKS, ngshare.SubmitAssignment, "post", make)
+
+
+def own_ngshare_submissions() -> None:
+    """ngshare's download of a submission answers a user of the course who asks for their own (the check that the
+    user is the course's instructor is passed over for that request only); anyone else's is checked as before."""
+    from ngshare import ngshare
+
+    def make(get):
+        def own_or_instructors(self, course_id, assignment_id, student_id):
+            if self.user is not None and self.user.id == student_id:
+                self.check_course_user(self.find_course(course_id))       # ends the request where it is not
+                self.check_course_instructor = lambda course: None        # this request, this handler only
+            return get(self, course_id, assignment_id, student_id)
+
+        return own_or_instructors
+
+    install(NGSHARE_OWN_SUBMISSION, ngshare.DownloadAssignment, "get", make)

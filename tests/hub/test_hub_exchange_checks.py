@@ -252,3 +252,64 @@ def test_release_feedback_goes_on_past_a_student_it_cannot_release(course_root, 
     assert FakeRelease.posted == [("s1", "2026-12-01 10:00:00.000001", ["attention"])]
     assert "Feedback of s2" in caplog.text and "ConnectionError" in caplog.text
     assert caplog.text.count("no readable time of its submission") == 2                     # s3 (none), s4 (garbage)
+
+
+def test_a_student_downloads_their_own_submission_and_no_one_elses(tmp_path, monkeypatch):
+    """ngshare (its application, its database, users from a request argument as ngshare's own tests have them):
+    kim submits; kim downloads it back (ngshare itself answered 403, instructors only), lee is refused kim's, the
+    instructor gets it."""
+    import asyncio
+    import base64
+    import json
+    import socket
+    from urllib.parse import urlencode
+
+    from ngshare import ngshare
+    from tornado.httpclient import AsyncHTTPClient
+    from tornado.httpserver import HTTPServer
+
+    from autograder.patches.hub import fix_ngshare_sqlalchemy2, own_ngshare_submissions
+
+    for name, value in (("JUPYTERHUB_API_URL", "http://hub.api"), ("JUPYTERHUB_API_TOKEN", "token"),
+                        ("JUPYTERHUB_CLIENT_ID", "ngshare-client"), ("JUPYTERHUB_SERVICE_PREFIX", "/s/")):
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(ngshare.MyRequestHandler, "get_current_token", ngshare.MockAuth.get_current_token)
+    monkeypatch.setattr(ngshare.MyRequestHandler, "user_for_token", ngshare.MockAuth.user_for_token)
+    fix_ngshare_sqlalchemy2()
+    own_ngshare_submissions()
+    files = json.dumps([{"path": "hw.ipynb", "content": base64.b64encode(b"kim's notebook").decode()}])
+
+    async def go():
+        app = ngshare.MyApplication("/api/", f"sqlite:///{tmp_path / 'ngshare.db'}", str(tmp_path / "files"),
+                                    admin=["root"], debug=False)
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(16)
+        sock.setblocking(False)
+        server = HTTPServer(app)
+        server.add_sockets([sock])
+        base, client = f"http://127.0.0.1:{sock.getsockname()[1]}/api", AsyncHTTPClient()
+
+        async def call(method, path, user, **data):
+            if method == "GET":
+                reply = await client.fetch(f"{base}{path}?{urlencode({'user': user})}", raise_error=False)
+            else:
+                reply = await client.fetch(f"{base}{path}", method=method, raise_error=False,
+                                           body=urlencode({"user": user, **data}))
+            return reply.code, json.loads(reply.body)
+
+        try:
+            assert (await call("POST", "/course/c1", "root", instructors='["prof"]'))[0] == 200
+            for student in ("kim", "lee"):
+                assert (await call("POST", f"/student/c1/{student}", "prof", first_name="a", last_name="b",
+                                        email="x@y.z"))[0] == 200
+            assert (await call("POST", "/assignment/c1/hw", "prof", files="[]"))[0] == 200
+            assert (await call("POST", "/submission/c1/hw", "kim", files=files))[0] == 200
+            return {who: await call("GET", "/submission/c1/hw/kim", who) for who in ("kim", "lee", "prof")}
+        finally:
+            server.stop()
+
+    got = asyncio.new_event_loop().run_until_complete(go())
+    assert got["kim"][0] == 200 and base64.b64decode(got["kim"][1]["files"][0]["content"]) == b"kim's notebook"
+    assert got["lee"][0] == 403 and got["lee"][1]["message"] == "Permission denied"
+    assert got["prof"][0] == 200

@@ -141,3 +141,36 @@ def test_an_upload_without_a_hub_user_is_refused(token, status):
             server.stop()
 
     assert run(go())[0] == status
+
+
+def test_a_paused_student_reads_why_and_until_when_in_korean():
+    """After three refused uploads in the window, the student's next upload (a valid notebook) is refused with the
+    reason and the time their uploads are let in again (in the course's time zone), not a bare 429; once the oldest
+    refusal has left the window, their upload is let in."""
+    import datetime as dt
+    import re
+    from zoneinfo import ZoneInfo
+
+    from tornado.httputil import HTTPHeaders
+
+    from autograder.messages import Reason
+
+    now = [700.0]
+    guard = exchange_guard.Guard(None, LIMITS, user_url="http://unused", clock=lambda: now[0], zone="Asia/Seoul")
+    for t in (700.0, 800.0, 900.0):
+        now[0] = t
+        guard.refused("student1")
+    now[0] = 1000.0
+    upload = HTTPHeaders({"Content-Length": "100000"})
+    status, message = guard.decide("student1", "POST", upload)
+    expected_until = dt.datetime.now(ZoneInfo("Asia/Seoul")) + dt.timedelta(seconds=300)   # 700 + 600 - 1000
+    assert status == 429 and message.code is Reason.UPLOADS_PAUSED
+    assert message.fields["minutes"] == 5 and message.fields["count"] == 3
+    assert re.fullmatch(r"\d\d:\d\d \(KST\)", message.fields["until"]), message.fields
+    shown = dt.datetime.strptime(message.fields["until"][:5], "%H:%M")
+    assert abs((shown.hour * 60 + shown.minute) - (expected_until.hour * 60 + expected_until.minute)) % 1440 <= 1
+    assert message.korean.startswith("최근 10분 동안 제출이 3번 거부되어 ") and "약 5분" in message.korean
+    assert message.english == "3 refused uploads in the last 600 s: uploads paused for 300 s more"
+    assert guard.decide("student2", "POST", upload) is None
+    now[0] = 1301.0                                                    # the first refusal has left the window
+    assert guard.decide("student1", "POST", upload) is None

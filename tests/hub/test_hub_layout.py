@@ -95,9 +95,19 @@ def test_the_nbgrader_config_is_the_hubs_own(tmp_path):
     assert "c.CourseDirectory.course_id = 'aghub'" in text and f"configureExchange(c, '{ns.exchange_url}')" in text
 
 
-def test_only_a_namespace_is_ever_removed():
-    with pytest.raises(ValueError):
-        teardown.remove(Layout.for_course(namespace=None))
+def test_remove_takes_only_what_the_hub_made(tmp_path):
+    """The course's own hub (no prefix on its accounts) is removed by what its state folder lists as made, never by
+    a name's look: a list that names the system's accounts (root, daemon) or none that exist removes no account; its
+    folders are its state and environment, not the machine's nbgrader exchange (the hub never made it)."""
+    from autograder.hub import accounts
+
+    course = dataclasses.replace(Layout.for_course(namespace=None), state=tmp_path / "state", env=tmp_path / "env")
+    course.state.mkdir()
+    (course.state / accounts.MADE).write_text("root\ndaemon\nnosuchaccount-x\n")
+    todo = teardown.plan(course)
+    assert teardown.namespace_users(course) == []
+    assert todo.accounts == ([course.grader] if accounts.exists(course.grader) else [])
+    assert todo.folders == [course.state] and course.exchange not in todo.folders
 
 
 def test_a_running_namespace_hub_is_never_removed(tmp_path):

@@ -67,10 +67,16 @@ def test_the_roster_decides_who_logs_in_and_who_grades(tmp_path):
 
 def test_release_writes_names_student_numbers_and_due_dates_into_the_gradebook(tmp_path, monkeypatch):
     """``provision.GRADEBOOK_SYNC`` (what the grading account runs at release) on a gradebook that nbgrader's
-    generate_assignment left without due dates: formgrader then shows the course's due date and the names."""
+    generate_assignment left without due dates: formgrader then shows the course's due date and the names. The
+    script runs in this process (its own interpreter would only import nbgrader again), its gradebooks stamped with
+    the migration head read in the process as the course's nbgrader does (``head_in_process``)."""
+    import nbgrader.api
     from nbgrader.api import Gradebook
 
-    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")   # nbgrader's alembic
+    from autograder.patches.gradebook import head_in_process
+
+    monkeypatch.setattr(nbgrader.api, "get_alembic_version", nbgrader.api.get_alembic_version)   # put back after
+    head_in_process()
     db = f"sqlite:///{tmp_path / 'gradebook.db'}"
     with Gradebook(db) as gb:
         for name in settings.course()["assignments"]:
@@ -79,9 +85,8 @@ def test_release_writes_names_student_numbers_and_due_dates_into_the_gradebook(t
     task = {"add": [p.gradebook() for p in roster.generated(["s1"], [])] +
             [roster.Person("kimmj", "2026001", "김", "민준").gradebook()],
             "remove": [], "due_dates": provision.due_dates_utc(settings.course()["due_dates"])}
-    run = subprocess.run([sys.executable, "-c", provision.GRADEBOOK_SYNC, db, json.dumps(task)], capture_output=True,
-                         text=True, timeout=120)
-    assert run.returncode == 0, run.stderr
+    monkeypatch.setattr(sys, "argv", ["-c", db, json.dumps(task)])
+    exec(compile(provision.GRADEBOOK_SYNC, "GRADEBOOK_SYNC", "exec"), {"__name__": "__main__"})
     with Gradebook(db) as gb:
         for name, due in settings.course()["due_dates"].items():
             local = dt.datetime.strptime(due, "%Y-%m-%d %H:%M:%S %z")
@@ -153,3 +158,99 @@ def test_formgrader_shows_due_dates_in_the_courses_time_zone(root, tmp_path, mon
     assignment = api.get_assignment("attention")
     assert assignment["display_duedate"] == "2026-12-07 23:59:00 KST", assignment
     assert assignment["duedate_notimezone"] == "2026-12-07T23:59:00" and assignment["duedate_timezone"] == "+0900"
+
+
+# ------------------------------------------------------------------------------------------------ names refused
+def entry(name: str, uid: int, home: str = ""):
+    import pwd
+
+    return pwd.struct_passwd((name, "x", uid, uid, "", home or f"/home/{name}", "/bin/bash"))
+
+
+def test_the_roster_refuses_system_accounts_others_accounts_and_the_hubs_own_names(tmp_path):
+    """H8: an instructor's roster naming root, sync, daemon, postgres, nobody, the grading account or the course id
+    is refused before anything is made, every refused name listed with its line and why; so is an account of the
+    machine that this hub did not make and a name whose Unix group exists. New names and the hub's own earlier
+    accounts pass."""
+    import grp
+    import pwd
+
+    layout = Layout.for_course(namespace="hubroster")
+    system = {"root": 0, "sync": 4, "daemon": 1, "postgres": 101, "nobody": 65534}
+    others = {"leeta": entry("leeta", 1001), "kimmj": entry("kimmj", 1002)}     # leeta: a TA's own account
+
+    def user(name):
+        if name in system:
+            return entry(name, system[name])
+        if name in others:
+            return others[name]
+        raise KeyError(name)
+
+    def group(name):
+        if name in ("shadow", "docker"):
+            return grp.struct_group((name, "x", 42, []))
+        raise KeyError(name)
+
+    rows = ["root", "sync", "daemon", "postgres", "nobody", layout.grader, layout.course_id, "ngshare", "leeta",
+            "shadow", "kimmj", "parkjh"]
+    path = tmp_path / "roster.csv"
+    path.write_text("username,role\n" + "".join(f"{u},student\n" for u in rows), encoding="utf-8")
+    people = roster.read(path)
+    refused = {p.username: why for p, why in roster.refusals(people, layout, made={"kimmj"}, user=user, group=group,
+                                                             uids=(1000, 60000))}
+    assert set(refused) == set(rows) - {"kimmj", "parkjh"}, refused     # kimmj: this hub made it; parkjh: new
+    assert refused["root"] == "a system account (uid 0)" and refused["nobody"] == "a system account (uid 65534)"
+    assert "grading account" in refused[layout.grader] and "course id" in refused[layout.course_id]
+    assert refused["leeta"].startswith("an existing account this hub did not make (uid 1001")
+    assert refused["shadow"].startswith("a group of that name exists")
+    with pytest.raises(roster.RosterError) as caught:
+        roster.check(people, layout, {"kimmj"}, source=str(path), user=user, group=group, uids=(1000, 60000))
+    message = str(caught.value)
+    assert message.startswith(f"{path}: 10 name(s) refused")
+    assert "line 2: root: a system account (uid 0)" in message and "line 10: leeta: an existing account" in message
+    assert "kimmj" not in message and "parkjh" not in message
+    # the machine's own look-ups: root, daemon and sync are the system's here too
+    real = {p.username for p, _ in roster.refusals(people, layout, made=set())}
+    assert {"root", "daemon", "sync", "nobody", layout.grader} <= real and "parkjh" not in real
+    assert pwd.getpwnam("root").pw_uid == 0
+
+
+def test_uid_range_is_read_from_login_defs(tmp_path):
+    defs = tmp_path / "login.defs"
+    defs.write_text("# comment\nUID_MIN\t\t\t 2000\nUID_MAX  30000\nGID_MIN 1000\n")
+    assert roster.uid_range(defs) == (2000, 30000)
+    assert roster.uid_range(tmp_path / "missing") == (1000, 60000)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the hub command runs as root")
+def test_the_hub_command_refuses_such_a_roster_before_it_makes_anything(tmp_path):
+    """``python -m autograder hub --roster`` with root and the grading account in it: exit status 2, the English
+    reasons, and nothing made (no account, no state folder)."""
+    from autograder.hub import accounts
+
+    layout = Layout.for_course(namespace="hubroster")
+    path = tmp_path / "roster.csv"
+    path.write_text(f"username,role\nhubroster-kim,student\nroot,student\n{layout.grader},instructor\n",
+                    encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "autograder", "hub", "--namespace", "hubroster", "--roster",
+                          str(path), "--port", "18990"], capture_output=True, text=True, timeout=120,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "2 name(s) refused" in run.stderr and "line 3: root: a system account (uid 0)" in run.stderr
+    assert f"line 4: {layout.grader}: the course's grading account" in run.stderr
+    assert not accounts.exists("hubroster-kim") and not layout.state.exists()
+
+
+def test_the_accounts_the_hub_made_are_written_down(tmp_path):
+    """``accounts.record`` keeps the list (root only); a state folder of an earlier version, without the list, counts
+    the people's accounts of its passwords.txt as made, never a system account that an old roster named."""
+    from autograder.hub import accounts
+
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "passwords.txt").write_text("root pw\nnosuchaccount-x pw\n")
+    assert accounts.made(state) == set()                     # root: the system's; the other does not exist
+    accounts.record(state, "hubroster-kim")
+    accounts.record(state, "hubroster-lee")
+    assert accounts.made(state) == {"hubroster-kim", "hubroster-lee"}
+    assert (state / accounts.MADE).stat().st_mode & 0o777 == 0o600

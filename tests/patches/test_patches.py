@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import patches
+from autograder import patches, settings
 from autograder.patches.environment import apply_file_patches, patch_values
 
 
@@ -109,7 +109,8 @@ def test_every_installer_is_idempotent(monkeypatch):
     monkeypatch.setattr(hub, "SERVICE_WAITS", {})
     installers = (files.harden_nbgrader, formgrader.totals_with_late_penalties, formgrader.student_numbers,
                   gradebook.head_in_process, lambda: hub.patient_service_wait_up(18999, 15),
-                  hub.fix_ngshare_sqlalchemy2, lambda: hub.check_ngshare_submissions(lambda *args: None))
+                  hub.fix_ngshare_sqlalchemy2, lambda: hub.check_ngshare_submissions(lambda *args: None),
+                  hub.own_ngshare_submissions)
     for install in installers:
         install()
     installed = {f: getattr(*patches.resolve(f)) for f in before}
@@ -132,7 +133,8 @@ def hard_linked_env(tmp_path: Path) -> Path:
     for patch in patches.FILE_PATCHES:
         target = patch.target(env)
         target.parent.mkdir(parents=True, exist_ok=True)
-        os.link(patch.target(Path(sys.prefix)), target)
+        if not target.exists():                       # two patches may change one file
+            os.link(patch.target(Path(sys.prefix)), target)
     return env
 
 
@@ -361,15 +363,19 @@ def test_the_hub_environment_gets_the_korean_validate_without_the_autograder_pac
     assert environment.lab_additions(layout) == []                                        # idempotent
     config = json.loads((env / "etc" / "jupyter" / "jupyter_server_config.json").read_text())
     assert config["ServerApp"]["jpserver_extensions"] == {"nbgrader.server_extensions.validate_assignment": False,
-                                                          environment.LAB_MODULE: True}
+                                                          "nbgrader.server_extensions.assignment_list": False,
+                                                          environment.LAB_MODULE: True,
+                                                          environment.ASSIGNMENTS_MODULE: True}
     site = environment._site_packages(env)
     probe = ("import sys\nsys.modules['autograder'] = None   # the hub's environment has no autograder package\n"
              f"import {environment.LAB_MODULE} as lab\nprint(lab.texts()['title'])\n"
-             f"print(len(lab._jupyter_server_extension_points()))")
-    out = subprocess.run([sys.executable, "-c", probe], env={**os.environ, "PYTHONPATH": str(site)}, cwd=tmp_path,
-                         capture_output=True, text=True)
+             f"print(len(lab._jupyter_server_extension_points()))\n"
+             f"import {environment.ASSIGNMENTS_MODULE} as listed\nprint(listed.course_facts()['assignments'])\n")
+    out = subprocess.run([sys.executable, "-c", probe], env={**os.environ, "PYTHONPATH": str(site),
+                                                             "USER": os.environ.get("USER", "root")},
+                         cwd=tmp_path, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines() == [ValidateText.TITLE.korean(), "1"]
+    assert out.stdout.splitlines() == [ValidateText.TITLE.korean(), "1", str(settings.course()["assignments"])]
 
 
 # ------------------------------------------------------------------------------------------------ at start-up
@@ -475,9 +481,13 @@ def test_validate_names_the_error_of_the_cell_that_failed_first():
         code("def uses(x):\n    return softmax(x)", "solution_uses"),
         code('with visible_check("uses"):\n    uses(1)', "test_uses", undefined, grade=True),
     ])
-    texts = [item["text"] for item in lab_validate.summary({}, nb)["items"]]
-    earlier = ValidateText.FAILED_EARLIER.korean(name="softmax", where=ValidateText.CODE_CELL.korean(number=2),
-                                                 reason="IndentationError: unexpected indent (4번째 줄)")
-    assert texts[0] == earlier, texts
+    got = lab_validate.summary({}, nb)
+    texts = [item["text"] for item in got["items"]]
+    solution = ValidateText.SOLUTION_CELL.korean(name="softmax", number=2)
+    indent = ValidateText.SYNTAX_UNEXPECTED_INDENT.korean(ename="IndentationError")
+    assert texts[0] == ValidateText.FAILED_EARLIER.korean(
+        name="softmax", where=solution + ValidateText.AT_LINE.korean(line=4), reason=indent), texts
     assert texts[1] == ValidateText.FAILED.korean(name="causal_mask", reason="모양이 다릅니다")
-    assert texts[2] == earlier.replace("softmax 실패", "uses 실패")   # its own cells ran: the first failure above
+    # its own cells ran: it failed only because softmax's cell did
+    assert texts[2] == ValidateText.FAILED_BECAUSE.korean(name="uses", where=solution, missing="softmax")
+    assert got["first"].startswith(ValidateText.FIRST_ERROR.korean(error=f"{solution} 4번째 줄: {indent}")), got

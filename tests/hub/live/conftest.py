@@ -3,8 +3,10 @@ root, on 127.0.0.1:18000 with two students) once for the session and stopped aft
 
 The tests' hub is a namespace of its own (``autograder/hub/layout.py``): course id ``aghub``, accounts
 ``aghub-student1``, ``aghub-student2``, ``aghub-instructor1``, ``aghub-instructor2`` and ``grader-aghub``, its own
-exchange, state folder, students' environment and ports. Whatever an earlier run left of it is removed first and
-everything of it is removed at the end (accounts with their homes, folders); the course's own hub (its accounts,
+exchange, state folder, students' environment and ports. Whatever an earlier run left of it is removed first;
+at the end the hub command is stopped with Ctrl-C (its home images unmounted) and everything of it is removed by
+``python -m autograder hub --remove`` (accounts with their homes, home images, control groups, services, folders,
+each checked gone); the course's own hub (its accounts,
 exchange, state, course copy and gradebook) is never read or written, which the session checks at its end.
 ``AUTOGRADER_HUB_TEST_NAMESPACE`` and ``AUTOGRADER_HUB_TEST_PORT`` choose another name and port. Screenshots go to
 ``build/screenshots/`` (``hub-*``), the hub command's output to ``build/hub-logs/``, with JupyterHub's log (copied
@@ -35,7 +37,7 @@ ROOT = HERE.parents[2]
 
 from tests.browser.browser_course import CHROMEDRIVER, CHROMIUM, missing_browser  # noqa: E402
 
-from autograder.hub import accounts, provision, server, teardown  # noqa: E402
+from autograder.hub import accounts, homes, provision, server, teardown  # noqa: E402
 from autograder.hub.layout import Layout  # noqa: E402
 
 NAMESPACE = os.environ.get("AUTOGRADER_HUB_TEST_NAMESPACE", "aghub")
@@ -297,11 +299,22 @@ def hub(tmp_path_factory):
         os.chmod(ROOT, mode)
         keep_hub_log(layout, "jupyterhub.log")
         stopped = server.running_pid(layout) is None and not server.leftovers(layout)
-        left = server.leftovers(layout)
-        teardown.remove(layout)
+        left, mounted = server.leftovers(layout), homes.mounted_images(layout)        # Ctrl-C unmounts the homes
+        made = teardown.plan(layout)
+        # `python -m autograder hub --remove`: everything the hub command made, gone
+        removal = subprocess.run([sys.executable, "-m", "autograder", "hub", "--remove", "--namespace", NAMESPACE,
+                                  "--port", str(PORT)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+        print(f"\n[hub] --remove: {removal.stdout}{removal.stderr}")
     assert stopped, f"servers left running: {left}"
-    assert not teardown.namespace_users(layout), teardown.namespace_users(layout)
+    assert not mounted, f"home images still mounted after the hub stopped: {mounted}"
+    assert removal.returncode == 0, removal.stderr
+    assert made.accounts and made.groups and made.folders, made           # there was something to remove
+    assert not teardown.namespace_users(layout) and not any(accounts.exists(u) for u in made.accounts)
     assert not any(p.exists() for p in (layout.state, layout.exchange, layout.env, layout.grader_home))
+    assert not homes.mounted_images(layout) and not any(f"/home/{layout.user_prefix}" in line for line in
+                                                        Path("/proc/self/mounts").read_text().splitlines())
+    assert not teardown.group_folders(layout) and not any(g.exists() for g in made.groups)
+    assert not server.leftovers(layout) and not teardown.services_of(layout)
     assert live or footprint(course) == before, "the tests' hub changed the course's own hub"
 
 

@@ -12,9 +12,12 @@ account succeeds). Screenshots: build/screenshots/hub-*.png.
 """
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import time
+import zipfile
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -24,7 +27,7 @@ import pytest
 
 from autograder import scores, settings
 from autograder.hub import limits, server
-from autograder.messages import Label, ValidateText
+from autograder.messages import Label, ListText, ValidateText
 
 pytest.importorskip("selenium", reason="selenium is not installed (pip install -r requirements-browser.txt)")
 
@@ -34,6 +37,9 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from tests.browser.test_browser_assignments import listed  # noqa: E402
 from tests.browser.test_browser_student import SOFTMAX, SOFTMAX_AXIS_0  # noqa: E402
+
+os.environ.setdefault("USER", "root")        # ngshare-exchange (under lab_assignments) reads it when imported
+from autograder.hub import lab_assignments  # noqa: E402
 
 ASSIGNMENT = "attention"
 SPAWN_S = 300               # a user's first JupyterLab (the hub spawns it after login)
@@ -86,16 +92,28 @@ def assignment_list(lab) -> None:
     lab.menu("Nbgrader", "nbgrader:open-assignment-list")
 
 
+def name_of(row) -> str:
+    """An Assignment List row's assignment name (the due date follows it: lab_assignments.py)."""
+    return row.find_element(By.CSS_SELECTOR, ".item_name > :first-child").text
+
+
 def row_named(rows, name: str):
-    return [r for r in rows if r.find_element(By.CSS_SELECTOR, ".item_name").text == name][0]
+    return [r for r in rows if name_of(r) == name][0]
 
 
 def fetch(lab, hub, user: str) -> None:
+    """Fetch in the Assignment List, which shows the course's assignments in teaching order, each with its due date
+    in the course's time zone (``attention``'s is the session's: conftest.py)."""
     assignment_list(lab)
     assignments = settings.course()["assignments"]          # the hub releases every assignment of course_config.py
     released = listed(lab, "released", len(assignments))
     assert {r.find_element(By.CSS_SELECTOR, ".item_course").text for r in released} == {hub.layout.course_id}
-    assert {r.find_element(By.CSS_SELECTOR, ".item_name").text for r in released} == set(assignments)
+    assert [name_of(r) for r in released] == assignments                     # teaching order, not by name
+    due = {name_of(r): r.find_element(By.CSS_SELECTOR, ".attention-course-due").text for r in released}
+    zone = settings.course()["timezone"]
+    assert due[ASSIGNMENT] == "· " + ListText.DUE.korean(
+        when=lab_assignments.local_time(hub.due.replace(tzinfo=dt.timezone.utc), zone)), due
+    assert due["kv_cache"] == "· " + ListText.DUE.korean(when="2026-12-14 23:59 (KST)"), due
     lab.screenshot("released")
     row_named(released, ASSIGNMENT).find_element(By.CSS_SELECTOR, ".item_status button").click()     # Fetch
     listed(lab, "fetched", 1)
@@ -244,6 +262,86 @@ def test_g1_a_student_past_their_memory_limit_loses_only_their_own_kernel(hub, c
     assert groups.processes(student2), "student2's server ended"
 
 
+ENDLESS = "x = 0\nwhile True:\n    x += 1"
+H7_LIMIT_S = 15                # Validate's limit while H7 runs (the course's own, timeouts.validate_total, is longer)
+SCRATCH = ("import json, sys, nbformat\nnb = nbformat.v4.new_notebook(metadata=json.loads(sys.argv[3]))\n"
+           "nb.cells += [nbformat.v4.new_code_cell(c) for c in json.loads(sys.argv[2])]\n"
+           "nbformat.write(nb, sys.argv[1])\n")
+OPEN_AND_SAVE = """const [path, done] = arguments;
+const base = JSON.parse(document.getElementById("jupyter-config-data").textContent).baseUrl;
+const xsrf = (document.cookie.match(/(?:^|; )_xsrf=([^;]*)/) || [])[1];
+const headers = {"Content-Type": "application/json"};
+if (xsrf) headers["X-XSRFToken"] = decodeURIComponent(xsrf);
+const url = base + "api/contents/" + path, start = performance.now();
+fetch(url + "?content=1", {headers}).then(r => r.json()).then(model => {
+    const opened = performance.now() - start;
+    return fetch(url, {method: "PUT", headers, body: JSON.stringify(
+        {type: "notebook", format: "json", content: model.content})}).then(
+        r => done([opened / 1000, (performance.now() - start - opened) / 1000, r.status]));
+}).catch(e => done([-1, -1, String(e)]));"""
+
+
+def validate_label(lab) -> str:
+    return lab.driver.find_element(By.CSS_SELECTOR, ".jp-NotebookPanel:not(.lm-mod-hidden) jp-button.validate-button"
+                                   ).text.strip()
+
+
+def test_h7_validate_of_an_endless_loop_leaves_the_lab_usable_and_ends_at_its_limit(hub, chromium, screenshots):
+    """H7: student1 validates a notebook whose first cell never ends (nbgrader's Validate ran it on the server's
+    event loop: the whole JupyterLab froze for 26 min). Validate's button says that it runs and cancels it when
+    clicked; run again, it ends at its limit (``c.KoreanValidateHandler.limit_s`` of the students' nbgrader config,
+    lowered for this test) with the Korean message naming the cell that ran, and meanwhile student1's lab opens and
+    saves a notebook in a second or two and saves the open one."""
+    student1 = hub.students[0]
+    config = hub.layout.nbgrader_config
+    original = config.read_text()
+    lowered, n = re.subn(r"c\.KoreanValidateHandler\.limit_s = \S+", f"c.KoreanValidateHandler.limit_s = {H7_LIMIT_S}",
+                         original)
+    assert n == 1, "the hub's nbgrader config sets no Validate limit"
+    metadata = json.dumps(nbformat.read(str(RELEASE / f"{ASSIGNMENT}.ipynb"), 4).metadata)
+    hub.run_as(student1, SCRATCH, f"/home/{student1}/h7.ipynb", json.dumps([ENDLESS, "y = 1"]), metadata, check=True)
+    hub.run_as(student1, SCRATCH, f"/home/{student1}/h7-other.ipynb", json.dumps(["z = 2"]), metadata, check=True)
+    config.write_text(lowered)
+    try:
+        lab = student_lab(hub, chromium, screenshots, student1)
+        lab.open_notebook("h7.ipynb")
+        lab.start_validate()                                            # cancelled from its own button
+        wait_for(lambda: validate_label(lab) == ValidateText.RUNNING.korean(), 60, "Validate's 'running' label")
+        lab.click(By.CSS_SELECTOR, ".jp-NotebookPanel:not(.lm-mod-hidden) jp-button.validate-button")
+        kind, text = lab.validation_result(60)
+        lab.screenshot("h7-cancelled")
+        assert kind == "error" and text.startswith(ValidateText.CANCELLED.korean(running="").strip()), text
+        lab.close_dialog()
+
+        start = time.perf_counter()                                     # run to its limit
+        lab.start_validate()
+        wait_for(lambda: validate_label(lab) == ValidateText.RUNNING.korean(), 60, "Validate's 'running' label")
+        times = []
+        for _ in range(3):
+            opened, saved, status = lab.driver.execute_async_script(OPEN_AND_SAVE, "h7-other.ipynb")
+            assert status == 200, status
+            times += [opened, saved]
+        lab.type_into_cell(1, "y = 2")
+        edited = time.perf_counter()
+        lab.shortcut(Keys.CONTROL, "s")
+        wait_for(lambda: not lab.state()["dirty"], 30, "the notebook to be saved")
+        times.append(time.perf_counter() - edited)
+        during = time.perf_counter() - start
+        kind, text = lab.validation_result(H7_LIMIT_S + 60)
+        took = time.perf_counter() - start
+        lab.screenshot("h7-time-limit")
+        print(f"\n[hub] H7: open, save during Validate: {', '.join(f'{t:.2f}' for t in times)} s (the last: the open "
+              f"notebook, Ctrl+S); Validate ended after {took:.1f} s (limit {H7_LIMIT_S} s)")
+        assert during < H7_LIMIT_S, "Validate had ended before the lab was tried"
+        assert max(times) < 2.0, times
+        running = ValidateText.WAS_RUNNING.korean(where=ValidateText.CODE_CELL.korean(number=1))
+        assert kind == "error" and text == ValidateText.TIME_LIMIT.korean(seconds=H7_LIMIT_S, running=running), text
+        assert took < H7_LIMIT_S + 20, took
+        lab.close_dialog()
+    finally:
+        config.write_text(original)
+
+
 def test_a_student_gets_no_formgrader(hub, chromium, screenshots):
     """student1 (logged in, not in formgrade-<course>) asks for the course's formgrader: the hub refuses (403)."""
     driver = chromium(hub.students[0])
@@ -380,18 +478,38 @@ def test_instructor1_collects_autogrades_and_releases_feedback(hub, chromium, sc
     shot("feedback-released")
 
 
-def test_student1_fetches_feedback_and_reads_the_korean_report(hub, chromium, screenshots):
+def test_student1_fetches_feedback_and_reads_the_korean_report(hub, chromium, screenshots, tmp_path):
+    """Fetch Feedback; the submission's row shows its time in the course's zone, a download of it (the zip holds
+    the notebook the exchange keeps) and "view feedback", which opens the report itself in a tab of its own, its
+    math rendered (nbgrader opened the feedback's folder; JupyterLab's viewer showed raw math until "Trust HTML")."""
     student1 = hub.students[0]
     lab = student_lab(hub, chromium, screenshots, student1)
     assignment_list(lab)
     row = row_named(listed(lab, "submitted", 1), ASSIGNMENT)
     row.find_element(By.XPATH, ".//button[normalize-space()='Fetch Feedback']").click()
-    wait_for(lambda: row_named(listed(lab, "submitted", 1), ASSIGNMENT)
-             .find_elements(By.XPATH, ".//a[contains(., 'view feedback')]"), 120, "the feedback link")
+    link = wait_for(lambda: row_named(listed(lab, "submitted", 1), ASSIGNMENT)
+                    .find_elements(By.XPATH, ".//a[contains(., 'view feedback')]"), 120, "the feedback link")[0]
     lab.screenshot("feedback-fetched")
     html = list(Path(f"/home/{student1}", ASSIGNMENT, "feedback").glob(f"*/{ASSIGNMENT}.html"))
     assert len(html) == 1, html
-    lab.driver.get(f"{lab.server.url}/files/{quote(str(html[0].relative_to(f'/home/{student1}')))}")
+    submission = row_named(listed(lab, "submitted", 1), ASSIGNMENT).find_element(By.CSS_SELECTOR,
+                                                                                 ".nested_list_item .item_name")
+    stamp = hub.stored_submissions(student1)[0][0]                            # the exchange's time (UTC)
+    local = lab_assignments.local_time(lab_assignments.exchange_time(stamp), settings.course()["timezone"])
+    assert submission.text.startswith(local), (submission.text, stamp)
+    # the download, as student1 clicks it: a zip of the notebook as the exchange keeps it, through their own server
+    lab.driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(tmp_path)})
+    submission.find_element(By.CSS_SELECTOR, "a.attention-course-download").click()
+    zipped = wait_for(lambda: list(tmp_path.glob(f"{ASSIGNMENT}-*.zip")), 60, "the downloaded submission")[0]
+    with zipfile.ZipFile(zipped) as archive:
+        assert archive.read(f"{ASSIGNMENT}/{ASSIGNMENT}.ipynb") == hub.submitted_notebook(student1)
+    # view feedback: the page itself, in a tab of its own
+    tabs = set(lab.driver.window_handles)
+    link.click()
+    new_tab = wait_for(lambda: set(lab.driver.window_handles) - tabs, 30, "the feedback's tab")
+    lab.driver.switch_to.window(new_tab.pop())
+    assert lab.driver.current_url.endswith(f"/files/{quote(str(html[0].relative_to(f'/home/{student1}')))}"), \
+        lab.driver.current_url
     text = wait_for(lambda: "비공개 채점기" in (t := lab.driver.find_element(By.TAG_NAME, "body").text) and t, 60,
                     "the feedback page")
     lab.screenshot("feedback")
@@ -404,6 +522,8 @@ def test_student1_fetches_feedback_and_reads_the_korean_report(hub, chromium, sc
     rendered = lab.driver.execute_script("return document.querySelectorAll('.katex').length")
     assert rendered > 10 and not lab.driver.find_elements(By.CSS_SELECTOR, ".katex-error"), rendered
     assert "$$" not in text and "\\mathrm{softmax}" not in text
+    lab.driver.close()
+    lab.driver.switch_to.window(sorted(tabs)[0])
 
 
 # ------------------------------------------------------------------------------------------------ permissions
@@ -461,13 +581,17 @@ print(base64.b64decode(r.json()["files"][0]["content"])[:20])
 
 
 def test_student1_cannot_read_student2s_submission_but_the_grading_account_can(hub):
-    """The exchange service gives a submission to the course's instructors (the grading service) only; student1
-    asks with their own token (from their own login) and is refused."""
+    """The exchange service gives a submission to the course's instructors (the grading service) and to the student
+    who submitted it; student1 asks with their own token (from their own login): their own is given, student2's is
+    refused."""
     from tests.hub.live import attacks
 
     from autograder.hub.provision import formgrader_token
 
     layout, (student1, student2) = hub.layout, hub.students[:2]
+    own = attacks.su(hub, student1, READ_SUBMISSION, layout.exchange_url, layout.course_id, student1, hub.url,
+                     student1, stdin=hub.passwords[student1])
+    assert own.returncode == 0 and own.stdout.startswith("200"), (own.stdout, own.stderr[-500:])
     student = attacks.su(hub, student1, READ_SUBMISSION, layout.exchange_url, layout.course_id, student2, hub.url,
                          student1, stdin=hub.passwords[student1])
     grader = hub.run_as(layout.grader, READ_SUBMISSION, layout.exchange_url, layout.course_id, student2,

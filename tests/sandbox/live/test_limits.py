@@ -39,7 +39,7 @@ ENFORCED = {
     "exercise": "test_exercise", "calls": "test_calls", "submission": "test_submission", "names": "test_names",
     "grace": "test_grace", "kill_grace": "test_faults.py::test_a_stalled_grader_never_stalls_the_class",
     "imports": "test_imports", "lane_request": "test_lane_request", "validate": "test_validate",
-    "execute": "test_execute",
+    "execute": "test_execute", "validate_total": "test_validate",
     "allow_unsandboxed": "test_allow_unsandboxed", "memory_mb": "test_memory_mb", "cpu_seconds": "test_cpu_seconds",
     "max_processes": "test_max_processes", "file_size_mb": "test_file_size_mb", "output_kb": "test_output_kb",
     "notebook_output_kb": "test_notebook_output_kb", "total_restarts": "test_total_restarts",
@@ -267,18 +267,22 @@ def test_execute(tmp_path):
 
 
 def test_validate(tmp_path, monkeypatch, course_setting):
-    """``validate`` is Execute's limit in the nbgrader config the hub writes for every user (Validate on the hub)."""
+    """``validate`` is Execute's limit in the nbgrader config the hub writes for every user (Validate on the hub);
+    ``validate_total`` is Validate's limit in all there, which its process reads at every Validate
+    (tests/hub/test_hub_validate.py: it is what stops an endless loop)."""
     from traitlets.config.loader import PyFileConfigLoader
 
-    from autograder.hub import provision
+    from autograder.hub import lab_validate, provision
 
-    course_setting("timeouts", validate=1)
+    course_setting("timeouts", validate=1, validate_total=7)
     monkeypatch.setenv("USER", os.environ.get("USER", "root"))   # ngshare_exchange reads it when imported
     layout = SimpleNamespace(nbgrader_config=tmp_path / "nbgrader_config.py", course_id="limits",
                              exchange_url="http://127.0.0.1:9/services/ngshare")
     provision.global_config(layout)
     config = PyFileConfigLoader("nbgrader_config.py", path=str(tmp_path)).load_config()
     assert config.Execute.timeout == 1
+    assert lab_validate.limit_of(config) == 7
+    assert lab_validate.limit_of(type(config)()) == lab_validate.DEFAULT_LIMIT_S       # a config without it
     assert executed_within(config, tmp_path) < 20
 
 
