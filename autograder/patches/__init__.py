@@ -188,6 +188,15 @@ LATE_PLUGIN = Patch(
     what="gradebook.late.PercentPerDay: a percentage of the score per started day late, after a grace period, "
          "capped (course_config.py's late_penalty)",
     why="nbgrader's own plugin takes nothing off (its documented extension point)")
+CSV_EXPORT = Patch(
+    "nbgrader export's CSV quoted and formula-safe", NBGRADER,
+    {"nbgrader.plugins.export:CsvExportPlugin.export": "(self, gradebook)"},
+    what="feedback.lms.CsvExport (c.ExportApp.plugin_class in course_config.py): nbgrader's columns and values, "
+         "written by the csv module, every text cell formula-safe, the file replaced whole",
+    why="nbgrader joins the values with commas unquoted (a name with a comma shifted the row) and writes a roster name "
+        "such as =HYPERLINK(...) as a formula a spreadsheet evaluates",
+    rewrites={"nbgrader.plugins.export:CsvExportPlugin.export":
+              "11c4c11bfc1e6c44c1509037095b7da52bacb5db12bcf57ff08278c7d0c205f2"})
 VALIDATE_SUMMARY = Patch(
     "Validate's Korean summary, in a process of its own", NBGRADER,
     {"nbgrader.validator:Validator._preprocess": "(self, nb)",
@@ -266,9 +275,9 @@ SUBMIT_REFUSALS = Patch(
     why="ngshare-exchange logs a refused submission and returns as if it had submitted: the student saw nothing",
     rewrites={"ngshare_exchange.exchange:Exchange._ngshare_api_check_error":
               "619b48b9556ae456139c49de87130efc8821d4671fb744336e0f9205a43ee83f"})
-OVERRIDES = (PREPROCESS_STEPS, FEEDBACK_RESOURCES, SUBMITTED_READ, LATE_PLUGIN, VALIDATE_SUMMARY, SPAWNER_LIMITS,
-             NGSHARE_GRADING, FORMGRADER_NO_KERNELS, FORMGRADER_NO_KERNELSPECS, ASSIGNMENT_LIST_MANAGER,
-             SUBMIT_REFUSALS)
+OVERRIDES = (PREPROCESS_STEPS, FEEDBACK_RESOURCES, SUBMITTED_READ, LATE_PLUGIN, CSV_EXPORT, VALIDATE_SUMMARY,
+             SPAWNER_LIMITS, NGSHARE_GRADING, FORMGRADER_NO_KERNELS, FORMGRADER_NO_KERNELSPECS,
+             ASSIGNMENT_LIST_MANAGER, SUBMIT_REFUSALS)
 UPSTREAM_PACKAGES = ("nbgrader", "nbconvert", "jupyterhub", "ngshare", "ngshare_exchange", "jupyter_server",
                      "notebook", "traitlets", "jupyter_client")
 

@@ -23,7 +23,8 @@ def patch_values() -> dict:
         return json.dumps(text, ensure_ascii=False)
 
     return {"decimals": int(settings.load().score_decimals), "pipe_max_bytes": PIPE_MAX_BYTES,
-            "running": js(ValidateText.RUNNING.korean()), "cancelling": js(ValidateText.CANCELLING.korean()), "title": js(ValidateText.TITLE.korean()),
+            "running": js(ValidateText.RUNNING.korean()), "cancelling": js(ValidateText.CANCELLING.korean()),
+            "title": js(ValidateText.TITLE.korean()),
             "not_run": js(ValidateText.NOT_RUN.korean(reason="")),
             "not_submitted": js(ListText.NOT_SUBMITTED.korean()),
             "not_submitted_why": js(ListText.NOT_SUBMITTED_WHY.korean())}

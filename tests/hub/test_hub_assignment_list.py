@@ -10,6 +10,7 @@ import pytest
 os.environ.setdefault("USER", "nobody")      # ngshare-exchange reads $JUPYTERHUB_USER or $USER when imported
 pytest.importorskip("ngshare_exchange")
 
+from autograder import settings  # noqa: E402
 from autograder.hub import environment, lab_assignments  # noqa: E402
 from autograder.messages import ListText  # noqa: E402
 
@@ -24,7 +25,7 @@ def nbgrader_list(root: str) -> dict:
                                                  "local_feedback_path": f"{root}/attention/feedback/"
                                                                         "2026-12-07 05:03:21.123456/attention.html"}]}]}
     released = [{"course_id": "c", "assignment_id": name, "status": "released", "notebooks": []}
-                for name in ("attention", "decoder", "kv_cache", "quiz")]
+                for name in sorted(settings.load().assignments)]
     return {"success": True, "value": released + [submitted]}
 
 
@@ -32,7 +33,7 @@ def test_the_list_is_in_teaching_order_with_due_dates_and_local_times():
     data = environment.assignments_data()
     reply = lab_assignments.dressed(nbgrader_list("/home/kim"), "/home/kim", data)
     names = [a["assignment_id"] for a in reply["value"] if a["status"] == "released"]
-    assert names == ["attention", "kv_cache", "decoder", "quiz"] == data["assignments"]
+    assert names == list(settings.load().assignments) == data["assignments"]   # the course's teaching order
     released = {a["assignment_id"]: a for a in reply["value"] if a["status"] == "released"}
     # course_config.py: attention is due 2026-12-07 23:59:00 +0900, the course's zone is Asia/Seoul
     assert released["attention"]["due_date"] == ListText.DUE.korean(when="2026-12-07 23:59 (KST)")

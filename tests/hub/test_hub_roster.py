@@ -233,7 +233,8 @@ def test_the_hub_command_refuses_such_a_roster_before_it_makes_anything(tmp_path
     path.write_text(f"username,role\nhubroster-kim,student\nroot,student\n{layout.grader},instructor\n",
                     encoding="utf-8")
     run = subprocess.run([sys.executable, "-m", "autograder", "hub", "--namespace", "hubroster", "--roster",
-                          str(path), "--port", "18990"], capture_output=True, text=True, timeout=120,
+                          str(path), "--port", "18990", "--ip", "127.0.0.1"], capture_output=True, text=True,
+                         timeout=120,
                          cwd=Path(__file__).resolve().parents[2])
     assert run.returncode == 2, run.stdout + run.stderr
     assert "2 name(s) refused" in run.stderr and "line 3: root: a system account (uid 0)" in run.stderr
