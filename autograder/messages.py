@@ -11,6 +11,7 @@ the texts they expect from here, so a message is written once.
 - :class:`Notice`: the texts around a reason (the note on a blank placeholder, a notebook's error line).
 - :class:`Label`: the words of the hub's pages (login, feedback headings).
 - :class:`ValidateText`: what nbgrader's Validate dialog says on the hub (``autograder/hub/lab_validate.py``).
+- :class:`LtiText`: why the hub refused a launch from the LMS (``autograder/lti/login.py``).
 - :class:`Verdict`: what the graders' shared checks say about a wrong value (not an array, another shape, not
   close to the reference, the stored GPU references, integers, the diagnosed mistakes, a function built on a
   wrong one).
@@ -350,6 +351,9 @@ class Label(_Catalogue):
     GRADE_CELL = ("채점 셀", "Grade cell")
     TOP = ("맨 위로", "Top")
     LATE_PENALTY = ("지각 감점", "Late submission penalty")
+    # the login page of a hub that logs in through the LMS (LTI 1.3, autograder/lti/login.py): no password form
+    LTI_ONLY = ("이 허브에는 LMS(Canvas, Moodle 등)의 강의 페이지에 있는 JupyterHub 링크로 들어옵니다. 이 주소로 바로 "
+                "로그인할 수는 없습니다.", "Sign in from the course's page in the LMS.")
 
     @classmethod
     def korean_all(cls) -> dict[str, str]:
@@ -384,3 +388,16 @@ class ValidateText(_Catalogue):
     def templates(cls) -> dict[str, str]:
         """Every text's Korean template (its format fields unfilled), by its name in lower case."""
         return {member.name.lower(): member._korean for member in cls}
+
+
+class LtiText(_Catalogue):
+    """Why the hub refused a launch from the LMS (LTI 1.3, ``autograder/lti/login.py``): the hub's error page (the
+    English, with the launch's details, goes to the hub's log)."""
+
+    NOT_ON_ROSTER = ("LMS 계정({lms_id})이 이 강의의 수강 명단에 없어 로그인할 수 없습니다. 담당 교수자에게 명단 "
+                     "등록을 요청하세요.", "{lms_id} is not on the roster")
+    NO_ID = ("LMS가 로그인에 필요한 사용자 정보({claim})를 보내지 않았습니다. 담당 교수자에게 알려 주세요.",
+             "the launch carries no {claim}")
+    OTHER_DEPLOYMENT = ("이 허브에 등록되지 않은 LMS 연결에서 열었습니다. 강의 페이지의 JupyterHub 링크로 다시 "
+                        "들어오세요.",
+                        "a launch from another deployment of the tool")

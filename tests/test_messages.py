@@ -4,9 +4,9 @@ import string
 
 import pytest
 
-from autograder.messages import Label, Notice, Reason, ValidateText, Verdict
+from autograder.messages import Label, LtiText, Notice, Reason, ValidateText, Verdict
 
-MEMBERS = [*Reason, *Notice, *Label, *ValidateText, *Verdict]
+MEMBERS = [*Reason, *Notice, *Label, *ValidateText, *Verdict, *LtiText]
 HANGUL = re.compile(r"[가-힣]")
 
 

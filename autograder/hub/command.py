@@ -16,6 +16,7 @@ from pathlib import Path
 from autograder import settings
 from autograder.hub import accounts, environment, homes, limits, provision, roster, server
 from autograder.hub.layout import Layout
+from autograder.lti import hub as lti_hub
 
 
 def setup(layout: Layout, n_students: int, people: list[roster.Person] | None = None) -> dict[str, str]:
@@ -43,7 +44,7 @@ def setup(layout: Layout, n_students: int, people: list[roster.Person] | None = 
     step("students' page config", provision.students_page_config, layout)
     step("course copy", provision.course_copy, layout)
     generated = step("generate", provision.generate, layout, students)
-    server.write_config(layout, [p.username for p in students], instructors)
+    server.write_config(layout, [p.username for p in students], instructors, people)
     print(f"hub: set up ({', '.join(steps)}); generated: {', '.join(generated) or 'nothing new'}", flush=True)
     return logins
 
@@ -162,6 +163,10 @@ def main(args) -> int:
         print(f"hub: {exc}", file=sys.stderr)
         return 2
     people = people or roster.generated(layout.students(args.students), layout.instructors)
+    reason = lti_hub.refusal(settings.load().lti, people)     # login through the LMS (COURSE['lti']) that cannot work
+    if reason:
+        print(f"hub: refusing to start: LTI login: {reason}", file=sys.stderr)
+        return 2
     setup(layout, args.students, people)
     try:
         proc = server.start(layout)
