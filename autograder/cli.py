@@ -66,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
                      "group (repeatable)")
     k8s.add_argument("--storage-class", help="students' home volumes and the exchange's (default: the cluster's)")
     k8s.add_argument("--course-storage-class", help="the course volume, ReadWriteMany (default: the cluster's)")
+    from autograder.lti.command import add_parser as lti_parser
+
+    lti_parser(commands)
     return parser
 
 
@@ -135,6 +138,10 @@ def run(args) -> int:
         from autograder.k8s.command import main as k8s_main
 
         return k8s_main(args)
+    if args.command == "lti":
+        from autograder.lti.command import main as lti_main
+
+        return lti_main(args)
     from autograder import course
 
     if args.command == "build":

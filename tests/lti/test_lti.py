@@ -230,12 +230,114 @@ def test_a_forged_launch_logs_no_one_in(course):
 
 def test_the_hub_serves_what_the_lms_registers(course):
     """The login page says to come from the LMS (no password form); the tool's key set and Canvas's JSON
-    configuration are served."""
+    configuration are served where ``lti urls`` says."""
+    from autograder.lti.command import urls
+
     login = requests.get(f"{HUB}/hub/login", timeout=10)
     assert Label.LTI_ONLY.korean() in login.content.decode() and 'type="password"' not in login.text
-    keys = requests.get(f"{HUB}/hub/lti13/jwks", timeout=10).json()
+    listed = list(urls(HUB).values())
+    keys = requests.get(listed[3], timeout=10).json()
     assert keys == tool.load_key(course.lti.tool_key).jwks()
-    canvas = requests.get(f"{HUB}/hub/lti13/config", timeout=10).json()
-    assert (canvas["oidc_initiation_url"], canvas["public_jwk_url"]) == \
-        (f"{HUB}/hub/lti13/oauth_login", f"{HUB}/hub/lti13/jwks")
+    canvas = requests.get(listed[4], timeout=10).json()
+    assert (canvas["oidc_initiation_url"], canvas["public_jwk_url"]) == (listed[0], listed[3])
     assert canvas["extensions"][0]["privacy_level"] == "public"
+
+
+# ---------------------------------------------------------------------------------------------------- grade passback
+GRADED = {   # student -> (autograded points of 10, hand-graded points of 4 or None: not graded yet, late penalty)
+    "kimmj": (7.5, 3.0, 1.0), "leesy": (10.0, None, 0.0), "choisw": (9.0, 4.0, 0.0), "hanjy": (5.0, 2.0, 0.0)}
+LMS_IDS = {"kimmj": "2026001", "leesy": "2026002", "choisw": "2026003", "hanjy": "2026777", "jungyh": "2026004"}
+
+
+@pytest.fixture(scope="module")
+def gradebook(tmp_path_factory) -> tuple[Path, str]:
+    """A course folder whose gradebook has ``attention`` graded: 10 points autograded, 4 by hand; kimmj late (a point
+    off), leesy's written answer not graded yet, choisw's enrollment concluded in the LMS, hanjy not in the LMS,
+    jungyh without a submission."""
+    from nbgrader.api import Gradebook
+
+    from autograder.patches.gradebook import head_in_process
+
+    head_in_process()
+    folder = tmp_path_factory.mktemp("course")
+    db = f"sqlite:///{folder / 'gradebook.db'}"
+    with Gradebook(db) as gb:
+        gb.add_assignment("attention")
+        gb.add_notebook("attention", "attention")
+        gb.add_grade_cell("test_scaled_dot_product", "attention", "attention", max_score=10, cell_type="code")
+        gb.add_grade_cell("written_1", "attention", "attention", max_score=4, cell_type="markdown")
+        for student, lms_id in LMS_IDS.items():
+            gb.add_student(student, lms_user_id=lms_id)
+        for student, (auto, manual, late) in GRADED.items():
+            gb.add_submission("attention", student)
+            code = gb.find_grade("test_scaled_dot_product", "attention", "attention", student)
+            code.auto_score, code.needs_manual_grade = auto, False
+            if manual is not None:
+                written = gb.find_grade("written_1", "attention", "attention", student)
+                written.manual_score, written.needs_manual_grade = manual, False
+            gb.find_submission_notebook("attention", "attention", student).late_submission_penalty = late
+        gb.db.commit()
+    return folder, db
+
+
+def push(course, gradebook, course_setting, capsys, *flags, **lti) -> tuple[int, str, str]:
+    """``python -m autograder lti push attention`` with the test LMS's settings (changed by ``lti``)."""
+    from autograder.cli import main
+
+    course_setting("lti", **{**dataclasses.asdict(course.lti), **lti})
+    folder, db = gradebook
+    code = main(["lti", "push", "attention", "--course-dir", str(folder), "--db-url", db, *flags])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_push_sends_nothing_until_everything_is_checked(course, gradebook, course_setting, capsys, tmp_path):
+    """A graded student the LMS does not know, or a key the LMS does not know: exit 2 with what failed, and the LMS
+    got nothing (no line item made, no score). A dry run lists what would be sent."""
+    lms = course.lms.course
+    code, _, err = push(course, gradebook, course_setting, capsys)
+    assert code == 2 and "nothing sent" in err and "hanjy (lis_person_sourcedid 2026777" in err
+    assert "--skip-unmatched" in err
+    other = tmp_path / "other.pem"
+    tool.make_key(other)
+    code, _, err = push(course, gradebook, course_setting, capsys, "--skip-unmatched", tool_key=str(other))
+    assert code == 2 and "nothing sent: the access token: POST http://127.0.0.1:18403/token answered HTTP 400" in err
+    code, out, err = push(course, gradebook, course_setting, capsys, "--dry-run", "--skip-unmatched")
+    assert code == 0 and "kimmj\tu-kim\t9.5/14" in out and "leesy\tu-lee\tpending manual grading" in out
+    assert lms.line_items == {} and lms.posted == []
+
+
+def test_push_sends_the_grades_csv_totals_and_the_lms_holds_them(course, gradebook, course_setting, capsys):
+    """Sent to the assignment's line item (made once, found the next time): kimmj's total less the late penalty (the
+    grades CSV's number), leesy's as pending manual grading without a score; the score the LMS refuses (choisw's
+    concluded enrollment) and the student it does not know (hanjy) named, exit 1. Read back from the LMS's AGS
+    results endpoint."""
+    import csv
+
+    from autograder.feedback.instructor import collect_grades, write_grades_csv
+    from autograder.lti import ags
+
+    code, out, err = push(course, gradebook, course_setting, capsys, "--skip-unmatched")
+    assert code == 1, err
+    assert "3 of 3 scores" not in out and "2 of 3 scores sent to http://127.0.0.1:18403/lineitems/1" in out, out
+    assert "not sent: choisw: the score of u-choi: POST http://127.0.0.1:18403/lineitems/1/scores answered " \
+           "HTTP 403" in err and "not found in the LMS, not sent: hanjy" in err
+    lms = course.lms.course
+    assert [(i["resourceId"], i["scoreMaximum"]) for i in lms.line_items.values()] == [("attention", 14)]
+    pending = lms.scores[("1", "u-lee")]
+    assert (pending["gradingProgress"], pending["activityProgress"]) == ("PendingManual", "Submitted")
+    assert "scoreGiven" not in pending and "자동 채점 10/14점" in pending["comment"]
+
+    client = ags.Platform(course.lti, tool.load_key(course.lti.tool_key))
+    client.authorize([ags.RESULTS])
+    results = client.results(lms.line_items["1"]["id"])
+    assert [(r["userId"], r["resultScore"], r["resultMaximum"]) for r in results] == [("u-kim", 9.5, 14)]
+    folder, db = gradebook
+    rows = list(csv.reader(open(write_grades_csv(collect_grades(db, ["attention"], folder), folder / "grades.csv"),
+                                encoding="utf-8-sig")))
+    column = next(i for i, name in enumerate(rows[0]) if name.startswith("attention"))
+    assert next(float(r[column]) for r in rows if "kimmj" in r) == results[0]["resultScore"]
+
+    code, out, _ = push(course, gradebook, course_setting, capsys, "--skip-unmatched")   # again: the same line item
+    assert code == 1 and "2 of 3 scores sent to http://127.0.0.1:18403/lineitems/1" in out
+    assert list(lms.line_items) == ["1"] and len(lms.posted) == 6
