@@ -243,6 +243,80 @@ def test_the_hub_serves_what_the_lms_registers(course):
     assert canvas["extensions"][0]["privacy_level"] == "public"
 
 
+# ---------------------------------------------------------------------------------------------------- no hub
+LMS_SETTINGS = dict(enabled=True, issuer="https://lms.example.ac.kr", client_id="tool-1", deployment_id="dep-1",
+                    auth_url="https://lms.example.ac.kr/authorize", token_url="https://lms.example.ac.kr/token",
+                    jwks_url="https://lms.example.ac.kr/jwks", lineitems_url="https://lms.example.ac.kr/lineitems",
+                    memberships_url="https://lms.example.ac.kr/members")
+
+
+def test_the_course_hubs_config_logs_in_through_the_lms_where_it_is_on(tmp_path, course_setting):
+    """The course hub's own config (``server.config_text``) ends with the LTI login where COURSE['lti'] is on: the
+    package's authenticator with the roster's ids, groups its (no load_groups), and students' Lab without Create
+    Assignment by the formgrade group (a TA promoted by the LMS keeps it); PAM and load_groups where it is off."""
+    from types import SimpleNamespace
+
+    from traitlets.config import Config
+
+    from autograder.hub.layout import Layout
+
+    layout = Layout.for_course(env=tmp_path / "env")
+
+    def load():
+        namespace = {"get_config": Config}
+        text = server.config_text(layout, ["kimmj", "leesy"], ["parkprof"], people=ROSTER)
+        exec(compile(text, "jupyterhub_config.py", "exec"), namespace)
+        return namespace["c"]
+
+    c = load()
+    assert c.JupyterHub.authenticator_class == "pam" and c.JupyterHub.load_groups[layout.formgrade_group]
+    course_setting("lti", **LMS_SETTINGS, tool_key=str(tmp_path / "tool.pem"))
+    c = load()
+    assert c.JupyterHub.authenticator_class == "autograder.lti.login.RosterLTIAuthenticator"
+    assert c.JupyterHub.load_groups == {} and c.Authenticator.manage_groups is True
+    assert c.RosterLTIAuthenticator.roster["2026001"] == {"username": "kimmj", "role": "student"}
+    assert c.RosterLTIAuthenticator.formgrade_group == layout.formgrade_group
+    environments = {}
+    for user, groups in (("kimmj", []), ("leesy", [layout.formgrade_group]), ("parkprof", [layout.formgrade_group])):
+        spawner = SimpleNamespace(user=SimpleNamespace(name=user, groups=[SimpleNamespace(name=g) for g in groups]),
+                                  environment={})
+        c.Spawner.pre_spawn_hook(spawner)
+        environments[user] = "JUPYTER_CONFIG_PATH" in spawner.environment
+    assert environments == {"kimmj": True, "leesy": False, "parkprof": False}
+
+
+def test_settings_that_cannot_work_are_named_before_anything_runs(tmp_path, capsys):
+    """Each missing or unusable LTI setting is named; the hub refuses to start with them, and without a roster
+    that gives the LMS ids (one id per account)."""
+    from autograder.cli import main
+
+    lti = dataclasses.replace(settings.load().lti, enabled=True)
+    assert set(tool.problems(lti, "login")) == {f"COURSE['lti']['{n}'] is empty" for n in tool.LOGIN_NEEDS}
+    key = tmp_path / "tool.pem"
+    assert main(["lti", "key", str(key)]) == 0 and (key.stat().st_mode & 0o777) == 0o600
+    assert json.loads(capsys.readouterr().out.split("pasted):", 1)[1])["kid"] == tool.load_key(key).jwk["kid"]
+    before = key.read_bytes()
+    assert main(["lti", "key", str(key)]) == 2 and key.read_bytes() == before      # never replaced
+    good = dataclasses.replace(lti, **LMS_SETTINGS, tool_key=str(key))
+    assert tool.problems(good, "login") == [] and tool.problems(good, "push") == []
+    key.chmod(0o644)
+    assert "chmod 600" in " ".join(tool.problems(good, "login"))
+    key.chmod(0o600)
+    plain = dataclasses.replace(good, token_url="http://lms.example.ac.kr/token", memberships_url="")
+    assert tool.problems(plain, "push") == [
+        "COURSE['lti']['memberships_url'] is empty: with user_claim 'lis_person_sourcedid' the LMS's member list says "
+        "which LMS user each student is (or use user_claim 'sub', the LMS's own user id)",
+        "COURSE['lti']['token_url'] is 'http://lms.example.ac.kr/token': an https:// URL (http:// only on this "
+        "machine's loopback)"]
+    assert "finds students in the LMS's member list by sub, lis_person_sourcedid, email only" in \
+        " ".join(tool.problems(dataclasses.replace(good, user_claim="custom:student_no"), "push"))
+    assert lti_hub.refusal(good, ROSTER) is None
+    assert lti_hub.refusal(dataclasses.replace(good, enabled=False), []) is None      # off: the hub's PAM login
+    assert "no one on the roster has a student_id" in lti_hub.refusal(good, [Person("student1")])
+    assert "gives student_id 2026001 to both kimmj and kimmj2" in \
+        lti_hub.refusal(good, [*ROSTER, Person("kimmj2", "2026001")])
+
+
 # ---------------------------------------------------------------------------------------------------- grade passback
 GRADED = {   # student -> (autograded points of 10, hand-graded points of 4 or None: not graded yet, late penalty)
     "kimmj": (7.5, 3.0, 1.0), "leesy": (10.0, None, 0.0), "choisw": (9.0, 4.0, 0.0), "hanjy": (5.0, 2.0, 0.0)}
