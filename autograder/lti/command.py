@@ -23,7 +23,7 @@ def add_parser(commands) -> None:
     urls = sub.add_parser("urls", help="what to enter in the LMS when registering the tool")
     urls.add_argument("hub_url", help="the hub's address as students reach it, e.g. https://hub.example.ac.kr")
     push = sub.add_parser("push", help="send an assignment's scores (as in the grades CSV) to the LMS's gradebook")
-    push.add_argument("assignment")
+    push.add_argument("assignment", help="the assignment whose scores to send (one of course_config.py's)")
     push.add_argument("--course-dir", default=".", help="the nbgrader course directory (default: .)")
     push.add_argument("--db-url", help="the gradebook (default: $COURSE_DB_URL, else the course's gradebook.db)")
     push.add_argument("--skip-unmatched", action="store_true", help="send the students found in the LMS even where "
