@@ -3,9 +3,10 @@ people into a real JupyterHub whose login is the package's (``autograder.lti.log
 ``autograder.lti.hub.hub_config`` writes, the package's login page), and takes the scores ``python -m autograder
 lti push`` sends, read back from its AGS results endpoint.
 
-The hub is started by the test on 127.0.0.1:18400 (its proxy's API 18401, its own 18402; the LMS 18403), as root,
-with JupyterHub's default spawner and no Unix account: nothing here starts a user's server (the course hub's
-accounts, exchange and formgrader are tests/hub/live's). One hub and one LMS serve the module.
+The hub is started by the test on https://127.0.0.1:18400 (a self-signed certificate, trusted by this process's
+requests; its proxy's API 18401, its own 18402; the LMS on http://127.0.0.1:18403), as root, with JupyterHub's
+default spawner and no Unix account: nothing here starts a user's server (the course hub's accounts, exchange and
+formgrader are tests/hub/live's). One hub and one LMS serve the module.
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ from tests.lti.platform import INSTRUCTOR, LEARNER, LMS, TA, rsa_pem
 from tests.lti.platform import Person as Member
 
 HUB_PORT, PROXY_API_PORT, HUB_API_PORT, LMS_PORT = 18400, 18401, 18402, 18403
-HUB = f"http://127.0.0.1:{HUB_PORT}"
+HUB = f"https://127.0.0.1:{HUB_PORT}"
 SERVICE_TOKEN = secrets.token_hex(16)
 GROUP = "formgrade-ltitest"
 ROSTER = [Person("kimmj", "2026001", "김", "민준"), Person("leesy", "2026002", "이", "서연"),
@@ -48,9 +49,11 @@ MEMBERS = [Member("u-kim", "김민준", "2026001", [LEARNER]), Member("u-lee", "
 
 
 def base_config(state: Path) -> str:
-    """The test hub's own lines: ports, state, the package's login page; a service token that reads users."""
+    """The test hub's own lines: ports, TLS, state, the package's login page; a service token that reads users."""
     return f'''c = get_config()  # noqa: F821
 c.JupyterHub.bind_url = "{HUB}"
+c.JupyterHub.ssl_cert = "{state / 'hub.pem'}"
+c.JupyterHub.ssl_key = "{state / 'hub.key'}"
 c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = {HUB_API_PORT}
 c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{PROXY_API_PORT}"
@@ -75,6 +78,11 @@ def course(tmp_path_factory):
     if not server.PROXY.exists():
         pytest.fail(f"{server.PROXY} is missing: run scripts/setup.sh (configurable-http-proxy)")
     state = tmp_path_factory.mktemp("lti")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=hub",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(state / "hub.key"),
+                    "-out", str(state / "hub.pem")], check=True, capture_output=True)
+    trusted = os.environ.get("REQUESTS_CA_BUNDLE")
+    os.environ["REQUESTS_CA_BUNDLE"] = str(state / "hub.pem")     # the LMS's and the tests' requests to the hub
     lms = LMS(LMS_PORT, HUB, MEMBERS)
     lti = dataclasses.replace(
         settings.load().lti, enabled=True, issuer=lms.url, client_id="tool-1", deployment_id="dep-1",
@@ -110,6 +118,10 @@ def course(tmp_path_factory):
             os.killpg(hub.pid, 9)
         log.close()
         lms.stop()
+        if trusted is None:
+            os.environ.pop("REQUESTS_CA_BUNDLE", None)
+        else:
+            os.environ["REQUESTS_CA_BUNDLE"] = trusted
 
 
 class Forms(HTMLParser):
@@ -135,6 +147,9 @@ def launch(lms, sub: str, forge=None) -> tuple[requests.Session, requests.Respon
     browser = requests.Session()
     page = browser.get(f"{lms.url}/launch/{sub}", timeout=30)
     assert page.status_code == 200 and page.url.startswith(f"{lms.url}/authorize"), (page.status_code, page.text)
+    login = next(r for r in page.history if r.url.startswith(f"{HUB}/hub/lti13/oauth_login"))
+    cookies = [c for c in login.raw.headers.getlist("Set-Cookie") if c.startswith("lti13authenticator-")]
+    assert len(cookies) == 2 and all("SameSite=None" in c and "Secure" in c for c in cookies), cookies   # cross-site
     form = Forms(page.text)
     assert form.action == f"{HUB}/hub/lti13/oauth_callback", form.action
     if forge:
