@@ -69,7 +69,7 @@ def problems(lti, purpose: str) -> list[str]:
         url = str(getattr(lti, name) or "")
         if url and not _secure(url):
             found.append(f"{where}['{name}'] is {url!r}: an https:// URL (http:// only on this machine's loopback)")
-    if lti.tool_key and purpose in ("login", "push"):
+    if lti.tool_key:
         try:
             load_key(lti.tool_key)
         except ToolKeyError as exc:
@@ -126,6 +126,9 @@ def load_key(path) -> ToolKey:
     try:
         st = path.stat()
         pem = path.read_bytes()
+    except PermissionError as exc:
+        raise ToolKeyError(f"the tool's key {path} cannot be read by this account (uid {os.geteuid()}): run this as "
+                           "the key's owner (root, where `lti key` ran as root)") from exc
     except OSError as exc:
         raise ToolKeyError(f"the tool's key {path} cannot be read ({exc.strerror}): make one with "
                            f"`python -m autograder lti key {path}`") from exc
