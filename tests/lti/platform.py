@@ -272,7 +272,7 @@ class LMS:
                              oidc_login_url=f"{hub_url}/hub/lti13/oauth_login", launch_url=f"{hub_url}/hub/",
                              tool_jwks_url=f"{hub_url}/hub/lti13/jwks", private_pem=private, public_pem=public)
         self.config.get_registration()
-        self._loop = None
+        self._loop = self._server = None
 
     def app(self) -> web.Application:
         lms = {"lms": self}
@@ -288,7 +288,7 @@ class LMS:
         def serve():
             asyncio.set_event_loop(asyncio.new_event_loop())
             self._loop = IOLoop.current()
-            self.app().listen(self.port, "127.0.0.1")
+            self._server = self.app().listen(self.port, "127.0.0.1")
             ready.set()
             self._loop.start()
 
@@ -296,5 +296,10 @@ class LMS:
         assert ready.wait(10), "the test LMS did not start"
 
     def stop(self) -> None:
+        """Its port closed and its thread ended."""
         if self._loop is not None:
-            self._loop.add_callback(self._loop.stop)
+            def close():
+                self._server.stop()
+                self._loop.stop()
+
+            self._loop.add_callback(close)
