@@ -176,6 +176,29 @@ COURSE = {
     # the column is the name, and Canvas creates a new assignment unless one has exactly that title. And the Section
     # written for a student whose roster line names none.
     "lms": {"canvas_assignment_ids": {}, "section": ""},
+    # Login and grade passback through the university's LMS, LTI 1.3 (autograder/lti; how to register the tool in
+    # Canvas or Moodle and where each value below comes from: docs/instructors/lms.md). Off: the hub logs in with Unix
+    # passwords. On: a student opens the hub from the LMS; the launch's user_claim (the SIS id Canvas and Moodle send
+    # as lis_person_sourcedid, or sub, email, preferred_username, custom:NAME) is looked up in the roster's
+    # student_id column, and the hub logs in that roster account; anyone else is refused. Instructors: the roster's
+    # role, or an LTI role of instructor_roles. `python -m autograder lti push ASSIGNMENT` posts the gradebook's
+    # scores to the LMS's gradebook (AGS: a line item per assignment in lineitems_url; who is who from
+    # memberships_url, NRPS), with an access token signed by tool_key.
+    "lti": {
+        "enabled": False,
+        "issuer": "",
+        "client_id": "",
+        "deployment_id": "",
+        "auth_url": "",
+        "token_url": "",
+        "jwks_url": "",
+        "tool_key": "",
+        "user_claim": "lis_person_sourcedid",
+        "instructor_roles": ["http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor",
+                             "http://purl.imsglobal.org/vocab/lis/v2/membership/Instructor#TeachingAssistant"],
+        "lineitems_url": "",
+        "memberships_url": "",
+    },
 }
 
 # nbgrader's own settings; ``c`` exists only when nbgrader loads this file.

@@ -100,6 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     from autograder.ci.command import add_commands
 
     add_commands(commands)   # ci (due, pushes, refuse, gather) and gradescope (build, run)
+    from autograder.lti.command import add_parser as lti_parser
+
+    lti_parser(commands)
     return parser
 
 
@@ -199,6 +202,10 @@ def run(args) -> int:
         from autograder.k8s.command import main as k8s_main
 
         return k8s_main(args)
+    if args.command == "lti":
+        from autograder.lti.command import main as lti_main
+
+        return lti_main(args)
     from autograder import course
 
     if args.command == "build":

@@ -12,6 +12,7 @@ the texts they expect from here, so a message is written once.
 - :class:`Label`: the words of the hub's pages (login, feedback headings).
 - :class:`ValidateText`: what nbgrader's Validate dialog says on the hub (``autograder/hub/lab_validate.py``).
 - :class:`ListText`: what the Assignment List says on the hub beyond nbgrader's words (``hub/lab_assignments.py``).
+- :class:`LtiText`: why the hub refused a launch from the LMS (``autograder/lti/login.py``).
 - :class:`Verdict`: what the graders' shared checks say about a wrong value (not an array, another shape, not
   close to the reference, the stored GPU references, integers, the diagnosed mistakes, a function built on a
   wrong one).
@@ -372,6 +373,9 @@ class Label(_Catalogue):
                    "다시 제출하면 마지막 것만 남으니 답을 받지 못한 요청도 함께 적으세요. "
                    "요청은 점수를 바꾸지 않습니다: 교수자가 읽고 채점을 다시 확인합니다.",
                    "To ask for a regrade, fetch the ‘regrade’ assignment, fill in regrade_request.md and submit it.")
+    # the login page of a hub that logs in through the LMS (LTI 1.3, autograder/lti/login.py): no password form
+    LTI_ONLY = ("이 허브에는 LMS(Canvas, Moodle 등)의 강의 페이지에 있는 JupyterHub 링크로 들어옵니다. 이 주소로 바로 "
+                "로그인할 수는 없습니다.", "Sign in from the course's page in the LMS.")
 
     @classmethod
     def korean_all(cls) -> dict[str, str]:
@@ -459,3 +463,14 @@ class ListText(_Catalogue):
     SUBMIT_REFUSED = ("교환 서비스가 제출을 받지 않았습니다. 잠시 뒤에 다시 시도하고, 계속되면 조교에게 문의하세요.",
                       "the exchange did not take the submission")
     DOWNLOAD_REFUSED = ("제출본을 내려받지 못했습니다: {reason}", "the exchange refused the download: {reason}")
+class LtiText(_Catalogue):
+    """Why the hub refused a launch from the LMS (LTI 1.3, ``autograder/lti/login.py``): the hub's error page (the
+    English, with the launch's details, goes to the hub's log)."""
+
+    NOT_ON_ROSTER = ("LMS 계정({lms_id})이 이 강의의 수강 명단에 없어 로그인할 수 없습니다. 담당 교수자에게 명단 "
+                     "등록을 요청하세요.", "{lms_id} is not on the roster")
+    NO_ID = ("LMS가 로그인에 필요한 사용자 정보({claim})를 보내지 않았습니다. 담당 교수자에게 알려 주세요.",
+             "the launch carries no {claim}")
+    OTHER_DEPLOYMENT = ("이 허브에 등록되지 않은 LMS 연결에서 열었습니다. 강의 페이지의 JupyterHub 링크로 다시 "
+                        "들어오세요.",
+                        "a launch from another deployment of the tool")

@@ -197,6 +197,26 @@ class Lms:
 
 
 @dataclass(frozen=True)
+class Lti:
+    """Login and grade passback through the university's LMS: LTI 1.3 (``autograder/lti``; what each value is in
+    the LMS: docs/instructors/lms.md). Off: the hub logs in with Unix passwords (PAM)."""
+
+    enabled: bool = _help("the hub's login through the LMS (LTI 1.3 launches) instead of Unix passwords")
+    issuer: str = _help("the platform's issuer (the id_token's iss), e.g. https://canvas.instructure.com")
+    client_id: str = _help("the tool's client id, given by the LMS when the tool is registered")
+    deployment_id: str = _help("the deployment of the tool in the LMS (launches of another deployment are refused)")
+    auth_url: str = _help("the platform's OIDC authorization endpoint (where a launch's login goes)")
+    token_url: str = _help("the platform's OAuth 2 token endpoint (grade passback's access token)")
+    jwks_url: str = _help("the platform's JSON Web Key Set (the keys its id_tokens are signed with)")
+    tool_key: str = _help("the tool's private RSA key, PEM (``python -m autograder lti key`` makes one)")
+    user_claim: str = _help("the launch's claim holding the roster's student_id: lis_person_sourcedid, sub, email, "
+                            "preferred_username or custom:NAME")
+    instructor_roles: list = _help("LTI role URIs that make a roster person an instructor (formgrader)")
+    lineitems_url: str = _help("the course's AGS line items endpoint (grade passback)")
+    memberships_url: str = _help("the course's NRPS memberships endpoint (who is who, for grade passback)")
+
+
+@dataclass(frozen=True)
 class Course:
     """Every setting of the course (``COURSE`` of ``course_config.py``), checked: ``load()``."""
 
@@ -214,6 +234,7 @@ class Course:
     sandbox: Limits = _help("limits of the process that runs student code")
     similarity: Similarity = _help("the instructor's similarity report")
     lms: Lms = _help("the grades an LMS imports")
+    lti: Lti = _help("login and grade passback through the LMS (LTI 1.3)")
 
     @classmethod
     def load(cls, config: Path | str) -> Course:

@@ -4,9 +4,9 @@ import string
 
 import pytest
 
-from autograder.messages import Label, ListText, Notice, Reason, ValidateText, Verdict
+from autograder.messages import Label, ListText, LtiText, Notice, Reason, ValidateText, Verdict
 
-MEMBERS = [*Reason, *Notice, *Label, *ValidateText, *Verdict, *ListText]
+MEMBERS = [*Reason, *Notice, *Label, *ValidateText, *Verdict, *ListText, *LtiText]
 HANGUL = re.compile(r"[가-힣]")
 
 

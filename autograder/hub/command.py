@@ -17,6 +17,7 @@ from pathlib import Path
 from autograder import settings
 from autograder.hub import accounts, environment, firewall, homes, limits, provision, roster, server, teardown
 from autograder.hub.layout import Layout
+from autograder.lti import hub as lti_hub
 
 
 def setup(layout: Layout, n_students: int, people: list[roster.Person] | None = None) -> dict[str, str]:
@@ -47,7 +48,7 @@ def setup(layout: Layout, n_students: int, people: list[roster.Person] | None = 
     step("students' page config", provision.students_page_config, layout)
     step("course copy", provision.course_copy, layout)
     generated = step("generate", provision.generate, layout, students)
-    server.write_config(layout, [p.username for p in students], instructors)
+    server.write_config(layout, [p.username for p in students], instructors, people)
     print(f"hub: set up ({', '.join(steps)}); generated: {', '.join(generated) or 'nothing new'}", flush=True)
     return logins
 
@@ -213,6 +214,10 @@ def main(args) -> int:
     reason = refuse_if_readable(settings.ROOT, layout) or tls_problem(layout)
     if reason:
         print(f"hub: refusing to start: {reason}", file=sys.stderr)
+        return 2
+    reason = lti_hub.refusal(settings.load().lti, people)     # login through the LMS (COURSE['lti']) that cannot work
+    if reason:
+        print(f"hub: refusing to start: LTI login: {reason}", file=sys.stderr)
         return 2
     try:
         setup(layout, args.students, people)

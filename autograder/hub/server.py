@@ -21,6 +21,7 @@ from pathlib import Path
 from autograder import settings
 from autograder.hub import environment, limits, provision
 from autograder.hub.layout import Layout
+from autograder.lti import hub as lti_hub
 from autograder.messages import Label
 
 SERVICE_WAIT_S = 15
@@ -40,9 +41,10 @@ FORMGRADER_CSP = ("default-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:;
 
 
 def config_text(layout: Layout, students: list[str], instructors: list[str] | None = None,
-                formgrader_token: str = "") -> str:
+                formgrader_token: str = "", people=None) -> str:
     """jupyterhub_config.py (after nbgrader's demo_one_class_multiple_graders, for JupyterHub 5), with the exchange
-    service (ngshare, ``autograder/hub/exchange_service.py``)."""
+    service (ngshare, ``autograder/hub/exchange_service.py``); where ``COURSE["lti"]`` is on, the login through the
+    LMS of ``people`` (the roster) at its end (``autograder/lti/hub.py``)."""
     cid, group = layout.course_id, layout.formgrade_group
     instructors = list(layout.instructors if instructors is None else instructors)
     env_bin = layout.env / "bin"
@@ -68,7 +70,7 @@ def config_text(layout: Layout, students: list[str], instructors: list[str] | No
         command = [sys.executable, "-m", "jupyterhub_idle_culler", f"--timeout={int(hub.idle_timeout_s)}",
                    f"--cull-every={int(hub.cull_every_s or 300)}"]
         culler = f'{{"name": "idle-culler", "command": {command!r}}}, '
-    return f'''# Written by `python -m autograder hub` (autograder/hub/server.py); rewritten at every start.
+    text = f'''# Written by `python -m autograder hub` (autograder/hub/server.py); rewritten at every start.
 c = get_config()  # noqa: F821
 
 # Stopping, JupyterHub sends each managed service SIGINT, then SIGTERM 10 s later. A hub started with SIGINT ignored
@@ -200,12 +202,13 @@ c.JupyterHub.services = [{culler}{{
     "cwd": "{layout.state}",
 }}]
 '''
+    return text + lti_hub.hub_config(settings.load().lti, people, group, cid)
 
 
-def write_config(layout: Layout, students: list[str], instructors: list[str] | None = None) -> Path:
+def write_config(layout: Layout, students: list[str], instructors: list[str] | None = None, people=None) -> Path:
     layout.state.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(layout.state, 0o700)
-    layout.config.write_text(config_text(layout, students, instructors, provision.formgrader_token(layout)))
+    layout.config.write_text(config_text(layout, students, instructors, provision.formgrader_token(layout), people))
     os.chmod(layout.config, 0o600)
     return layout.config
 

@@ -66,19 +66,22 @@ def cli_reference() -> str:
 
     parser = build_parser()
     out = [f"Usage: `{parser.prog} COMMAND ...` ({parser.description.rstrip('.')}).", ""]
-    commands = [(f"{parser.prog} {name}", help_text, sub) for name, help_text, sub in _subcommands(parser)]
-    while commands:
-        title, help_text, sub = commands.pop(0)
-        nested = [(f"{title} {name}", text, inner) for name, text, inner in _subcommands(sub)]
-        sub.formatter_class = lambda prog: argparse.HelpFormatter(prog, width=100)
-        out += [f"{'###' if title.count(' ') > 3 else '##'} `{title}`", "",
-                _markdown(help_text[:1].upper() + help_text[1:]) + ".", "", "```text", sub.format_usage().strip(),
-                "```", ""]
-        for action in sub._actions:
-            if not isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
-                out.append(_argument(action))
-        commands[:0] = nested   # a command's own commands (``ci due``) right after it
+    for name, help_text, sub in _subcommands(parser):
+        out += _command(f"{parser.prog} {name}", help_text, sub, "##")
     return "\n".join(out)
+
+
+def _command(prog: str, help_text: str, sub: argparse.ArgumentParser, heading: str) -> list[str]:
+    """A command's section: its help, usage and arguments, then its own subcommands' (``lti key``, ...) below it."""
+    sub.formatter_class = lambda prog: argparse.HelpFormatter(prog, width=100)
+    out = [f"{heading} `{prog}`", "", _markdown(help_text[:1].upper() + help_text[1:]) + ".", "", "```text",
+           sub.format_usage().strip(), "```", ""]
+    for action in sub._actions:
+        if not isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+            out.append(_argument(action))
+    for name, inner_help, inner in _subcommands(sub):
+        out += _command(f"{prog} {name}", inner_help, inner, heading + "#")
+    return out
 
 
 # ----------------------------------------------------------------------------------------------- course_config.py
