@@ -23,7 +23,7 @@ LAYERS = {   # module or package -> its layer (a module takes the layer of its l
     "autograder.grade": 4, "autograder.report": 4,
     "autograder.gradebook": 5,
     "autograder.patches": 6,
-    "autograder.feedback": 7, "autograder.hub": 7, "autograder.build": 7,
+    "autograder.feedback": 7, "autograder.hub": 7, "autograder.lti": 7, "autograder.build": 7,
     "autograder.demo": 8, "autograder.k8s": 8, "autograder.ci": 8,
     "autograder.cli": 9, "autograder.__main__": 9,
 }

@@ -17,17 +17,15 @@ def main(args) -> int:
                "ghcr.io/ORG/attention-ko or harbor.example.ac.kr/course)"] if not args.registry else []
     missing += ["--instructor: the hub user(s) who grade, put in the formgrade group (repeat it for each; without "
                 "one nobody reaches formgrader)"] if not args.instructors else []
+    # who logs in, chosen on purpose: the roster's people (LTI 1.3 will be the other way: autograder/k8s/login.py)
+    missing += ["--roster CSV is required: who may log in to the hub (the class roster, as for `python -m autograder "
+                "hub --roster`); the chart's own `dummy` login would let anyone in"] if not args.roster else []
     if missing:
         print("k8s: the bundle cannot guess these; give them:\n" + "\n".join(f"  {m}" for m in missing),
               file=sys.stderr)
         return 2
     if args.shards < 1 or args.workers < 1:
         print("k8s: --shards and --workers must be at least 1", file=sys.stderr)
-        return 2
-    # who logs in, chosen on purpose: the roster's people (LTI 1.3 will be the other way: autograder/k8s/login.py)
-    if not args.roster:
-        print("k8s: --roster CSV is required: who may log in to the hub (the class roster, as for `python -m "
-              "autograder hub --roster`); the chart's own `dummy` login would let anyone in", file=sys.stderr)
         return 2
     try:
         login = from_roster(args.roster, Path(args.out) / PASSWORDS)

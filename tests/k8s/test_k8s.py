@@ -267,7 +267,8 @@ def test_the_bundle_refuses_to_leave_the_login_open_and_keeps_passwords(bundle, 
     shutil.copytree(bundle, again)
     roster = tmp_path / "roster.csv"
     roster.write_text(ROSTER + "choidh,2026003,최,도현,,student\n", encoding="utf-8")
-    assert cli.main(["k8s", "--out", str(again), "--roster", str(roster)]) == 0
+    assert cli.main(["k8s", "--out", str(again), "--roster", str(roster), "--registry", "registry.example.org/c",
+                     "--instructor", "instructor1"]) == 0
     before = (bundle / "passwords.csv").read_text(encoding="utf-8").splitlines()
     after = (again / "passwords.csv").read_text(encoding="utf-8").splitlines()
     assert after[:4] == before and after[4].startswith("choidh,")      # the same passwords, a new one added
