@@ -224,10 +224,12 @@ if c is not None:
     _head_in_process()
     c.Autograde.exporter_class = "autograder.gradebook.files.SubmittedNotebookExporter"
     # No student HTML runs anywhere: markdown, raw cells and rich outputs are made inert in the autograded notebook
-    # (what formgrader shows and feedback is made from) and again when feedback is generated
-    # (autograder/feedback/sanitize.py); nbconvert's own sanitising of outputs is on as well.
+    # (what formgrader shows and feedback is made from), within bounds and in a bounded child, once: a notebook whose
+    # digest is recorded (made inert by autograde) is not rendered again when feedback is generated, one autograded
+    # before is (autograder/feedback/sanitize.py); nbconvert's own sanitising of outputs is on as well.
     c.Autograde.autograde_preprocessors = [*c.Autograde.autograde_preprocessors,
                                            "autograder.feedback.sanitize.SanitizeStudentHTML"]
+    c.SanitizeStudentHTML.record_dir = ".autograder/inert"
     # The students' feedback page: the course's template (Korean labels, the course's score precision, LaTeX by
     # KaTeX inlined: no CDN needed; autograder/feedback/html.py).
     c.GenerateFeedback.exporter_class = "autograder.feedback.html.FeedbackExporter"
