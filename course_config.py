@@ -62,7 +62,7 @@ COURSE = {
         # one whose code stops the alarm is killed this much later (and its process started again).
         "interrupt_grace": 1.0,
         # A call whose inputs are small (at most call_small numbers: every grader input but flash_attention's
-        # 8,192-token memory test; the float64 reference needs milliseconds there) gets call_floor seconds. The
+        # long memory tests; the float64 reference needs milliseconds there) gets call_floor seconds. The
         # slowest correct implementation (tests/implementations/*_loops.py) needs at most 0.4 s for such a call
         # (benchmarks/results/worst_case.txt). A call past its limit is stopped and recognised once: that
         # function is not called again (its later checks fail at once with the same message).
