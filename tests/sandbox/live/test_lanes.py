@@ -2,8 +2,9 @@
 
 Two lanes of one nursery run a submission each at the same time; each submission looks for the other (its
 processes, its files in /tmp and in its scratch folder, an abstract unix socket, System V IPC, a pseudo-terminal it
-opened, made readable by everyone and wrote its mark into) and must find nothing. The fork server of each lane is pid 1 of a pid namespace of its own, below the nursery's, with its own network
-namespace and no capabilities left; and a lane whose nursery cannot make it starts on its own and grades the same.
+opened, made readable by everyone and wrote its mark into) and must find nothing. The fork server of each lane is
+pid 1 of a pid namespace of its own, below the nursery's, with its own network namespace and no capabilities left;
+and a lane whose nursery cannot make it starts on its own and grades the same.
 """
 from __future__ import annotations
 
