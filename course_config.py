@@ -66,7 +66,7 @@ COURSE = {
         # one whose code stops the alarm is killed this much later (and its process started again).
         "interrupt_grace": 1.0,
         # A call whose inputs are small (at most call_small numbers: every grader input but flash_attention's
-        # 8,192-token memory test; the float64 reference needs milliseconds there) gets call_floor seconds. The
+        # long memory tests; the float64 reference needs milliseconds there) gets call_floor seconds. The
         # slowest correct implementation (tests/implementations/*_loops.py) needs at most 0.4 s for such a call
         # (benchmarks/results/worst_case.txt). A call past its limit is stopped and recognised once: that
         # function is not called again (its later checks fail at once with the same message).
@@ -270,10 +270,12 @@ if c is not None:
     _head_in_process()
     c.Autograde.exporter_class = "autograder.gradebook.files.SubmittedNotebookExporter"
     # No student HTML runs anywhere: markdown, raw cells and rich outputs are made inert in the autograded notebook
-    # (what formgrader shows and feedback is made from) and again when feedback is generated
-    # (autograder/feedback/sanitize.py); nbconvert's own sanitising of outputs is on as well.
+    # (what formgrader shows and feedback is made from), within bounds and in a bounded child, once: a notebook whose
+    # digest is recorded (made inert by autograde) is not rendered again when feedback is generated, one autograded
+    # before is (autograder/feedback/sanitize.py); nbconvert's own sanitising of outputs is on as well.
     c.Autograde.autograde_preprocessors = [*c.Autograde.autograde_preprocessors,
                                            "autograder.feedback.sanitize.SanitizeStudentHTML"]
+    c.SanitizeStudentHTML.record_dir = ".autograder/inert"
     # The students' feedback page: the course's template (Korean labels, the course's score precision, LaTeX by
     # KaTeX inlined: no CDN needed; autograder/feedback/html.py).
     c.GenerateFeedback.exporter_class = "autograder.feedback.html.FeedbackExporter"

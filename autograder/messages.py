@@ -305,6 +305,17 @@ class Notice(_Catalogue):
     # --- a notebook that CI or Gradescope could not grade at all: the assignment's every exercise is 0
     NOT_GRADED_CI = ("제출한 {notebook!c:을} 채점할 수 없어 이 과제는 0점입니다. 원인: {reason}",
                      "{notebook} could not be graded (0 points): {reason}")
+    # --- markdown, raw cells and rich outputs shown as plain text instead of rendered (autograder/feedback/sanitize.py)
+    MARKDOWN_TOO_BIG = ("⚠️ 이 셀은 너무 커서 ({size:,}자, 셀 하나의 한도 {limit:,}자) 서식 없이 글자 그대로 "
+                        "보여 줍니다. 점수와는 관계없습니다.",)
+    MARKDOWN_TOO_MUCH = ("⚠️ 노트북의 마크다운이 너무 많아 이 셀부터는 서식 없이 글자 그대로 보여 줍니다 (셀 전체의 "
+                         "한도 {limit:,}자). 점수와는 관계없습니다.",)
+    MARKDOWN_TOO_DEEP = ("⚠️ 이 셀은 HTML 태그가 너무 많거나 너무 깊이 겹쳐 있어 (한도: 태그 {max_tags:,}개, 깊이 "
+                         "{max_depth}) 서식 없이 글자 그대로 보여 줍니다. 점수와는 관계없습니다.",)
+    MARKDOWN_NOT_RENDERED = ("⚠️ 이 셀의 서식을 제한 시간({seconds:g}초)과 메모리 안에 만들지 못해 서식 없이 글자 "
+                             "그대로 보여 줍니다. 점수와는 관계없습니다.",)
+    MARKDOWN_CUT = ("… (글자 {count:,}자를 더 보여 주지 않았습니다: 노트북 전체에서 글자 그대로 보여 주는 한도 "
+                    "{limit:,}자. 제출한 파일에는 그대로 있습니다)",)
 
 
 class Verdict(_Catalogue):

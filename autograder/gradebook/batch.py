@@ -118,9 +118,11 @@ def autograde_class(course_dir: Path, assignment: str, workers: int | None = Non
         collect(crew, jobs, outcomes, start, progress)
         if feedback:
             feedback_start = time.perf_counter()
-            made = collect_feedback(crew, assignment, [o.student for o in outcomes if o.ok])
+            took: dict = {}
+            made = collect_feedback(crew, assignment, [o.student for o in outcomes if o.ok], took)
             for outcome in outcomes:
                 outcome.feedback = made.get(outcome.student, "not graded")
+                outcome.feedback_seconds = round(took.get(outcome.student, 0.0), 3)
             feedback_s = time.perf_counter() - feedback_start
     finally:
         crew.stop()
@@ -162,6 +164,7 @@ def run_summary(outcomes: list[Outcome], workers: int, wall: float, began: float
         **{f"startup_{k}": round(v, 3) for k, v in phases.items()},
         "grading": round(last - first, 3),
         "feedback": round(feedback, 3),                   # the workers making the graded students' feedback
+        "feedback_max": max((o.feedback_seconds for o in outcomes), default=0.0),   # one student's, at most
         "after_last": round(wall - (last - began) - feedback, 3),   # handing back, closing the lanes
         "per_submission_median": round(statistics.median(o.seconds for o in outcomes), 3) if outcomes else 0.0,
         "per_submission_max": round(max((o.seconds for o in outcomes), default=0.0), 3),

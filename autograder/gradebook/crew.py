@@ -174,10 +174,12 @@ def collect(crew: Workers, jobs, outcomes: list, start: float, progress) -> None
                 worker.job = None
 
 
-def collect_feedback(crew: Workers, assignment: str, students: list[str]) -> dict[str, str]:
+def collect_feedback(crew: Workers, assignment: str, students: list[str],
+                     seconds: dict | None = None) -> dict[str, str]:
     """Each graded student's feedback (nbgrader's ``GenerateFeedback``), made by the workers that graded the class,
-    one student per idle worker: student -> "" when made, else why not. A worker that ends, or takes longer than a
-    submission's limit + ``kill_grace``, is replaced and that student's feedback reported missing with the reason."""
+    one student per idle worker: student -> "" when made, else why not (and into ``seconds``, where given: student ->
+    the seconds its worker took). A worker that ends, or takes longer than a submission's limit + ``kill_grace``, is
+    replaced and that student's feedback reported missing with the reason."""
     from multiprocessing.connection import wait
 
     from autograder.sandbox.policy import Timeouts
@@ -194,6 +196,8 @@ def collect_feedback(crew: Workers, assignment: str, students: list[str]) -> dic
                 try:
                     student, error = worker.conn.recv()
                     made[student], worker.job = error, None
+                    if seconds is not None:
+                        seconds[student] = time.time() - worker.began
                 except (EOFError, OSError):
                     pass   # it ended while it answered: below
             if worker.job is not None and time.time() - worker.began > hard and not worker.killed:

@@ -27,6 +27,7 @@ class Outcome:
     ended: float = 0.0
     peak_mb: float = 0.0  # how much the worker's peak resident memory grew while it graded this submission
     feedback: str | None = None   # with ``feedback``: "" when the student's feedback was made, else why not
+    feedback_seconds: float = 0.0  # and how long its worker took to make it
 
 
 _API = None

@@ -150,7 +150,7 @@ def _scalars(value):
 def call_limit(args, kwargs, timeouts) -> float:
     """Seconds one call may take (``timeouts``: ``policy.Timeouts``), by what the reference needs on its inputs:
     ``call_floor`` when the arrays passed hold at most ``call_small`` elements (every grader input but one: the
-    float64 reference needs milliseconds there), ``call`` otherwise (flash_attention's 8,192-token memory test: the
+    float64 reference needs milliseconds there), ``call`` otherwise (flash_attention's long memory tests: the
     reference itself needs seconds)."""
     ceiling = float(timeouts.call)
     if elements((args, kwargs)) > int(timeouts.call_small):

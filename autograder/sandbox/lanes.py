@@ -218,7 +218,7 @@ class Lane:
         reply = self._ask(header, (request_r, response_w, event_w, log_fd))
         if "pid" not in reply:
             raise LaneError(f"the grading lane could not start a submission's process: {reply.get('error')}")
-        return Child(self, reply["pid"], path)
+        return Child(self, reply["pid"], path, inside if self.sandboxed and self.uid is not None else None)
 
     def status(self, pid: int):
         return self._ask({"op": "status", "pid": pid}).get("code")
@@ -229,12 +229,26 @@ class Lane:
 
 
 class Child:
-    """A forked student process, with just the part of ``subprocess.Popen`` that ``process.StudentProcess`` uses."""
+    """A forked student process, with just the part of ``subprocess.Popen`` that ``process.StudentProcess`` uses.
 
-    def __init__(self, lane: Lane, ns_pid: int, scratch: Path):
-        self.lane, self.ns_pid, self.scratch = lane, ns_pid, scratch
+    ``tmpfs``: where its scratch tmpfs is mounted in its own mount namespace (``policy.child_mounts``), None where it
+    has none (a lane without namespaces: its scratch is a folder of the lane's)."""
+
+    def __init__(self, lane: Lane, ns_pid: int, scratch: Path, tmpfs: str | None = None):
+        self.lane, self.ns_pid, self.scratch, self.tmpfs = lane, ns_pid, scratch, tmpfs
         self.pid = warm.host_pid(lane.root_pid, ns_pid) if lane.sandboxed else ns_pid
         self.returncode = None
+
+    def open_tmpfs(self) -> int | None:
+        """A descriptor of its scratch tmpfs, seen from here through ``/proc/PID/root`` (``O_PATH``: nothing in it
+        is opened or read, only the file system's usage, ``os.fstatvfs``), or None where it has none or it cannot be
+        reached."""
+        if self.tmpfs is None or self.pid is None:
+            return None
+        try:
+            return os.open(f"/proc/{self.pid}/root{self.tmpfs}", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            return None
 
     def poll(self):
         if self.returncode is None and self.pid is not None and warm.running(self.pid):

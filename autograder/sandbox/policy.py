@@ -91,7 +91,9 @@ def lane_mounts(root: str) -> list[dict]:
 
 # Each child of a lane (one submission's process): own mount and IPC namespaces (its System V IPC and POSIX message
 # queues end with it), a scratch folder that is a tmpfs of its own with a total size and a number of files (inodes),
-# owned by the lane's uid, and a /dev/shm that is a small empty tmpfs nobody can write.
+# owned by the lane's uid, a /dev/shm that is a small empty tmpfs nobody can write, and pseudo-terminals of its own
+# (a new devpts instance at /dev/pts, which bubblewrap's /dev/ptmx points into): the lanes of one nursery share its
+# /dev, and a terminal one submission opened and made readable by all was another's to read.
 CHILD_NAMESPACES = ("mount", "ipc")
 
 
@@ -110,4 +112,6 @@ def child_mounts(scratch: str, limits: Limits, uid: int | None, shared_uid: bool
                     f"uid={uid},gid={uid}"},
         {"type": "tmpfs", "target": "/dev/shm", "flags": ["nosuid", "nodev", "noexec", "rdonly"],
          "options": "mode=0755,size=4k,nr_inodes=2", "if_exists": True},
+        {"type": "devpts", "target": "/dev/pts", "flags": ["nosuid", "noexec"],
+         "options": "newinstance,ptmxmode=0666,mode=0620", "if_exists": True},
     ]

@@ -170,23 +170,26 @@ class RemoteCalls:
         """Like ``call``, allowing at most ``memory_mb`` MiB beyond what the process holds now.
 
         The student's process lowers its own soft address-space limit for the call (an allocation past it raises
-        ``MemoryError``), and the peak resident memory is measured from this side (``/proc/PID/clear_refs`` and
-        ``VmHWM``, and the rise above its lowest point while the call runs, ``Growth``: memory freed at the call's
-        start and allocated again counts), so a process that raises its soft limit again is still caught. The
-        student's code cannot fork, spawn or exec (``inside.monitor.guard``'s audit hook), so this process's peak is
-        its whole tree's: no child can
-        hold the memory instead. The reply carries ``peak_mb``.
+        ``MemoryError``), and the peak memory is measured from this side (``/proc/PID/clear_refs`` and ``VmHWM``,
+        and the rise above its lowest point while the call runs, ``Growth``: memory freed at the call's start and
+        allocated again counts), so a process that raises its soft limit again is still caught. What the call writes
+        to its scratch folder, a tmpfs whose pages are memory but no process's resident size, counts with it
+        (``Growth`` samples its usage). The student's code cannot fork, spawn or exec (``inside.monitor.guard``'s
+        audit hook), so this process's peak is its whole tree's: no child can hold the memory instead. The reply
+        carries ``peak_mb``.
         """
         return self._call_with_memory(memory_mb, target, args, kwargs)
 
     def _call_with_memory(self, memory_mb: int, target, args, kwargs, **options) -> dict:
         """``call_with_memory`` with ``_call``'s options (timeout, isolate, answer)."""
         self.channel.ensure_running()
-        pid = self.channel.connection.proc.pid
+        proc = self.channel.connection.proc
+        pid = proc.pid
         with open(f"/proc/{pid}/clear_refs", "w") as fh:
             fh.write("5")  # reset the peak resident size (VmHWM) to the current one
         rss = _status(pid, "VmRSS")
-        with Growth(pid) as growth:
+        opener = getattr(proc, "open_tmpfs", None)
+        with Growth(pid, opener() if opener is not None else None) as growth:
             reply = self._call(target, args, kwargs, memory_mb=memory_mb, **options)
         reply["peak_mb"] = max(_status(pid, "VmHWM") - rss, growth.most) / (1 << 20)
         return reply
@@ -281,19 +284,22 @@ def _numeric(array):
 
 
 class Growth:
-    """How far the resident memory of process ``pid`` rose above its lowest point so far (``most``, bytes), sampled
-    from this side every millisecond while the block runs.
+    """How far the memory of process ``pid`` rose above its lowest point so far (``most``, bytes), sampled from this
+    side every millisecond while the block runs: its resident size and, given ``tmpfs`` (a descriptor of its scratch
+    tmpfs, ``lanes.Child.open_tmpfs``; closed here), what its files there hold.
 
     ``VmHWM`` minus the size at the start misses a call that frees memory it held before (a ballast) and then
     allocates as much: the peak never passes the starting size. Measured from its lowest point, the call's own
-    allocations count whatever it freed first. Nothing the student's process does changes what is read here
-    (``/proc/PID/statm``, opened by this process).
+    allocations count whatever it freed first. A tmpfs's pages are memory too, but no process's resident size: a
+    call that writes the full mask to files and reads it back a block at a time held it all the same. Nothing the
+    student's process does changes what is read here (``/proc/PID/statm``, opened by this process, and the tmpfs's
+    usage, ``fstatvfs``).
     """
 
     INTERVAL = 0.001
 
-    def __init__(self, pid: int):
-        self.pid, self.most, self._stop = pid, 0, threading.Event()
+    def __init__(self, pid: int, tmpfs: int | None = None):
+        self.pid, self.most, self._stop, self._tmpfs = pid, 0, threading.Event(), tmpfs
         self._page = os.sysconf("SC_PAGE_SIZE")
         self._thread = threading.Thread(target=self._sample, name=f"memory-{pid}", daemon=True)
 
@@ -302,6 +308,7 @@ class Growth:
             self._fd = os.open(f"/proc/{self.pid}/statm", os.O_RDONLY)
         except OSError:
             self._fd = None
+            self._close_tmpfs()
             return self
         self._thread.start()
         return self
@@ -311,16 +318,32 @@ class Growth:
             self._stop.set()
             self._thread.join()
             os.close(self._fd)
+        self._close_tmpfs()
+
+    def _close_tmpfs(self):
+        if self._tmpfs is not None:
+            os.close(self._tmpfs)
+            self._tmpfs = None
+
+    def _files(self) -> int:
+        """Bytes the scratch tmpfs holds (0 without one)."""
+        if self._tmpfs is None:
+            return 0
+        try:
+            usage = os.fstatvfs(self._tmpfs)
+        except OSError:
+            return 0
+        return (usage.f_blocks - usage.f_bfree) * usage.f_frsize
 
     def _sample(self):
         low = None
         while True:
             try:
-                resident = int(os.pread(self._fd, 256, 0).split()[1]) * self._page
+                held = int(os.pread(self._fd, 256, 0).split()[1]) * self._page + self._files()
             except (OSError, IndexError, ValueError):   # the process is gone
                 return
-            low = resident if low is None else min(low, resident)
-            self.most = max(self.most, resident - low)
+            low = held if low is None else min(low, held)
+            self.most = max(self.most, held - low)
             if self._stop.wait(self.INTERVAL):
                 return
 

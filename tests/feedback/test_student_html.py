@@ -207,6 +207,7 @@ def test_course_config_sanitises_autograded_notebooks_and_feedback(root):
     steps = list(config.Autograde.autograde_preprocessors)
     assert steps[-1] == name and steps.index("nbgrader.preprocessors.SaveAutoGrades") < steps.index(name)
     assert name in config.GenerateFeedback.preprocessors
+    assert config.SanitizeStudentHTML.record_dir   # made inert once: feedback does not render the notebook again
     assert config.HTMLExporter.sanitize_html is True
 
 
@@ -245,3 +246,104 @@ def test_the_release_tables_are_tables(root):
         pages = [markdown2html(c.source) for c in nb.cells if c.cell_type == "markdown"]
         raw = [line for page in pages for line in page.split("&#10;") if re.search(r"\|\s*-{3,}\s*\|", line)]
         assert not raw, f"{assignment}: tables left as pipes: {raw[:3]}"
+
+
+# ----------------------------------------------------------------------------------------------- bounded
+def cell_html(nb, index=0) -> str:
+    return unescape(nb.cells[index].source)
+
+
+def test_a_cell_over_its_size_is_shown_as_text_with_the_reason():
+    """A markdown cell past ``MAX_CELL_CHARS`` is not rendered: its text, escaped, under the Korean note."""
+    from autograder.messages import Notice
+
+    source = "<script>document.title='x'</script>**굵게** " + "x" * sanitize.MAX_CELL_CHARS
+    nb = sanitized(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(source)]))
+    html = nb.cells[0].source
+    assert not active(markdown2html(html)) and "<strong>굵게</strong>" not in html
+    assert Notice.MARKDOWN_TOO_BIG.found_in(cell_html(nb)) and "**굵게**" in cell_html(nb)
+
+
+def test_nested_tags_are_shown_as_text_without_being_rendered(monkeypatch):
+    """A cell whose tags nest past ``MAX_DEPTH`` (or are more than ``MAX_TAGS``) is measured before anything renders
+    it: no child is asked to render it."""
+    from autograder.messages import Notice
+
+    asked = []
+    monkeypatch.setattr(sanitize, "render_bounded", lambda pieces: asked.append(pieces) or [])
+    deep = "<div>" * (sanitize.MAX_DEPTH + 1) + "x"
+    closed_wrongly = "<div></span>" * (sanitize.MAX_DEPTH + 1)   # a close tag of another name closes nothing
+    many = "<b>x</b>" * (sanitize.MAX_TAGS // 2 + 1)
+    nb = sanitized(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(s) for s in (deep, closed_wrongly,
+                                                                                              many)]))
+    assert asked == []
+    for index in range(3):
+        assert Notice.MARKDOWN_TOO_DEEP.found_in(cell_html(nb, index)), cell_html(nb, index)[:300]
+        assert not active(markdown2html(nb.cells[index].source))
+
+
+def test_markdown_that_nests_once_rendered_is_shown_as_text():
+    """Markdown whose HTML nests deeper than ``MAX_DEPTH`` only once rendered (lists in lists: no tag in its source)
+    is measured again before it is cleaned."""
+    from autograder.messages import Notice
+
+    nb = sanitized(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("- " * 40 + "깊은 목록")]))
+    assert Notice.MARKDOWN_TOO_DEEP.found_in(cell_html(nb)) and "깊은 목록" in cell_html(nb)
+
+
+def test_the_notebooks_markdown_is_bounded_in_all():
+    """Cells past ``MAX_CHARS`` of markdown in all are shown as text; the earlier ones are rendered."""
+    from autograder.messages import Notice
+
+    cells = [nbformat.v4.new_markdown_cell(f"**{i}** " + "가" * (sanitize.MAX_CELL_CHARS - 10)) for i in range(3)]
+    nb = sanitized(nbformat.v4.new_notebook(cells=cells))
+    assert "<strong>0</strong>" in nb.cells[0].source and "<strong>1</strong>" in nb.cells[1].source
+    assert Notice.MARKDOWN_TOO_MUCH.found_in(cell_html(nb, 2)) and "<strong>2</strong>" not in nb.cells[2].source
+
+
+def test_a_render_past_its_time_is_shown_as_text(monkeypatch):
+    """The child that renders is stopped at ``RENDER_SECONDS``: what it did not render is shown as text."""
+    from autograder.messages import Notice
+
+    monkeypatch.setattr(sanitize, "RENDER_SECONDS", 0.05)
+    monkeypatch.setattr(sanitize, "_render_all", lambda pieces: __import__("time").sleep(5))
+    nb = sanitized(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("느린 *셀* 하나")]))
+    assert Notice.MARKDOWN_NOT_RENDERED.found_in(cell_html(nb)) and "느린 *셀* 하나" in cell_html(nb)
+
+
+def test_text_shown_as_text_is_bounded_in_all():
+    """At most ``MAX_SHOWN`` characters of a notebook are shown as plain text; the rest is cut with a note."""
+    from autograder.messages import Notice
+
+    big = "<i>" + "뷁" * (sanitize.MAX_SHOWN + sanitize.MAX_CELL_CHARS)
+    nb = sanitized(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(big) for _ in range(2)]))
+    assert Notice.MARKDOWN_CUT.found_in(cell_html(nb, 0)) and Notice.MARKDOWN_CUT.found_in(cell_html(nb, 1))
+    assert [c.source.count("뷁") for c in nb.cells] == [sanitize.MAX_SHOWN - 3, 0]
+
+
+def test_a_notebook_made_inert_once_is_not_rendered_again(tmp_path, monkeypatch):
+    """With ``record_dir`` (the course's setting) the autograded notebook, written and read back as nbgrader does,
+    is passed as it is when feedback is made: nothing is rendered twice. A part changed afterwards is rendered."""
+    monkeypatch.chdir(tmp_path)
+    cells = [nbformat.v4.new_markdown_cell("# 제목\n\n" + HOSTILE[0]), nbformat.v4.new_raw_cell(HOSTILE[1])]
+    code = nbformat.v4.new_code_cell("x")
+    code.outputs = [nbformat.v4.new_output("display_data", data={"text/html": "<b>표</b>" + HOSTILE[1]})]
+    step = SanitizeStudentHTML(record_dir=".autograder/inert")
+    nb, _ = step.preprocess(nbformat.v4.new_notebook(cells=[*cells, code]), {})
+    nbformat.write(nb, str(tmp_path / "autograded.ipynb"))
+    again = nbformat.read(str(tmp_path / "autograded.ipynb"), as_version=4)
+    monkeypatch.setattr(sanitize, "render_bounded", lambda pieces: pytest.fail(f"rendered again: {pieces}"))
+    monkeypatch.setattr(sanitize, "_CACHE", sanitize.RenderCache())
+    assert step.preprocess(again, {})[0] == nbformat.read(str(tmp_path / "autograded.ipynb"), as_version=4)
+    again.cells[0].source += HOSTILE[0]   # not what autograde made inert: rendered (and made inert) again
+    with pytest.raises(pytest.fail.Exception, match="rendered again"):
+        step.preprocess(again, {})
+
+
+def test_the_render_cache_is_bounded_by_its_size():
+    cache = sanitize.RenderCache(limit=1600)
+    for i in range(40):
+        cache.put(f"source {i:3d}", "x" * 90)
+    assert cache.size <= 1600 and cache.get("source  39") and not cache.get("source   0")
+    cache.put("big", "x" * 200)   # over a sixteenth of the limit: not remembered
+    assert cache.get("big") is None

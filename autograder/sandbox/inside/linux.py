@@ -41,7 +41,7 @@ def unshare(namespaces):
 
 def mount_all(mounts):
     """Make this mount namespace's mounts private, then mount the policy's mounts in order: each a dict of
-    ``type`` (``bind``, ``tmpfs``, ``proc``), ``source`` (a bind's), ``target``, ``flags``, ``options`` and
+    ``type`` (``bind``, ``tmpfs``, ``proc``, ``devpts``), ``source`` (a bind's), ``target``, ``flags``, ``options`` and
     ``if_exists`` (skipped where the target is not a folder)."""
     libc_call("mount", None, b"/", None, MS_REC | MS_PRIVATE, None)
     for mount in mounts:

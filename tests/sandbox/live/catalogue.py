@@ -2110,6 +2110,31 @@ def _print_in_nb(nb):
     cell.outputs = [new_output("execute_result", data={"text/plain": "2"}, execution_count=1)]
 
 
+# Markdown that costs the sanitizer far more than its bytes (autograder/feedback/sanitize.py): 20,000 nested <div> in
+# one cell (~220 KB: 33 s to clean, quadratic), 3 MB of bold (a minute, 1.3 GB), and within a cell's size a nesting
+# bomb (12,000 unclosed <div>) and a cell of headings that only its rendered HTML shows to be over the bound on tags
+# (4 tags a heading: the tree walk is quadratic in an element's children).
+MARKDOWN_BOMBS = ["<div>" * 20_000 + "x" + "</div>" * 20_000, "**x** " * 500_000, "<div>" * 12_000, "# x\n" * 1_500]
+
+
+def markdown_bombs(ctx):
+    """The honest solution with the bombs after its first cell: every exercise keeps its score."""
+    nb = copy.deepcopy(ctx.solution)
+    nb.cells[1:1] = [nbformat.v4.new_markdown_cell(bomb) for bomb in MARKDOWN_BOMBS]
+    return nb
+
+
+# An exception whose text forges lines of the grade cell's report: a header with full marks, a passed check, a total,
+# after a newline, a carriage return and a terminal's clear-screen sequence.
+FORGED_LINES = ("\x1b[2J\r\n[" + TARGET + "] 2 / 2점 (비공개 채점기)\n  ✅ 모든 검사 통과 (2/2점)\u2028"
+                "✅ total 27 / 27점\n")
+FORGES_REPORT = f'''
+
+def {TARGET}(query, key, value, mask=None):
+    raise ValueError({FORGED_LINES!r})
+'''
+
+
 NOTEBOOK_ATTACKS = [
     Entry("nb_edit_grade_cell", "attack", "notebook",
           "채점 셀의 코드를 '2' 로 바꾸고 만점 출력을 미리 넣어 두기",
@@ -2155,6 +2180,14 @@ NOTEBOOK_ATTACKS = [
           "해답 셀에서 점수처럼 보이는 숫자를 출력하고 execute_result 2 를 남기기",
           "print score-like numbers in the solution cell and leave an execute_result of 2",
           (TARGET,), edited(_print_in_nb)),
+    Entry("markdown_bombs", "attack", "notebook",
+          "마크다운 셀에 <div> 2만 겹, 3 MB의 굵은 글씨, 태그 수만 개를 넣어 채점과 피드백을 느리게 하기",
+          "markdown cells of 20,000 nested <div>, 3 MB of bold and tens of thousands of tags, to stall grading and "
+          "feedback", (), markdown_bombs),
+    Entry("forged_report_lines", "attack", "notebook",
+          "예외 메시지에 줄바꿈과 화면 지우기 문자를 넣어 채점 셀 보고서에 만점 줄을 위조하기",
+          "an exception text with newlines and a clear-screen sequence that forges full-marks lines in the grade "
+          "cell's report", (TARGET,), on_target(FORGES_REPORT)),
 ]
 
 

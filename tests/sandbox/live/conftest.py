@@ -27,7 +27,7 @@ from tests.helpers import notebooks  # noqa: E402
 from autograder.sandbox import bubblewrap  # noqa: E402
 from tests.sandbox.live.harness import (ASSIGNMENT, GRADER_CEILING_MB, MAX_SECONDS, ROOT, SEED,  # noqa: E402
                                         CourseTimeouts,
-                                        SHORT_TIMEOUTS, Servers, cell_scores, expected_cell_scores, generate_feedback,
+                                        SHORT_TIMEOUTS, Servers, cell_scores, expected_cell_scores, feedback_pages,
                                         gradebook_shape, new_course, submit, tree_hashes)
 
 
@@ -131,7 +131,11 @@ def generated_course(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def nb_class(generated_course, tmp_path_factory, ctx, honest):
-    """The notebook- and file-level entries, and one honest student, graded by ``autograde_class`` (2 workers)."""
+    """The notebook- and file-level entries, and one honest student, graded by ``autograde_class`` (2 workers) with
+    ``feedback=True``, as ``python -m autograder autograde --feedback`` grades a class: its run summary (``run``) and
+    every student's feedback page."""
+    import json
+
     from autograder.gradebook.batch import autograde_class
 
     course_dir = new_course(generated_course, tmp_path_factory.mktemp("nbclass") / "course")
@@ -143,16 +147,18 @@ def nb_class(generated_course, tmp_path_factory, ctx, honest):
     before = tree_hashes(ROOT / "autograder", course_dir / "submitted")
     start = time.perf_counter()
     with open(os.devnull, "w") as quiet:
-        outcomes = autograde_class(course_dir, ASSIGNMENT, workers=2, progress=quiet)
+        outcomes = autograde_class(course_dir, ASSIGNMENT, workers=2, progress=quiet, feedback=True)
     seconds = time.perf_counter() - start
-    catalogue.REPORT.timings[f"nbgrader class of {len(entries) + 1} catalogue submissions (2 workers)"] = seconds
+    run = json.loads((course_dir / ".autograder" / "runs" / f"{ASSIGNMENT}.json").read_text())
+    catalogue.REPORT.timings[f"nbgrader class of {len(entries) + 1} catalogue submissions (2 workers, with "
+                             f"feedback: {run['feedback']:.1f} s of it)"] = seconds
     after = tree_hashes(ROOT / "autograder", course_dir / "submitted")
-    feedback = generate_feedback(course_dir, [e.id for e in catalogue.FILE_FAULTS])
+    students = ["honest"] + [e.id for e in entries]
     return {
         "dir": course_dir, "outcomes": {o.student: o for o in outcomes}, "before": before, "after": after,
-        "shape_before": shape_before, "shape_after": gradebook_shape(course_dir),
-        "scores": {s: cell_scores(course_dir, s) for s in ["honest"] + [e.id for e in entries]},
-        "feedback": feedback, "honest": expected_cell_scores(honest),
+        "shape_before": shape_before, "shape_after": gradebook_shape(course_dir), "run": run,
+        "scores": {s: cell_scores(course_dir, s) for s in students},
+        "feedback": feedback_pages(course_dir, students), "honest": expected_cell_scores(honest),
     }
 
 

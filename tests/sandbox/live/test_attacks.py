@@ -90,6 +90,8 @@ def test_catalogue_covers_the_issue():
                                                                  "library_source_executed", "library_module_patched",
                                                                  "dispatcher_kernels_replaced"},
         "the guard's frames reached from a signal handler (issue 42)": {"signal_handler_walks_to_kernel"},
+        "markdown the sanitizer renders, student text in the grade cell's report": {"markdown_bombs",
+                                                                                   "forged_report_lines"},
     }
     for family, needed in families.items():
         assert needed <= ids, (family, needed - ids)
@@ -246,3 +248,45 @@ def test_notebook_attacks_left_graders_gradebook_and_submissions_alone(nb_class)
     assert nb_class["shape_after"] == nb_class["shape_before"]
     assert nb_class["shape_after"]["max_score"] == sum(nb_class["honest"].values())
     assert nb_class["scores"]["honest"] == nb_class["honest"]
+
+
+def test_markdown_bombs_cost_what_an_honest_notebook_costs(nb_class):
+    """Markdown that makes the sanitizer quadratic (20,000 nested <div>, 3 MB of bold, 12,000 unclosed <div>, 15,000
+    headings) is measured before it is rendered and shown as text with the reason: the submission keeps every point
+    (``test_notebook_attack``), its grading stays within the catalogue's bounds of time and worker memory, and making
+    the class's feedback (which does not render the autograded notebook again) does too."""
+    from autograder.messages import Notice
+    from tests.sandbox.live.harness import MAX_SECONDS
+
+    outcome, honest = nb_class["outcomes"]["markdown_bombs"], nb_class["outcomes"]["honest"]
+    page = nb_class["feedback"]["markdown_bombs"]
+    for who, o in (("markdown bombs", outcome), ("honest", honest)):
+        catalogue.REPORT.timings[f"{who}: graded (class of {len(nb_class['outcomes'])})"] = o.seconds
+        catalogue.REPORT.timings[f"{who}: feedback made"] = o.feedback_seconds
+    assert outcome.ok and outcome.feedback == "", (outcome.error[-500:], outcome.feedback)
+    assert outcome.seconds <= MAX_SECONDS and outcome.peak_mb <= 1024, (outcome.seconds, outcome.peak_mb)
+    assert 0 < outcome.feedback_seconds <= MAX_SECONDS, outcome.feedback_seconds
+    assert Notice.MARKDOWN_TOO_BIG.found_in(page) and Notice.MARKDOWN_TOO_DEEP.found_in(page), page[-3000:]
+
+
+def test_student_text_forges_no_line_of_the_grade_cell_report(nb_class):
+    """An exception's text with newlines, a carriage return, a line separator and a clear-screen sequence stays on
+    its one line of the report (escaped, shown), in the autograded notebook's grade cell (what formgrader shows) and
+    in the student's feedback page: no line of either claims the forged full marks."""
+    import re
+
+    import nbformat
+
+    course = nb_class["dir"]
+    nb = nbformat.read(str(course / "autograded" / "forged_report_lines" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"), 4)
+    cell = catalogue.grade_cell(nb, catalogue.TARGET)
+    report = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+    lines = report.splitlines()
+    forged = re.compile(rf"^\s*(\[{catalogue.TARGET}\] 2 / 2점|✅ (모든 검사 통과|total))")
+    assert lines[0].startswith(f"[{catalogue.TARGET}] 0 / 2점"), report
+    assert not [line for line in lines if forged.match(line)], report
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029]", report), repr(report)
+    assert any(f"\\n[{catalogue.TARGET}] 2 / 2점" in line for line in lines), report   # shown, escaped, not dropped
+    page = nb_class["feedback"]["forged_report_lines"]
+    assert f"[{catalogue.TARGET}] 0 / 2점" in page
+    assert not [line for line in page.splitlines() if forged.match(line)], "a forged line in the feedback page"

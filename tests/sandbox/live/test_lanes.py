@@ -1,9 +1,10 @@
 """Lanes forked from one nursery are as separate as lanes with a bubblewrap each (issue 8), and the fallback works.
 
 Two lanes of one nursery run a submission each at the same time; each submission looks for the other (its
-processes, its files in /tmp and in its scratch folder, an abstract unix socket, System V IPC) and must find
-nothing. The fork server of each lane is pid 1 of a pid namespace of its own, below the nursery's, with its own network
-namespace and no capabilities left; and a lane whose nursery cannot make it starts on its own and grades the same.
+processes, its files in /tmp and in its scratch folder, an abstract unix socket, System V IPC, a pseudo-terminal it
+opened, made readable by everyone and wrote its mark into) and must find nothing. The fork server of each lane is
+pid 1 of a pid namespace of its own, below the nursery's, with its own network namespace and no capabilities left;
+and a lane whose nursery cannot make it starts on its own and grades the same.
 """
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ with open("/tmp/" + LANE_MARK, "w") if os.access("/tmp", os.W_OK) else open(LANE
 _server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 _server.bind("\\0" + LANE_MARK)
 _server.listen(1)
+_pty, _tty = os.openpty()                      # a pseudo-terminal for anyone: its other end readable by all, the
+os.chmod(os.ttyname(_tty), 0o666)              # mark waiting in it (written to the master, read from the slave)
+os.write(_pty, (LANE_MARK + "\\n").encode() * 3)   # a read takes one line: one for each look below
 '''
 
 LOOK = '''
@@ -54,6 +58,18 @@ def look(other):
         pass
     with open("/proc/sysvipc/shm") as fh:
         found += ["shm " + line for line in fh.read().splitlines()[1:]]
+    for tty in glob.glob("/dev/pts/[0-9]*"):
+        try:
+            fd = os.open(tty, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+        except OSError:
+            continue
+        try:
+            if other.encode() in os.read(fd, 4096):
+                found.append("pty " + tty)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
     return found
 def pids():
     return sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
@@ -113,7 +129,8 @@ def test_two_lanes_at_once_cannot_see_each_other(two_lanes):
     try:
         assert ask(first, "look", "LANE-MARK-B") == []
         assert ask(second, "look", "LANE-MARK-A") == []
-        assert ask(first, "look", "LANE-MARK-A") != []            # control: a lane finds its own things
+        own = ask(first, "look", "LANE-MARK-A")
+        assert own != [] and any(f.startswith("pty ") for f in own), own   # control: a lane finds its own things
         assert ask(first, "pids") == [1, first.proc.ns_pid]   # the lane's fork server and this submission only
         assert ask(first, "caps") == ["0000000000000000", "0000000000000000"]
     finally:

@@ -1,9 +1,12 @@
-"""The memory rule cannot be reset from inside nor fooled by freeing what the process held before the call.
+"""The memory rule cannot be reset from inside nor fooled by freeing what the process held before the call, or by
+keeping the matrix in files.
 
 The rule (``RemoteCalls.call_with_memory``, flash attention's grader) allows a call a number of MiB of its own
 allocations. A student's process that frees a ballast at the start of the call and then builds the full score matrix
 stayed under ``VmHWM`` (reset to the starting size) and passed; one that wrote ``5`` to ``/proc/self/clear_refs``
-after building it reset the peak the grader reads. Both are played here in one process of this test's lane.
+after building it reset the peak the grader reads; one that writes the matrix to four files of its scratch folder (a
+tmpfs: memory, but no process's resident size) and reads it back a block at a time was not measured at all. All are
+played here in one process of this test's lane.
 """
 from __future__ import annotations
 
@@ -45,6 +48,19 @@ def then_reset(n):
     return total
 
 
+def in_files(n):
+    rows = n // 4                              # the full matrix in four files, read back a block at a time
+    for part in range(4):
+        np.ones((rows, n)).tofile(f"part{part}")
+    total = 0.0
+    for part in range(4):
+        block = np.fromfile(f"part{part}", count=64 * n).reshape(64, n)
+        total += float(block[-1, -1])
+    for part in range(4):
+        os.remove(f"part{part}")
+    return total
+
+
 def refusals():
     return list(refused)
 
@@ -77,3 +93,10 @@ def test_clear_refs_is_refused_under_any_name_and_the_peak_stands(process):
         return
     assert reply["peak_mb"] > 250, reply["peak_mb"]
     assert process.call("refusals")["value"] == ["PermissionError", "PermissionError"]
+
+
+def test_a_matrix_kept_in_scratch_files_counts(process):
+    """What the call writes to its scratch tmpfs is memory it holds: a (5000, 5000) float64 matrix (191 MiB; the
+    scratch holds 256) kept in files counts, though the process's resident size never holds more than a quarter."""
+    reply = process.call_with_memory(ALLOWED_MB, "in_files", 5000)
+    assert reply["value"] == 4.0 and reply["peak_mb"] > 180, reply["peak_mb"]
