@@ -119,7 +119,7 @@ class Student:
         if used:
             raise _forbidden_failure(name, used)
         self.last.seconds = reply.get("seconds", 0.0)
-        self.last.appends = observed_appends(reply.get("observed")) if options["observe"] else None
+        self.last.caches = observed_caches(reply.get("observed")) if options["observe"] else None
         value = self._own(name, reply["value"])
         self.last.returned(value)
         return value
@@ -180,15 +180,16 @@ class _MemoryLimited:
         return lambda *args, **kwargs: self._student._call(name, args, kwargs, self._memory_mb)
 
 
-def observed_appends(record) -> list | None:
-    """The watched caches' appends of a reply (``inside.observed.Observed.report``) as lists of int shapes, one
-    list per cache; None for a record that is not that (it came from the student's process: plain numbers only)."""
+def observed_caches(record) -> list | None:
+    """What the watched instances of a reply held (``inside.observed.Observed.report``, arrays decoded): one
+    ``(keys, values)`` pair per instance, each a numeric array or None; None for a record that is not that (it came
+    from the student's process)."""
     try:
-        appends = record["appends"]
-        out = [[tuple(int(n) for n in shape) for shape in shapes] for shapes in appends]
-    except (TypeError, KeyError, ValueError):
+        caches = record["caches"]
+        out = [(held["keys"], held["values"]) for held in caches]
+    except (TypeError, KeyError):
         return None
-    if not all(type(n) is int for shapes in appends for shape in shapes for n in shape):
+    if not all(a is None or (isinstance(a, np.ndarray) and a.dtype.kind in "biuf") for pair in out for a in pair):
         return None
     return out
 

@@ -387,48 +387,105 @@ def test_feeding_a_cache_the_whole_sequence_loses_the_cache_points(mistake_id):
     assert mistake_id in [d.id for d in exercise.diagnosis]
 
 
-def test_the_sandbox_watches_the_given_cache_only_during_the_call():
-    """inside/observed.py: while a call runs, the notebook's KVCache is a subclass recording each append's key
-    shape, one list per cache in the order of first appends (caches made before the call are not watched); the
-    class is the notebook's own again afterwards, a name that is not a class is left alone."""
-    from autograder.graders.plugin import observed_appends
+GENERATE_RECOMPUTES_AND_FAKES_THE_CACHE = '''
+def generate(params, prompt, max_new_tokens, num_heads, use_cache=True, temperature=0.0, top_k=None, top_p=None,
+             rng=None):
+    tokens = np.asarray(prompt)
+    dh = params["wte"].shape[1] // num_heads
+    caches = [KVCache() for _ in params["blocks"]]
+    for step in range(max_new_tokens):
+        h = params["wte"][tokens] + params["wpe"][:tokens.shape[1]]                   # the whole sequence, every step
+        for block in params["blocks"]:
+            h = decoder_block(h, block, num_heads)
+        if use_cache:                                    # appends of the right shapes: the prompt, then one token
+            t = tokens.shape[1] if step == 0 else 1
+            for cache in caches:
+                zeros = np.zeros((tokens.shape[0], num_heads, t, dh), np.float32)
+                cache.append(zeros, zeros)
+        h = layer_norm(h[:, -1], params["ln_f"]["gamma"], params["ln_f"]["beta"])
+        logits = h @ params["wte"].T
+        if temperature == 0:
+            chosen = np.argmax(logits, axis=-1)
+        else:
+            chosen = sample(next_token_probs(logits, temperature, top_k, top_p), rng)
+        tokens = np.concatenate([tokens, chosen[:, None]], axis=1)
+    return tokens
+'''
+
+
+def test_appends_of_the_right_shapes_do_not_earn_the_cache_points():
+    """A generate that recomputes the whole sequence every step through decoder_block and appends zero arrays of the
+    right shapes (the prompt, then one token a step) to the given KVCaches: 5/5 when the grader believed the student
+    process's record of the append shapes. The trusted side saw decoder_block asked about 2, 3, 4... positions and
+    caches holding no layer's keys: it loses the cache's points (3.5/5)."""
+    result = graded("recomputes-and-fakes-the-cache",
+                    lambda: notebooks.with_code(SOLUTION, {"generate": GENERATE_RECOMPUTES_AND_FAKES_THE_CACHE}))
+    exercise = result.exercise("generate")
+    assert exercise.score == exercise.max_score - CACHE_POINTS, failures(result, "generate")
+    lost = [t for t in exercise.tests if not t.passed]
+    assert {t.name.split("[")[0] for t in lost} == {CACHE_TEST}
+    assert all("프롬프트(" in t.message and "보다 많은 토큰을 한 단계에 넣었습니다" in t.message for t in lost), lost
+
+
+def test_the_sandbox_reports_what_the_given_cache_holds():
+    """inside/observed.py: while a call runs, the notebook's KVCache is a subclass that remembers each instance made
+    through it (and each one appended to), in that order; afterwards it reports what each holds (arrays, None for
+    what is not one), the class is the notebook's own again, a name that is not a class is left alone."""
+    from autograder.graders.plugin import observed_caches
     from autograder.sandbox.inside.observed import Observed
 
     namespace = {"KVCache": references.KVCache, "attend_with_cache": None, "softmax": references.softmax}
     old = namespace["KVCache"]()
-    k = np.zeros((2, 4, 3, 4))
+    k = np.arange(24.0).reshape(1, 2, 3, 4)
     with Observed(namespace, ("KVCache", "softmax")) as observed:
-        first, second = namespace["KVCache"](), namespace["KVCache"]()
-        second.append(k, k)
+        first, second, empty = namespace["KVCache"](), namespace["KVCache"](), namespace["KVCache"]()
+        second.append(k, -k)
         first.append(k[:, :, :1], v=k[:, :, :1])
-        second.append(k[:, :, :1], k[:, :, :1])
         old.append(k, k)
         assert isinstance(first, references.KVCache) and type(first).__name__ == "KVCache"
     assert namespace["KVCache"] is references.KVCache and namespace["softmax"] is references.softmax
-    assert observed_appends(observed.report()) == [[(2, 4, 3, 4), (2, 4, 1, 4)], [(2, 4, 1, 4)]]
-    assert observed_appends({"appends": [[["2"]]]}) is None and observed_appends("x") is None
+    report = observed.report()
+    held = observed_caches(report)
+    assert [None if a is None else a.shape for pair in held for a in pair] == [(1, 2, 1, 4)] * 2 + [(1, 2, 3, 4)] * 2 \
+        + [None, None]
+    assert np.array_equal(held[1][1], -k) and report["dropped"] == 0
+    assert observed_caches({"caches": [{"keys": "x", "values": None}]}) is None and observed_caches("x") is None
 
 
-def test_the_cache_verdict_reads_the_appends():
-    """The judgement of the watched appends, on records of the ways a generate can keep its caches."""
-    from autograder.graders.decoder.test_generate import cache_verdict
+def test_the_cache_verdict_reads_what_the_grader_saw():
+    """The judgement of the fed lengths (this side's record of the proxies' questions) and of what the caches hold,
+    on records of the ways a generate can keep its caches (batch 2, prompt 2, 6 new tokens, 2 layers)."""
+    from autograder.graders.decoder.test_generate import cache_verdict, fed_lengths
 
-    def shapes(*counts, batch=2):
-        return [[(batch, 4, t, 4) for t in c] for c in counts]
+    rng = np.random.default_rng(0)
+    reference = [(rng.normal(size=(2, 4, 8, 4)), rng.normal(size=(2, 4, 8, 4))) for _ in range(2)]
+    whole = [(k[:, :, :7], v[:, :, :7]) for k, v in reference]                # every position but the last
+    rows = [(k[r:r + 1], v[r:r + 1]) for r in range(2) for k, v in whole]    # a cache per row and layer
+    fed = [2, 2] + [1, 1] * 5                                                 # ln_1, ln_2: the prefill, then 1s
 
-    good = [2, 1, 1, 1, 1, 1]
-    assert cache_verdict(shapes(good, good), 2, 2, 2, 6) is None
-    assert cache_verdict(shapes(good + [1], good + [1]), 2, 2, 2, 6) is None          # the last token run too
-    assert cache_verdict(shapes(good, good, good, good, batch=1), 2, 2, 2, 6) is None  # per layer and row
-    assert cache_verdict([], 2, 2, 2, 6)[1] == "gen_ignores_cache"
-    assert cache_verdict(None, 2, 2, 2, 6) is not None
-    assert cache_verdict(shapes(*[[2 + s] for s in range(6) for _ in range(2)]), 2, 2, 2, 6)[1] == \
-        "gen_cache_per_step"
-    assert cache_verdict(shapes([2, 3, 4, 5, 6, 7], [2, 3, 4, 5, 6, 7]), 2, 2, 2, 6)[1] == \
-        "gen_refeeds_whole_sequence"
-    assert cache_verdict(shapes([1] * 7, [1] * 7), 2, 2, 2, 6)[0].count("나눠 넣었습니다") == 1
-    assert cache_verdict(shapes([2, 1, 1], [2, 1, 1]), 2, 2, 2, 6) is not None          # steps missing
-    assert cache_verdict(shapes(good), 2, 2, 2, 6) is not None                            # one cache for 2 layers
+    def verdict(fed, caches):
+        return cache_verdict(fed, caches, reference, 2, 2, 6)
+
+    assert fed_lengths([("layer_norm", (2, 2, 16)), ("next_token_probs", (2, 23)), ("merge_heads", (2, 4, 1, 4)),
+                        ("causal_mask", ())]) == [2, 1]
+    assert verdict(fed, whole) is None
+    assert verdict(fed, [(k[:, :, :8], v[:, :, :8]) for k, v in reference]) is None    # the last token run too
+    assert verdict(fed + [1, 1], rows + [(None, None)]) is None                         # per row; an empty cache
+    assert verdict(fed, [])[1] == "gen_ignores_cache"
+    assert verdict(fed, [(None, None)] * 2)[1] == "gen_ignores_cache"
+    assert verdict(fed, None) is not None
+    refed = [2 + s for s in range(6) for _ in range(2)]
+    assert verdict(refed, whole)[1] == "gen_refeeds_whole_sequence"
+    assert verdict(refed, whole * 6)[1] == "gen_cache_per_step"
+    assert "나눠 넣었습니다" in verdict([1] * 14, whole)[0]
+    assert "볼 수 없었습니다" in verdict([], whole)[0]                              # nothing the grader could see
+    assert "볼 수 없었습니다" in verdict([2, 2, 1, 1], whole)[0]                    # later steps out of sight
+    zeros = [(np.zeros_like(k), np.zeros_like(v)) for k, v in whole]
+    assert "어느 층의 키와 값과도 다릅니다" in verdict(fed, zeros)[0]
+    assert "어느 층의 키와 값과도 다릅니다" in verdict(fed, [whole[0], (whole[1][0], whole[0][1])])[0]
+    assert "토큰 9개" in verdict(fed, [(np.concatenate([k, k[:, :, :2]], 2),) * 2 for k, _ in whole])[0]
+    assert "2번째 층" in verdict(fed, [whole[0]])[0]                                # one cache for 2 layers
+    assert "2번째 행" in verdict(fed, rows[:2])[0]                                   # the second row missing
 
 
 # ----------------------------------------------------------------------------------------------- release stub
