@@ -572,6 +572,68 @@ def test_forbidden_routines_get_zero_on_their_exercise():
             [t.message for t in exercise.tests]
 
 
+# Library code traced at notebook time into code torch.fx generates, the graph kept and called by the solution: torch's
+# decomposition of the layer-norm kernel (symbolic shapes: every rank-3 case), and torch's pre-norm causal
+# TransformerEncoderLayer traced with pre_dispatch for the first decoder_block case (functional_call: the block's
+# weights are inputs). Names are built from strings: only the run-time watch can see them.
+TRACED_LIBRARY_CODE = '''
+import importlib
+import numpy as np
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+from torch.func import functional_call
+
+_native = getattr(torch.ops.aten, "native_layer" + "_norm")
+_table = getattr(importlib.import_module("torch._de" + "comp"), "get_decompositions")([_native])
+_norm = make_fx(lambda x, g, b: _native(x, [x.shape[-1]], g, b, 1e-5)[0], decomposition_table=_table,
+                tracing_mode="symbolic")(torch.zeros(2, 3, 4, dtype=torch.float64), torch.ones(4, dtype=torch.float64),
+                                         torch.zeros(4, dtype=torch.float64))
+_layer = getattr(torch.nn, "Transformer" + "EncoderLayer")(16, 4, 64, dropout=0.0, activation="gelu",
+                                                          batch_first=True, norm_first=True).eval()
+_names = [n for n, _ in _layer.named_parameters()]
+_mask = torch.triu(torch.full((6, 6), float("-inf")), diagonal=1)
+_block = make_fx(lambda x, *ws: functional_call(_layer, dict(zip(_names, ws)), (x,),
+                                                {"src_mask": _mask, "is_causal": True}),
+                 pre_dispatch=True)(torch.zeros(2, 6, 16), *[p.detach() for p in _layer.parameters()])
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    t = torch.as_tensor(np.asarray(x, dtype=np.float64))
+    g, b = (torch.as_tensor(np.asarray(a, dtype=np.float64)) for a in (gamma, beta))
+    return _norm(t, g, b).numpy().astype(np.asarray(x).dtype)
+
+
+def decoder_block(x, block, num_heads):
+    g = lambda a: torch.as_tensor(np.asarray(a, dtype=np.float32))
+    p = block["attn"]
+    weights = {"self_attn.in_proj_weight": g(np.concatenate([p["w_q"], p["w_k"], p["w_v"]], 1).T),
+               "self_attn.in_proj_bias": g(np.concatenate([p["b_q"], p["b_k"], p["b_v"]])),
+               "self_attn.out_proj.weight": g(p["w_o"].T), "self_attn.out_proj.bias": g(p["b_o"]),
+               "linear1.weight": g(block["w_1"].T), "linear1.bias": g(block["b_1"]),
+               "linear2.weight": g(block["w_2"].T), "linear2.bias": g(block["b_2"]),
+               "norm1.weight": g(block["ln_1"]["gamma"]), "norm1.bias": g(block["ln_1"]["beta"]),
+               "norm2.weight": g(block["ln_2"]["gamma"]), "norm2.bias": g(block["ln_2"]["beta"])}
+    with torch.no_grad():
+        return _block(g(x), *[weights[n] for n in _names]).numpy()
+'''
+
+
+def test_code_traced_from_library_routines_gets_zero():
+    """torch's layer-norm decomposition traced with make_fx (symbolic shapes) and torch's TransformerEncoderLayer
+    traced with pre_dispatch, each at notebook time, the graphs kept and called by layer_norm and decoder_block: the
+    code torch.fx generated runs in the graded call with no watched frame on the stack (no points lost before: the
+    rule saw library routines only while a graded call was in flight). The generated code is known as the routine it
+    was traced from: 0 on both, the forbidden routine named where the graph ran, and the trace on the review list."""
+    result = graded("traced-library-code", lambda: notebooks.with_code(
+        SOLUTION, {"layer_norm": TRACED_LIBRARY_CODE, "decoder_block": "# (in the layer_norm cell)"}))
+    for name, routine in (("layer_norm", "layer_norm"), ("decoder_block", "multi_head_attention_forward")):
+        exercise = result.exercise(name)
+        assert exercise.score == 0, failures(result, name)
+        assert any(Reason.FORBIDDEN_ROUTINE.found_in(t.message) and routine in t.message for t in exercise.tests), \
+            [t.message for t in exercise.tests]
+    assert any("라이브러리 루틴 추적" in item for item in result.review), result.review
+
+
 NORMALISATION_ROADS = '''
 import keras
 import numpy as np
