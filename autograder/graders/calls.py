@@ -20,7 +20,7 @@ class Call:
     function: str
     args: tuple
     kwargs: dict
-    seconds: float = 0.0
+    seconds: float = 0.0   # how long the call took, measured on this side (its answers included)
     value: object = None
     history: list = field(default_factory=list, repr=False)
     # (name, shape of its first array argument) of each question the proxies asked during the call, in order: this

@@ -95,7 +95,10 @@ SOFTMAX = Rule(
     runtime={Routine.TORCH_SOFTMAX, Routine.TORCH_LOG_SOFTMAX, Routine.SCIPY_SOFTMAX, Routine.SCIPY_LOG_SOFTMAX,
              TAMPERED},
     names={"softmax", "log_softmax", "softmin", "_softmax", "Softmax", "LogSoftmax", "Softmin", "Softmax2d",
-           "_safe_softmax", "_masked_softmax"} | SWITCHES,
+           "_safe_softmax", "_masked_softmax",
+           # torch.distributions' categorical family normalises its logits (``Categorical(logits=x).logits``)
+           "Categorical", "OneHotCategorical", "RelaxedOneHotCategorical", "ExpRelaxedCategorical",
+           "logits_to_probs"} | SWITCHES,
 )
 ATTENTION = Rule(
     "attention",

@@ -31,6 +31,10 @@ REVIEW = {
     "_calculate_scores": "keras 어텐션 층의 내부 메서드", "_apply_scores": "keras 어텐션 층의 내부 메서드",
     "_compute_attention": "keras MultiHeadAttention의 내부 메서드", "_masked_softmax": "keras 층의 내부 메서드",
     "_refs": "torch의 파이썬 분해 구현", "_decomp": "torch의 파이썬 분해 구현",
+    # TorchScript: a traced or scripted function runs no Python frame, so a library routine inside it is not seen
+    "jit": "TorchScript로 추적하거나 컴파일한 코드 (안에서 도는 라이브러리 루틴은 감시에 보이지 않음)",
+    "_create_function_from_trace": "TorchScript 추적 (안에서 도는 라이브러리 루틴은 감시에 보이지 않음)",
+    "_create_method_from_trace": "TorchScript 추적 (안에서 도는 라이브러리 루틴은 감시에 보이지 않음)",
     # making or replacing code objects and functions: how a library routine is cloned
     "CodeType": "코드 객체를 만듭니다 (라이브러리 루틴의 복제일 수 있음)",
     "FunctionType": "코드 객체로 함수를 만듭니다 (라이브러리 루틴의 복제일 수 있음)",
