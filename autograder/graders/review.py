@@ -94,6 +94,19 @@ def runtime_review_items(reported) -> list[str]:
     return items
 
 
+def notebook_time_items(cell_routines: dict, code_cells: list[str], given) -> list[str]:
+    """Korean review lines for the student's cells (a code cell that is not one of the release's, ``given``) that ran
+    a watched library routine while the notebook ran, outside any graded call: what it computed (a table of masks
+    or of normalised values, say) is not seen when an answer later uses it."""
+    items = []
+    for index in sorted(cell_routines):
+        routines = sorted(cell_routines[index])
+        if routines and 0 <= index < len(code_cells) and code_cells[index] not in given:
+            items.append(f"{index + 1}번째 코드 셀: 채점 호출 밖에서 라이브러리 루틴을 실행했습니다 "
+                         f"({', '.join(routines)}) — 그 결과를 답에 쓰면 감시에 보이지 않습니다")
+    return items
+
+
 def isolation_review(gap: str) -> list[str]:
     """The Korean review line of a submission graded without the isolation of each submission from the next
     (``Lane.isolation_gap``: '' when it had it, and then no line)."""

@@ -341,10 +341,19 @@ def route(name):
 
 def rules():
     return {name: rule for name, (rule, _) in ROUTES.items()}
+
+
+def switch_off_the_fx_watch():   # torch.fx's own create_node again, taken from the guard's wrapper
+    hook = torch.fx.Graph.create_node
+    torch.fx.Graph.create_node = next(c.cell_contents for c in hook.__closure__ if c.cell_contents is not hook
+                                      and getattr(c.cell_contents, "__name__", "") == "create_node")
+    return True
 '''
 
 
 def test_every_road_to_a_watched_routine_is_seen_at_run_time():
+    """Every road of ``ROUTES_CELL`` is seen in a graded call with a label of its rule, no honest road is seen, and
+    switching the guard's torch.fx watch off (its wrapper replaced by torch's own method) costs the call."""
     from dataclasses import replace
 
     from autograder.sandbox import lanes
@@ -376,6 +385,8 @@ def test_every_road_to_a_watched_routine_is_seen_at_run_time():
             events = set(student.call("route", name)["events"]) & every
             if events:
                 wrong.append(f"{name}: {sorted(events)}")
+        # the watch on torch.fx reachable from the student's code: switching it off is seen and costs the call
+        switched = set(student.call("switch_off_the_fx_watch")["events"])
     assert len(routes) > 60, sorted(routes)
     for expected in ("torch.ops.aten._softmax.default", "torch._C._VariableFunctions.native_layer_norm",
                      "torch.nn.functional.scaled_dot_product_attention", "torch.ops.aten._native_multi_head_attention.default",
@@ -384,3 +395,4 @@ def test_every_road_to_a_watched_routine_is_seen_at_run_time():
         assert expected in routes, expected
     assert not unseen, f"roads to a watched routine the watch did not see: {unseen}"
     assert not wrong, f"honest roads seen as a library routine: {wrong}"
+    assert str(forbidden.TAMPERED) in switched, switched
