@@ -57,11 +57,13 @@ KERNEL_OPS = _plain({
     "quantized::batch_norm_relu": R.TORCH_BATCH_NORM, "quantized::batch_norm1d_relu": R.TORCH_BATCH_NORM,
     "quantized::batch_norm2d_relu": R.TORCH_BATCH_NORM, "quantized::batch_norm3d_relu": R.TORCH_BATCH_NORM,
 })
-# Kernels that every Python-level library routine of the rule reaches (matrix products, tanh, exp; the log-sum-exp,
-# sum and division of torch.distributions' normalisation; the triangles and running sums of torch's and Keras's causal
-# masks): they report the routine when one of its functions is on the calling thread's stack.
+# Kernels that every Python-level library routine of the rule reaches (matrix products, tanh, exp; the log-sum-exp
+# and the sum over an axis of torch.distributions' normalisation; the triangles and running sums of torch's and Keras's
+# causal masks): they report the routine when one of its functions is on the calling thread's stack. (Not an operator
+# that takes a Python number as a tensor, such as ``div.Tensor``: a Python kernel is handed the number, not the
+# wrapped tensor its original kernel expects.)
 PROBE_OPS = ("mm", "bmm", "baddbmm", "addmm", "mv", "dot", "tanh", "exp", "rsqrt", "rsqrt_", "sqrt", "logsumexp",
-             "sum.dim_IntList", "div.Tensor", "tril", "triu", "cumsum")
+             "sum.dim_IntList", "tril", "triu", "cumsum")
 KEYS = ("CPU", "SparseCPU", "NestedTensorCPU", "MkldnnCPU", "QuantizedCPU", "CompositeImplicitAutograd",
          "CompositeExplicitAutograd", "FuncTorchBatchedDecomposition", "FuncTorchVmapMode")
 

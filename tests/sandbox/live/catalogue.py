@@ -1720,7 +1720,7 @@ SEEN_WHENEVER_IT_RUNS = [
           "a top-level cell traces torch's decomposition of the softmax kernel with make_fx (symbolic shapes), keeps "
           "the generated graph, and softmax calls it",
           ("softmax",), with_cell(TRACED_SOFTMAX, "softmax", SOFTMAX_VIA), expect=(Reason.FORBIDDEN_ROUTINE,),
-          review=("라이브러리 루틴 추적",)),
+          review=("라이브러리 루틴 추적",), timeouts=(("cell", 60),)),   # three symbolic traces: seconds each
     Entry("causal_bias_materialized", "attack", "cells",
           "causal_mask 를 torch.nn.attention.bias.CausalBias(LOWER_RIGHT, ...)._materialize() 로 계산",
           "causal_mask computed by torch.nn.attention.bias.CausalBias(LOWER_RIGHT, ...)._materialize()",

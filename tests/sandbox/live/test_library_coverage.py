@@ -219,7 +219,7 @@ def test_flex_attention_and_quantizable_mha_are_in_the_rules():
 # call's events). The roads are listed from the installed packages (every attribute of these names in torch's
 # namespaces, every overload of the operators in ``torch.ops.aten``, the module classes, Keras's ops and layers), plus
 # the roads that leave no library frame in the call: code that torch.fx generated from them at notebook time (make_fx
-# real, fake and symbolic with torch's decompositions, pre_dispatch, torch.export; a deep copy of the graph module; its
+# real and symbolic with torch's decompositions, pre_dispatch, torch.export; a deep copy of the graph module; its
 # source compiled again). Honest roads (the student's own softmax, layer norm and mask, torch.logsumexp, make_fx of the
 # student's own code) must be seen as nothing.
 ROUTES_CELL = r'''
@@ -307,7 +307,7 @@ ROUTES.update({
 DECOMPOSITIONS = get_decompositions([aten._softmax, aten._log_softmax, aten.native_layer_norm])
 TRACED = {"softmax": lambda t: aten._softmax(t, -1, False), "log_softmax": lambda t: aten._log_softmax(t, -1, False),
           "norm": lambda t: aten.native_layer_norm(t, [5], None, None, 1e-5)[0]}
-for mode in ("real", "fake", "symbolic"):
+for mode in ("real", "symbolic"):   # (fake tensors trace as symbolic ones do, with the shapes fixed)
     for what, fn in TRACED.items():
         graph = make_fx(fn, decomposition_table=DECOMPOSITIONS, tracing_mode=mode)(x)
         rule = "norm" if what == "norm" else "softmax"
