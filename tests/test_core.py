@@ -260,6 +260,16 @@ def test_review_lists_escape_hatches_and_not_honest_code():
     assert review_items(["text = 'a'.replace('a', 'b')"]) == []          # str.replace is not code.replace
 
 
+def test_review_lists_the_students_cells_that_ran_a_library_routine():
+    """A student's cell (not one of the release's given cells) that ran a watched routine outside any graded call is
+    listed with the routines; given cells and cells that ran none are not."""
+    from autograder.graders.review import notebook_time_items
+
+    items = notebook_time_items({0: {"torch:causal_mask"}, 1: {"torch:softmax"}, 2: set(), 7: {"torch:softmax"}},
+                                ["table = masks()", "given()", "x = 1"], given={"given()"})
+    assert len(items) == 1 and items[0].startswith("1번째 코드 셀:") and "torch:causal_mask" in items[0]
+
+
 def test_review_lists_what_the_students_process_reported():
     """What the monitor's audit hook reported while the code ran (names built from strings are seen there) is in
     the review list, in Korean, once each; an unknown report is listed as it came."""
