@@ -28,6 +28,7 @@ def reportable_labels() -> set[str]:
     for name in ("torch._refs", "torch._refs.nn.functional", "torch._refs.special", "torch._decomp.decompositions",
                  "torch._decomp.decompositions_for_jvp"):
         importlib.import_module(name)
+    watched.import_watched()   # every module the watch knows routines of, as the lane imports them
     labels = set(watched.KERNEL_OPS.values()) | set(watched.routine_codes().values())
 
     class AnySpecial:
