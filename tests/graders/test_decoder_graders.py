@@ -438,7 +438,7 @@ def test_the_sandbox_reports_what_the_given_cache_holds():
     old = namespace["KVCache"]()
     k = np.arange(24.0).reshape(1, 2, 3, 4)
     with Observed(namespace, ("KVCache", "softmax")) as observed:
-        first, second, empty = namespace["KVCache"](), namespace["KVCache"](), namespace["KVCache"]()
+        first, second, _ = namespace["KVCache"](), namespace["KVCache"](), namespace["KVCache"]()
         second.append(k, -k)
         first.append(k[:, :, :1], v=k[:, :, :1])
         old.append(k, k)

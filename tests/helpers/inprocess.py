@@ -9,9 +9,9 @@ torch and Keras tensors converted by the sandbox's own ``values.to_numpy``, obje
 student's side"), the other contract functions an exercise calls are answered by the references while it runs
 (``isolation.CALLEES``), a student's exception reads as the sandbox's Korean message, and ``student.last`` is the call
 the diagnosis re-runs (with the questions its proxies were asked and what the given classes its record ``observes``
-held, watched by the sandbox's own ``inside.observed``), and ``with_memory`` measures a call's peak resident memory the way the grader does
-(``/proc/self/clear_refs``, then ``VmHWM`` against ``VmRSS``), here in this process, without the sandbox's address-space
-limit (so keep memory-hungry mistakes to the sandboxed tests).
+held, watched by the sandbox's own ``inside.observed``), and ``with_memory`` measures a call's peak resident memory
+the way the grader does (``/proc/self/clear_refs``, then ``VmHWM`` against ``VmRSS``), here in this process, without
+the sandbox's address-space limit (so keep memory-hungry mistakes to the sandboxed tests).
 """
 from __future__ import annotations
 

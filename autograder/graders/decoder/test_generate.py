@@ -174,9 +174,9 @@ def cache_verdict(fed, caches, reference, batch: int, prompt_len: int, new: int)
             return (f"use_cache=True인데 캐시를 {len(held)}개 만들었습니다(층 {layers}개, 배치 {batch}행). 단계마다 새 "
                     "캐시를 만들면 과거 토큰의 K, V를 매번 다시 계산합니다. 캐시는 generate를 시작할 때 층마다 하나 "
                     f"만들어 끝까지 씁니다({seen}).", "gen_cache_per_step")
-        return (f"use_cache=True인데 프롬프트({prompt_len}개)보다 많은 토큰을 한 단계에 넣었습니다({seen}): 캐시에 이미 "
-                "든 토큰을 다시 넣었습니다. 첫 단계(프리필)에 프롬프트를 한 번, 그다음부터는 단계마다 새 토큰 하나만 "
-                "넣으세요.", "gen_refeeds_whole_sequence")
+        return (f"use_cache=True인데 프롬프트({prompt_len}개)보다 많은 토큰을 한 단계에 넣었습니다({seen}): "
+                "캐시에 이미 든 토큰을 다시 넣었습니다. 첫 단계(프리필)에 프롬프트를 한 번, 그다음부터는 단계마다 "
+                "새 토큰 하나만 넣으세요.", "gen_refeeds_whole_sequence")
     if any(t not in (1, prompt_len) for t in fed) or (fed and prompt_len not in fed):
         return (f"use_cache=True인데 프롬프트 {prompt_len}개를 한 번에 넣지 않고 나눠 넣었습니다({seen}). 첫 "
                 "단계(프리필)에는 프롬프트 전체를 한 번에 넣습니다.", None)

@@ -316,8 +316,9 @@ def verifier(torch, local, emit, get, kind, routines, hooked=()):
     Every change is listed for review; it costs the call (``TAMPERED``) where it can hide a routine from the watch:
     a name that the watched routines' code reads (``routines``: their globals and attributes, as ``ops`` in Keras's
     attention module) replaced by something that is not itself a watched routine, a builtin shadowed, a kernel
-    registration, one of the ``hooked`` names (``(owner, names)``: the guard's own hooks in the library, ``fx_watch``). A watched routine replaced by the student's own function (``F.scaled_dot_product_attention`` by
-    a lambda) hides nothing: what runs in its place is the student's code, watched as any other.
+    registration, one of the ``hooked`` names (``(owner, names)``: the guard's own hooks in the library,
+    ``fx_watch``). A watched routine replaced by the student's own function (``F.scaled_dot_product_attention`` by a
+    lambda) hides nothing: what runs in its place is the student's code, watched as any other.
     """
     import builtins
     import inspect

@@ -257,13 +257,15 @@ for op, (rule, call) in OPERATORS.items():
         if callable(getattr(namespace, op, None)):
             ROUTES[f"{where}.{op}"] = (rule, functools.partial(call, getattr(namespace, op)))
     if callable(getattr(torch.Tensor, op, None)):
-        ROUTES[f"torch.Tensor.{op}"] = (rule, functools.partial(call, lambda *a, _op=op, **k: getattr(a[0], _op)(*a[1:], **k)))
+        method = functools.partial(lambda t, *a, _op=op, **k: getattr(t, _op)(*a, **k))
+        ROUTES[f"torch.Tensor.{op}"] = (rule, functools.partial(call, method))
     packet = getattr(aten, op, None)
     for overload in packet.overloads() if packet is not None else ():
         if overload in ("default", "int"):
             ROUTES[f"torch.ops.aten.{op}.{overload}"] = (rule, functools.partial(call, getattr(packet, overload)))
         elif overload == "out" and rule == "softmax" and op.startswith("_"):
-            ROUTES[f"torch.ops.aten.{op}.out"] = (rule, lambda f=getattr(packet, overload): f(x, -1, False, out=torch.empty_like(x)))
+            ROUTES[f"torch.ops.aten.{op}.out"] = (rule, lambda f=getattr(packet, overload): f(x, -1, False,
+                                                                                             out=torch.empty_like(x)))
 ROUTES.update({
     "torch.nn.Softmax": ("softmax", lambda: torch.nn.Softmax(-1)(x)),
     "torch.nn.LogSoftmax": ("softmax", lambda: torch.nn.LogSoftmax(-1)(x)),
@@ -300,8 +302,8 @@ ROUTES.update({
     "causal_upper_left": ("causal", lambda: bias.causal_upper_left(3, 5)._materialize()),
     "nn.Transformer.generate_square_subsequent_mask": ("causal",
                                                        lambda: torch.nn.Transformer.generate_square_subsequent_mask(4)),
-    "keras MultiHeadAttention._compute_causal_mask": ("causal",
-                                                      lambda: keras.layers.MultiHeadAttention(2, 4)._compute_causal_mask(e)),
+    "keras MultiHeadAttention._compute_causal_mask": (
+        "causal", lambda: keras.layers.MultiHeadAttention(2, 4)._compute_causal_mask(e)),
 })
 # code that torch.fx generated at notebook time from the library's routines, kept and called later
 DECOMPOSITIONS = get_decompositions([aten._softmax, aten._log_softmax, aten.native_layer_norm])
@@ -325,9 +327,11 @@ ROUTES["the generated softmax's source compiled again"] = ("softmax", lambda: ag
 own = make_fx(lambda t: torch.exp(t - t.amax(-1, keepdim=True)) / torch.exp(t - t.amax(-1, keepdim=True)).sum(-1,
                                                                                                     keepdim=True))(x)
 HONEST = {
-    "own softmax": lambda: torch.exp(x - x.amax(-1, keepdim=True)) / torch.exp(x - x.amax(-1, keepdim=True)).sum(-1, keepdim=True),
+    "own softmax": lambda: torch.exp(x - x.amax(-1, keepdim=True)) / torch.exp(x - x.amax(-1, keepdim=True)).sum(
+        -1, keepdim=True),
     "own log-sum-exp softmax": lambda: torch.exp(x - torch.logsumexp(x, -1, keepdim=True)),
-    "own layer norm": lambda: (x - x.mean(-1, keepdim=True)) * torch.rsqrt(x.var(-1, unbiased=False, keepdim=True) + 1e-5),
+    "own layer norm": lambda: (x - x.mean(-1, keepdim=True)) * torch.rsqrt(x.var(-1, unbiased=False, keepdim=True)
+                                                                            + 1e-5),
     "own causal mask": lambda: torch.ones(3, 5, dtype=torch.bool).tril(2),
     "make_fx of own softmax": functools.partial(own, x),
 }
@@ -389,7 +393,8 @@ def test_every_road_to_a_watched_routine_is_seen_at_run_time():
         switched = set(student.call("switch_off_the_fx_watch")["events"])
     assert len(routes) > 60, sorted(routes)
     for expected in ("torch.ops.aten._softmax.default", "torch._C._VariableFunctions.native_layer_norm",
-                     "torch.nn.functional.scaled_dot_product_attention", "torch.ops.aten._native_multi_head_attention.default",
+                     "torch.nn.functional.scaled_dot_product_attention",
+                     "torch.ops.aten._native_multi_head_attention.default",
                      "torch.Tensor.softmax", "make_fx(symbolic) of torch's norm decomposition",
                      "torch.distributions.Categorical(logits)", "CausalBias._materialize"):
         assert expected in routes, expected
