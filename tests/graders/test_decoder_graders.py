@@ -418,8 +418,7 @@ def test_appends_of_the_right_shapes_do_not_earn_the_cache_points():
     right shapes (the prompt, then one token a step) to the given KVCaches: 5/5 when the grader believed the student
     process's record of the append shapes. The trusted side saw decoder_block asked about 2, 3, 4... positions and
     caches holding no layer's keys: it loses the cache's points (3.5/5)."""
-    result = graded("recomputes-and-fakes-the-cache",
-                    lambda: notebooks.with_code(SOLUTION, {"generate": GENERATE_RECOMPUTES_AND_FAKES_THE_CACHE}))
+    result = library_and_cache_attacks()
     exercise = result.exercise("generate")
     assert exercise.score == exercise.max_score - CACHE_POINTS, failures(result, "generate")
     lost = [t for t in exercise.tests if not t.passed]
@@ -618,14 +617,22 @@ def decoder_block(x, block, num_heads):
 '''
 
 
+def library_and_cache_attacks():
+    """One notebook for the attacks on layer_norm, decoder_block (code traced from library routines) and generate
+    (appends of the right shapes): each exercise is graded on its own, the others it calls answered by the references
+    while it runs, so the three share one grading."""
+    return graded("library-and-cache-attacks", lambda: notebooks.with_code(
+        SOLUTION, {"layer_norm": TRACED_LIBRARY_CODE, "decoder_block": "# (in the layer_norm cell)",
+                   "generate": GENERATE_RECOMPUTES_AND_FAKES_THE_CACHE}))
+
+
 def test_code_traced_from_library_routines_gets_zero():
     """torch's layer-norm decomposition traced with make_fx (symbolic shapes) and torch's TransformerEncoderLayer
     traced with pre_dispatch, each at notebook time, the graphs kept and called by layer_norm and decoder_block: the
     code torch.fx generated runs in the graded call with no watched frame on the stack (no points lost before: the
     rule saw library routines only while a graded call was in flight). The generated code is known as the routine it
     was traced from: 0 on both, the forbidden routine named where the graph ran, and the trace on the review list."""
-    result = graded("traced-library-code", lambda: notebooks.with_code(
-        SOLUTION, {"layer_norm": TRACED_LIBRARY_CODE, "decoder_block": "# (in the layer_norm cell)"}))
+    result = library_and_cache_attacks()
     for name, routine in (("layer_norm", "layer_norm"), ("decoder_block", "multi_head_attention_forward")):
         exercise = result.exercise(name)
         assert exercise.score == 0, failures(result, name)
