@@ -390,7 +390,10 @@ def test_every_road_to_a_watched_routine_is_seen_at_run_time():
             if events:
                 wrong.append(f"{name}: {sorted(events)}")
         # the watch on torch.fx reachable from the student's code: switching it off is seen and costs the call
-        switched = set(student.call("switch_off_the_fx_watch")["events"])
+        try:
+            switched = set(student.call("switch_off_the_fx_watch")["events"])
+        except Exception as exc:  # noqa: BLE001 - no wrapper to take torch's method from: nothing switched off
+            switched = {f"{type(exc).__name__}: {exc}"}
     assert len(routes) > 60, sorted(routes)
     for expected in ("torch.ops.aten._softmax.default", "torch._C._VariableFunctions.native_layer_norm",
                      "torch.nn.functional.scaled_dot_product_attention",
