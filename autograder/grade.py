@@ -25,7 +25,7 @@ from autograder.sandbox import bubblewrap, lanes, nursery
 from autograder.sandbox.policy import Limits, Timeouts
 from autograder.sandbox.errors import StudentCodeError
 from autograder.sandbox.process import StudentProcess
-from autograder.submission.notebook import Submission, collect
+from autograder.submission.notebook import Submission, collect, release_code
 
 if TYPE_CHECKING:
     from autograder.graders.plugin import GradingSession, Student, TestResult
@@ -247,6 +247,8 @@ def grade_submission(submission: Submission, seed: int | None = None, ran: RanIn
         process.cleanup()
     review = [*escape_hatches.review_items(submission.code_cells),
               *escape_hatches.runtime_review_items(process.reviewed),
+              *escape_hatches.notebook_time_items(process.cell_routines, submission.code_cells,
+                                                  release_code(submission.assignment)),
               *escape_hatches.isolation_review(process.lane.isolation_gap)]
     results = list(session.results.values())
     # The assignment's exercises in the registry's order; those declared by a marker rather than a module (the

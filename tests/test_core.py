@@ -252,11 +252,22 @@ def test_review_lists_escape_hatches_and_not_honest_code():
              "import torch\nlib = torch.library.Library('aten', 'IMPL')"]
     cells.append("import types\nf = types.FunctionType(g.__code__.replace(co_firstlineno=9), {})\n"
                  "m = types.MethodType(f, object())")
+    cells.append("import torch\nf = torch.jit.trace(layer, (x,))")   # TorchScript runs no Python frame
     items = review_items(cells)
     for cell, name in [(1, "signal"), (1, "f_back"), (2, "getsource"), (2, "_calculate_scores"), (3, "Library"),
-                       (4, "FunctionType"), (4, "code.replace"), (4, "MethodType"), (4, "__code__")]:
+                       (4, "FunctionType"), (4, "code.replace"), (4, "MethodType"), (4, "__code__"), (5, "jit")]:
         assert any(item.startswith(f"{cell}번째 코드 셀: `{name}`") for item in items), (cell, name, items)
     assert review_items(["text = 'a'.replace('a', 'b')"]) == []          # str.replace is not code.replace
+
+
+def test_review_lists_the_students_cells_that_ran_a_library_routine():
+    """A student's cell (not one of the release's given cells) that ran a watched routine outside any graded call is
+    listed with the routines; given cells and cells that ran none are not."""
+    from autograder.graders.review import notebook_time_items
+
+    items = notebook_time_items({0: {"torch:causal_mask"}, 1: {"torch:softmax"}, 2: set(), 7: {"torch:softmax"}},
+                                ["table = masks()", "given()", "x = 1"], given={"given()"})
+    assert len(items) == 1 and items[0].startswith("1번째 코드 셀:") and "torch:causal_mask" in items[0]
 
 
 def test_review_lists_what_the_students_process_reported():

@@ -20,13 +20,16 @@ class Call:
     function: str
     args: tuple
     kwargs: dict
-    seconds: float = 0.0
+    seconds: float = 0.0   # how long the call took, measured on this side (its answers included)
     value: object = None
     history: list = field(default_factory=list, repr=False)
-    questions: list = field(default_factory=list)   # (name, shape) the proxies were asked during the call
-    # the shapes given to each watched cache's append during the call, one list per cache in the order of its first
-    # append (``Exercise.observes``; None when nothing was watched or the record did not come back as numbers)
-    appends: list | None = None
+    # (name, shape of its first array argument) of each question the proxies asked during the call, in order: this
+    # side's own record of the call (``isolation.Answers``), whatever the student's process says
+    questions: list = field(default_factory=list)
+    # what each watched instance (``Exercise.observes``: the given KVCache) held when the call returned, in the order
+    # they were made: ``(keys, values)`` arrays, either None when it held none the grader could read; None when
+    # nothing was watched or the reply's record was not that. The student's answer like any value: judged here.
+    caches: list | None = None
     assignment: str | None = None   # whose exercise ``function`` is (``registry.record``: two may share a name)
 
     def returned(self, value) -> None:

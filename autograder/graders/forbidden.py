@@ -95,7 +95,10 @@ SOFTMAX = Rule(
     runtime={Routine.TORCH_SOFTMAX, Routine.TORCH_LOG_SOFTMAX, Routine.SCIPY_SOFTMAX, Routine.SCIPY_LOG_SOFTMAX,
              TAMPERED},
     names={"softmax", "log_softmax", "softmin", "_softmax", "Softmax", "LogSoftmax", "Softmin", "Softmax2d",
-           "_safe_softmax", "_masked_softmax"} | SWITCHES,
+           "_safe_softmax", "_masked_softmax",
+           # torch.distributions' categorical family normalises its logits (``Categorical(logits=x).logits``)
+           "Categorical", "OneHotCategorical", "RelaxedOneHotCategorical", "ExpRelaxedCategorical",
+           "logits_to_probs"} | SWITCHES,
 )
 ATTENTION = Rule(
     "attention",
@@ -111,7 +114,13 @@ ATTENTION = Rule(
            "flex_attention", "flex_attention_hop", "sdpa_dense", "math_attention", "DotProductAttention",
            "quantizable"} | SWITCHES,
 )
-CAUSAL = Rule("causal", runtime=(), names={"causal_lower_right", "causal_upper_left"})
+# torch's causal attention biases (``torch.nn.attention.bias``: ``CausalBias(...)._materialize()``), nn.Transformer's
+# square mask and Keras's attention layers' causal masks, seen at run time by what they compute (a triangle, running
+# sums) with their code on the stack, and named in the source.
+CAUSAL = Rule("causal", runtime={Routine.TORCH_CAUSAL_MASK, Routine.KERAS_CAUSAL_MASK, TAMPERED},
+              names={"causal_lower_right", "causal_upper_left", "CausalBias", "CausalVariant", "_materialize",
+                     "generate_square_subsequent_mask", "_generate_square_subsequent_mask", "_compute_causal_mask",
+                     "_calculate_score_mask"} | SWITCHES)
 # Library RoPE (keras_hub.layers.RotaryEmbedding, torchtune's RotaryPositionalEmbeddings, transformers'
 # apply_rotary_pos_emb); none is installed in the sandbox, so the source is what can show them.
 ROPE = Rule("rope", runtime=(), names={"RotaryEmbedding", "RotaryPositionalEmbeddings", "apply_rotary_pos_emb"})

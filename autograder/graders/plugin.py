@@ -107,6 +107,7 @@ class Student:
         small = limit < float(self._timeouts.call)
         options = {"timeout": self._limit(name, limit, small), "isolate": answers.allowed, "answer": answers,
                    "memory_mb": memory_mb, "observe": registry.record(name, self.assignment).observes}
+        started = time.perf_counter()
         try:
             reply = self._timed(name if small else None, self._process.graded_call, name, args, kwargs, **options)
         except StudentCodeError as exc:
@@ -123,8 +124,8 @@ class Student:
         used = forbidden.runtime_violations(rule, reply.get("events", []))
         if used:
             raise _forbidden_failure(name, used)
-        self.last.seconds = reply.get("seconds", 0.0)
-        self.last.appends = observed_appends(reply.get("observed")) if options["observe"] else None
+        self.last.seconds = time.perf_counter() - started   # measured here: the process's own figure is its word
+        self.last.caches = observed_caches(reply.get("observed")) if options["observe"] else None
         value = self._own(name, reply["value"])
         self.last.returned(value)
         return value
@@ -185,15 +186,16 @@ class _MemoryLimited:
         return lambda *args, **kwargs: self._student._call(name, args, kwargs, self._memory_mb)
 
 
-def observed_appends(record) -> list | None:
-    """The watched caches' appends of a reply (``inside.observed.Observed.report``) as lists of int shapes, one
-    list per cache; None for a record that is not that (it came from the student's process: plain numbers only)."""
+def observed_caches(record) -> list | None:
+    """What the watched instances of a reply held (``inside.observed.Observed.report``, arrays decoded): one
+    ``(keys, values)`` pair per instance, each a numeric array or None; None for a record that is not that (it came
+    from the student's process)."""
     try:
-        appends = record["appends"]
-        out = [[tuple(int(n) for n in shape) for shape in shapes] for shapes in appends]
-    except (TypeError, KeyError, ValueError):
+        caches = record["caches"]
+        out = [(held["keys"], held["values"]) for held in caches]
+    except (TypeError, KeyError):
         return None
-    if not all(type(n) is int for shapes in appends for shape in shapes for n in shape):
+    if not all(a is None or (isinstance(a, np.ndarray) and a.dtype.kind in "biuf") for pair in out for a in pair):
         return None
     return out
 

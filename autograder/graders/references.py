@@ -186,6 +186,22 @@ def next_token_logits(params, tokens, num_heads):
     return h @ wte.T                                                                   # (B, V)
 
 
+def layer_keys_values(params, tokens, num_heads) -> list:
+    """The keys and values ``(B, H, T, dh)`` of every layer for ``tokens`` (B, T), in float64: what each layer's
+    cache holds once a cached generate has run those tokens through the model (causal, so a position's keys do not
+    depend on the tokens after it)."""
+    tokens = np.asarray(tokens)
+    h = np.asarray(params["wte"], np.float64)[tokens] + np.asarray(params["wpe"], np.float64)[: tokens.shape[1]]
+    out = []
+    for block in params["blocks"]:
+        a = layer_norm(h, block["ln_1"]["gamma"], block["ln_1"]["beta"])                # (B, T, D)
+        k, v = (split_heads(a @ np.asarray(block["attn"][f"w_{n}"], np.float64) + block["attn"][f"b_{n}"], num_heads)
+                for n in "kv")                                                          # (B, H, T, dh)
+        out.append((k, v))
+        h = decoder_block(h, block, num_heads)                                         # (B, T, D)
+    return out
+
+
 def generate(params, prompt, max_new_tokens, num_heads, use_cache=True, temperature=0.0, top_k=None, top_p=None,
              rng=None, margins=None):
     """Tokens (B, T0 + max_new_tokens) of the float64 model, recomputed from scratch at every step (what the cached

@@ -31,6 +31,10 @@ REVIEW = {
     "_calculate_scores": "keras 어텐션 층의 내부 메서드", "_apply_scores": "keras 어텐션 층의 내부 메서드",
     "_compute_attention": "keras MultiHeadAttention의 내부 메서드", "_masked_softmax": "keras 층의 내부 메서드",
     "_refs": "torch의 파이썬 분해 구현", "_decomp": "torch의 파이썬 분해 구현",
+    # TorchScript: a traced or scripted function runs no Python frame, so a library routine inside it is not seen
+    "jit": "TorchScript로 추적하거나 컴파일한 코드 (안에서 도는 라이브러리 루틴은 감시에 보이지 않음)",
+    "_create_function_from_trace": "TorchScript 추적 (안에서 도는 라이브러리 루틴은 감시에 보이지 않음)",
+    "_create_method_from_trace": "TorchScript 추적 (안에서 도는 라이브러리 루틴은 감시에 보이지 않음)",
     # making or replacing code objects and functions: how a library routine is cloned
     "CodeType": "코드 객체를 만듭니다 (라이브러리 루틴의 복제일 수 있음)",
     "FunctionType": "코드 객체로 함수를 만듭니다 (라이브러리 루틴의 복제일 수 있음)",
@@ -50,6 +54,9 @@ RUNTIME_REVIEW = {
                        "신호 처리기를 둔 채로 torch 연산을 실행하려 했습니다 (감시 커널의 프레임을 받을 수 있음)"),
     "library.source": ("라이브러리 소스",
                        "라이브러리 소스 파일을 읽어 다시 컴파일하거나 라이브러리 모듈을 다시 실행했습니다"),
+    "library.traced": ("라이브러리 루틴 추적",
+                       "감시하는 라이브러리 루틴을 torch.fx로 추적(make_fx, torch.export 등)해 코드를 만들었습니다 "
+                       "(그 코드가 채점 중에 돌면 그 루틴으로 봅니다)"),
 }
 
 
@@ -84,6 +91,19 @@ def runtime_review_items(reported) -> list[str]:
     for report in sorted(reported):
         what, why = RUNTIME_REVIEW.get(report, (report, "채점 중 감시기가 보고했습니다"))
         items.append(f"실행 중: `{what}` — {why} (라이브러리 루틴의 복제일 수 있음)")
+    return items
+
+
+def notebook_time_items(cell_routines: dict, code_cells: list[str], given) -> list[str]:
+    """Korean review lines for the student's cells (a code cell that is not one of the release's, ``given``) that ran
+    a watched library routine while the notebook ran, outside any graded call: what it computed (a table of masks
+    or of normalised values, say) is not seen when an answer later uses it."""
+    items = []
+    for index in sorted(cell_routines):
+        routines = sorted(cell_routines[index])
+        if routines and 0 <= index < len(code_cells) and code_cells[index] not in given:
+            items.append(f"{index + 1}번째 코드 셀: 채점 호출 밖에서 라이브러리 루틴을 실행했습니다 "
+                         f"({', '.join(routines)}) — 그 결과를 답에 쓰면 감시에 보이지 않습니다")
     return items
 
 

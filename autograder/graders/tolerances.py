@@ -73,6 +73,9 @@ EXACT = Tolerance(0.0, 0.0, "integers are exact")
 # few u, so STUDENT holds for its small-variance rows too (x ~ 3e-3 N(0,1), var ~ eps: the rows that tell eps inside
 # the square root from eps outside, 41 % apart). The block (D <= 24, F <= 64, T <= 9) chains two layer norms, four
 # projections, an attention and two MLP matmuls: float32 error ~ 1e-6 on outputs of size ~3, well inside 1e-4.
+# The keys and values a cached generate leaves in each layer's KVCache (graders' models: D = 16, two blocks, T <= 9)
+# are a projection of a layer norm of the first blocks' output: the same chain, so STUDENT holds for them too; a
+# cache filled with anything else (zeros, another layer's keys, a position shifted) is off by O(1).
 #
 # generate returns tokens, compared exactly (EXACT). A token is an argmax: a float32 computation of the logits
 # (the student's) and the float64 reference may choose differently only where the two best logits are within the

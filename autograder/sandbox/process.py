@@ -64,6 +64,7 @@ class StudentProcess:
         self.calls = RemoteCalls(self)    # the graders' requests, and what they cost (broken, timed out, stopped)
         self._output: OutputLog | None = None   # what the current process prints
         self._reviewed: set[str] = set()     # what the processes ended so far reported for the instructor's review
+        self.cell_routines: dict[int, set] = {}   # cell -> the watched library routines it ran (not in a call)
 
     # ------------------------------------------------------------------ life cycle
     def _launch(self) -> None:
@@ -98,7 +99,12 @@ class StudentProcess:
 
     def _run_cell(self, index: int, timeout: float, capture=None) -> dict:
         header = {"op": "run", "index": index, "source": self.cells[index], "capture": capture}
-        reply, _ = self.exchange(header, [], timeout, f"{index + 1}번째 코드 셀")
+        events = self.connection.events
+        mark = events.mark()
+        try:
+            reply, _ = self.exchange(header, [], timeout, f"{index + 1}번째 코드 셀")
+        finally:   # the watched library routines the cell ran (outside any graded call: for the review list)
+            self.cell_routines[index] = set(events.since(mark))
         return reply
 
     def start(self) -> StartReport:

@@ -107,6 +107,11 @@ class RemoteCalls:
         if not reply.get("ok"):
             raise from_reply(reply)
         reply["value"] = self._bind(decode_value(reply.get("value"), out))
+        if "observed" in reply:   # what watched instances hold: their arrays are in the same frame (None: unreadable)
+            try:
+                reply["observed"] = decode_value(reply["observed"], out)
+            except StudentCodeError:
+                reply["observed"] = None
         return reply
 
     def _answer_callbacks(self, reply, out, answer, deadline, timeout, what):
@@ -141,7 +146,8 @@ class RemoteCalls:
         ``memory_mb``; ``observed`` with ``observe``). ``timeout``: its limit (default ``timeouts.call``);
         ``isolate``: the student's functions that are proxies during the call, answered by ``answer`` (see
         ``request``); ``memory_mb``: see ``call_with_memory``; ``observe``: the notebook's given classes whose
-        ``append`` calls are recorded during the call (``inside.observed``), reported as plain numbers."""
+        instances made during the call report what they hold when it returns (``inside.observed``: their keys and
+        values, as arrays)."""
         options = {"timeout": timeout, "isolate": isolate, "answer": answer, "observe": observe}
         if memory_mb is None:
             return self._call(target, args, kwargs, **options)
@@ -155,7 +161,7 @@ class RemoteCalls:
     def _call(self, target, args, kwargs, method=None, memory_mb=None, timeout=None, isolate=(),
               answer=None, observe=()) -> dict:
         """One call. ``isolate``: names of the student's functions that are proxies during the call (their
-        results come from ``answer``, see ``request``); ``observe``: given classes whose appends are recorded;
+        results come from ``answer``, see ``request``); ``observe``: given classes whose instances are reported;
         ``timeout``: this call's limit (default ``timeouts.call``)."""
         arrays: list = []
         header = {"op": "call", "target": _target(target), "method": method, "memory_mb": memory_mb,

@@ -159,6 +159,17 @@ def release_ids(assignment: str) -> frozenset[str]:
     return frozenset(ids)
 
 
+@functools.lru_cache(maxsize=None)
+def release_code(assignment: str) -> frozenset[str]:
+    """The code cells of an assignment's release notebooks as the sandbox runs them (``strip_magics``): the course's
+    given code (none before it is built)."""
+    code = set()
+    for path in sorted((RELEASE / assignment).glob("*.ipynb")):
+        code |= {strip_magics(_source(c)) for c in nbformat.read(str(path), as_version=4).cells
+                 if c.get("cell_type") == "code"}
+    return frozenset(code)
+
+
 def course_assignments() -> list[str]:
     """The assignments a notebook may belong to: ``COURSE["assignments"]`` of course_config.py, sorted."""
     return sorted(settings.load().assignments)

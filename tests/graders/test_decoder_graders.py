@@ -407,48 +407,104 @@ def test_feeding_a_cache_the_whole_sequence_loses_the_cache_points(mistake_id):
     assert mistake_id in [d.id for d in exercise.diagnosis]
 
 
-def test_the_sandbox_watches_the_given_cache_only_during_the_call():
-    """inside/observed.py: while a call runs, the notebook's KVCache is a subclass recording each append's key
-    shape, one list per cache in the order of first appends (caches made before the call are not watched); the
-    class is the notebook's own again afterwards, a name that is not a class is left alone."""
-    from autograder.graders.plugin import observed_appends
+GENERATE_RECOMPUTES_AND_FAKES_THE_CACHE = '''
+def generate(params, prompt, max_new_tokens, num_heads, use_cache=True, temperature=0.0, top_k=None, top_p=None,
+             rng=None):
+    tokens = np.asarray(prompt)
+    dh = params["wte"].shape[1] // num_heads
+    caches = [KVCache() for _ in params["blocks"]]
+    for step in range(max_new_tokens):
+        h = params["wte"][tokens] + params["wpe"][:tokens.shape[1]]                   # the whole sequence, every step
+        for block in params["blocks"]:
+            h = decoder_block(h, block, num_heads)
+        if use_cache:                                    # appends of the right shapes: the prompt, then one token
+            t = tokens.shape[1] if step == 0 else 1
+            for cache in caches:
+                zeros = np.zeros((tokens.shape[0], num_heads, t, dh), np.float32)
+                cache.append(zeros, zeros)
+        h = layer_norm(h[:, -1], params["ln_f"]["gamma"], params["ln_f"]["beta"])
+        logits = h @ params["wte"].T
+        if temperature == 0:
+            chosen = np.argmax(logits, axis=-1)
+        else:
+            chosen = sample(next_token_probs(logits, temperature, top_k, top_p), rng)
+        tokens = np.concatenate([tokens, chosen[:, None]], axis=1)
+    return tokens
+'''
+
+
+def test_appends_of_the_right_shapes_do_not_earn_the_cache_points():
+    """A generate that recomputes the whole sequence every step through decoder_block and appends zero arrays of the
+    right shapes (the prompt, then one token a step) to the given KVCaches: 5/5 when the grader believed the student
+    process's record of the append shapes. The trusted side saw decoder_block asked about 2, 3, 4... positions and
+    caches holding no layer's keys: it loses the cache's points (3.5/5)."""
+    result = library_and_cache_attacks()
+    exercise = result.exercise("generate")
+    assert exercise.score == exercise.max_score - CACHE_POINTS, failures(result, "generate")
+    lost = [t for t in exercise.tests if not t.passed]
+    assert {t.name.split("[")[0] for t in lost} == {CACHE_TEST}
+    assert all("프롬프트(" in t.message and "보다 많은 토큰을 한 단계에 넣었습니다" in t.message for t in lost), lost
+
+
+def test_the_sandbox_reports_what_the_given_cache_holds():
+    """inside/observed.py: while a call runs, the notebook's KVCache is a subclass that remembers each instance made
+    through it (and each one appended to), in that order; afterwards it reports what each holds (arrays, None for
+    what is not one), the class is the notebook's own again, a name that is not a class is left alone."""
+    from autograder.graders.plugin import observed_caches
     from autograder.sandbox.inside.observed import Observed
 
     namespace = {"KVCache": references.KVCache, "attend_with_cache": None, "softmax": references.softmax}
     old = namespace["KVCache"]()
-    k = np.zeros((2, 4, 3, 4))
+    k = np.arange(24.0).reshape(1, 2, 3, 4)
     with Observed(namespace, ("KVCache", "softmax")) as observed:
-        first, second = namespace["KVCache"](), namespace["KVCache"]()
-        second.append(k, k)
+        first, second, _ = namespace["KVCache"](), namespace["KVCache"](), namespace["KVCache"]()
+        second.append(k, -k)
         first.append(k[:, :, :1], v=k[:, :, :1])
-        second.append(k[:, :, :1], k[:, :, :1])
         old.append(k, k)
         assert isinstance(first, references.KVCache) and type(first).__name__ == "KVCache"
     assert namespace["KVCache"] is references.KVCache and namespace["softmax"] is references.softmax
-    assert observed_appends(observed.report()) == [[(2, 4, 3, 4), (2, 4, 1, 4)], [(2, 4, 1, 4)]]
-    assert observed_appends({"appends": [[["2"]]]}) is None and observed_appends("x") is None
+    report = observed.report()
+    held = observed_caches(report)
+    assert [None if a is None else a.shape for pair in held for a in pair] == [(1, 2, 1, 4)] * 2 + [(1, 2, 3, 4)] * 2 \
+        + [None, None]
+    assert np.array_equal(held[1][1], -k) and report["dropped"] == 0
+    assert observed_caches({"caches": [{"keys": "x", "values": None}]}) is None and observed_caches("x") is None
 
 
-def test_the_cache_verdict_reads_the_appends():
-    """The judgement of the watched appends, on records of the ways a generate can keep its caches."""
-    from autograder.graders.decoder.test_generate import cache_verdict
+def test_the_cache_verdict_reads_what_the_grader_saw():
+    """The judgement of the fed lengths (this side's record of the proxies' questions) and of what the caches hold,
+    on records of the ways a generate can keep its caches (batch 2, prompt 2, 6 new tokens, 2 layers)."""
+    from autograder.graders.decoder.test_generate import cache_verdict, fed_lengths
 
-    def shapes(*counts, batch=2):
-        return [[(batch, 4, t, 4) for t in c] for c in counts]
+    rng = np.random.default_rng(0)
+    reference = [(rng.normal(size=(2, 4, 8, 4)), rng.normal(size=(2, 4, 8, 4))) for _ in range(2)]
+    whole = [(k[:, :, :7], v[:, :, :7]) for k, v in reference]                # every position but the last
+    rows = [(k[r:r + 1], v[r:r + 1]) for r in range(2) for k, v in whole]    # a cache per row and layer
+    fed = [2, 2] + [1, 1] * 5                                                 # ln_1, ln_2: the prefill, then 1s
 
-    good = [2, 1, 1, 1, 1, 1]
-    assert cache_verdict(shapes(good, good), 2, 2, 2, 6) is None
-    assert cache_verdict(shapes(good + [1], good + [1]), 2, 2, 2, 6) is None          # the last token run too
-    assert cache_verdict(shapes(good, good, good, good, batch=1), 2, 2, 2, 6) is None  # per layer and row
-    assert cache_verdict([], 2, 2, 2, 6)[1] == "gen_ignores_cache"
-    assert cache_verdict(None, 2, 2, 2, 6) is not None
-    assert cache_verdict(shapes(*[[2 + s] for s in range(6) for _ in range(2)]), 2, 2, 2, 6)[1] == \
-        "gen_cache_per_step"
-    assert cache_verdict(shapes([2, 3, 4, 5, 6, 7], [2, 3, 4, 5, 6, 7]), 2, 2, 2, 6)[1] == \
-        "gen_refeeds_whole_sequence"
-    assert cache_verdict(shapes([1] * 7, [1] * 7), 2, 2, 2, 6)[0].count("나눠 넣었습니다") == 1
-    assert cache_verdict(shapes([2, 1, 1], [2, 1, 1]), 2, 2, 2, 6) is not None          # steps missing
-    assert cache_verdict(shapes(good), 2, 2, 2, 6) is not None                            # one cache for 2 layers
+    def verdict(fed, caches):
+        return cache_verdict(fed, caches, reference, 2, 2, 6)
+
+    assert fed_lengths([("layer_norm", (2, 2, 16)), ("next_token_probs", (2, 23)), ("merge_heads", (2, 4, 1, 4)),
+                        ("causal_mask", ())]) == [2, 1]
+    assert verdict(fed, whole) is None
+    assert verdict(fed, [(k[:, :, :8], v[:, :, :8]) for k, v in reference]) is None    # the last token run too
+    assert verdict(fed + [1, 1], rows + [(None, None)]) is None                         # per row; an empty cache
+    assert verdict(fed, [])[1] == "gen_ignores_cache"
+    assert verdict(fed, [(None, None)] * 2)[1] == "gen_ignores_cache"
+    assert verdict(fed, None) is not None
+    refed = [2 + s for s in range(6) for _ in range(2)]
+    assert verdict(refed, whole)[1] == "gen_refeeds_whole_sequence"
+    assert verdict(refed, whole * 6)[1] == "gen_cache_per_step"
+    assert "나눠 넣었습니다" in verdict([1] * 14, whole)[0]
+    assert "볼 수 없었습니다" in verdict([], whole)[0]                              # nothing the grader could see
+    assert "볼 수 없었습니다" in verdict([2, 2, 1, 1], whole)[0]                    # later steps out of sight
+    zeros = [(np.zeros_like(k), np.zeros_like(v)) for k, v in whole]
+    assert "어느 층의 키와 값과도 다릅니다" in verdict(fed, zeros)[0]
+    assert "어느 층의 키와 값과도 다릅니다" in verdict(fed, [whole[0], (whole[1][0], whole[0][1])])[0]
+    assert "토큰 9개" in verdict(fed, [(np.concatenate([k, k[:, :, :2]], 2),) * 2 for k, _ in whole])[0]
+    assert "2번째 층" in verdict(fed, [whole[0]])[0]                                # one cache for 2 layers
+    assert "2번째 행" in verdict(fed, rows[:2])[0]                                   # the second row missing
 
 
 # ----------------------------------------------------------------------------------------------- release stub
@@ -533,6 +589,76 @@ def test_forbidden_routines_get_zero_on_their_exercise():
         assert exercise.score == 0, failures(result, name)
         assert all(Reason.FORBIDDEN_ROUTINE.found_in(t.message) for t in exercise.tests), \
             [t.message for t in exercise.tests]
+
+
+# Library code traced at notebook time into code torch.fx generates, the graph kept and called by the solution: torch's
+# decomposition of the layer-norm kernel (symbolic shapes: every rank-3 case), and torch's pre-norm causal
+# TransformerEncoderLayer traced with pre_dispatch for the first decoder_block case (functional_call: the block's
+# weights are inputs). Names are built from strings: only the run-time watch can see them.
+TRACED_LIBRARY_CODE = '''
+import importlib
+import numpy as np
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+from torch.func import functional_call
+
+_native = getattr(torch.ops.aten, "native_layer" + "_norm")
+_table = getattr(importlib.import_module("torch._de" + "comp"), "get_decompositions")([_native])
+_norm = make_fx(lambda x, g, b: _native(x, [x.shape[-1]], g, b, 1e-5)[0], decomposition_table=_table,
+                tracing_mode="symbolic")(torch.zeros(2, 3, 4, dtype=torch.float64), torch.ones(4, dtype=torch.float64),
+                                         torch.zeros(4, dtype=torch.float64))
+_layer = getattr(torch.nn, "Transformer" + "EncoderLayer")(16, 4, 64, dropout=0.0, activation="gelu",
+                                                          batch_first=True, norm_first=True).eval()
+_names = [n for n, _ in _layer.named_parameters()]
+_mask = torch.triu(torch.full((6, 6), float("-inf")), diagonal=1)
+_block = make_fx(lambda x, *ws: functional_call(_layer, dict(zip(_names, ws)), (x,),
+                                                {"src_mask": _mask, "is_causal": True}),
+                 pre_dispatch=True)(torch.zeros(2, 6, 16), *[p.detach() for p in _layer.parameters()])
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    t = torch.as_tensor(np.asarray(x, dtype=np.float64))
+    g, b = (torch.as_tensor(np.asarray(a, dtype=np.float64)) for a in (gamma, beta))
+    return _norm(t, g, b).numpy().astype(np.asarray(x).dtype)
+
+
+def decoder_block(x, block, num_heads):
+    g = lambda a: torch.as_tensor(np.asarray(a, dtype=np.float32))
+    p = block["attn"]
+    weights = {"self_attn.in_proj_weight": g(np.concatenate([p["w_q"], p["w_k"], p["w_v"]], 1).T),
+               "self_attn.in_proj_bias": g(np.concatenate([p["b_q"], p["b_k"], p["b_v"]])),
+               "self_attn.out_proj.weight": g(p["w_o"].T), "self_attn.out_proj.bias": g(p["b_o"]),
+               "linear1.weight": g(block["w_1"].T), "linear1.bias": g(block["b_1"]),
+               "linear2.weight": g(block["w_2"].T), "linear2.bias": g(block["b_2"]),
+               "norm1.weight": g(block["ln_1"]["gamma"]), "norm1.bias": g(block["ln_1"]["beta"]),
+               "norm2.weight": g(block["ln_2"]["gamma"]), "norm2.bias": g(block["ln_2"]["beta"])}
+    with torch.no_grad():
+        return _block(g(x), *[weights[n] for n in _names]).numpy()
+'''
+
+
+def library_and_cache_attacks():
+    """One notebook for the attacks on layer_norm, decoder_block (code traced from library routines) and generate
+    (appends of the right shapes): each exercise is graded on its own, the others it calls answered by the references
+    while it runs, so the three share one grading."""
+    return graded("library-and-cache-attacks", lambda: notebooks.with_code(
+        SOLUTION, {"layer_norm": TRACED_LIBRARY_CODE, "decoder_block": "# (in the layer_norm cell)",
+                   "generate": GENERATE_RECOMPUTES_AND_FAKES_THE_CACHE}))
+
+
+def test_code_traced_from_library_routines_gets_zero():
+    """torch's layer-norm decomposition traced with make_fx (symbolic shapes) and torch's TransformerEncoderLayer
+    traced with pre_dispatch, each at notebook time, the graphs kept and called by layer_norm and decoder_block: the
+    code torch.fx generated runs in the graded call with no watched frame on the stack (no points lost before: the
+    rule saw library routines only while a graded call was in flight). The generated code is known as the routine it
+    was traced from: 0 on both, the forbidden routine named where the graph ran, and the trace on the review list."""
+    result = library_and_cache_attacks()
+    for name, routine in (("layer_norm", "layer_norm"), ("decoder_block", "multi_head_attention_forward")):
+        exercise = result.exercise(name)
+        assert exercise.score == 0, failures(result, name)
+        assert any(Reason.FORBIDDEN_ROUTINE.found_in(t.message) and routine in t.message for t in exercise.tests), \
+            [t.message for t in exercise.tests]
+    assert any("라이브러리 루틴 추적" in item for item in result.review), result.review
 
 
 NORMALISATION_ROADS = '''

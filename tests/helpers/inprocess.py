@@ -8,10 +8,10 @@ that. What it keeps from the real ``plugin.Student``: the values come back as th
 torch and Keras tensors converted by the sandbox's own ``values.to_numpy``, objects such as a ``KVCache`` kept on "the
 student's side"), the other contract functions an exercise calls are answered by the references while it runs
 (``isolation.CALLEES``), a student's exception reads as the sandbox's Korean message, and ``student.last`` is the call
-the diagnosis re-runs (with the appends of the given classes its record ``observes``, watched by the sandbox's own
-``inside.observed``), and ``with_memory`` measures a call's peak resident memory the way the grader does
-(``/proc/self/clear_refs``, then ``VmHWM`` against ``VmRSS``), here in this process, without the sandbox's address-space
-limit (so keep memory-hungry mistakes to the sandboxed tests).
+the diagnosis re-runs (with the questions its proxies were asked and what the given classes its record ``observes``
+held, watched by the sandbox's own ``inside.observed``), and ``with_memory`` measures a call's peak resident memory
+the way the grader does (``/proc/self/clear_refs``, then ``VmHWM`` against ``VmRSS``), here in this process, without
+the sandbox's address-space limit (so keep memory-hungry mistakes to the sandboxed tests).
 """
 from __future__ import annotations
 
@@ -122,14 +122,17 @@ def _copied(value):
     return value._obj if isinstance(value, _Object) else value
 
 
-def _proxy(name, original):
+def _proxy(name, original, questions):
     """The reference answering in the caller's kind, as ``inside.proxies.Isolated`` does (its own function runs
-    for arguments that are not plain data or that the reference cannot take)."""
+    for arguments that are not plain data or that the reference cannot take); each question is recorded in
+    ``questions`` as ``isolation.Answers`` records it (its name, the shape of its first array)."""
     reference, signature = isolation.REFERENCES[name], isolation.SIGNATURES[name]
 
     def proxy(*args, **kwargs):
         try:
             plain_args, plain_kwargs = _plain(args), _plain(kwargs)
+            first = next((a for a in [*plain_args, *plain_kwargs.values()] if isinstance(a, np.ndarray)), None)
+            questions.append((name, () if first is None else tuple(first.shape)))
             signature.bind(*plain_args, **plain_kwargs)
             value = reference(*plain_args, **plain_kwargs)
         except (_NotPlain, Exception):  # noqa: BLE001
@@ -183,9 +186,9 @@ class InProcessStudent:
         for callee in isolation.callees(name, self._ns, self.assignment):
             if isinstance(self._ns[callee], types.FunctionType):
                 saved[callee] = self._ns[callee]
-                self._ns[callee] = _proxy(callee, saved[callee])
+                self._ns[callee] = _proxy(callee, saved[callee], self.last.questions)
         from autograder.graders import registry
-        from autograder.graders.plugin import observed_appends
+        from autograder.graders.plugin import observed_caches
 
         observes = registry.record(name, self.assignment).observes if name in registry.BY_NAME else ()
         observed = Observed(self._ns, observes)
@@ -194,7 +197,7 @@ class InProcessStudent:
                 value = _guarded(name, self._ns[name], args, kwargs)
         finally:
             self._ns.update(saved)
-        self.last.appends = observed_appends(observed.report()) if observes else None
+        self.last.caches = observed_caches(observed.report()) if observes else None
         self.last.returned(value)
         if self.record is not None:
             self.record.append((name, args, kwargs, value))

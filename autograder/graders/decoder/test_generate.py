@@ -1,24 +1,29 @@
 """generate(params, prompt, max_new_tokens, num_heads, use_cache=True, temperature=0.0, top_k=None, top_p=None,
 rng=None): greedy tokens of a tiny GPT-2-layout model, with and without the notebook's given KVCache (one per layer),
-equal to the float64 reference's; and the caches themselves, watched; and tokens drawn by the given ``sample`` from
-``next_token_probs`` with a seeded generator, on models of flat logits redrawn until the argmax, the draws without
-the filters, with the temperature applied twice and with another seed all give other tokens (every sampled case
-filters, so a generate that chooses in any of these ways fails every sampled case: 1.8 of the 5 points).
+equal to the float64 reference's; the cache's use, judged from what this side observed; and tokens drawn by the given
+``sample`` from ``next_token_probs`` with a seeded generator, on models of flat logits redrawn until the argmax, the
+draws without the filters, with the temperature applied twice and with another seed all give other tokens (every
+sampled case filters, so a generate that chooses in any of these ways fails every sampled case: 1.8 of the 5 points).
 
 The grader's model and prompt are redrawn until no greedy choice is a near-tie (decoder.model_and_prompt), so the
 tokens are compared exactly. While generate is graded, the contract functions it builds on (layer_norm,
 decoder_block, multi_head_attention_layer, split_heads, merge_heads, the attention helpers) are answered by the
 references (isolation.py); the KVCache and attend_with_cache it uses are the notebook's own (a cache is not plain
-data). The cache is graded, not trusted: while generate runs, the notebook's ``KVCache`` is watched in the student's
-process (``Exercise.observes``, sandbox/inside/observed.py) and every cache's appends come back as numbers
-(``Call.appends``). With use_cache=True each layer's cache must take the prompt's T0 tokens once and then one token
-a step, whatever else the code calls (numpy, torch or Keras): a generate that recomputes the sequence, keeps a cache
-of its own, or feeds a cache the whole sequence loses the cache's points, with a Korean message that says which.
+data). The cache is graded from what this side saw, never from the student's process's account of it
+(``cache_verdict``): the fed lengths, how many positions each question the proxies asked during the call carried, in
+the order asked (``Call.questions``: this side's own record; ``fed_lengths``); and what the given ``KVCache``s hold
+when generate returns (``Exercise.observes``, sandbox/inside/observed.py: their keys and values come back as arrays,
+``Call.caches``), compared with the float64 reference's keys and values of each layer for the generated tokens
+(``references.layer_keys_values``). With use_cache=True the prefill feeds the prompt's T0 tokens and every later
+step one token, and each layer's cache holds that layer's keys and values of every position: a generate that
+recomputes the sequence, keeps a cache of its own, feeds the whole sequence, hides its steps from the grader (no
+question of a later step), or fills the cache with anything but the layer's keys and values loses the cache's
+points, with a Korean message that says which.
 """
 import numpy as np
 import pytest
 
-from autograder.graders import references
+from autograder.graders import references, tolerances
 from autograder.graders.compare import GradingFailure
 from autograder.graders.decoder import MODEL, model_and_prompt, sampled_model_and_prompt
 from autograder.graders.diagnosis import by_id, of_output, with_causes
@@ -30,6 +35,7 @@ TOLERANCES = {
     "EXACT": "tokens",
     "TOKEN_MARGIN": "the lead of every greedy choice of the drawn models",
     "SAMPLE_MARGIN": "how far sampled draws and top-p boundaries are from changing",
+    "STUDENT": "the keys and values the given KVCaches hold, against the float64 reference's",
 }
 
 HEADS = MODEL["num_heads"]
@@ -135,44 +141,89 @@ def test_uncached_generation_matches_reference(student, rng, batch, prompt_len, 
     expect_tokens(got, expected, prompt, student.last, "use_cache=False", student, rng)
 
 
-def cache_verdict(appends, layers: int, batch: int, prompt_len: int, new: int):
-    """``None`` when the watched caches' appends (``Call.appends``: one list of key shapes ``(B, H, t, d)`` per
-    cache) are what a cached generate of ``new`` tokens makes: a cache per layer (or per layer and row, for a
-    generate that runs the rows of the batch one by one: the caches' batches add up to ``layers * batch``), each
-    given the prompt's ``prompt_len`` tokens in one append and then one token a step. A generate may also run its
-    last token through the model (nothing is recomputed), so one more single-token append is allowed. Otherwise
-    ``(Korean message, mistake id or None)``."""
-    if appends is None:
-        return "캐시가 덧붙인 기록을 읽을 수 없습니다 (숫자가 아닌 기록).", None
-    if not appends:
+def fed_lengths(questions) -> list:
+    """How many positions each question about a sequence carried, in the order asked (``Call.questions``: this
+    side's record): the second-to-last axis of its first array argument when it has three axes or more (the hidden
+    states ``(B, t, D)`` given to layer_norm, decoder_block or split_heads, the heads ``(B, H, t, dh)`` given to
+    merge_heads or an attention, the scores ``(B, H, t, T)`` given to softmax). A question about a smaller array
+    (ln_f on the last position, next_token_probs' logits) carries none."""
+    return [shape[-2] for _, shape in questions if len(shape) >= 3]
+
+
+def cache_verdict(fed, caches, reference, batch: int, prompt_len: int, new: int):
+    """``None`` when what this side observed of a cached generate of ``new`` tokens is what a cached generate
+    makes; otherwise ``(Korean message, mistake id or None)``.
+
+    ``fed``: the fed lengths (``fed_lengths``): the prefill feeds the prompt's ``prompt_len`` tokens and each later
+    step one, so each is ``prompt_len`` or 1, and at least one question of every later step was seen (a generate
+    that computes its steps out of the grader's sight cannot show it fed one token). ``caches``: what the watched
+    caches held (``Call.caches``); ``reference``: each layer's float64 ``(keys, values)`` ``(B, H, T, dh)`` for the
+    generated tokens (``references.layer_keys_values``). Each cache must hold, within ``tolerances.STUDENT``, a
+    layer's keys and values for every position but the last (or every one: a generate may run its last token too),
+    for all rows or a run of them (a generate that runs the rows one by one has a cache per layer and row), and every
+    layer and row must have one."""
+    layers, total = len(reference), prompt_len + new
+    if caches is None:
+        return "캐시가 담은 값을 읽을 수 없습니다 (숫자 배열이 아닌 기록).", None
+    held = [(i, k, v) for i, (k, v) in enumerate(caches, start=1) if k is not None and k.size]
+    if not held:
         return ("use_cache=True인데 주어진 `KVCache`에 아무것도 덧붙이지 않았습니다. 캐시를 쓰지 않고 단계마다 시퀀스 "
                 "전체를 다시 계산했거나, 주어진 `KVCache`가 아닌 자기만의 캐시를 썼습니다. 캐시를 쓰는 경로는 층마다 "
                 "주어진 `KVCache`를 하나씩 두고 `attend_with_cache`로 새 토큰의 K, V를 덧붙여야 합니다(채점기는 "
-                "주어진 `KVCache`의 append를 셉니다).", "gen_ignores_cache")
-    counts = [[shape[-2] if len(shape) >= 2 else -1 for shape in shapes] for shapes in appends]
-    if len(counts) > layers and all(len(c) == 1 for c in counts):
-        return (f"use_cache=True인데 캐시를 {len(counts)}개 만들어 한 번씩만 덧붙였습니다(층은 {layers}개). 단계마다 "
-                "새 캐시를 만들면 과거 토큰의 K, V를 매번 다시 계산합니다. 캐시는 generate를 시작할 때 층마다 하나 "
-                "만들어 끝까지 씁니다.", "gen_cache_per_step")
-    for layer, tokens in enumerate(counts, start=1):
-        later = [(step, t) for step, t in enumerate(tokens[1:], start=2) if t != 1]
-        if tokens[0] > prompt_len or later:
-            step, t = later[0] if later else (1, tokens[0])
-            return (f"use_cache=True인데 {layer}번째 캐시에 {step}번째로 토큰 {t}개를 덧붙였습니다(덧붙인 토큰 수 "
-                    f"{tokens}, 프롬프트 {prompt_len}개). 캐시에 이미 든 토큰은 다시 넣지 않습니다: 첫 단계(프리필)에 "
-                    "프롬프트를 한 번, 그다음부터는 단계마다 새 토큰 하나만 덧붙이세요.", "gen_refeeds_whole_sequence")
-        if tokens[0] != prompt_len:
-            return (f"use_cache=True인데 {layer}번째 캐시에 프롬프트 {prompt_len}개를 한 번에 넣지 않고 나눠 넣었습니다"
-                    f"(덧붙인 토큰 수 {tokens}). 첫 단계(프리필)에는 프롬프트 전체를 한 번에 넣습니다.", None)
-        if len(tokens) - 1 not in (new - 1, new):
-            return (f"use_cache=True로 새 토큰 {new}개를 만드는데 {layer}번째 캐시에 새 토큰을 {len(tokens) - 1}번 "
-                    f"덧붙였습니다(덧붙인 토큰 수 {tokens}). 프롬프트 다음부터는 단계마다 한 번, 새 토큰 하나를 "
-                    "덧붙입니다.", None)
-    rows = sum(shapes[0][0] if shapes[0] else 0 for shapes in appends)
-    if len(counts) % layers or rows != layers * batch:
-        return (f"use_cache=True인데 캐시 {len(counts)}개에 배치 {rows}행을 덧붙였습니다"
-                f"(층 {layers}개, 배치 {batch}행). 층마다 주어진 `KVCache`를 하나씩 두세요.", None)
+                "주어진 `KVCache`에 든 키와 값을 봅니다).", "gen_ignores_cache")
+    seen = f"채점기가 본 단계별 입력 토큰 수 {fed[:24]}{' …' if len(fed) > 24 else ''}"
+    if any(t > prompt_len for t in fed):
+        if len(held) > layers * batch:
+            return (f"use_cache=True인데 캐시를 {len(held)}개 만들었습니다(층 {layers}개, 배치 {batch}행). 단계마다 새 "
+                    "캐시를 만들면 과거 토큰의 K, V를 매번 다시 계산합니다. 캐시는 generate를 시작할 때 층마다 하나 "
+                    f"만들어 끝까지 씁니다({seen}).", "gen_cache_per_step")
+        return (f"use_cache=True인데 프롬프트({prompt_len}개)보다 많은 토큰을 한 단계에 넣었습니다({seen}): "
+                "캐시에 이미 든 토큰을 다시 넣었습니다. 첫 단계(프리필)에 프롬프트를 한 번, 그다음부터는 단계마다 "
+                "새 토큰 하나만 넣으세요.", "gen_refeeds_whole_sequence")
+    if any(t not in (1, prompt_len) for t in fed) or (fed and prompt_len not in fed):
+        return (f"use_cache=True인데 프롬프트 {prompt_len}개를 한 번에 넣지 않고 나눠 넣었습니다({seen}). 첫 "
+                "단계(프리필)에는 프롬프트 전체를 한 번에 넣습니다.", None)
+    steps = fed.count(1) - (1 if prompt_len == 1 else 0)
+    if not fed or steps < new - 1:
+        return ("use_cache=True인데 채점기가 단계마다 블록에 넣은 토큰 수를 볼 수 없었습니다"
+                f"({seen}, 새 토큰 {new}개). 채점기는 블록 안에서 부르는 노트북의 함수(`layer_norm`, `split_heads` "
+                "등)가 받는 `(B, t, D)`의 `t`로 봅니다: 캐시 쪽 블록에서도 이 함수들을 쓰세요.", None)
+    covered = set()
+    for index, keys, values in held:
+        where = _layer_of(keys, values, reference, batch, total)
+        if isinstance(where, str):
+            return f"use_cache=True인데 {index}번째로 만든 캐시에 {where}", None
+        covered |= where
+    missing = sorted({(layer, row) for layer in range(layers) for row in range(batch)} - covered)
+    if missing:
+        layer, row = missing[0]
+        return (f"use_cache=True인데 {layer + 1}번째 층(배치의 {row + 1}번째 행)의 키와 값을 담은 주어진 `KVCache`가 "
+                "없습니다. 층마다 주어진 `KVCache`를 하나씩 두세요.", None)
     return None
+
+
+def _layer_of(keys, values, reference, batch, total):
+    """The (layer, row) pairs whose reference keys and values ``keys``, ``values`` hold, or what is wrong with them
+    (Korean, the end of a sentence)."""
+    shape = tuple(np.shape(keys))
+    if len(shape) != 4 or np.shape(values) != shape:
+        return (f"든 키와 값의 모양이 {shape}, {tuple(np.shape(values))}입니다: 둘 다 (B, H, T, d)여야 합니다.")
+    rows, _, length, _ = shape
+    if length not in (total - 1, total):
+        return (f"토큰 {length}개의 키와 값이 들어 있습니다: 프롬프트와 새 토큰을 합한 {total}개(마지막 토큰은 넣지 "
+                f"않아도 되므로 {total - 1}개도 됨)여야 합니다. 캐시에 이미 든 토큰은 다시 넣지 않습니다.")
+    close = dict(atol=tolerances.STUDENT.atol, rtol=tolerances.STUDENT.rtol)
+    for layer, (ref_k, ref_v) in enumerate(reference):
+        if shape[1:] != (ref_k.shape[1], length, ref_k.shape[3]) or rows > batch:
+            continue
+        for first in range(batch - rows + 1):
+            span = slice(first, first + rows)
+            if (np.allclose(keys, ref_k[span, :, :length], **close)
+                    and np.allclose(values, ref_v[span, :, :length], **close)):
+                return {(layer, row) for row in range(first, first + rows)}
+    return ("든 키와 값이 어느 층의 키와 값과도 다릅니다"
+            f"(모양 {shape}). 캐시에는 층마다 그 층의 `ln_1`을 거친 입력으로 만든 K, V(`x @ w_k + b_k`, "
+            "`x @ w_v + b_v`를 `split_heads`한 것)를 `attend_with_cache`로 덧붙입니다.")
 
 
 @pytest.mark.points(1.5)
@@ -184,7 +235,8 @@ def test_each_layer_cache_takes_the_prompt_then_one_token_a_step(student, rng, b
     got = student.generate(params, prompt, new, HEADS, use_cache=True)
     call = student.last
     expect_tokens(got, expected, prompt, call, "use_cache=True", student, rng)
-    verdict = cache_verdict(call.appends, len(params["blocks"]), batch, prompt_len, new)
+    reference = references.layer_keys_values(params, expected, HEADS)
+    verdict = cache_verdict(fed_lengths(call.questions), call.caches, reference, batch, prompt_len, new)
     if verdict is not None:
         message, mistake = verdict
         found = [by_id(mistake)] if mistake else []

@@ -98,8 +98,9 @@ class Exercise:
             the dependency note.
         answer: how a call of this function is answered while another exercise is graded (``answers.py``);
             ``None`` for an exercise no other exercise calls.
-        observes: the notebook's given classes whose ``append`` calls are recorded while it is called
-            (``sandbox/inside/observed.py``; ``Call.appends``): the KV caches the decoder's generate must keep.
+        observes: the notebook's given classes whose instances made while it is called report what they hold
+            when it returns (``sandbox/inside/observed.py``; ``Call.caches``): the KV caches the decoder's generate
+            must keep, compared with the reference's keys and values.
     """
 
     name: str

@@ -193,6 +193,6 @@ EXERCISE = Exercise(
     # answered with their answers while it is graded, so that it is judged on its own logic (isolation.py)
     # (the earlier assignments' functions are given in the decoder notebook; a student may paste their own)
     callees=LAYER_STEPS + ("layer_norm", "decoder_block", "next_token_probs"),
-    # the notebook's given cache, watched while it is called: each layer's appends are graded (test_generate.py)
+    # the notebook's given cache, watched while it is called: what each one holds is graded (test_generate.py)
     observes=("KVCache",),
 )

@@ -1,11 +1,12 @@
-"""Given classes watched during one graded call: what each of their instances was given to ``append``.
+"""Given classes watched during one graded call: the instances it made and what they hold when it returns.
 
 The decoder's ``generate`` must keep the notebook's given ``KVCache`` in every layer (the contract), so the grader
-asks to watch ``KVCache`` while it calls ``generate``: for the call, the name is bound to a subclass whose ``append``
-records the shape of its first argument (the keys, ``(B, H, t, d)``) and then does what the class does. The record
-goes back in the reply as plain numbers, one list of shapes per cache in the order of their first ``append``; the
-grader judges it (``graders/decoder/test_generate.py``). Nothing here decides anything: like every value from this
-process, the record is the student's code's, and a record that does not fit the contract only loses points.
+asks to watch ``KVCache`` while it calls ``generate``: for the call, the name is bound to a subclass that remembers
+each instance made through it (and each one given to ``append``), in that order. When the call has returned (within
+its time limit), the keys and values each of them holds are read (``keys``, ``values``, as numbers) and go back in the
+reply; the grader compares them with the reference model's keys and values of each layer
+(``graders/decoder/test_generate.py``). Nothing here decides anything, and nothing here is believed: like every value
+from this process, what a cache holds is the student's code's answer, judged on the trusted side.
 """
 import builtins as _builtins_module
 
@@ -14,22 +15,22 @@ import builtins as _builtins_module
 # looks its builtins up in its module's ``__builtins__``).
 __builtins__ = dict(vars(_builtins_module))
 
-MAX_APPENDS = 4096   # appends recorded in one call, at most (more are counted in ``dropped``, not kept)
-MAX_DIMS = 8         # dimensions of a recorded shape, at most
+from .values import to_numpy  # noqa: E402
+
+MAX_INSTANCES = 64          # instances reported for one call, at most (more are counted in ``dropped``)
+MAX_ELEMENTS = 1 << 20      # numbers sent back for all of them together, at most (an array past it is absent)
 
 
 class Observed:
     """For one graded call, each class the grader names (``observe``) that the notebook defines is replaced in its
-    namespace by a subclass that records every ``append``; the original is put back afterwards."""
+    namespace by a subclass that remembers its instances; the original is put back afterwards."""
 
     def __init__(self, namespace, names):
         self.namespace = namespace
         self.originals = {name: namespace[name] for name in names if isinstance(namespace.get(name), type)}
         self.stand_ins = {}
-        self.caches = []      # the instances appended to, in the order of their first append (kept alive: ids)
-        self.shapes = []      # one list of shapes per instance
-        self.index = {}       # id(instance) -> its position in ``caches``
-        self.recorded = 0
+        self.instances = []   # in the order they were made (or first appended to), kept alive for the report
+        self.ids = set()      # id() of every instance remembered (and of those past ``MAX_INSTANCES``)
         self.dropped = 0
 
     def __enter__(self):
@@ -47,31 +48,47 @@ class Observed:
                 self.namespace[name] = original
 
     def report(self):
-        """The record as plain data: ``{"appends": [[shape, ...] per instance], "dropped": n}``."""
-        return {"appends": [[list(shape) for shape in shapes] for shapes in self.shapes], "dropped": self.dropped}
+        """What each instance holds now: ``{"caches": [{"keys": array or None, "values": ...}, ...], "dropped": n}``
+        (numpy arrays: ``serve`` encodes it into the reply). Reading ``keys`` and ``values`` runs the class's code (the
+        student's process calls it within the call's time limit); a value that is not a numeric array (or is past
+        ``MAX_ELEMENTS``) is None."""
+        caches, budget = [], [MAX_ELEMENTS]
+        for instance in self.instances:
+            caches.append({"keys": self._array(instance, "keys", budget),
+                           "values": self._array(instance, "values", budget)})
+        return {"caches": caches, "dropped": self.dropped}
 
-    def _record(self, instance, keys):
-        if self.recorded >= MAX_APPENDS:
+    @staticmethod
+    def _array(instance, attribute, budget):
+        try:
+            array = to_numpy(getattr(instance, attribute))
+        except Exception:  # noqa: BLE001 - a property that fails holds nothing the grader can read
+            return None
+        if array is None or array.dtype.kind not in "biuf" or array.size > budget[0]:
+            return None
+        budget[0] -= array.size
+        return array
+
+    def _remember(self, instance):
+        key = id(instance)
+        if key in self.ids:
+            return
+        self.ids.add(key)   # (an id is not reused while the call runs: ``instances`` keeps each one alive)
+        if len(self.instances) >= MAX_INSTANCES:
             self.dropped += 1
             return
-        self.recorded += 1
-        try:
-            shape = tuple(int(n) for n in tuple(keys.shape)[:MAX_DIMS])
-        except Exception:  # noqa: BLE001 - keys without a shape are recorded as such (an empty shape)
-            shape = ()
-        key = id(instance)
-        if key not in self.index:
-            self.index[key] = len(self.caches)
-            self.caches.append(instance)
-            self.shapes.append([])
-        self.shapes[self.index[key]].append(shape)
+        self.instances.append(instance)
 
     def _watching(self, cls):
-        record = self._record
+        remember = self._remember
 
         class Watched(cls):
+            def __init__(self, *args, **kwargs):
+                remember(self)
+                super().__init__(*args, **kwargs)
+
             def append(self, *args, **kwargs):
-                record(self, args[0] if args else next(iter(kwargs.values()), None))
+                remember(self)
                 return super().append(*args, **kwargs)
 
         for attribute in ("__name__", "__qualname__", "__module__", "__doc__"):

@@ -19,10 +19,12 @@ CACHED = 4096   # code objects the kernels remember the content of (by identity)
 
 
 def recogniser(routines):
-    """``(known, codes)``: ``known(code)`` gives the report (bytes, a line for the event pipe) of the routine of
-    ``routines`` (``{code object: label}``, ``watched.routine_codes()``) that ``code`` is a copy of, or None;
-    ``codes`` are the code objects of the functions that run when ``known`` is called (the guard keeps every frame
-    of them out of the student's reach)."""
+    """``(known, teach, codes)``: ``known(code)`` gives the report (bytes, one line or more for the event pipe) of the
+    routine of ``routines`` (``{code object: label}``, ``watched.routine_codes()``) that ``code`` is a copy of, or
+    None; ``teach(code, report)`` adds a code object made at run time (the code torch.fx generated from a trace of
+    a watched routine) with its report, so that it and every copy of it are known from then on; ``codes`` are the
+    code objects of the functions that run when ``known`` or ``teach`` is called (the guard keeps every frame of
+    them out of the student's reach)."""
     import dis
     import weakref
 
@@ -139,4 +141,19 @@ def recogniser(routines):
         seen[ident(code)] = (weak, token)
         return token
 
-    return known, {known.__code__, content.__code__, constant.__code__}
+    def teach(code, token):
+        """Know ``code`` (and the code objects it holds: a generated module's functions) as ``token`` from now on."""
+        pending = [code]
+        while pending:
+            each = pending.pop()
+            try:
+                found = content(each, 0)
+                weak = ref(each)
+            except Unusual:
+                continue
+            if found is not None:
+                watched[found] = token
+            seen[ident(each)] = (weak, token)
+            pending += [const for const in each.co_consts if kind(const) is code_type]
+
+    return known, teach, {known.__code__, teach.__code__, content.__code__, constant.__code__}

@@ -29,6 +29,7 @@ class Routine(StrEnum):
     TORCH_GROUP_NORM = "torch:group_norm"
     TORCH_BATCH_NORM = "torch:batch_norm"
     TORCH_RMS_NORM = "torch:rms_norm"
+    TORCH_CAUSAL_MASK = "torch:causal_mask"
     KERAS_ATTENTION = "keras:layers.Attention"
     KERAS_ADDITIVE_ATTENTION = "keras:layers.AdditiveAttention"
     KERAS_MULTI_HEAD_ATTENTION = "keras:layers.MultiHeadAttention"
@@ -49,6 +50,7 @@ class Routine(StrEnum):
     KERAS_HUB_QWEN3_NORM = "keras_hub:Qwen3LayerNorm"
     KERAS_HUB_QWEN3_ATTENTION = "keras_hub:Qwen3Attention"
     KERAS_HUB_QWEN3_DECODER = "keras_hub:Qwen3TransformerDecoder"
+    KERAS_CAUSAL_MASK = "keras:causal_mask"
     SCIPY_SOFTMAX = "scipy:special.softmax"
     SCIPY_LOG_SOFTMAX = "scipy:special.log_softmax"
     # A library module or kernel registration changed under the watch (``monitor.verifier``): the routines it hid

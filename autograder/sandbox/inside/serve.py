@@ -271,12 +271,14 @@ def serve(request_fd, response_fd, event_fd):
                     # converted here, before the reply and within the call's limit: a value that calls a library
                     # routine when converted does so while the call is still in flight for the grader
                     value = encode(value, out_arrays, other)
+                    # what the watched instances hold (their own code runs: within the limit, in flight too)
+                    held = encode(observed.report(), out_arrays, other) if header.get("observe") else None
                 reply = {"ok": True, "value": value, "seconds": seconds, "asked": sorted(isolated.asked)}
                 # the library still as the guard found it (``monitor.verifier``): a change, made by a cell or by
                 # this call, costs this call and every later one
                 audit("autograder.verify")
-                if header.get("observe"):
-                    reply["observed"] = observed.report()
+                if held is not None:
+                    reply["observed"] = held
             else:
                 reply = {"ok": False, "error": "Protocol", "message": f"unknown op {op!r}"}
         except BaseException as exc:  # noqa: BLE001

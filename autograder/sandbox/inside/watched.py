@@ -57,11 +57,16 @@ KERNEL_OPS = _plain({
     "quantized::batch_norm_relu": R.TORCH_BATCH_NORM, "quantized::batch_norm1d_relu": R.TORCH_BATCH_NORM,
     "quantized::batch_norm2d_relu": R.TORCH_BATCH_NORM, "quantized::batch_norm3d_relu": R.TORCH_BATCH_NORM,
 })
-# Kernels that every Python-level library routine of the rule reaches (matrix products, tanh, exp): they report the
-# routine when one of its functions is on the calling thread's stack.
-PROBE_OPS = ("mm", "bmm", "baddbmm", "addmm", "mv", "dot", "tanh", "exp", "rsqrt", "rsqrt_", "sqrt")
+# Kernels that every Python-level library routine of the rule reaches (matrix products, tanh, exp; the log-sum-exp
+# and the sum over an axis of torch.distributions' normalisation; the triangles and running sums of torch's and Keras's
+# causal masks): they report the routine when one of its functions is on the calling thread's stack. (Not an operator
+# that takes a Python number as a tensor, such as ``div.Tensor``: a Python kernel is handed the number, not the
+# wrapped tensor its original kernel expects.)
+PROBE_OPS = ("mm", "bmm", "baddbmm", "addmm", "mv", "dot", "tanh", "exp", "rsqrt", "rsqrt_", "sqrt", "logsumexp",
+             "sum.dim_IntList", "tril", "triu", "cumsum")
 KEYS = ("CPU", "SparseCPU", "NestedTensorCPU", "MkldnnCPU", "QuantizedCPU", "CompositeImplicitAutograd",
          "CompositeExplicitAutograd", "FuncTorchBatchedDecomposition", "FuncTorchVmapMode")
+
 RUNTIME_KEY = {"CompositeImplicitAutograd": "CPU", "CompositeExplicitAutograd": "CPU",
                 "FuncTorchBatchedDecomposition": "FuncTorchBatched"}  # alias key -> the key its kernel is read at
 REFUSED = {   # audit events refused to the student's code once its first cell runs
@@ -96,8 +101,11 @@ TORCH_MODULES = ("torch.nn.functional", "torch.nn.modules.activation", "torch.nn
                   "torch.ao.nn.quantized.modules.batchnorm", "torch._refs", "torch._refs.nn.functional",
                   "torch._refs.special", "torch._decomp.decompositions", "torch._decomp.decompositions_for_jvp")
 # Modules whose every function is the routine: flex attention (its eager path, the higher-order operator's dense
-# implementation) and torch.ao's quantizable multi-head attention (``torch.ao.nn.quantizable.MultiheadAttention``).
-WHOLE_MODULES = _plain({"torch.nn.attention.flex_attention": R.TORCH_SDPA,
+# implementation), torch.ao's quantizable multi-head attention (``torch.ao.nn.quantizable.MultiheadAttention``) and
+# torch's causal attention biases (``torch.nn.attention.bias``: ``CausalBias``, ``causal_lower_right``...: their
+# ``_materialize`` is a causal mask).
+WHOLE_MODULES = _plain({"torch.nn.attention.bias": R.TORCH_CAUSAL_MASK,
+                  "torch.nn.attention.flex_attention": R.TORCH_SDPA,
                   "torch._higher_order_ops.flex_attention": R.TORCH_SDPA,
                   "torch.ao.nn.quantizable.modules.activation": R.TORCH_MULTI_HEAD_ATTENTION,
                   # variable-length, paged and quantized SDPA and the flash back ends' Python (GPU kernels today)
@@ -108,6 +116,26 @@ WHOLE_MODULES = _plain({"torch.nn.attention.flex_attention": R.TORCH_SDPA,
                   "torch.nn.attention._fa3": R.TORCH_SDPA,
                   "torch.nn.attention._fa4": R.TORCH_SDPA,
                   "torch.nn.attention._registry": R.TORCH_SDPA})
+# Routines named one by one, each whole (a class: all its methods), after the tables above (a name here wins): module
+# -> (names, label). torch.distributions' categorical family normalises the logits it is given (``logits -
+# logits.logsumexp(-1)``) or the probabilities (``probs / probs.sum(-1)``): ``Categorical(logits=x).logits.exp()`` is
+# a softmax. torch's and Keras's square causal masks are causal masks.
+NAMED = {module: (names, str(label)) for module, (names, label) in {
+    "torch.distributions.categorical": (("Categorical",), R.TORCH_LOG_SOFTMAX),
+    "torch.distributions.one_hot_categorical": (("OneHotCategorical", "OneHotCategoricalStraightThrough"),
+                                                 R.TORCH_LOG_SOFTMAX),
+    "torch.distributions.multinomial": (("Multinomial",), R.TORCH_LOG_SOFTMAX),
+    "torch.distributions.relaxed_categorical": (("ExpRelaxedCategorical", "RelaxedOneHotCategorical"),
+                                                R.TORCH_LOG_SOFTMAX),
+    "torch.distributions.utils": (("logits_to_probs", "probs_to_logits"), R.TORCH_LOG_SOFTMAX),
+    "torch.nn.modules.transformer": (("_generate_square_subsequent_mask",
+                                      "Transformer.generate_square_subsequent_mask"), R.TORCH_CAUSAL_MASK),
+    "keras.src.layers.attention.multi_head_attention": (("MultiHeadAttention._compute_causal_mask",),
+                                                        R.KERAS_CAUSAL_MASK),
+    "keras.src.layers.attention.grouped_query_attention": (("GroupedQueryAttention._compute_causal_mask",),
+                                                           R.KERAS_CAUSAL_MASK),
+    "keras.src.layers.attention.attention": (("Attention._calculate_score_mask",), R.KERAS_CAUSAL_MASK),
+}.items()}
 # Keras's ops and activations: name fragment -> label (checked in this order)
 KERAS_MODULES = ("keras.src.ops.nn", "keras.src.backend.torch.nn", "keras.src.activations.activations",
                   "keras.src.layers.activations.softmax")
@@ -140,7 +168,8 @@ REVIEWED_EVENTS = {"code.__new__": "code.__new__", "function.__new__": "function
 # kernel registration changed since the watch was installed; library source compiled or a library module run again.
 CHANGED, SOURCE = "library.changed", "library.source"
 HANDLER = "signal.handler"   # a Python signal handler of the student's was installed when a guard kernel ran
-REVIEWS = frozenset({*REVIEWED_EVENTS.values(), CHANGED, SOURCE, HANDLER})   # every review kind it can report
+GENERATED = "library.traced"   # torch.fx generated code from a trace that ran a watched routine (``monitor.fx_watch``)
+REVIEWS = frozenset({*REVIEWED_EVENTS.values(), CHANGED, SOURCE, HANDLER, GENERATED})   # every review kind it reports
 # The library as it was when the watch was installed, verified before and after every graded call: these modules'
 # and classes' functions, classes and submodules (a replaced ``ops`` of Keras's attention module, a patched
 # ``torch.matmul``), and the guard's kernels still reached by torch's own entry points (a kernel registered over
@@ -157,8 +186,8 @@ TAMPERED = str(R.LIBRARY_CHANGED)
 LABELS = frozenset(str(label) for label in (
     *KERNEL_OPS.values(), *(label for _, label in LAYERS.values()), R.KERAS_DOT_PRODUCT_ATTENTION,
     *(label for table in SOURCE_ROUTINES.values() for label in table.values()),
-    R.KERAS_NORMALIZATION_OPS, *WHOLE_MODULES.values(), TAMPERED, R.TORCH_MULTI_HEAD_ATTENTION, R.TORCH_LOG_SOFTMAX,
-    R.TORCH_SOFTMAX, R.TORCH_SDPA, *SCIPY.values()))
+    R.KERAS_NORMALIZATION_OPS, *WHOLE_MODULES.values(), *(label for _, label in NAMED.values()), TAMPERED,
+    R.TORCH_MULTI_HEAD_ATTENTION, R.TORCH_LOG_SOFTMAX, R.TORCH_SOFTMAX, R.TORCH_SDPA, *SCIPY.values()))
 
 
 def torch_label(name):
@@ -192,7 +221,7 @@ def import_watched():
     that a routine the student imports later is known too."""
     import importlib
 
-    for name in (*LAYERS, *TORCH_MODULES, *WHOLE_MODULES, *KERAS_MODULES):
+    for name in (*LAYERS, *TORCH_MODULES, *WHOLE_MODULES, *KERAS_MODULES, *NAMED):
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a module this torch or Keras lacks has no routine to watch
@@ -209,7 +238,7 @@ def routine_codes():
     quantizable multi-head attention (every function of their modules)."""
     import inspect
 
-    found = {}
+    found, wrappers = {}, {}
 
     def add(obj, label):
         obj = getattr(obj, "_init_fn", obj)   # a custom operator (torch.library.custom_op): its Python function
@@ -217,10 +246,12 @@ def routine_codes():
                    [getattr(v, "__func__", v) for v in vars(obj).values()] if inspect.isclass(obj) else []):
             if isinstance(fn, property):
                 fn = fn.fget
-            for each in (fn, inspect.unwrap(fn)) if inspect.isfunction(fn) else (fn,):
-                code = getattr(each, "__code__", None)
-                if code is not None:
-                    found[code] = label
+            inner = inspect.unwrap(fn) if inspect.isfunction(fn) else fn
+            if inner is not fn:   # a decorator's wrapper: its code may be shared by routines of other rules
+                wrappers.setdefault(getattr(fn, "__code__", None), set()).add(label)
+            code = getattr(inner, "__code__", None)
+            if code is not None:
+                found[code] = label
 
     def module(name):
         return sys.modules.get(name)
@@ -242,6 +273,18 @@ def routine_codes():
         for value in vars(module(name) or object).values() if module(name) else ():
             if getattr(getattr(value, "_init_fn", value), "__module__", None) == name:
                 add(value, label)
+    for name, (names, label) in NAMED.items():
+        for dotted in names if module(name) else ():
+            value = module(name)
+            for part in dotted.split("."):
+                value = getattr(value, part, None)
+            if value is not None:
+                add(value, label)
+    # a wrapper's code is known only when all it wraps are one routine (torch._decomp's ``out_wrapper`` wraps
+    # decompositions of every rule; the function it wraps is on the stack beneath it anyway)
+    for code, labels in wrappers.items():
+        if code is not None and code not in found and len(labels) == 1:
+            found[code] = next(iter(labels))
     found.update(_COMPILED or source_codes())
     return found
 

@@ -1665,6 +1665,72 @@ def CALL(x, axis):
     return torch.zeros_like(x)
 """
 
+# Library code seen whenever it runs: a routine traced at notebook time into code torch.fx generates (the graph kept,
+# called by the solution), torch's causal bias materialised, torch.distributions' normalisation. Names are built from
+# strings, so that only the run-time watch can see them.
+TRACED_SOFTMAX = """
+import importlib
+import numpy as np
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+_aten_softmax = getattr(torch.ops.aten, "_soft" + "max")
+_table = getattr(importlib.import_module("torch._de" + "comp"), "get_decompositions")([_aten_softmax])
+# torch's own decomposition of the softmax kernel, traced once per dtype with symbolic shapes: the graph is kept
+_graphs = {dtype: make_fx(lambda x: _aten_softmax(x, -1, False), decomposition_table=_table,
+                          tracing_mode="symbolic")(torch.zeros(3, 4, dtype=dtype))
+           for dtype in (torch.float16, torch.float32, torch.float64)}
+
+
+def CALL(x, axis):                     # only the generated code runs in the graded call
+    moved = x.movedim(axis, -1)
+    return _graphs[x.dtype](moved.reshape(-1, moved.shape[-1])).reshape(moved.shape).movedim(-1, axis)
+"""
+
+CAUSAL_BIAS = """
+import importlib
+import numpy as np
+
+_bias = importlib.import_module("torch.nn.attention.bi" + "as")
+
+
+def causal_mask(t_q, t_k=None):
+    t_k = t_q if t_k is None else t_k
+    variant = getattr(_bias, "Causal" + "Variant").LOWER_RIGHT
+    return getattr(getattr(_bias, "Causal" + "Bias")(variant, t_q, t_k), "_mate" + "rialize")().numpy()
+"""
+
+CATEGORICAL_SOFTMAX = """
+import importlib
+import numpy as np
+import torch
+
+_distributions = importlib.import_module("torch.distri" + "butions")
+
+
+def softmax(x, axis=-1):
+    t = torch.as_tensor(np.asarray(x))
+    logits = getattr(_distributions, "Categ" + "orical")(logits=t.double().movedim(axis, -1)).logits
+    return logits.exp().movedim(-1, axis).to(t.dtype).numpy()   # the library's normalisation, exponentiated
+"""
+
+SEEN_WHENEVER_IT_RUNS = [
+    Entry("traced_decomposition_softmax", "attack", "cells",
+          "최상위 셀에서 torch의 softmax 분해(torch._decomp)를 make_fx로 추적해 만든 그래프를 두고 softmax 에서 호출",
+          "a top-level cell traces torch's decomposition of the softmax kernel with make_fx (symbolic shapes), keeps "
+          "the generated graph, and softmax calls it",
+          ("softmax",), with_cell(TRACED_SOFTMAX, "softmax", SOFTMAX_VIA), expect=(Reason.FORBIDDEN_ROUTINE,),
+          review=("라이브러리 루틴 추적",), timeouts=(("cell", 60),)),   # three symbolic traces: seconds each
+    Entry("causal_bias_materialized", "attack", "cells",
+          "causal_mask 를 torch.nn.attention.bias.CausalBias(LOWER_RIGHT, ...)._materialize() 로 계산",
+          "causal_mask computed by torch.nn.attention.bias.CausalBias(LOWER_RIGHT, ...)._materialize()",
+          ("causal_mask",), on("causal_mask", CAUSAL_BIAS), expect=(Reason.FORBIDDEN_ROUTINE,)),
+    Entry("categorical_softmax", "attack", "cells",
+          "softmax 를 torch.distributions.Categorical(logits=x).logits.exp() 로 계산 (라이브러리의 정규화)",
+          "softmax as torch.distributions.Categorical(logits=x).logits.exp() (the library normalises)",
+          ("softmax",), on("softmax", CATEGORICAL_SOFTMAX), expect=(Reason.FORBIDDEN_ROUTINE,)),
+]
+
 LIBRARY_ATTACKS = [
     forbidden("flex_attention_sdpa", "scaled_dot_product_attention 에서 torch.nn.attention.flex_attention 사용 "
               "(마스크는 score_mod 로)",
@@ -2447,6 +2513,7 @@ FILE_FAULTS = [
 ]
 
 ATTACKS += FORBIDDEN_BYPASSES + PROXY_ATTACKS + MONITOR_ATTACKS + CLONE_ATTACKS + BOUND_ATTACKS + LIBRARY_ATTACKS
+ATTACKS += SEEN_WHENEVER_IT_RUNS
 # The steps bounded before they start, one entry each, with its assignment (benchmarks/worst_case.py --bounds)
 BOUNDS = [("frame header", "attention", BOUND_ATTACKS[0]), ("cell source", "attention", BOUND_ATTACKS[1]),
           ("notebook JSON", "attention", FILE_FAULTS[-1]), ("value conversion", "quiz", QUIZ_ATTACKS[0]),

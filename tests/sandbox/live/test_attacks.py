@@ -92,6 +92,8 @@ def test_catalogue_covers_the_issue():
         "the guard's frames reached from a signal handler (issue 42)": {"signal_handler_walks_to_kernel"},
         "markdown the sanitizer renders, student text in the grade cell's report": {"markdown_bombs",
                                                                                    "forged_report_lines"},
+        "library code seen whenever it runs: generated code, causal bias, distributions": {
+            "traced_decomposition_softmax", "causal_bias_materialized", "categorical_softmax"},
     }
     for family, needed in families.items():
         assert needed <= ids, (family, needed - ids)

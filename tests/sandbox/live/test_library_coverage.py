@@ -194,7 +194,7 @@ def test_the_allow_list_is_not_stale(routines):
 def test_every_watched_label_is_in_a_rule():
     """What the watch can report about these routines is forbidden by some exercise's rule (a label no rule names
     would be seen and then ignored)."""
-    rules = [forbidden.SOFTMAX, forbidden.ATTENTION, forbidden.NORM, forbidden.BLOCK]
+    rules = [forbidden.SOFTMAX, forbidden.ATTENTION, forbidden.NORM, forbidden.BLOCK, forbidden.CAUSAL]
     in_rules = set().union(*(rule.labels for rule in rules))
     labels = set(watched.routine_codes().values()) | set(watched.KERNEL_OPS.values())
     assert labels <= in_rules, sorted(labels - in_rules)
@@ -211,3 +211,196 @@ def test_flex_attention_and_quantizable_mha_are_in_the_rules():
     assert codes[forward] in forbidden.ATTENTION.labels & forbidden.BLOCK.labels
     assert {"flex_attention", "MultiheadAttention"} <= forbidden.ATTENTION.names
     assert sys.modules["torch.nn.attention.flex_attention"]
+
+
+# ----------------------------------------------------------------------------------------------- seen at run time
+# Every public Python road to the kernels the rules forbid, and the Python-level routines the watch knows by their code,
+# called in a student's process under the real guard as a graded call is: each must be seen (a label of its rule in the
+# call's events). The roads are listed from the installed packages (every attribute of these names in torch's
+# namespaces, every overload of the operators in ``torch.ops.aten``, the module classes, Keras's ops and layers), plus
+# the roads that leave no library frame in the call: code that torch.fx generated from them at notebook time (make_fx
+# real and symbolic with torch's decompositions, pre_dispatch, torch.export; a deep copy of the graph module; its
+# source compiled again). Honest roads (the student's own softmax, layer norm and mask, torch.logsumexp, make_fx of the
+# student's own code) must be seen as nothing.
+ROUTES_CELL = r'''
+import copy
+import functools
+import keras
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch.fx.experimental.proxy_tensor import make_fx
+from torch._decomp import get_decompositions
+
+torch.manual_seed(0)
+x, q = torch.randn(3, 5), torch.randn(1, 2, 3, 4)
+e = torch.randn(2, 3, 8)
+aten = torch.ops.aten
+OPERATORS = {   # operator name -> (its rule, how to call it)
+    "softmax": ("softmax", lambda f: f(x, -1)), "_softmax": ("softmax", lambda f: f(x, -1, False)),
+    "log_softmax": ("softmax", lambda f: f(x, -1)), "_log_softmax": ("softmax", lambda f: f(x, -1, False)),
+    "softmin": ("softmax", lambda f: f(x, -1)), "special_softmax": ("softmax", lambda f: f(x, -1)),
+    "special_log_softmax": ("softmax", lambda f: f(x, -1)), "_safe_softmax": ("softmax", lambda f: f(x, -1)),
+    "layer_norm": ("norm", lambda f: f(x, [5])),
+    "native_layer_norm": ("norm", lambda f: f(x, [5], None, None, 1e-5)),
+    "scaled_dot_product_attention": ("attention", lambda f: f(q, q, q)),
+    "_scaled_dot_product_attention_math": ("attention", lambda f: f(q, q, q)),
+    "_scaled_dot_product_flash_attention_for_cpu": ("attention", lambda f: f(q, q, q)),
+    "_native_multi_head_attention": ("block", lambda f: f(e, e, e, 8, 2, torch.randn(24, 8), torch.randn(24),
+                                                            torch.randn(8, 8), torch.randn(8))),
+}
+NAMESPACES = {"torch": torch, "torch.nn.functional": F, "torch.special": torch.special,
+              "torch._C._VariableFunctions": torch._C._VariableFunctions, "torch._C._nn": torch._C._nn}
+ROUTES = {}   # name -> (rule, a function of no argument)
+for op, (rule, call) in OPERATORS.items():
+    for where, namespace in NAMESPACES.items():
+        if callable(getattr(namespace, op, None)):
+            ROUTES[f"{where}.{op}"] = (rule, functools.partial(call, getattr(namespace, op)))
+    if callable(getattr(torch.Tensor, op, None)):
+        method = functools.partial(lambda t, *a, _op=op, **k: getattr(t, _op)(*a, **k))
+        ROUTES[f"torch.Tensor.{op}"] = (rule, functools.partial(call, method))
+    packet = getattr(aten, op, None)
+    for overload in packet.overloads() if packet is not None else ():
+        if overload in ("default", "int"):
+            ROUTES[f"torch.ops.aten.{op}.{overload}"] = (rule, functools.partial(call, getattr(packet, overload)))
+        elif overload == "out" and rule == "softmax" and op.startswith("_"):
+            ROUTES[f"torch.ops.aten.{op}.out"] = (rule, lambda f=getattr(packet, overload): f(x, -1, False,
+                                                                                             out=torch.empty_like(x)))
+ROUTES.update({
+    "torch.nn.Softmax": ("softmax", lambda: torch.nn.Softmax(-1)(x)),
+    "torch.nn.LogSoftmax": ("softmax", lambda: torch.nn.LogSoftmax(-1)(x)),
+    "torch.nn.Softmin": ("softmax", lambda: torch.nn.Softmin(-1)(x)),
+    "torch.vmap(torch.softmax)": ("softmax", lambda: torch.vmap(lambda r: torch.softmax(r, -1))(x)),
+    "keras.ops.softmax": ("softmax", lambda: keras.ops.softmax(x)),
+    "keras.ops.log_softmax": ("softmax", lambda: keras.ops.log_softmax(x)),
+    "keras.activations.softmax": ("softmax", lambda: keras.activations.softmax(x)),
+    "keras.layers.Softmax": ("softmax", lambda: keras.layers.Softmax()(x)),
+    "torch.nn.LayerNorm": ("norm", lambda: torch.nn.LayerNorm(5)(x)),
+    "keras.layers.LayerNormalization": ("norm", lambda: keras.layers.LayerNormalization()(x)),
+    "keras.ops.layer_normalization": ("norm", lambda: keras.ops.layer_normalization(x)),
+    "keras.ops.dot_product_attention": ("attention", lambda: keras.ops.dot_product_attention(q, q, q)),
+    "torch.nn.MultiheadAttention": ("block", lambda: torch.nn.MultiheadAttention(8, 2, batch_first=True)(e, e, e)),
+    "torch.nn.TransformerEncoderLayer": ("block", lambda: torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0,
+                                                                                          batch_first=True)(e)),
+    "keras.layers.MultiHeadAttention": ("block", lambda: keras.layers.MultiHeadAttention(2, 4)(e, e)),
+})
+# torch.distributions' categorical family and torch's causal masks (Python, known by their code)
+for name, cls in (("Categorical", torch.distributions.Categorical),
+                  ("OneHotCategorical", torch.distributions.OneHotCategorical),
+                  ("OneHotCategoricalStraightThrough", torch.distributions.OneHotCategoricalStraightThrough),
+                  ("Multinomial", functools.partial(torch.distributions.Multinomial, 3)),
+                  ("RelaxedOneHotCategorical", functools.partial(torch.distributions.RelaxedOneHotCategorical, 0.5)),
+                  ("ExpRelaxedCategorical",
+                   functools.partial(torch.distributions.relaxed_categorical.ExpRelaxedCategorical, 0.5))):
+    ROUTES[f"torch.distributions.{name}(logits)"] = ("softmax", lambda cls=cls: cls(logits=x).logits.exp())
+    ROUTES[f"torch.distributions.{name}(probs)"] = ("softmax", lambda cls=cls: cls(probs=x.exp()).probs)
+ROUTES["torch.distributions.utils.logits_to_probs"] = ("softmax", lambda: torch.distributions.utils.logits_to_probs(x))
+import torch.nn.attention.bias as bias
+ROUTES.update({
+    "CausalBias._materialize": ("causal", lambda: bias.CausalBias(bias.CausalVariant.LOWER_RIGHT, 3, 5)._materialize()),
+    "causal_lower_right": ("causal", lambda: bias.causal_lower_right(3, 5)._materialize()),
+    "causal_upper_left": ("causal", lambda: bias.causal_upper_left(3, 5)._materialize()),
+    "nn.Transformer.generate_square_subsequent_mask": ("causal",
+                                                       lambda: torch.nn.Transformer.generate_square_subsequent_mask(4)),
+    "keras MultiHeadAttention._compute_causal_mask": (
+        "causal", lambda: keras.layers.MultiHeadAttention(2, 4)._compute_causal_mask(e)),
+})
+# code that torch.fx generated at notebook time from the library's routines, kept and called later
+DECOMPOSITIONS = get_decompositions([aten._softmax, aten._log_softmax, aten.native_layer_norm])
+TRACED = {"softmax": lambda t: aten._softmax(t, -1, False), "log_softmax": lambda t: aten._log_softmax(t, -1, False),
+          "norm": lambda t: aten.native_layer_norm(t, [5], None, None, 1e-5)[0]}
+for mode in ("real", "symbolic"):   # (fake tensors trace as symbolic ones do, with the shapes fixed)
+    for what, fn in TRACED.items():
+        graph = make_fx(fn, decomposition_table=DECOMPOSITIONS, tracing_mode=mode)(x)
+        rule = "norm" if what == "norm" else "softmax"
+        ROUTES[f"make_fx({mode}) of torch's {what} decomposition"] = (rule, functools.partial(graph, x))
+layer = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True, norm_first=True).eval()
+block = make_fx(lambda t: layer(t), pre_dispatch=True)(e)
+ROUTES["make_fx(pre_dispatch) of TransformerEncoderLayer"] = ("block", functools.partial(block, e))
+ROUTES["copy.deepcopy of that graph module"] = ("block", functools.partial(copy.deepcopy(block), e))
+exported = torch.export.export(torch.nn.MultiheadAttention(8, 2, batch_first=True).eval(), (e, e, e)).module()
+ROUTES["torch.export of MultiheadAttention, .module()"] = ("block", lambda: exported(e, e, e))
+again = {"torch": torch}
+exec(compile(ROUTES["make_fx(real) of torch's softmax decomposition"][1].func.code, "<pasted>", "exec"), again)
+ROUTES["the generated softmax's source compiled again"] = ("softmax", lambda: again["forward"](None, x))
+# honest roads: nothing of a rule
+own = make_fx(lambda t: torch.exp(t - t.amax(-1, keepdim=True)) / torch.exp(t - t.amax(-1, keepdim=True)).sum(-1,
+                                                                                                    keepdim=True))(x)
+HONEST = {
+    "own softmax": lambda: torch.exp(x - x.amax(-1, keepdim=True)) / torch.exp(x - x.amax(-1, keepdim=True)).sum(
+        -1, keepdim=True),
+    "own log-sum-exp softmax": lambda: torch.exp(x - torch.logsumexp(x, -1, keepdim=True)),
+    "own layer norm": lambda: (x - x.mean(-1, keepdim=True)) * torch.rsqrt(x.var(-1, unbiased=False, keepdim=True)
+                                                                            + 1e-5),
+    "own causal mask": lambda: torch.ones(3, 5, dtype=torch.bool).tril(2),
+    "make_fx of own softmax": functools.partial(own, x),
+}
+
+
+def route(name):
+    function = HONEST[name] if name in HONEST else ROUTES[name][1]
+    function()
+    return name
+
+
+def rules():
+    return {name: rule for name, (rule, _) in ROUTES.items()}
+
+
+def switch_off_the_fx_watch():   # torch.fx's own create_node again, taken from the guard's wrapper
+    hook = torch.fx.Graph.create_node
+    torch.fx.Graph.create_node = next(c.cell_contents for c in hook.__closure__ if c.cell_contents is not hook
+                                      and getattr(c.cell_contents, "__name__", "") == "create_node")
+    return True
+'''
+
+
+def test_every_road_to_a_watched_routine_is_seen_at_run_time():
+    """Every road of ``ROUTES_CELL`` is seen in a graded call with a label of its rule, no honest road is seen, and
+    switching the guard's torch.fx watch off (its wrapper replaced by torch's own method) costs the call."""
+    from dataclasses import replace
+
+    from autograder.sandbox import lanes
+    from autograder.sandbox.policy import Limits, Timeouts
+    from autograder.sandbox.process import StudentProcess
+
+    rules = {"softmax": forbidden.SOFTMAX, "norm": forbidden.NORM, "attention": forbidden.ATTENTION,
+             "block": forbidden.BLOCK, "causal": forbidden.CAUSAL}
+    every = set().union(*(rule.labels for rule in rules.values())) - {str(forbidden.TAMPERED)}
+    shared = lanes.shared()
+    if not shared.alive:
+        shared.start()
+    timeouts = replace(Timeouts.from_course(), cell=120, notebook=240)
+    with StudentProcess([ROUTES_CELL], shared, Limits.from_course(), timeouts) as student:
+        cells = student.start().cells
+        assert all(c["ok"] for c in cells), cells
+        routes = student.call("rules")["value"]
+        unseen, wrong = [], []
+        for name, rule in sorted(routes.items()):
+            try:
+                events = set(student.call("route", name)["events"])
+            except Exception as exc:  # noqa: BLE001 - a road that fails to run is reported with the others
+                unseen.append(f"{name} ({rule}: {exc})")
+                continue
+            if not events & rules[rule].labels:
+                unseen.append(f"{name} ({rule}: saw {sorted(events)})")
+        for name in ("own softmax", "own log-sum-exp softmax", "own layer norm", "own causal mask",
+                     "make_fx of own softmax"):
+            events = set(student.call("route", name)["events"]) & every
+            if events:
+                wrong.append(f"{name}: {sorted(events)}")
+        # the watch on torch.fx reachable from the student's code: switching it off is seen and costs the call
+        try:
+            switched = set(student.call("switch_off_the_fx_watch")["events"])
+        except Exception as exc:  # noqa: BLE001 - no wrapper to take torch's method from: nothing switched off
+            switched = {f"{type(exc).__name__}: {exc}"}
+    assert len(routes) > 60, sorted(routes)
+    for expected in ("torch.ops.aten._softmax.default", "torch._C._VariableFunctions.native_layer_norm",
+                     "torch.nn.functional.scaled_dot_product_attention",
+                     "torch.ops.aten._native_multi_head_attention.default",
+                     "torch.Tensor.softmax", "make_fx(symbolic) of torch's norm decomposition",
+                     "torch.distributions.Categorical(logits)", "CausalBias._materialize"):
+        assert expected in routes, expected
+    assert not unseen, f"roads to a watched routine the watch did not see: {unseen}"
+    assert not wrong, f"honest roads seen as a library routine: {wrong}"
+    assert str(forbidden.TAMPERED) in switched, switched

@@ -28,6 +28,7 @@ def reportable_labels() -> set[str]:
     for name in ("torch._refs", "torch._refs.nn.functional", "torch._refs.special", "torch._decomp.decompositions",
                  "torch._decomp.decompositions_for_jvp"):
         importlib.import_module(name)
+    watched.import_watched()   # every module the watch knows routines of, as the lane imports them
     labels = set(watched.KERNEL_OPS.values()) | set(watched.routine_codes().values())
 
     class AnySpecial:
@@ -162,7 +163,8 @@ def test_the_guard_uses_no_global_or_builtin_when_student_code_runs():
     """The monitor's module globals and builtins are within the student's reach (the serve loop's frame is below
     every cell: ``sys._getframe(1).f_globals["guard"].__globals__``), and so are those of the modules it imports, so
     the code that runs after the guard is installed (the kernels, the probe, the emitters, the audit hook, and the
-    recogniser's ``known`` with what it calls) reads every name from its own closure: not one instruction of it loads
+    recogniser's ``known`` and ``teach`` with what they call, the torch.fx watch's ``handle``) reads every name from its
+    own closure: not one instruction of it loads
     a global or a builtin (catalogue: monitor_globals_cleared, monitor_emit_silenced)."""
     import dis
 
@@ -174,12 +176,13 @@ def test_the_guard_uses_no_global_or_builtin_when_student_code_runs():
 
     code_type = type(monitor.guard.__code__)
     runtime = []   # the functions defined in the factories and all they contain (their comprehensions run at setup)
-    for factory in (monitor.guard, monitor.verifier, monitor.source_watch, recognise.recogniser):
+    for factory in (monitor.guard, monitor.verifier, monitor.source_watch, monitor.fx_watch, recognise.recogniser):
         for child in factory.__code__.co_consts:
             if isinstance(child, code_type) and not child.co_name.startswith("<"):
                 runtime += [child, *nested(child)]
     assert {c.co_name for c in runtime} >= {"emitter", "emit", "probe", "make", "kernel", "reaches_guard", "hook",
-                                            "known", "content", "constant", "verify", "changed", "opened", "copied"}
+                                            "known", "teach", "content", "constant", "verify", "changed", "opened",
+                                            "copied", "handle", "in_progress", "taint", "taint_of", "gone"}
     loads = {c.co_name: sorted({i.argval for i in dis.get_instructions(c) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")})
              for c in runtime}
     assert not any(loads.values()), {name: names for name, names in loads.items() if names}
