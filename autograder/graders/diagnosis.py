@@ -117,7 +117,7 @@ def of_exception(call, raised: str | None) -> list:
     if call is None or not raised:
         return []
     found = []
-    for mistake in registry.diagnosable_mistakes(call.function):
+    for mistake in registry.diagnosable_mistakes(call.function, call.assignment):
         if mistake.raises != raised:
             continue
         try:

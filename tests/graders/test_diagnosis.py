@@ -92,6 +92,15 @@ def test_a_coincidence_on_one_call_is_not_named():
         {"kv_bytes_one_layer", "kv_bytes_missing_factor_2"}
 
 
+
+@pytest.mark.parametrize("assignment", ["decoder", "modern"])
+def test_an_exception_in_a_shared_name_is_diagnosed_among_its_assignments_mistakes(assignment):
+    """``generate`` is an exercise of two assignments: a student's exception in it (the blank release's
+    NotImplementedError) is looked up among the mistakes of the assignment graded (a lookup without it raised
+    RegistryError inside the plugin's report hook, and the whole grading of the submission stopped)."""
+    assert diagnosis.of_exception(Call("generate", (), {}, assignment=assignment), "NotImplementedError") == []
+
+
 DECODER_FAMILIES = [pytest.param(exercise, ids, source, id=f"{exercise}-{family}")
                     for exercise, family, ids, source in family_mutants.MUTANTS
                     if exercise in ("layer_norm", "decoder_block", "generate")]
