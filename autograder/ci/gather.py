@@ -1,7 +1,7 @@
 """The class's CI results in one grade sheet: each grading job's artifact (a folder with ``repository.txt`` and the
 ``result.json`` that ``python -m autograder grade --json`` wrote) read back, matched to the roster, and written as
 the class CSV that ``python -m autograder report`` writes for the LMS (``grades.csv``,
-``feedback.instructor.write_grades_csv``) plus ``ci-results.csv``, one line per repository with what happened.
+``feedback.lms.write_grades_csv``) plus ``ci-results.csv``, one line per repository with what happened.
 
 Nobody is left out silently: a notebook that was missing or could not be graded is an explicit 0 with its reason
 (the grading wrote it so: ``exports.not_graded``); a repository of the roster without any result (its job failed

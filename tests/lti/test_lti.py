@@ -403,7 +403,8 @@ def test_push_sends_the_grades_csv_totals_and_the_lms_holds_them(course, gradebo
     results endpoint."""
     import csv
 
-    from autograder.feedback.instructor import collect_grades, write_grades_csv
+    from autograder.feedback.instructor import collect_grades
+    from autograder.feedback.lms import write_grades_csv
     from autograder.lti import ags
 
     code, out, err = push(course, gradebook, course_setting, capsys, "--skip-unmatched")
