@@ -395,6 +395,22 @@ def qwen3_logits(params, tokens, num_heads, num_kv_heads):
     return h @ head                                                                    # (B, V)
 
 
+def qwen3_layer_keys_values(params, tokens, num_heads, num_kv_heads) -> list:
+    """The keys (QK-normed and rotated at positions 0..T-1) and values ``(B, Hkv, T, dh)`` of every layer for
+    ``tokens`` (B, T), in float64: what each layer's given cache holds once a cached generate has run those tokens
+    through the model (causal, so a position's keys do not depend on the tokens after it)."""
+    tokens = np.asarray(tokens)
+    h = np.asarray(params["embed_tokens"], np.float64)[tokens]                         # (B, T, D)
+    positions = np.arange(tokens.shape[1])
+    out = []
+    for block in params["layers"]:
+        a = rms_norm(h, block["input_layernorm"])                                      # (B, T, D)
+        _, k, v = qwen3_qkv(a, block, positions, num_heads, num_kv_heads)              # (B, Hkv, T, dh)
+        out.append((k, v))
+        h = qwen3_block(h, block, positions, num_heads, num_kv_heads)                  # (B, T, D)
+    return out
+
+
 def qwen3_generate(params, prompt, max_new_tokens, num_heads, num_kv_heads, use_cache=True, temperature=0.0,
                    top_k=None, top_p=None, rng=None, margins=None):
     """``generate`` (the decoder's rules: greedy at temperature 0, else ``sample`` of ``next_token_probs``) of the
