@@ -16,7 +16,8 @@ from autograder.sandbox.inside.routines import Routine
 # monitor reports them: ``Routine``), as files of the installed packages: (label, package, file inside it, what to
 # take).
 # ``"*"`` takes every function of the file (methods included); a name takes that top-level function or class
-# (with its methods); ``"doc:NAME"`` takes the code blocks of the docstring assigned to NAME.
+# (with its methods); ``"CLASS.METHOD"`` takes that one method of a top-level class; ``"doc:NAME"`` takes the code
+# blocks of the docstring assigned to NAME.
 LIBRARY = (
     (Routine.KERAS_ATTENTION, "keras", "src/layers/attention/attention.py", ("*",)),
     (Routine.KERAS_ADDITIVE_ATTENTION, "keras", "src/layers/attention/additive_attention.py", ("*",)),
@@ -44,6 +45,15 @@ LIBRARY = (
     (Routine.TORCH_MULTI_HEAD_ATTENTION, "torch", "nn/functional.py",
      ("multi_head_attention_forward", "_in_projection_packed", "_in_projection")),
     (Routine.TORCH_MULTI_HEAD_ATTENTION, "torch", "nn/modules/activation.py", ("MultiheadAttention",)),
+    # the causal mask's rule (forbidden.CAUSAL): torch's square mask and causal biases, Keras's layers' causal masks
+    (Routine.TORCH_CAUSAL_MASK, "torch", "nn/modules/transformer.py", ("_generate_square_subsequent_mask",)),
+    (Routine.TORCH_CAUSAL_MASK, "torch", "nn/attention/bias.py",
+     ("CausalBias", "causal_upper_left", "causal_lower_right")),
+    (Routine.KERAS_CAUSAL_MASK, "keras", "src/layers/attention/multi_head_attention.py",
+     ("MultiHeadAttention._compute_causal_mask",)),
+    (Routine.KERAS_CAUSAL_MASK, "keras", "src/layers/attention/grouped_query_attention.py",
+     ("GroupedQueryAttention._compute_causal_mask",)),
+    (Routine.KERAS_CAUSAL_MASK, "keras", "src/layers/attention/attention.py", ("Attention._calculate_score_mask",)),
     (Routine.SCIPY_SOFTMAX, "scipy", "special/_logsumexp.py", ("softmax",)),
     (Routine.SCIPY_LOG_SOFTMAX, "scipy", "special/_logsumexp.py", ("log_softmax",)),
     # layer_norm's rule (forbidden.NORM): torch's normalisation functions, modules and reference decompositions,
@@ -184,7 +194,7 @@ def routines(source: str, wanted) -> list[tuple[str, str]]:
         tree = ast.parse(source)
         functions(tree, source.splitlines(keepends=True))
         return found
-    names = {w.removeprefix("doc:") for w in wanted}
+    names = {w.removeprefix("doc:").split(".")[0] for w in wanted}
     blocks, whole = _top_level(source, names)
     if whole is not None:   # the file had to be parsed whole
         blocks = [(node, whole) for node in blocks]
@@ -201,6 +211,10 @@ def routines(source: str, wanted) -> list[tuple[str, str]]:
                 found.append((want, _without_docstring(node, lines)))
             elif isinstance(node, ast.ClassDef) and node.name == want:
                 functions(node, lines, want + ".")
+            elif isinstance(node, ast.ClassDef) and want.startswith(node.name + "."):   # one method of the class
+                found.extend((want, _without_docstring(child, lines)) for child in node.body
+                             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+                             and f"{node.name}.{child.name}" == want)
     return found
 
 
