@@ -315,7 +315,7 @@ class Graders:
 
         from autograder.graders.plugin import GradingSession
 
-        student = InProcessStudent(ns)
+        student = InProcessStudent(ns, assignment=self.assignment)
         session = GradingSession(student, seed)
         out = {}
         for nodeid, function, fixtures, params, _, item in self.tests:
