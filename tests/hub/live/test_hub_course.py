@@ -64,6 +64,26 @@ class HubLab(labpage.Lab):
         wait_for(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#jp-main-dock-panel"), SPAWN_S, "JupyterLab")
         wait_for(lambda: self.driver.find_elements(By.CSS_SELECTOR, ".lm-MenuBar-itemLabel"), 60, "the menu bar")
 
+    def open_notebook(self, path: str) -> labpage.Notebook:
+        """Open a notebook (by URL) and wait until it shows its first cell and its kernel is idle: the cells a step
+        uses are waited for when it uses them (``cell``). Not every cell: JupyterLab attaches the cells out of view
+        only in the browser's idle time (a requestIdleCallback with a 3 s timeout, 50 ms of work each), so on a
+        busy machine that runs the hub, its kernels and every person's Chromium a 56-cell notebook took a minute
+        (CI: one cell a second) while nothing of the hub was involved; the browser tests check the rendering."""
+        file = self.server.root / path
+        nb = labpage.Notebook(path, file, nbformat.read(str(file), as_version=4).cells)
+        self.goto("tree/" + quote(path))
+        wait_for(lambda: (s := self.state()) and s["cells"] >= 1, 60, f"the first cell of {path}")
+        wait_for(lambda: (s := self.state())["status"] == "idle" and s["kernel"] not in (None, "", "No Kernel"),
+                 90, "the kernel to be idle")
+        return nb
+
+    def cell(self, index: int):
+        """Cell ``index`` once JupyterLab has attached it (cells before it first: in idle time, see above)."""
+        return wait_for(lambda: (cells := self.driver.find_elements(
+            By.CSS_SELECTOR, ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-viewport > .jp-Cell"))
+            and len(cells) > index and cells[index], 60, f"cell {index} of the notebook")
+
 
 def login(driver, hub, user: str, next_url: str = "") -> None:
     """The hub's login page: user name, password (PAM), Sign in."""
