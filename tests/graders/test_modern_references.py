@@ -106,7 +106,7 @@ def test_the_libraries_qwen3_classes_are_known_by_their_code(live):
 
     from autograder.sandbox.inside import recognise, watched
 
-    known, _ = recognise.recogniser(watched.source_codes())
+    known, _, _ = recognise.recogniser(watched.source_codes())
     expected = {
         hf.Qwen3RMSNorm.forward: "transformers:Qwen3RMSNorm", hf.Qwen3MLP.forward: "transformers:Qwen3MLP",
         hf.Qwen3Attention.forward: "transformers:Qwen3Attention", hf.repeat_kv: "transformers:Qwen3Attention",
