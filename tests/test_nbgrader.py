@@ -98,6 +98,16 @@ def autograded(generated, partial):
     return generated
 
 
+def test_every_visible_check_lets_run_all_go_on(root):
+    """A grade cell raises while its exercise is not done (the Korean verdict): each is tagged "raises-exception",
+    so JupyterLab's Run All Cells goes on past it and a student sees every exercise's verdict, not only the first."""
+    untagged = [f"{assignment}: {c.metadata.nbgrader.grade_id}" for assignment in ASSIGNMENTS
+                for c in nbformat.read(str(root / "release" / assignment / f"{assignment}.ipynb"), as_version=4).cells
+                if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
+                and "raises-exception" not in c.metadata.get("tags", [])]
+    assert not untagged, f"grade cells without the \"raises-exception\" tag (Run All stops there): {untagged}"
+
+
 @pytest.mark.slow
 def test_autograde_scores_equal_the_cli(autograded):
     scores = course.scores(autograded, "attention")

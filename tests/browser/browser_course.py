@@ -127,6 +127,11 @@ class LabServer:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-n:]) if self.log.exists() else ""
 
 
+def font_cache_dir(home: Path) -> Path:
+    """matplotlib's folder (MPLCONFIGDIR: its font list) of the server's kernels, under ``home``."""
+    return home / "matplotlib"
+
+
 def jupyter_env(course: Path, kernel_dir: Path, home: Path) -> dict:
     """The environment of the server (and so of its kernels): the course's gradebook and exchange, the course
     kernel, and Jupyter/JupyterLab/matplotlib folders of their own (nothing read from ~/.jupyter or ~/.cache)."""
@@ -146,9 +151,9 @@ def jupyter_env(course: Path, kernel_dir: Path, home: Path) -> dict:
         "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
         "JUPYTERLAB_SETTINGS_DIR": str(settings),
         "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
-        # A student's first start: matplotlib builds its font list afresh (a cache written before fonts-nanum was
+        # A student's first start: matplotlib's font list built afresh (a cache written before fonts-nanum was
         # installed lists no Korean font, and every Korean label of a figure would be drawn as boxes).
-        "MPLCONFIGDIR": str(home / "matplotlib"),
+        "MPLCONFIGDIR": str(font_cache_dir(home)),
         "PYTHONUNBUFFERED": "1",
     })
     return env

@@ -29,8 +29,8 @@ import pytest
 HERE = Path(__file__).resolve().parent
 
 from tests.browser.browser_course import (ASSIGNMENTS, CHROMEDRIVER, CHROMIUM, LOGS, ROOT, SCREENSHOTS,  # noqa: E402
-                                          STUDENTS, WRITTEN_ANSWERS, missing_browser, quiz_answer_key, quiz_submission,
-                                          start_lab, stop_lab)
+                                          STUDENTS, WRITTEN_ANSWERS, font_cache_dir, missing_browser, quiz_answer_key,
+                                          quiz_submission, start_lab, stop_lab)
 
 
 def pytest_configure(config):
@@ -103,7 +103,15 @@ def kernel_dir(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def jupyter_home(tmp_path_factory):
-    return tmp_path_factory.mktemp("jupyter-home")
+    """Jupyter's, JupyterLab's and matplotlib's folders of the server and its kernels (``jupyter_env``), with
+    matplotlib's font list built there before any kernel starts: a kernel that builds it itself prints "Matplotlib is
+    building the font cache" on stderr where that takes over 5 s (a loaded machine), in the first cell of whichever
+    notebook a session runs first, and the blank release's test reads every stderr of a cell as an error."""
+    home = tmp_path_factory.mktemp("jupyter-home")
+    run = subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], capture_output=True, text=True,
+                         env={**os.environ, "MPLCONFIGDIR": str(font_cache_dir(home))})
+    assert run.returncode == 0, f"matplotlib's font list was not built:\n{run.stderr}"
+    return home
 
 
 @pytest.fixture(scope="session")

@@ -69,7 +69,14 @@ def wait_for(predicate, timeout: float, what: str, interval: float = 0.2):
 
 # JavaScript that reads what the person sees in the notebook in front (the visible notebook panel).
 PANEL = "document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)')"
+# Every read of the state also asks for a frame, as a screen does 60 times a second. Lab attaches the cells below the
+# view in the browser's idle time (requestIdleCallback, 3 s timeout), and headless Chromium, which draws a frame only
+# when asked, gave Lab's page idle time only after a frame: without one, Lab attached a chunk of cells every 3 s (its
+# timeout), the more chunks the busier the machine. Page load to all 56 cells of kv_cache on the shared 2-core
+# machine: 46 s at load 5, 63-83 s with 0.6 CPU at load 8-9 (past open_notebook's 60 s); with a frame per read 16 s
+# and 27 s.
 READ_STATE = f"""
+requestAnimationFrame(() => {{}});
 const panel = {PANEL};
 if (!panel) return null;
 const cells = [...panel.querySelectorAll('.jp-WindowedPanel-viewport > .jp-Cell')];
