@@ -474,7 +474,8 @@ def test_the_sandbox_reports_what_the_given_cache_holds():
 def test_the_cache_verdict_reads_what_the_grader_saw():
     """The judgement of the fed lengths (this side's record of the proxies' questions) and of what the caches hold,
     on records of the ways a generate can keep its caches (batch 2, prompt 2, 6 new tokens, 2 layers)."""
-    from autograder.graders.decoder.test_generate import cache_verdict, fed_lengths
+    from autograder.graders.cached_generate import cache_verdict, fed_lengths
+    from autograder.graders.decoder.test_generate import WORDS
 
     rng = np.random.default_rng(0)
     reference = [(rng.normal(size=(2, 4, 8, 4)), rng.normal(size=(2, 4, 8, 4))) for _ in range(2)]
@@ -483,7 +484,7 @@ def test_the_cache_verdict_reads_what_the_grader_saw():
     fed = [2, 2] + [1, 1] * 5                                                 # ln_1, ln_2: the prefill, then 1s
 
     def verdict(fed, caches):
-        return cache_verdict(fed, caches, reference, 2, 2, 6)
+        return cache_verdict(fed, caches, reference, 2, 2, 6, WORDS)
 
     assert fed_lengths([("layer_norm", (2, 2, 16)), ("next_token_probs", (2, 23)), ("merge_heads", (2, 4, 1, 4)),
                         ("causal_mask", ())]) == [2, 1]

@@ -23,7 +23,8 @@ points, with a Korean message that says which.
 import numpy as np
 import pytest
 
-from autograder.graders import references, tolerances
+from autograder.graders import references
+from autograder.graders.cached_generate import Words, cache_verdict, fed_lengths
 from autograder.graders.compare import GradingFailure
 from autograder.graders.decoder import MODEL, model_and_prompt, sampled_model_and_prompt
 from autograder.graders.diagnosis import by_id, of_output, with_causes
@@ -141,89 +142,17 @@ def test_uncached_generation_matches_reference(student, rng, batch, prompt_len, 
     expect_tokens(got, expected, prompt, student.last, "use_cache=False", student, rng)
 
 
-def fed_lengths(questions) -> list:
-    """How many positions each question about a sequence carried, in the order asked (``Call.questions``: this
-    side's record): the second-to-last axis of its first array argument when it has three axes or more (the hidden
-    states ``(B, t, D)`` given to layer_norm, decoder_block or split_heads, the heads ``(B, H, t, dh)`` given to
-    merge_heads or an attention, the scores ``(B, H, t, T)`` given to softmax). A question about a smaller array
-    (ln_f on the last position, next_token_probs' logits) carries none."""
-    return [shape[-2] for _, shape in questions if len(shape) >= 3]
-
-
-def cache_verdict(fed, caches, reference, batch: int, prompt_len: int, new: int):
-    """``None`` when what this side observed of a cached generate of ``new`` tokens is what a cached generate
-    makes; otherwise ``(Korean message, mistake id or None)``.
-
-    ``fed``: the fed lengths (``fed_lengths``): the prefill feeds the prompt's ``prompt_len`` tokens and each later
-    step one, so each is ``prompt_len`` or 1, and at least one question of every later step was seen (a generate
-    that computes its steps out of the grader's sight cannot show it fed one token). ``caches``: what the watched
-    caches held (``Call.caches``); ``reference``: each layer's float64 ``(keys, values)`` ``(B, H, T, dh)`` for the
-    generated tokens (``references.layer_keys_values``). Each cache must hold, within ``tolerances.STUDENT``, a
-    layer's keys and values for every position but the last (or every one: a generate may run its last token too),
-    for all rows or a run of them (a generate that runs the rows one by one has a cache per layer and row), and every
-    layer and row must have one."""
-    layers, total = len(reference), prompt_len + new
-    if caches is None:
-        return "캐시가 담은 값을 읽을 수 없습니다 (숫자 배열이 아닌 기록).", None
-    held = [(i, k, v) for i, (k, v) in enumerate(caches, start=1) if k is not None and k.size]
-    if not held:
-        return ("use_cache=True인데 주어진 `KVCache`에 아무것도 덧붙이지 않았습니다. 캐시를 쓰지 않고 단계마다 시퀀스 "
-                "전체를 다시 계산했거나, 주어진 `KVCache`가 아닌 자기만의 캐시를 썼습니다. 캐시를 쓰는 경로는 층마다 "
-                "주어진 `KVCache`를 하나씩 두고 `attend_with_cache`로 새 토큰의 K, V를 덧붙여야 합니다(채점기는 "
-                "주어진 `KVCache`에 든 키와 값을 봅니다).", "gen_ignores_cache")
-    seen = f"채점기가 본 단계별 입력 토큰 수 {fed[:24]}{' …' if len(fed) > 24 else ''}"
-    if any(t > prompt_len for t in fed):
-        if len(held) > layers * batch:
-            return (f"use_cache=True인데 캐시를 {len(held)}개 만들었습니다(층 {layers}개, 배치 {batch}행). 단계마다 새 "
-                    "캐시를 만들면 과거 토큰의 K, V를 매번 다시 계산합니다. 캐시는 generate를 시작할 때 층마다 하나 "
-                    f"만들어 끝까지 씁니다({seen}).", "gen_cache_per_step")
-        return (f"use_cache=True인데 프롬프트({prompt_len}개)보다 많은 토큰을 한 단계에 넣었습니다({seen}): "
-                "캐시에 이미 든 토큰을 다시 넣었습니다. 첫 단계(프리필)에 프롬프트를 한 번, 그다음부터는 단계마다 "
-                "새 토큰 하나만 넣으세요.", "gen_refeeds_whole_sequence")
-    if any(t not in (1, prompt_len) for t in fed) or (fed and prompt_len not in fed):
-        return (f"use_cache=True인데 프롬프트 {prompt_len}개를 한 번에 넣지 않고 나눠 넣었습니다({seen}). 첫 "
-                "단계(프리필)에는 프롬프트 전체를 한 번에 넣습니다.", None)
-    steps = fed.count(1) - (1 if prompt_len == 1 else 0)
-    if not fed or steps < new - 1:
-        return ("use_cache=True인데 채점기가 단계마다 블록에 넣은 토큰 수를 볼 수 없었습니다"
-                f"({seen}, 새 토큰 {new}개). 채점기는 블록 안에서 부르는 노트북의 함수(`layer_norm`, `split_heads` "
-                "등)가 받는 `(B, t, D)`의 `t`로 봅니다: 캐시 쪽 블록에서도 이 함수들을 쓰세요.", None)
-    covered = set()
-    for index, keys, values in held:
-        where = _layer_of(keys, values, reference, batch, total)
-        if isinstance(where, str):
-            return f"use_cache=True인데 {index}번째로 만든 캐시에 {where}", None
-        covered |= where
-    missing = sorted({(layer, row) for layer in range(layers) for row in range(batch)} - covered)
-    if missing:
-        layer, row = missing[0]
-        return (f"use_cache=True인데 {layer + 1}번째 층(배치의 {row + 1}번째 행)의 키와 값을 담은 주어진 `KVCache`가 "
-                "없습니다. 층마다 주어진 `KVCache`를 하나씩 두세요.", None)
-    return None
-
-
-def _layer_of(keys, values, reference, batch, total):
-    """The (layer, row) pairs whose reference keys and values ``keys``, ``values`` hold, or what is wrong with them
-    (Korean, the end of a sentence)."""
-    shape = tuple(np.shape(keys))
-    if len(shape) != 4 or np.shape(values) != shape:
-        return (f"든 키와 값의 모양이 {shape}, {tuple(np.shape(values))}입니다: 둘 다 (B, H, T, d)여야 합니다.")
-    rows, _, length, _ = shape
-    if length not in (total - 1, total):
-        return (f"토큰 {length}개의 키와 값이 들어 있습니다: 프롬프트와 새 토큰을 합한 {total}개(마지막 토큰은 넣지 "
-                f"않아도 되므로 {total - 1}개도 됨)여야 합니다. 캐시에 이미 든 토큰은 다시 넣지 않습니다.")
-    close = dict(atol=tolerances.STUDENT.atol, rtol=tolerances.STUDENT.rtol)
-    for layer, (ref_k, ref_v) in enumerate(reference):
-        if shape[1:] != (ref_k.shape[1], length, ref_k.shape[3]) or rows > batch:
-            continue
-        for first in range(batch - rows + 1):
-            span = slice(first, first + rows)
-            if (np.allclose(keys, ref_k[span, :, :length], **close)
-                    and np.allclose(values, ref_v[span, :, :length], **close)):
-                return {(layer, row) for row in range(first, first + rows)}
-    return ("든 키와 값이 어느 층의 키와 값과도 다릅니다"
-            f"(모양 {shape}). 캐시에는 층마다 그 층의 `ln_1`을 거친 입력으로 만든 K, V(`x @ w_k + b_k`, "
-            "`x @ w_v + b_v`를 `split_heads`한 것)를 `attend_with_cache`로 덧붙입니다.")
+# The decoder's part of the cache verdict's messages (cached_generate.py)
+WORDS = Words(
+    ignores_cache="gen_ignores_cache", refeeds="gen_refeeds_whole_sequence", cache_per_step="gen_cache_per_step",
+    how_to_fill=("캐시를 쓰는 경로는 층마다 주어진 `KVCache`를 하나씩 두고 `attend_with_cache`로 새 토큰의 K, V를 "
+                 "덧붙여야 합니다(채점기는 주어진 `KVCache`에 든 키와 값을 봅니다)."),
+    seen_through=("채점기는 블록 안에서 부르는 노트북의 함수(`layer_norm`, `split_heads` 등)가 받는 `(B, t, D)`의 "
+                  "`t`로 봅니다: 캐시 쪽 블록에서도 이 함수들을 쓰세요."),
+    shape_needed="둘 다 (B, H, T, d)여야 합니다.",
+    what_keys_are=("캐시에는 층마다 그 층의 `ln_1`을 거친 입력으로 만든 K, V(`x @ w_k + b_k`, `x @ w_v + b_v`를 "
+                   "`split_heads`한 것)를 `attend_with_cache`로 덧붙입니다."),
+)
 
 
 @pytest.mark.points(1.5)
@@ -236,7 +165,7 @@ def test_each_layer_cache_takes_the_prompt_then_one_token_a_step(student, rng, b
     call = student.last
     expect_tokens(got, expected, prompt, call, "use_cache=True", student, rng)
     reference = references.layer_keys_values(params, expected, HEADS)
-    verdict = cache_verdict(fed_lengths(call.questions), call.caches, reference, batch, prompt_len, new)
+    verdict = cache_verdict(fed_lengths(call.questions), call.caches, reference, batch, prompt_len, new, WORDS)
     if verdict is not None:
         message, mistake = verdict
         found = [by_id(mistake)] if mistake else []

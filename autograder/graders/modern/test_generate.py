@@ -5,11 +5,11 @@ top_p=None, rng=None): the decoder's generate for the Qwen3 model: greedy (argma
 Its tokens are compared exactly with the float64 reference's on models redrawn until no greedy choice is a near-tie
 (modern.model_and_prompt), and with the tokens of transformers' ``Qwen3ForCausalLM.generate(do_sample=False)`` on the
 stored models (graders/modern/refs). While it is graded, rms_norm, swiglu_mlp, qwen3_attention, qwen3_block and
-next_token_probs are answered by the references (isolation.py), calls with the given cache too: the proxy sends what
-the cache holds, this side answers from it, and the answer's new keys and values are appended to the student's cache
-(``isolation.with_held``), so generate is judged on its own logic.
+next_token_probs are answered by the references (isolation.py), except calls with a cache, which are the student's
+own (the cache is state in the student's process): their questions are still this side's record.
 
-The cache is graded from what this side saw, never from the student's process's account of it (``cache_verdict``):
+The cache is graded from what this side saw, never from the student's process's account of it
+(``cached_generate.cache_verdict``):
 the fed lengths, how many positions each question about the hidden states ``(B, t, D)`` carried, in the order asked
 (``Call.questions``: this side's own record; ``fed_lengths``); and what the given ``KVCache``s hold when generate
 returns (``Exercise.observes``: their keys and values come back as arrays, ``Call.caches``), compared with the float64
@@ -23,7 +23,8 @@ keys rotated at restarted positions) loses the cache's points, with a Korean mes
 import numpy as np
 import pytest
 
-from autograder.graders import references, tolerances
+from autograder.graders import references
+from autograder.graders.cached_generate import Words, cache_verdict, fed_lengths
 from autograder.graders.compare import GradingFailure
 from autograder.graders.diagnosis import by_id, of_output, with_causes
 from autograder.graders.modern import MODEL, model_and_prompt, sampled_model_and_prompt, store
@@ -132,95 +133,19 @@ def test_greedy_tokens_equal_transformers_generate(student, name):
                   f"transformers의 Qwen3ForCausalLM.generate(do_sample=False) ({name})")
 
 
-def fed_lengths(questions, d_model: int) -> list:
-    """How many positions each question about the hidden states carried, in the order asked (``Call.questions``:
-    this side's record): the second-to-last axis of its first array argument when that is ``(B, t, D)`` with the
-    model's D (the ``x`` given to qwen3_block or qwen3_attention, the states given to rms_norm or swiglu_mlp). A
-    question about a smaller array (the final norm of the last position, next_token_probs' logits) or about the heads
-    (QK-norm's ``(B, t, H, dh)``) carries none."""
-    return [shape[-2] for _, shape in questions if len(shape) == 3 and shape[-1] == d_model]
-
-
-def cache_verdict(fed, caches, reference, batch: int, prompt_len: int, new: int):
-    """``None`` when what this side observed of a cached generate of ``new`` tokens is what a cached generate
-    makes; otherwise ``(Korean message, mistake id or None)``.
-
-    ``fed``: the fed lengths (``fed_lengths``): the prefill feeds the prompt's ``prompt_len`` tokens and each later
-    step one, so each is ``prompt_len`` or 1, and at least one question of every later step was seen (a generate
-    that computes its steps out of the grader's sight cannot show it fed one token). ``caches``: what the watched
-    caches held (``Call.caches``); ``reference``: each layer's float64 ``(keys, values)`` ``(B, Hkv, T, dh)`` for the
-    generated tokens (``references.qwen3_layer_keys_values``). Each cache must hold, within ``tolerances.STUDENT``, a
-    layer's keys and values for every position but the last (or every one: a generate may run its last token too),
-    for all rows or a run of them (a generate that runs the rows one by one has a cache per layer and row), and every
-    layer and row must have one."""
-    layers, total = len(reference), prompt_len + new
-    if caches is None:
-        return "캐시가 담은 값을 읽을 수 없습니다 (숫자 배열이 아닌 기록).", None
-    held = [(i, k, v) for i, (k, v) in enumerate(caches, start=1) if k is not None and k.size]
-    if not held:
-        return ("use_cache=True인데 주어진 `KVCache`에 아무것도 덧붙이지 않았습니다. 캐시를 쓰지 않고 단계마다 시퀀스 "
-                "전체를 다시 계산했거나, 주어진 `KVCache`가 아닌 자기만의 캐시를 썼습니다. 층마다 주어진 `KVCache`를 "
-                "하나씩 두고 qwen3_block(..., cache)에 넘기세요(채점기는 주어진 `KVCache`에 든 키와 값을 봅니다).",
-                "q3_gen_ignores_cache")
-    seen = f"채점기가 본 단계별 입력 토큰 수 {fed[:24]}{' …' if len(fed) > 24 else ''}"
-    if any(t > prompt_len for t in fed):
-        if len(held) > layers * batch:
-            return (f"use_cache=True인데 캐시를 {len(held)}개 만들었습니다(층 {layers}개, 배치 {batch}행). 단계마다 새 "
-                    "캐시를 만들면 과거 토큰의 K, V를 매번 다시 계산합니다. 캐시는 generate를 시작할 때 층마다 하나 "
-                    f"만들어 끝까지 씁니다({seen}).", None)
-        return (f"use_cache=True인데 프롬프트({prompt_len}개)보다 많은 토큰을 한 단계에 넣었습니다({seen}): "
-                "캐시에 이미 든 토큰을 다시 넣었습니다. 첫 단계(프리필)에 프롬프트를 한 번, 그다음부터는 단계마다 "
-                "새 토큰 하나만 넣으세요.", "q3_gen_refeeds_whole_sequence")
-    if any(t not in (1, prompt_len) for t in fed) or (fed and prompt_len not in fed):
-        return (f"use_cache=True인데 프롬프트 {prompt_len}개를 한 번에 넣지 않고 나눠 넣었습니다({seen}). 첫 "
-                "단계(프리필)에는 프롬프트 전체를 한 번에 넣습니다.", None)
-    steps = fed.count(1) - (1 if prompt_len == 1 else 0)
-    if not fed or steps < new - 1:
-        return ("use_cache=True인데 채점기가 단계마다 블록에 넣은 토큰 수를 볼 수 없었습니다"
-                f"({seen}, 새 토큰 {new}개). 채점기는 노트북의 함수(`qwen3_block`, `qwen3_attention`, `rms_norm`, "
-                "`swiglu_mlp`)가 받는 은닉 상태 `(B, t, D)`의 `t`로 봅니다: 캐시 쪽에서도 층마다 `qwen3_block`을 "
-                "부르세요.", None)
-    covered = set()
-    for index, keys, values in held:
-        where = _layer_of(keys, values, reference, batch, total)
-        if isinstance(where, str):
-            return f"use_cache=True인데 {index}번째로 만든 캐시에 {where}", None
-        covered |= where
-    missing = sorted({(layer, row) for layer in range(layers) for row in range(batch)} - covered)
-    if missing:
-        layer, row = missing[0]
-        return (f"use_cache=True인데 {layer + 1}번째 층(배치의 {row + 1}번째 행)의 키와 값을 담은 주어진 `KVCache`가 "
-                "없습니다. 층마다 주어진 `KVCache`를 하나씩 두세요.", None)
-    return None
-
-
-def _layer_of(keys, values, reference, batch, total):
-    """The (layer, row) pairs whose reference keys and values ``keys``, ``values`` hold, or what is wrong with them
-    (Korean, the end of a sentence)."""
-    shape = tuple(np.shape(keys))
-    if len(shape) != 4 or np.shape(values) != shape:
-        return (f"든 키와 값의 모양이 {shape}, {tuple(np.shape(values))}입니다: 둘 다 (B, H_kv, T, head_dim)이어야 "
-                "합니다.")
-    rows, heads, length, _ = shape
-    if heads == HEADS != KV_HEADS:
-        return (f"헤드 {heads}개짜리 키와 값이 들어 있습니다(KV 헤드는 {KV_HEADS}개). 캐시에는 반복하기 전의 KV "
-                "헤드만 넣습니다: GQA가 캐시를 줄이는 방법이 이것입니다.")
-    if length not in (total - 1, total):
-        return (f"토큰 {length}개의 키와 값이 들어 있습니다: 프롬프트와 새 토큰을 합한 {total}개(마지막 토큰은 넣지 "
-                f"않아도 되므로 {total - 1}개도 됨)여야 합니다. 캐시에 이미 든 토큰은 다시 넣지 않습니다.")
-    close = dict(atol=tolerances.STUDENT.atol, rtol=tolerances.STUDENT.rtol)
-    for layer, (ref_k, ref_v) in enumerate(reference):
-        if shape[1:] != (ref_k.shape[1], length, ref_k.shape[3]) or rows > batch:
-            continue
-        for first in range(batch - rows + 1):
-            span = slice(first, first + rows)
-            if (np.allclose(keys, ref_k[span, :, :length], **close)
-                    and np.allclose(values, ref_v[span, :, :length], **close)):
-                return {(layer, row) for row in range(first, first + rows)}
-    return ("든 키와 값이 어느 층의 키와 값과도 다릅니다"
-            f"(모양 {shape}). 캐시에는 층마다 그 층의 `input_layernorm`을 거친 입력으로 만든 K(QK-norm 뒤 토큰마다 "
-            "제 위치로 RoPE를 돌린 것)와 V를 덧붙입니다: 층마다 주어진 `KVCache`를 qwen3_block(..., cache)에 "
-            "넘기면 됩니다.")
+# The modern assignment's part of the cache verdict's messages (cached_generate.py)
+WORDS = Words(
+    ignores_cache="q3_gen_ignores_cache", refeeds="q3_gen_refeeds_whole_sequence", cache_per_step=None,
+    how_to_fill=("층마다 주어진 `KVCache`를 하나씩 두고 qwen3_block(..., cache)에 넘기세요(채점기는 주어진 `KVCache`에 "
+                 "든 키와 값을 봅니다)."),
+    seen_through=("채점기는 노트북의 함수(`qwen3_block`, `qwen3_attention`, `rms_norm`, `swiglu_mlp`)가 받는 은닉 상태 "
+                  "`(B, t, D)`의 `t`로 봅니다: 캐시 쪽에서도 층마다 `qwen3_block`을 부르세요."),
+    shape_needed="둘 다 (B, H_kv, T, head_dim)이어야 합니다.",
+    what_keys_are=("캐시에는 층마다 그 층의 `input_layernorm`을 거친 입력으로 만든 K(QK-norm 뒤 토큰마다 제 위치로 "
+                   "RoPE를 돌린 것)와 V를 덧붙입니다: 층마다 주어진 `KVCache`를 qwen3_block(..., cache)에 넘기면 "
+                   "됩니다."),
+    kv_heads=(HEADS, KV_HEADS),
+)
 
 
 @pytest.mark.points(1.0)
@@ -234,7 +159,7 @@ def test_each_layer_cache_takes_the_prompt_then_one_token_a_step(student, rng, b
     expect_tokens(got, expected, prompt, call, "use_cache=True", student, rng)
     reference = references.qwen3_layer_keys_values(params, expected, HEADS, KV_HEADS)
     verdict = cache_verdict(fed_lengths(call.questions, MODEL["d_model"]), call.caches, reference, batch, prompt_len,
-                            new)
+                            new, WORDS)
     if verdict is not None:
         message, mistake = verdict
         found = [by_id(mistake)] if mistake else []
