@@ -86,11 +86,19 @@ class DemoClass:
     def instructor(self, command: str, assignment: str) -> None:
         """One of ``api``'s commands of ``assignment``; a failure stops the demo with nbgrader's log, as the command's
         exit status did."""
+        from nbgrader.utils import capture_log, temp_attrs
+
         api = self.api()
+
+        def release_feedback():   # the API's own passes the authenticator misspelt (nbgrader 0.9.6): as the command
+            with temp_attrs(api.coursedir, assignment_id=assignment, student_id="*"):
+                return capture_log(api.exchange.ReleaseFeedback(coursedir=api.coursedir,
+                                                                authenticator=api.authenticator, parent=api))
+
         result = {"generate_assignment": lambda: api.generate_assignment(assignment, force=True),
                   "release_assignment": lambda: api.release_assignment(assignment),
                   "collect": lambda: api.collect(assignment, update=True),
-                  "release_feedback": lambda: api.release_feedback(assignment)}[command]()
+                  "release_feedback": release_feedback}[command]()
         if not result.get("success"):
             raise RuntimeError(f"nbgrader {command} {assignment} failed:\n{result.get('log', '')}\n"
                                f"{result.get('error', '')}")
