@@ -5,8 +5,10 @@
 distinct students; the on-time group first, then the due date passes, then the late group) -> ``collect`` ->
 parallel ``autograde`` (the hidden graders, in the sandbox), whose workers then make the feedback
 (``generate_feedback``'s converter, one student each) -> ``release_feedback`` ->
-every student's ``fetch_feedback``; then ``export``. It prints a per-student, per-exercise table and writes the
-grades CSV (Canvas import format), the feedback HTML and the instructor's report.
+every student's ``fetch_feedback``; then ``export``. The instructor's commands of each assignment run nbgrader's own
+converter and exchange classes in this process (``NbGraderAPI``, as formgrader runs them; ``DemoClass.api``). It
+prints a per-student, per-exercise table and writes the grades CSV (Canvas import format), the feedback HTML and the
+instructor's report.
 
 Re-running it on the same directory is idempotent: students are upserted, each student keeps one submission per
 assignment (the newest), and grades are overwritten, not added.
@@ -42,10 +44,64 @@ class DemoClass:
         self.students = students or roster.ROSTER
         self.log = log
         self.timings: dict[str, float] = {}
+        self._api = None
 
     # ------------------------------------------------------------------ helpers
     def nbgrader(self, *args, cwd=None):
         return course.nbgrader(*args, cwd=cwd or self.dir, env=self.env)
+
+    def api(self):
+        """nbgrader's ``NbGraderAPI`` (what formgrader's buttons run) on the course's ``nbgrader_config.py``, read once
+        as the nbgrader command reads it (with this demo's gradebook and exchange in the environment it sees), for the
+        instructor's per-assignment commands: ``generate_assignment``, ``release_assignment --force``, ``collect
+        --update`` and ``release_feedback`` run nbgrader's own converter and exchange classes in this process. As
+        commands they cost an interpreter each, four per assignment, one after the other (1.4-2.0 s of CPU each on
+        this machine, of which the command's own work is a few tenths)."""
+        if self._api is None:
+            import os
+
+            from nbgrader.apps import NbGraderAPI
+            from nbgrader.coursedir import CourseDirectory
+            from traitlets.config.loader import PyFileConfigLoader
+
+            saved = {name: os.environ.get(name) for name in self.env}
+            os.environ.update(self.env)   # course_config.py reads the gradebook's URL and the exchange from it
+            try:
+                config = PyFileConfigLoader("nbgrader_config.py", path=str(self.dir)).load_config()
+            finally:
+                for name, value in saved.items():
+                    if value is None:
+                        os.environ.pop(name, None)
+                    else:
+                        os.environ[name] = value
+            config.CourseDirectory.root = str(self.dir)
+            config.ExchangeReleaseAssignment.force = True    # release_assignment --force
+            # The demo's students are simulated by this one account, so every submission is owned by it: collect's
+            # check that a submission's owner is the student it names ("... owned by root; cheating attempt?") can
+            # only warn here, once per student. In a class where students are Unix users it stays on.
+            config.ExchangeCollect.check_owner = False
+            self._api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+        return self._api
+
+    def instructor(self, command: str, assignment: str) -> None:
+        """One of ``api``'s commands of ``assignment``; a failure stops the demo with nbgrader's log, as the command's
+        exit status did."""
+        from nbgrader.utils import capture_log, temp_attrs
+
+        api = self.api()
+
+        def release_feedback():   # the API's own passes the authenticator misspelt (nbgrader 0.9.6): as the command
+            with temp_attrs(api.coursedir, assignment_id=assignment, student_id="*"):
+                return capture_log(api.exchange.ReleaseFeedback(coursedir=api.coursedir,
+                                                                authenticator=api.authenticator, parent=api))
+
+        result = {"generate_assignment": lambda: api.generate_assignment(assignment, force=True),
+                  "release_assignment": lambda: api.release_assignment(assignment),
+                  "collect": lambda: api.collect(assignment, update=True),
+                  "release_feedback": release_feedback}[command]()
+        if not result.get("success"):
+            raise RuntimeError(f"nbgrader {command} {assignment} failed:\n{result.get('log', '')}\n"
+                               f"{result.get('error', '')}")
 
     def as_student(self, command: str, assignment: str, student: roster.Student) -> None:
         """A student's nbgrader exchange command (fetch_assignment, submit, fetch_feedback) from their home folder.
@@ -118,11 +174,11 @@ class DemoClass:
                                             lms_user_id=student.id)
 
     def release(self, assignment: str) -> None:
-        """``generate_assignment`` and ``release_assignment``. No ``generate_solution``: nothing in the demo reads the
-        course folder's solution/, and the command runs the whole answer key in a kernel (10–12 s an assignment; the
-        repository's solutions/ are built once by ``python -m autograder build``)."""
-        self.nbgrader("generate_assignment", assignment, "--force")
-        self.nbgrader("release_assignment", assignment, "--force")
+        """``generate_assignment`` and ``release_assignment`` (``api``). No ``generate_solution``: nothing in the demo
+        reads the course folder's solution/, and the command runs the whole answer key in a kernel (10–12 s an
+        assignment; the repository's solutions/ are built once by ``python -m autograder build``)."""
+        self.instructor("generate_assignment", assignment)
+        self.instructor("release_assignment", assignment)
 
     def set_due(self, assignment: str, when: dt.datetime) -> None:
         """What ``nbgrader db assignment add ASSIGNMENT --duedate=...`` does (its ``start``), in this process: the
@@ -167,10 +223,7 @@ class DemoClass:
                 if student.late:
                     self.hand_in(assignment, student)
         with self.timed("collect"):
-            # The demo's students are simulated by this one account, so every submission is owned by it: collect's
-            # check that a submission's owner is the student it names ("... owned by root; cheating attempt?") can
-            # only warn here, once per student. In a class where students are Unix users it stays on.
-            self.nbgrader("collect", assignment, "--update", "--ExchangeCollect.check_owner=False")
+            self.instructor("collect", assignment)   # --update, without the owner check (``api``)
         with self.timed("autograde + feedback"):
             # The workers that grade the class then make each student's feedback (generate_feedback's work).
             outcomes = autograde_class(self.dir, assignment, self.workers, progress=self.log,
@@ -182,7 +235,7 @@ class DemoClass:
         if without:
             self.say(f"  {assignment}: no feedback for {without}")
         with self.timed("feedback"):
-            self.nbgrader("release_feedback", assignment)
+            self.instructor("release_feedback", assignment)
             for student in self.students:
                 self.as_student("fetch_feedback", assignment, student)
 

@@ -135,12 +135,29 @@ def test_report_command_writes_the_reports_of_a_graded_course(sqlite_class, caps
     assert "2026004 최하은</b> ↔ <b>2026029 유승우</b>" in report.read_text(encoding="utf-8")
 
 
+def submitted_at(db_url, assignment):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url) as gb:
+        return {s.student.id: s.timestamp for s in gb.assignment_submissions(assignment)}
+
+
+# The re-run's students: the late one (a penalty applied again to a re-graded submission would lower its 24.3) and
+# the truncated file (staged and graded as the blank release again): one each for the two workers.
+RERUN_IDS = ["2026004", "2026027"]
+
+
 def test_rerun_is_idempotent(sqlite_class):
+    """The demo run again on its course folder: the re-run students hand in, are collected and graded again, and the
+    gradebook keeps one student, one submission and one set of grades each; every score stays what it was."""
     demo, data = sqlite_class
-    before = counts(demo.env["COURSE_DB_URL"])
-    again = DemoClass(demo.dir, ["attention"], students=STUDENTS, workers=2).run()
-    assert counts(demo.env["COURSE_DB_URL"]) == before
+    db = demo.env["COURSE_DB_URL"]
+    before, handed_in = counts(db), submitted_at(db, "attention")
+    again = DemoClass(demo.dir, ["attention"], students=[s for s in STUDENTS if s.id in RERUN_IDS], workers=2).run()
+    assert counts(db) == before
     assert scores(again, "attention") == scores(data, "attention")
+    now = submitted_at(db, "attention")
+    assert {s for s in IDS if now[s] != handed_in[s]} == set(RERUN_IDS), (handed_in, now)   # what was re-run
 
 
 @pytest.fixture(scope="module")
