@@ -533,45 +533,37 @@ def flash_attention(query, key, value, block_size=64, causal=False):
 '''
 
 
-def visible_memory_check_passes(flash_source: str) -> bool:
+@pytest.fixture(scope="module")
+def kernels():
+    """Fresh kernels for the notebook's visible check (tests/helpers/kernels.py), forked from one warm server."""
+    from tests.helpers.kernels import Kernels
+
+    with Kernels() as server:
+        yield server
+
+
+def visible_memory_check_passes(kernels, flash_source: str) -> bool:
     """The notebook's grade cell of flash_attention (with its helpers and given functions) run on ``flash_source`` in
-    a fresh Python process: True when it passes, False when its memory check fails (any other failure is an error).
+    a fresh kernel: True when it passes, False when its memory check fails (any other failure is an error).
 
     The check measures the growth of the resident memory of the whole process, as a student's kernel does. In a full
     test run this process holds other tests' threads, caches and garbage, and a CI run passed ``torch-whole-mask``
-    (a 32 MiB mask against a 25 MiB allowance) that fails when run alone; a fresh process is a kernel that ran only
-    the notebook. (A child forked from this process hung: torch's threads do not survive a fork.)
+    (a 32 MiB mask against a 25 MiB allowance) that fails when run alone; a fresh kernel ran only the notebook. (A
+    child forked from this process hung: torch's threads do not survive a fork; the kernels are forked from a server
+    that only imported the notebook's libraries.)
     """
-    import subprocess
-    import sys
-
-    import tests
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(tests.__file__)))   # python -c: cwd on sys.path
-    script = (f"import importlib, sys; t = importlib.import_module({__name__!r}); "
-              "print('verdict', t._visible_memory_check_here(sys.stdin.read()))")
-    done = subprocess.run([sys.executable, "-c", script], input=flash_source, cwd=root, capture_output=True, text=True,
-                          timeout=300)
-    verdict = [line for line in done.stdout.splitlines() if line.startswith("verdict ")]
-    assert done.returncode == 0 and verdict, done.stdout[-2000:] + done.stderr[-4000:]
-    return verdict[-1] == "verdict True"
-
-
-def _visible_memory_check_here(flash_source: str) -> bool:
-    """``visible_memory_check_passes`` in this process."""
     from tests.helpers import inprocess
 
     cells = [cell for cell in SOLUTION.cells if cell.cell_type == "code"]
     given = [c.source for c in cells if not c.get("metadata", {}).get("nbgrader", {}).get("grade")]
     check = next(c.source for c in cells
                  if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "test_flash_attention")
-    namespace = inprocess.namespace(inprocess.definitions(given), flash_source)
-    try:
-        exec(compile(check, "<test_flash_attention>", "exec"), namespace)
-    except AssertionError as failure:
-        assert "메모리" in str(failure), str(failure)
-        return False
-    return True
+    outcome = kernels.run([("<student 0>", inprocess.definitions(given)), ("<student 1>", flash_source),
+                           ("<test_flash_attention>", check)])
+    if outcome.raised is None:
+        return True
+    assert outcome.assertion and "메모리" in outcome.message, outcome.message
+    return False
 
 
 def grader_memory_verdict(result: GradeResult) -> bool:
@@ -599,9 +591,9 @@ def _flash_source(origin) -> str:
 
 
 @pytest.mark.parametrize("name", list(SANDBOXED))
-def test_visible_memory_check_agrees_with_the_grader(name):
+def test_visible_memory_check_agrees_with_the_grader(kernels, name):
     grade, origin = SANDBOXED[name]
-    assert visible_memory_check_passes(_flash_source(origin)) == grader_memory_verdict(grade())
+    assert visible_memory_check_passes(kernels, _flash_source(origin)) == grader_memory_verdict(grade())
 
 
 LOOPS = "kv_cache_loops"
@@ -614,7 +606,7 @@ IN_PROCESS = [  # (flash_attention source, the grader's memory cases to run, wha
 
 
 @pytest.mark.parametrize("source, cases, expected", IN_PROCESS)
-def test_visible_memory_check_agrees_with_the_grader_in_process(request, source, cases, expected):
+def test_visible_memory_check_agrees_with_the_grader_in_process(request, kernels, source, cases, expected):
     from tests.helpers import inprocess
 
     base = notebooks.implementation(LOOPS) if "loops" in request.node.callspec.id else ""
@@ -625,4 +617,4 @@ def test_visible_memory_check_agrees_with_the_grader_in_process(request, source,
                 if r.name.startswith("memory_stays_below") and (r.passed or r.message)]
     assert len(verdicts) == (len(MEMORY_CASES) if cases == "memory_stays_below" else 1), session.results
     assert all(verdicts) == expected, [r.message for r in session.results.values() if r.message]
-    assert visible_memory_check_passes(flash) == expected
+    assert visible_memory_check_passes(kernels, flash) == expected
