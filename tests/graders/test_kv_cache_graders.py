@@ -599,7 +599,11 @@ def test_visible_memory_check_agrees_with_the_grader(kernels, name):
 LOOPS = "kv_cache_loops"
 IN_PROCESS = [  # (flash_attention source, the grader's memory cases to run, what the grader says)
     pytest.param(lambda: FORCED_BLOCK.format(block=256), "memory_stays_below", True, id="solution-float32-block256"),
-    pytest.param(lambda: FORCED_BLOCK.format(block=1024), "memory_stays_below", False, id="loops-float64-block1024"),
+    # A "fails" verdict needs only the case that fails: the other one, passed or not, cannot change it. Its float64
+    # score blocks of 1,024 keys are 64 MiB each beside 8,192 queries (the long-prefix case: 272 MiB measured); the
+    # 128 x 524,288 case, which it passes, cost 9.5 s of CPU more (measured on the loaded 2-core machine).
+    pytest.param(lambda: FORCED_BLOCK.format(block=1024), "memory_stays_below and after", False,
+                 id="loops-float64-block1024"),
     # its whole mask is 128 MiB in the long-prefix case: that case alone decides (the other one costs 10 s more)
     pytest.param(lambda: TORCH_FULL_MASK, "memory_stays_below and after", False, id="torch-whole-mask"),
 ]
