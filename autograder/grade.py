@@ -230,7 +230,7 @@ def grade_submission(submission: Submission, seed: int | None = None, ran: RanIn
                      select: str | None = None) -> GradeResult:
     """Run the submission's code in the sandbox (unless it ran already: ``ran``, from ``start_student``) and the
     hidden graders against it (``select``: only the tests a pytest ``-k`` expression keeps, as ``run_graders``; for
-    the package's own tests)."""
+    the package's own tests: the result holds only those, each with its points in the whole grader)."""
     from autograder.graders import review as escape_hatches
     from autograder.graders.plugin import Student
 
@@ -252,7 +252,7 @@ def grade_submission(submission: Submission, seed: int | None = None, ran: RanIn
               *escape_hatches.notebook_time_items(process.cell_routines, submission.code_cells,
                                                   release_code(submission.assignment)),
               *escape_hatches.isolation_review(process.lane.isolation_gap)]
-    results = list(session.results.values())
+    results = [t for nodeid, t in session.results.items() if nodeid not in session.deselected]
     # The assignment's exercises in the registry's order; those declared by a marker rather than a module (the
     # quiz's questions) after them, in the order their tests ran. Each scored the same way (``exercise_result``).
     names = [*exercises_of(submission.assignment), *dict.fromkeys(t.exercise for t in results)]
