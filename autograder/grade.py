@@ -226,9 +226,11 @@ def start_student(submission: Submission, capture: bool = False) -> RanInSandbox
     return RanInSandbox(submission, process, errors)
 
 
-def grade_submission(submission: Submission, seed: int | None = None, ran: RanInSandbox | None = None) -> GradeResult:
+def grade_submission(submission: Submission, seed: int | None = None, ran: RanInSandbox | None = None,
+                     select: str | None = None) -> GradeResult:
     """Run the submission's code in the sandbox (unless it ran already: ``ran``, from ``start_student``) and the
-    hidden graders against it."""
+    hidden graders against it (``select``: only the tests a pytest ``-k`` expression keeps, as ``run_graders``; for
+    the package's own tests: the result holds only those, each with its points in the whole grader)."""
     from autograder.graders import review as escape_hatches
     from autograder.graders.plugin import Student
 
@@ -240,7 +242,7 @@ def grade_submission(submission: Submission, seed: int | None = None, ran: RanIn
     try:
         student = Student(process, submission.code_cells, process.timeouts, submission.assignment)
         graders_start = time.perf_counter()
-        session = run_graders(submission.assignment, student, seed)
+        session = run_graders(submission.assignment, student, seed, select)
         timings = {**process.timings, "graders": time.perf_counter() - graders_start}
         costs = {**process.costs, "answer_mb": round(student.answer_peak / (1 << 20), 1)}
     finally:
@@ -250,7 +252,7 @@ def grade_submission(submission: Submission, seed: int | None = None, ran: RanIn
               *escape_hatches.notebook_time_items(process.cell_routines, submission.code_cells,
                                                   release_code(submission.assignment)),
               *escape_hatches.isolation_review(process.lane.isolation_gap)]
-    results = list(session.results.values())
+    results = [t for nodeid, t in session.results.items() if nodeid not in session.deselected]
     # The assignment's exercises in the registry's order; those declared by a marker rather than a module (the
     # quiz's questions) after them, in the order their tests ran. Each scored the same way (``exercise_result``).
     names = [*exercises_of(submission.assignment), *dict.fromkeys(t.exercise for t in results)]
@@ -281,9 +283,10 @@ def _add_dependency_notes(exercises: list[ExerciseResult], submission: Submissio
         exercise.notes = isolation.dependency_notes(exercise.name, calls - {exercise.name}, lost)
 
 
-def grade_notebook(nb, path: str = "", assignment: str | None = None, seed: int | None = None) -> GradeResult:
-    """Grade a notebook node (as read by nbformat)."""
-    return grade_submission(collect(nb, path, assignment), seed)
+def grade_notebook(nb, path: str = "", assignment: str | None = None, seed: int | None = None,
+                   select: str | None = None) -> GradeResult:
+    """Grade a notebook node (as read by nbformat); ``select`` as ``grade_submission``'s."""
+    return grade_submission(collect(nb, path, assignment), seed, select=select)
 
 
 def _cell_error(index: int, status: dict) -> str:

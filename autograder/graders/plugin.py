@@ -218,6 +218,7 @@ class GradingSession:
         self.student = student
         self.seed = seed
         self.results: dict[str, TestResult] = {}
+        self.deselected: set[str] = set()   # node ids a ``-k`` selection left out (``run_graders``' select)
         self.internal_errors: list[str] = []
 
     # --------------------------------------------------------------- collection: points and exercises
@@ -245,6 +246,9 @@ class GradingSession:
             self.results[item.nodeid] = TestResult(exercise, name, doc[0] if doc else name, round(points, 6),
                                                    assignment=item.path.parent.name)
         _check_points(self.results.values())
+
+    def pytest_deselected(self, items):
+        self.deselected.update(item.nodeid for item in items)
 
     # --------------------------------------------------------------- outcomes
     @pytest.hookimpl(hookwrapper=True)

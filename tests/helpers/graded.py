@@ -23,14 +23,17 @@ class GradingCache:
         self.groups: list[list] = []
         self.group_of: dict[str, int] = {}
 
-    def graded(self, name: str, build) -> GradeResult:
-        """Grade the notebook ``build()`` once per test session (``name`` identifies it)."""
+    def graded(self, name: str, build, select: str | None = None) -> GradeResult:
+        """Grade the notebook ``build()`` once per test session (``name`` identifies it; ``select``: only the graders'
+        tests a pytest ``-k`` expression keeps, the same every time ``name`` is asked for)."""
         if name not in self.results:
             seed = self.base_seed + self.step * len(self.results)
             start = time.perf_counter()
-            self.results[name] = grade_notebook(build(), f"{self.assignment}.ipynb", self.assignment, seed=seed)
+            self.results[name] = grade_notebook(build(), f"{self.assignment}.ipynb", self.assignment, seed=seed,
+                                                select=select)
             self.summary.setdefault("gradings", []).append(f"{name}: seed {seed}, "
-                                                           f"{time.perf_counter() - start:.1f} s")
+                                                           f"{time.perf_counter() - start:.1f} s"
+                                                           + (f", -k {select!r}" if select else ""))
         return self.results[name]
 
     def mistake_groups(self, mistakes, dependencies_of, solution) -> list[list]:
@@ -41,10 +44,10 @@ class GradingCache:
         self.solution = solution
         return self.groups
 
-    def graded_group(self, index: int) -> GradeResult:
+    def graded_group(self, index: int, select: str | None = None) -> GradeResult:
         group = self.groups[index]
         return self.graded(f"mistakes-{index}",
-                           lambda: notebooks.with_code(self.solution, {m.exercise: m.source for m in group}))
+                           lambda: notebooks.with_code(self.solution, {m.exercise: m.source for m in group}), select)
 
     def report(self, request, title: str, keys=("mistakes",)) -> None:
         """Write the gradings and the tests' summary lines ``keys`` to the terminal, past pytest's capture."""
