@@ -313,6 +313,22 @@ class Lab:
         self.menu("Run", "notebook:run-all-below")
         return self.wait_until_run(before)
 
+    def start_cell(self, index: int, timeout: float = 20, tries: int = 3) -> None:
+        """Select a cell and press Shift+Enter without waiting for the run to end (a cell that ends its kernel):
+        until its prompt shows it queued or run. On a busy machine a key press can be lost (the hub's g1 test once
+        saw the cell selected, the kernel idle and the cell never run): pressed again, at most ``tries`` times."""
+        for _ in range(tries):
+            self.select_cell(index)
+            before = self.state()["prompts"][index]
+            self.shortcut(Keys.SHIFT, Keys.ENTER)
+            try:
+                wait_for(lambda before=before: (s := self.state()) and s["prompts"][index] != before, timeout,
+                         f"cell {index} to start")
+                return
+            except Timeout:
+                continue
+        raise Timeout(f"cell {index} did not start after {tries} presses of Shift+Enter")
+
     def run_cell(self, index: int) -> dict:
         """Select a cell and press Shift+Enter."""
         self.select_cell(index)

@@ -241,8 +241,7 @@ def test_g1_a_student_past_their_memory_limit_loses_only_their_own_kernel(hub, c
                check=True)
     hog = student_lab(hub, chromium, screenshots, student2)
     hog.open_notebook("g1.ipynb")
-    hog.select_cell(0)
-    hog.shortcut(Keys.SHIFT, Keys.ENTER)
+    hog.start_cell(0)
     wait_for(lambda: "held" in hog.outputs()[0]["text"], 120, "student2's first cell (holding memory)")
     oom_before = {s: groups.oom_kills(s) for s in (student1, student2)}
 
@@ -253,9 +252,8 @@ def test_g1_a_student_past_their_memory_limit_loses_only_their_own_kernel(hub, c
     lab.start_validate()
     # Validate's kernel runs in student1's group (a process that was not there before): now student2 allocates.
     wait_for(lambda: groups.processes(student1) - idle, 120, "Validate's kernel in student1's group")
-    hog.select_cell(1)
     run = time.perf_counter()
-    hog.shortcut(Keys.SHIFT, Keys.ENTER)
+    hog.start_cell(1)
     wait_for(lambda: groups.oom_kills(student2) > oom_before[student2], 120, "the OOM killer in student2's group")
     killed_s = time.perf_counter() - run
     peak_mb = groups.memory_peak_mb(student2)
