@@ -236,7 +236,7 @@ def grade(args) -> int:
     except SandboxUnavailable as exc:
         unavailable = exc
     from autograder import scores
-    from autograder.feedback.inert import console, one_line
+    from autograder.inert import console, one_line
     from autograder.grade import grade_submission, warm_up
     from autograder.report import table
     from autograder.submission.files import NotGradable

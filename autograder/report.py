@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from autograder import scores
-from autograder.feedback.inert import one_line
+from autograder.inert import one_line
 
 
 def _points(x: float) -> str:

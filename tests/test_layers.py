@@ -1,9 +1,10 @@
 """The package's layers (issue 24): no import circle, and no module imports one above it.
 
-From the bottom: the configuration and the catalogue; the submission (files and notebooks); the sandbox; the
-graders; one grading (``grade.py``, ``report.py``); the gradebook (nbgrader's preprocessors, the class run); the
-patches of nbgrader and JupyterHub (one of them adds to formgrader what the gradebook computes); the feedback, the
-hub, the demo; the CLI. Every import counts, a function's own too (a lazy import is still an arrow).
+From the bottom: the configuration, the catalogue and a submission's text made inert; the submission (files and
+notebooks); the sandbox; the graders; one grading (``grade.py``, ``report.py``); the gradebook (nbgrader's
+preprocessors, the class run); the patches of nbgrader and JupyterHub (one of them adds to formgrader what the
+gradebook computes); the feedback, the hub, the demo; the CLI. Every import counts, a function's own too (a lazy
+import is still an arrow).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import autograder
 PACKAGE = Path(autograder.__file__).parent
 LAYERS = {   # module or package -> its layer (a module takes the layer of its longest listed prefix)
     "autograder.settings": 0, "autograder.messages": 0, "autograder.course": 0, "autograder.scores": 0,
-    "autograder.feedback.inert": 0,   # escaping of text for consoles and XML: imports nothing of the package
+    "autograder.inert": 0,   # a submission's text made inert for consoles, XML and JSON
     "autograder.outputs": 0, "autograder.names": 0,   # files replaced whole; names checked against those that exist
     "autograder.submission": 1,
     "autograder.sandbox": 2,
@@ -23,7 +24,7 @@ LAYERS = {   # module or package -> its layer (a module takes the layer of its l
     "autograder.grade": 4, "autograder.report": 4,
     "autograder.gradebook": 5,
     "autograder.patches": 6,
-    "autograder.feedback": 7, "autograder.hub": 7, "autograder.lti": 7, "autograder.build": 7,
+    "autograder.feedback": 7, "autograder.hub": 7, "autograder.lti": 7,
     "autograder.demo": 8, "autograder.k8s": 8, "autograder.ci": 8,
     "autograder.cli": 9, "autograder.__main__": 9,
 }
@@ -78,6 +79,11 @@ def test_every_module_has_a_layer():
     for name in MODULES:
         if name != "autograder":
             layer(name)
+
+
+def test_every_layer_names_a_module_or_package():
+    stale = [name for name in LAYERS if name not in MODULES]
+    assert not stale, f"LAYERS lists what the package does not have: {stale}"
 
 
 def test_nothing_imports_a_module_above_it():

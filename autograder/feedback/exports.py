@@ -19,7 +19,7 @@ import json
 import xml.etree.ElementTree as ET
 
 from autograder import outputs, scores
-from autograder.feedback.inert import json_safe, xml_text
+from autograder.inert import json_safe, xml_text
 from autograder.report import exercise_report
 
 # Gradescope's visibility of a test or of the whole result (its documented values): shown at once, after the due

@@ -200,7 +200,7 @@ def main(course_dir=".", release_form: bool = False) -> int:
         print(f"regrade: no request collected in {course_dir / 'submitted'} (nbgrader collect {NAME} --update "
               "first)")
         return 0
-    from autograder.feedback.inert import console, one_line
+    from autograder.inert import console, one_line
 
     for entry in filed:   # the student's text on one line each, its control characters escaped
         head = f"{entry.student} ({one_line(entry.timestamp) or 'no timestamp'})"
