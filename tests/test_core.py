@@ -42,12 +42,12 @@ def test_values_only_cross_the_boundary(lane):
              "def fine(x):\n    return x * 2"]
     with StudentProcess(cells, lane, timeouts=replace(TIMEOUTS, call=10)) as proc:
         proc.start()
-        assert np.array_equal(proc.call("fine", np.arange(3))["value"], [0, 2, 4])
-        remote = proc.call("liar")["value"]
+        assert np.array_equal(proc.calls.call("fine", np.arange(3))["value"], [0, 2, 4])
+        remote = proc.calls.call("liar")["value"]
         assert type(remote).__name__ == "Remote" and remote.type_name == "Liar"
         assert (remote == 1) is False
         with pytest.raises(StudentCodeError, match="숫자 배열"):
-            proc.call("objects")
+            proc.calls.call("objects")
 
 
 def test_crash_timeout_and_restart(lane):
@@ -56,15 +56,15 @@ def test_crash_timeout_and_restart(lane):
     with StudentProcess(cells, lane, timeouts=replace(TIMEOUTS, call=1)) as proc:
         proc.start()
         with pytest.raises(StudentCodeError) as crash:
-            proc.call("die")
+            proc.calls.call("die")
         assert crash.value.kind is Failure.CRASHED
         with pytest.raises(StudentCodeError) as slow:
-            proc.call("spin")
+            proc.calls.call("spin")
         assert slow.value.kind is Failure.TIMEOUT
         with pytest.raises(StudentCodeError) as leave:
-            proc.call("leave")
+            proc.calls.call("leave")
         assert leave.value.kind is Failure.EXCEPTION
-        assert proc.call("ok")["value"] == 1
+        assert proc.calls.call("ok")["value"] == 1
         assert proc.restarts == 1 and proc.calls.interrupted == 1   # the hung call was stopped, its process lived on
 
 
@@ -73,7 +73,7 @@ def test_cell_errors_do_not_stop_later_cells(lane):
     with StudentProcess(cells, lane) as proc:
         report = proc.start()
         assert [c["ok"] for c in report.cells] == [True, False, True, False]
-        assert proc.call("f")["value"] == 3
+        assert proc.calls.call("f")["value"] == 3
 
 
 def test_the_type_a_students_code_raised_is_data_not_text(lane):
@@ -137,19 +137,19 @@ def test_events_belong_to_the_call_in_flight(lane):
     with StudentProcess(EVENT_CELLS, lane, timeouts=replace(TIMEOUTS, call=20)) as proc:
         proc.start()
         x = np.arange(6.0).reshape(2, 3)
-        assert proc.call("uses_softmax", x)["events"] == ["torch:softmax"]
-        assert proc.call("own_softmax", x)["events"] == []
-        assert proc.call("in_a_thread", x)["events"] == ["torch:softmax"]
+        assert proc.calls.call("uses_softmax", x)["events"] == ["torch:softmax"]
+        assert proc.calls.call("own_softmax", x)["events"] == []
+        assert proc.calls.call("in_a_thread", x)["events"] == ["torch:softmax"]
 
 
 def test_closing_the_event_pipe_is_tampering(lane):
     with StudentProcess(EVENT_CELLS, lane, timeouts=replace(TIMEOUTS, call=20)) as proc:
         proc.start()
         with pytest.raises(StudentCodeError) as closed:
-            proc.call("close_pipe", np.ones(3))
+            proc.calls.call("close_pipe", np.ones(3))
         assert closed.value.kind is Failure.TAMPERED, closed.value.message
         with pytest.raises(StudentCodeError) as later:   # the rest of the submission is lost with it
-            proc.call("own_softmax", np.ones(3))
+            proc.calls.call("own_softmax", np.ones(3))
         assert later.value.kind is Failure.TAMPERED
 
 
@@ -157,7 +157,7 @@ def test_a_replaced_event_pipe_stops_the_kernels(lane):
     with StudentProcess(EVENT_CELLS, lane, timeouts=replace(TIMEOUTS, call=20)) as proc:
         proc.start()
         with pytest.raises(StudentCodeError, match="채점 기록 통로"):
-            proc.call("swap_pipe", np.ones(3))
+            proc.calls.call("swap_pipe", np.ones(3))
 
 
 # ------------------------------------------------------------------------------------------- CLI contract

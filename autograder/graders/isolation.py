@@ -77,7 +77,7 @@ def answer_mb() -> int:
 
 class Answers:
     """Answers the proxies of one call: ``(header, arrays, deadline) -> (header, arrays)`` for
-    ``StudentProcess.request``.
+    ``RemoteCalls.request``.
 
     Only the names allowed for the call in flight are answered; the names answered are collected in ``asked``, the
     Korean reasons of the questions refused (over ``answer_mb``, or a child that ran out of memory or time) in

@@ -78,7 +78,7 @@ class Student:
             raise GradingFailure(Reason.UNDEFINED_VARIABLE.korean(name=name))
         try:
             timeout = self._limit(name, min(float(self._timeouts.call), float(self._timeouts.call_floor)), small=False)
-            return self._timed(None, self._process.request, {"op": "get", "target": name}, (), timeout)["value"]
+            return self._timed(None, self._process.calls.request, {"op": "get", "target": name}, (), timeout)["value"]
         except StudentCodeError as exc:
             raise GradingFailure(exc.message, raised=exc.exception) from None
 
@@ -109,7 +109,7 @@ class Student:
                    "memory_mb": memory_mb, "observe": registry.record(name, self.assignment).observes}
         started = time.perf_counter()
         try:
-            reply = self._timed(name if small else None, self._process.graded_call, name, args, kwargs, **options)
+            reply = self._timed(name if small else None, self._process.calls.graded_call, name, args, kwargs, **options)
         except StudentCodeError as exc:
             # a question the grader refused to answer (too big) is why the call failed, unless its time ran out
             why = answers.refused[-1] if answers.refused and exc.kind is not Failure.TIMEOUT else exc.message
@@ -171,7 +171,7 @@ class Student:
         floor = min(float(self._timeouts.call), float(self._timeouts.call_floor))
         try:
             timeout = self._limit(name, floor)
-            reply = self._timed(name, self._process.request, header, arrays, timeout)
+            reply = self._timed(name, self._process.calls.request, header, arrays, timeout)
         except StudentCodeError as exc:
             raise GradingFailure(f"`{name}`: {exc.message}", raised=exc.exception) from None
         self._own(name, reply["value"])

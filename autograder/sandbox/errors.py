@@ -6,7 +6,7 @@ exception type it raised. Nobody reads any of it back out of the Korean text.
 
 Example:
     >>> try:
-    ...     process.call("f", x)
+    ...     process.calls.call("f", x)
     ... except StudentCodeError as exc:
     ...     exc.kind, exc.code, exc.exception
     (<Failure.EXCEPTION: 'exception'>, <Reason.EXCEPTION: ...>, 'ValueError')

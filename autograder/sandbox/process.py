@@ -43,7 +43,7 @@ class StudentProcess:
 
     Example:
         >>> proc = StudentProcess(["def f(x):\\n    return x + 1"], lanes.shared())
-        >>> proc.call("f", np.zeros(3))["value"]
+        >>> proc.calls.call("f", np.zeros(3))["value"]
         array([1., 1., 1.])
     """
 
@@ -257,23 +257,6 @@ class StudentProcess:
         if self.connection is None:
             raise StudentCodeError(Failure.CRASHED, Reason.NOT_RUNNING())
         return self.connection.exchange(header, arrays, timeout, what, answering)
-
-    # ------------------------------------------------------------------ the graders' calls (``remote.RemoteCalls``)
-    def request(self, header: dict, arrays=(), timeout: float | None = None, answer=None) -> dict:
-        """``RemoteCalls.request``: one request, its reply decoded."""
-        return self.calls.request(header, arrays, timeout, answer)
-
-    def graded_call(self, target, args, kwargs, **options) -> dict:
-        """``RemoteCalls.graded_call``: a grader's call, its whole reply returned."""
-        return self.calls.graded_call(target, args, kwargs, **options)
-
-    def call(self, target, *args, method: str | None = None, **kwargs) -> dict:
-        """``RemoteCalls.call``: a student's function (by name) or a remote object's method."""
-        return self.calls.call(target, *args, method=method, **kwargs)
-
-    def call_with_memory(self, memory_mb: int, target, *args, **kwargs) -> dict:
-        """``RemoteCalls.call_with_memory``: a call allowed at most ``memory_mb`` MiB more."""
-        return self.calls.call_with_memory(memory_mb, target, *args, **kwargs)
 
     # ------------------------------------------------------------------ what the graders read
     @property

@@ -740,7 +740,7 @@ def test_every_road_to_a_layer_norm_is_seen_at_run_time():
         process.start()
         seen = {}
         for road in roads + ["by_hand"]:
-            reply = process.graded_call(road, (x,), {}, isolate=(), answer=isolation.Answers([]))
+            reply = process.calls.graded_call(road, (x,), {}, isolate=(), answer=isolation.Answers([]))
             np.testing.assert_allclose(np.asarray(reply["value"]).reshape(x.shape),
                                        references.layer_norm(x, np.ones(8), np.zeros(8)), atol=1e-4)
             seen[road] = set(reply.get("events", [])) & forbidden.NORM.labels

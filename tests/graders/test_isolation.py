@@ -54,7 +54,7 @@ def proc():
 
 def isolated_call(proc, name, *args):
     answers = isolation.Answers(["softmax"])
-    reply = proc.graded_call(name, args, {}, isolate=["softmax"], answer=answers)
+    reply = proc.calls.graded_call(name, args, {}, isolate=["softmax"], answer=answers)
     return reply, answers
 
 
@@ -71,16 +71,16 @@ def test_proxy_answers_with_the_reference_in_the_callers_kind(proc, as_torch, ki
 
 def test_the_students_own_function_is_back_after_the_call(proc):
     isolated_call(proc, "attention", np.ones((2, 3)))
-    assert np.array_equal(proc.call("own", np.ones(3))["value"], np.zeros(3))       # the wrong one, unchanged
+    assert np.array_equal(proc.calls.call("own", np.ones(3))["value"], np.zeros(3))       # the wrong one, unchanged
 
 
 def test_a_kept_proxy_is_refused_outside_its_call(proc):
     isolated_call(proc, "attention", np.ones((2, 3)))
     with pytest.raises(StudentCodeError, match="RuntimeError"):
-        proc.call("later", np.ones(3))
+        proc.calls.call("later", np.ones(3))
     # and a proxy of the call in flight whose name the grader did not allow for it
     with pytest.raises(StudentCodeError, match="RuntimeError"):
-        proc.graded_call("own", (np.ones(3),), {}, isolate=["softmax"], answer=isolation.Answers([]))
+        proc.calls.graded_call("own", (np.ones(3),), {}, isolate=["softmax"], answer=isolation.Answers([]))
 
 
 def test_arguments_that_are_not_data_run_the_students_own_function(proc):
@@ -94,11 +94,11 @@ def test_a_question_too_big_to_answer_is_refused_with_a_reason(proc):
     arguments before anything is computed, the question is refused at once, and the call fails with the Korean
     reason (the student's code gets it as an exception)."""
     answers = isolation.Answers(["causal_mask"])
-    assert proc.graded_call("mask_rows", (4,), {}, isolate=["causal_mask"], answer=answers)["value"] == 4.0
+    assert proc.calls.graded_call("mask_rows", (4,), {}, isolate=["causal_mask"], answer=answers)["value"] == 4.0
     assert answers.asked == {"causal_mask"} and not answers.refused
     answers = isolation.Answers(["causal_mask"])
     with pytest.raises(StudentCodeError) as refused:
-        proc.graded_call("mask_rows", (100_000,), {}, isolate=["causal_mask"], answer=answers)
+        proc.calls.graded_call("mask_rows", (100_000,), {}, isolate=["causal_mask"], answer=answers)
     assert answers.asked == set() and len(answers.refused) == 1
     assert Reason.ANSWER_TOO_BIG.found_in(answers.refused[0]) and answers.refused[0] in refused.value.message
     assert f"{isolation.need('causal_mask', {'t_q': 100_000}).mb:,.0f} MiB" in answers.refused[0]   # 10^10 bytes
@@ -107,12 +107,12 @@ def test_a_question_too_big_to_answer_is_refused_with_a_reason(proc):
 def test_a_hung_call_is_interrupted_and_recognised_once(proc):
     restarts = proc.restarts
     with pytest.raises(StudentCodeError) as first:
-        proc.call("spin")
+        proc.calls.call("spin")
     assert first.value.kind is Failure.TIMEOUT
     with pytest.raises(StudentCodeError) as again:
-        proc.call("spin")
+        proc.calls.call("spin")
     assert again.value.message == first.value.message                # at once, the same message
-    assert proc.call("one")["value"] == 1.0
+    assert proc.calls.call("one")["value"] == 1.0
     assert proc.restarts == restarts and proc.calls.interrupted == 1     # the process lived on: nothing replayed
 
 

@@ -330,12 +330,12 @@ out = {"uid": lane.uid, "fallback": lane.fallback}
 first = StudentProcess([WRITE, FILL, LOOK], lane)
 report = first.start()
 assert report.cells[0].get("ok") and report.cells[2].get("ok"), report.cells
-out["written"], out["own"], out["caps"] = (first.call(n)["value"] for n in ("written", "found", "caps"))
+out["written"], out["own"], out["caps"] = (first.calls.call(n)["value"] for n in ("written", "found", "caps"))
 first.cleanup()
 second = StudentProcess([LOOK], lane)
 report = second.start()
 assert all(c.get("ok") for c in report.cells), report.cells
-out["second"] = second.call("found")["value"]
+out["second"] = second.calls.call("found")["value"]
 second.cleanup()
 print(json.dumps(out))
 '''

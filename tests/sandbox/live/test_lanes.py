@@ -108,7 +108,7 @@ def student(lane, mark: str) -> StudentProcess:
 
 
 def ask(process: StudentProcess, name: str, *args):
-    return process.call(name, *args)["value"]
+    return process.calls.call(name, *args)["value"]
 
 
 def test_each_lane_is_pid_1_of_its_own_namespaces(two_lanes):
@@ -214,7 +214,7 @@ def test_what_is_mounted_below_tmp_stays_visible_in_a_lane(monkeypatch):
         try:
             report = process.start()
             assert report.cells[0].get("ok"), report.cells
-            assert process.request({"op": "get", "target": "V"})["value"] == 42
+            assert process.calls.request({"op": "get", "target": "V"})["value"] == 42
         finally:
             process.cleanup()
     finally:

@@ -376,11 +376,11 @@ def test_every_road_to_a_watched_routine_is_seen_at_run_time():
     with StudentProcess([ROUTES_CELL], shared, Limits.from_course(), timeouts) as student:
         cells = student.start().cells
         assert all(c["ok"] for c in cells), cells
-        routes = student.call("rules")["value"]
+        routes = student.calls.call("rules")["value"]
         unseen, wrong = [], []
         for name, rule in sorted(routes.items()):
             try:
-                events = set(student.call("route", name)["events"])
+                events = set(student.calls.call("route", name)["events"])
             except Exception as exc:  # noqa: BLE001 - a road that fails to run is reported with the others
                 unseen.append(f"{name} ({rule}: {exc})")
                 continue
@@ -388,12 +388,12 @@ def test_every_road_to_a_watched_routine_is_seen_at_run_time():
                 unseen.append(f"{name} ({rule}: saw {sorted(events)})")
         for name in ("own softmax", "own log-sum-exp softmax", "own layer norm", "own causal mask",
                      "make_fx of own softmax"):
-            events = set(student.call("route", name)["events"]) & every
+            events = set(student.calls.call("route", name)["events"]) & every
             if events:
                 wrong.append(f"{name}: {sorted(events)}")
         # the watch on torch.fx reachable from the student's code: switching it off is seen and costs the call
         try:
-            switched = set(student.call("switch_off_the_fx_watch")["events"])
+            switched = set(student.calls.call("switch_off_the_fx_watch")["events"])
         except Exception as exc:  # noqa: BLE001 - no wrapper to take torch's method from: nothing switched off
             switched = {f"{type(exc).__name__}: {exc}"}
     assert len(routes) > 60, sorted(routes)

@@ -132,7 +132,7 @@ def test_call(lane):
         process.start()
         start = time.monotonic()
         with pytest.raises(StudentCodeError) as stopped:
-            process.call("softmax")
+            process.calls.call("softmax")
         assert stopped.value.message == Reason.CALL_TIMEOUT.korean(seconds=0.5)
         assert time.monotonic() - start < 0.5 + TIMEOUTS.interrupt_grace + 2 and process.calls.interrupted == 1
 
@@ -143,7 +143,7 @@ def test_interrupt_grace(lane):
         process.start()
         start = time.monotonic()
         with pytest.raises(StudentCodeError):
-            process.call("layer_norm")
+            process.calls.call("layer_norm")
         waited = time.monotonic() - start
         assert 0.3 + 1.5 <= waited < 0.3 + 1.5 + 2, waited
         assert process.calls.interrupted == 0 and process.proc is None   # killed, not stopped by its alarm
@@ -344,10 +344,10 @@ def test_total_restarts(lane):
         p.start()
         for _ in range(3):
             with pytest.raises(StudentCodeError):
-                p.call("die")
+                p.calls.call("die")
             p.calls.broken.clear()   # called again, as another grader would after its own call
         with pytest.raises(StudentCodeError) as used_up:
-            p.call("die")
+            p.calls.call("die")
         assert p.restarts == 2 and used_up.value.message == Reason.RESTART_LIMIT.korean(restarts=2)
 
 
@@ -368,9 +368,9 @@ def test_reply_mb(lane):
              "def small():\n    return np.zeros(1000)"]
     with StudentProcess(cells, lane, replace(LIMITS, reply_mb=1)) as process:
         process.start()
-        assert process.call("small")["value"].shape == (1000,)
+        assert process.calls.call("small")["value"].shape == (1000,)
         with pytest.raises(StudentCodeError) as refused:
-            process.call("big")
+            process.calls.call("big")
         assert refused.value.kind is Failure.PROTOCOL and refused.value.code is Reason.REPLY_TOO_BIG
 
 
@@ -382,8 +382,8 @@ def test_answer_mb(lane, course_setting):
     with StudentProcess(cells, lane) as process:
         process.start()
         answers = isolation.Answers(["softmax"])
-        process.graded_call("asks", (100,), {}, isolate=["softmax"], answer=answers)
+        process.calls.graded_call("asks", (100,), {}, isolate=["softmax"], answer=answers)
         assert not answers.refused
         with pytest.raises(StudentCodeError):
-            process.graded_call("asks", (1000,), {}, isolate=["softmax"], answer=answers)
+            process.calls.graded_call("asks", (1000,), {}, isolate=["softmax"], answer=answers)
         assert answers.refused and "1 MiB" in answers.refused[-1], answers.refused

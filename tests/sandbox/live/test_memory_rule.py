@@ -82,21 +82,21 @@ def process():
 
 
 def test_freeing_a_ballast_first_does_not_hide_the_score_matrix(process):
-    reply = process.call_with_memory(ALLOWED_MB, "with_ballast", SCORES)
+    reply = process.calls.call_with_memory(ALLOWED_MB, "with_ballast", SCORES)
     assert reply["peak_mb"] > 250, reply["peak_mb"]
 
 
 def test_clear_refs_is_refused_under_any_name_and_the_peak_stands(process):
     try:
-        reply = process.call_with_memory(ALLOWED_MB, "then_reset", SCORES)
+        reply = process.calls.call_with_memory(ALLOWED_MB, "then_reset", SCORES)
     except StudentCodeError:   # refused and not caught: the call fails, which is the rule's verdict too
         return
     assert reply["peak_mb"] > 250, reply["peak_mb"]
-    assert process.call("refusals")["value"] == ["PermissionError", "PermissionError"]
+    assert process.calls.call("refusals")["value"] == ["PermissionError", "PermissionError"]
 
 
 def test_a_matrix_kept_in_scratch_files_counts(process):
     """What the call writes to its scratch tmpfs is memory it holds: a (5000, 5000) float64 matrix (191 MiB; the
     scratch holds 256) kept in files counts, though the process's resident size never holds more than a quarter."""
-    reply = process.call_with_memory(ALLOWED_MB, "in_files", 5000)
+    reply = process.calls.call_with_memory(ALLOWED_MB, "in_files", 5000)
     assert reply["value"] == 4.0 and reply["peak_mb"] > 180, reply["peak_mb"]
