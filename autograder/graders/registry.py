@@ -113,6 +113,46 @@ def coded_assignments() -> list[str]:
     return sorted({r.assignment for r in RECORDS.values()})
 
 
+# What an assignment's catalogue of mistakes holds at least (the package's tests prove every mistake loses points and
+# is named: tests/graders/test_graders.py, which also checks these): mistakes of each exercise (one where an
+# assignment is not listed), and by id the mistakes the course's issues named.
+MISTAKES_PER_EXERCISE = {"attention": 1, "kv_cache": 2, "decoder": 4, "modern": 4}
+REQUIRED_MISTAKES = {
+    "kv_cache": frozenset({
+        "kv_bytes_missing_factor_2", "kv_bytes_bits_not_bytes", "kv_bytes_ignores_batch", "kv_bytes_query_heads",
+        "kv_bytes_float_result", "max_tokens_excludes_exact_fit", "max_tokens_float_division", "gqa_tiled_heads",
+        "kvcache_wrong_axis", "attend_top_left_mask", "flash_sum_not_rescaled", "flash_materializes_scores",
+        "flash_causal_top_left", "flash_full_causal_mask", "sw_window_off_by_one", "sw_top_left",
+        "rope_positions_restart", "rope_rerotates_cached_keys", "rope_caches_unrotated_keys", "rope_freq_i_over_d",
+        "rope_interleaved_pairs"}),
+    "decoder": frozenset({
+        "block_post_norm", "block_residual_twice", "block_no_causal_mask", "gen_positions_restart",
+        "gen_attends_before_append", "ln_unbiased_variance", "ln_eps_outside_sqrt", "gen_logits_without_ln_f",
+        "block_tanh_gelu", "gen_positions_off_by_one", "gen_samples", "ln_keras_default_eps", "gen_ignores_cache",
+        "gen_cache_per_step", "ntp_temperature_after_softmax", "ntp_top_p_drops_crossing", "ntp_top_k_breaks_ties",
+        "ntp_no_renormalise", "ntp_temperature_multiplied", "ntp_no_greedy_branch", "ntp_greedy_last_argmax",
+        "ntp_top_k_one_too_many", "ntp_top_k_drops_kth", "ntp_top_p_in_token_order", "ntp_top_p_ascending",
+        "ntp_top_p_not_unsorted", "ntp_top_p_on_logits", "ntp_top_p_keeps_ties", "ntp_top_p_on_whole_distribution",
+        "gen_sampling_ignores_filters", "gen_temperature_twice", "gen_argmax_when_sampling", "gen_ignores_rng",
+        "gen_always_samples", "gen_float_tokens"}),
+    "modern": frozenset({
+        "q3_attn_rope_interleaved", "q3_attn_no_qk_norm", "q3_attn_qk_norm_whole_projection", "q3_attn_kv_heads_tiled",
+        "q3_attn_caches_repeated_heads", "q3_rms_mean_subtracted", "q3_swiglu_gate_up_swapped",
+        "q3_gen_positions_restart", "q3_bytes_query_heads"}),
+}
+
+
+def short_catalogue(assignment: str) -> list[str]:
+    """What ``assignment``'s catalogue lacks of its minimums (``MISTAKES_PER_EXERCISE``, ``REQUIRED_MISTAKES``), one
+    line each; empty when it holds them."""
+    mistakes = mistakes_of(assignment)
+    least = MISTAKES_PER_EXERCISE.get(assignment, 1)
+    lacking = [f"{e.name}: {len(e.mistakes)} mistake(s), at least {least}" for e in of_assignment(assignment)
+               if len(e.mistakes) < least]
+    missing = sorted(REQUIRED_MISTAKES.get(assignment, frozenset()) - {m.id for m in mistakes})
+    return lacking + ([f"required mistakes missing: {', '.join(missing)}"] if missing else [])
+
+
 def _graded() -> dict[str, Path]:
     """``{record key: grader file}`` of every assignment whose answers are code: the key is the exercise's name, or
     ``<assignment>_<name>`` where that record exists (``key``: an exercise whose name another assignment's has)."""
