@@ -113,10 +113,11 @@ def coded_assignments() -> list[str]:
     return sorted({r.assignment for r in RECORDS.values()})
 
 
-# What an assignment's catalogue of mistakes holds at least (the package's tests prove every mistake loses points and
-# is named: tests/graders/test_graders.py, which also checks these): mistakes of each exercise (one where an
-# assignment is not listed), and by id the mistakes the course's issues named.
+# What an assignment's catalogue of mistakes holds at least (tests/graders/test_<assignment>_graders.py prove every
+# mistake loses points and is named; tests/graders/test_registry.py checks these minimums): mistakes of each exercise
+# (one where an assignment is not listed), in all, and by id the mistakes the course's issues named.
 MISTAKES_PER_EXERCISE = {"attention": 1, "kv_cache": 2, "decoder": 4, "modern": 4}
+MISTAKES_IN_ALL = {"attention": 20}
 REQUIRED_MISTAKES = {
     "kv_cache": frozenset({
         "kv_bytes_missing_factor_2", "kv_bytes_bits_not_bytes", "kv_bytes_ignores_batch", "kv_bytes_query_heads",
@@ -143,12 +144,19 @@ REQUIRED_MISTAKES = {
 
 
 def short_catalogue(assignment: str) -> list[str]:
-    """What ``assignment``'s catalogue lacks of its minimums (``MISTAKES_PER_EXERCISE``, ``REQUIRED_MISTAKES``), one
-    line each; empty when it holds them."""
+    """What ``assignment``'s catalogue lacks of its minimums (``MISTAKES_PER_EXERCISE``, ``MISTAKES_IN_ALL``,
+    ``REQUIRED_MISTAKES``), one line each; empty when it holds them.
+
+    Example:
+        >>> short_catalogue("decoder")
+        []
+    """
     mistakes = mistakes_of(assignment)
     least = MISTAKES_PER_EXERCISE.get(assignment, 1)
     lacking = [f"{e.name}: {len(e.mistakes)} mistake(s), at least {least}" for e in of_assignment(assignment)
                if len(e.mistakes) < least]
+    if len(mistakes) < MISTAKES_IN_ALL.get(assignment, 0):
+        lacking.append(f"{len(mistakes)} mistakes in all, at least {MISTAKES_IN_ALL[assignment]}")
     missing = sorted(REQUIRED_MISTAKES.get(assignment, frozenset()) - {m.id for m in mistakes})
     return lacking + ([f"required mistakes missing: {', '.join(missing)}"] if missing else [])
 

@@ -33,6 +33,7 @@ def test_the_course_fits_and_every_list_comes_from_the_records():
     assert set(registry.RECORDS) == set(graders())
     assert registry.coded_assignments() == ["attention", "decoder", "kv_cache", "modern"]
     assert sum(r.points for r in registry.of_assignment("attention")) == 27
+    assert sum(r.points for r in registry.of_assignment("modern")) == 18
     assert {m.id for m in registry.mistakes_of("decoder")} == {m.id for r in registry.of_assignment("decoder")
                                                                   for m in r.mistakes}
     assert isolation.CALLEES["self_attention"] == registry.record("self_attention").callees
@@ -102,6 +103,38 @@ def test_the_rules_are_typed_records():
     assert forbidden.runtime_violations(forbidden.SOFTMAX, ["torch:softmax", "torch:layer_norm"]) == ["torch:softmax"]
     with pytest.raises(dataclasses.FrozenInstanceError):
         forbidden.SOFTMAX.names = frozenset()
+
+
+@pytest.mark.parametrize("assignment", registry.coded_assignments())
+def test_each_catalogue_holds_its_minimums_and_each_grade_cell_its_records_points(assignment):
+    """The one check of every coded assignment's catalogue and points: the catalogue holds the registry's minimums
+    (``registry.short_catalogue``), its ids are unique, each mistake has a title and a hint and its source defines its
+    exercise; the solution notebook's exercises are the records' and its grade cells carry the records' points. (The
+    graders' own points are checked against the records by every grading's collection, ``plugin._check_points``.)"""
+    from tests.helpers import notebooks
+
+    mistakes = registry.mistakes_of(assignment)
+    assert registry.short_catalogue(assignment) == []
+    assert len({m.id for m in mistakes}) == len(mistakes)
+    for m in mistakes:
+        assert m.title and m.hint, m.id
+        assert m.function().__name__ == m.exercise, m.id
+    points = {e.name: float(e.points) for e in registry.of_assignment(assignment)}
+    solution = notebooks.solution_notebook(assignment)
+    assert set(notebooks.exercises(solution)) == set(points) == set(registry.exercises_of(assignment))
+    assert notebooks.grade_points(solution) == points
+
+
+def test_a_short_catalogue_says_what_it_lacks(monkeypatch):
+    monkeypatch.setitem(registry.MISTAKES_PER_EXERCISE, "attention", 99)
+    monkeypatch.setitem(registry.MISTAKES_IN_ALL, "attention", 999)
+    monkeypatch.setitem(registry.REQUIRED_MISTAKES, "attention", frozenset({"softmax_no_max_subtraction", "x_y"}))
+    lacking = registry.short_catalogue("attention")
+    assert len(lacking) == len(registry.of_assignment("attention")) + 2
+    first = registry.of_assignment("attention")[0]
+    assert lacking[0] == f"{first.name}: {len(first.mistakes)} mistake(s), at least 99"
+    assert lacking[-2].endswith("mistakes in all, at least 999")
+    assert lacking[-1] == "required mistakes missing: x_y"
 
 
 def test_a_function_without_a_record_has_no_rule_to_be_graded_by():
