@@ -69,7 +69,10 @@ def watch(monkeypatch):
 @pytest.mark.parametrize("cost", [pytest.param(c, id=c.entry.id) for c in catalogue.COSTS])
 def test_a_mistake_costs_its_own_points_once(cost, ctx, honest, short_timeouts, watch, tmp_path):
     assert bubblewrap.sandboxed() is True
-    short_timeouts["notebook"] = 20   # every demo cell of these notebooks may hang: the course's own total
+    # Every demo cell of these notebooks may hang: each costs "cell", all of them "notebook" at most; the budgets of
+    # one function's calls and of all calls ("exercise", "calls") halved too. The honest cells need ~1 s in all, an
+    # honest submission's calls ~1 s; the 1.5 s sleeps of every_exercise_slow still exhaust both budgets.
+    short_timeouts.update({"cell": 2.5, "notebook": 10, "exercise": 5.0, "calls": 15.0})
     entry = cost.entry
     honest_scores = {e.name: e.score for e in honest.exercises}
     path = write_submission(entry.build(ctx), tmp_path)
