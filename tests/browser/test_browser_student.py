@@ -4,6 +4,7 @@ Every notebook is the student's own copy of ``release/<a>/<a>.ipynb`` (as nbgrad
 course), opened in headless Chromium; cells run through the Run menu or Shift+Enter; code is typed into the
 cell's editor. Screenshots of each step: ``build/screenshots/``.
 """
+import os
 import re
 
 import nbformat
@@ -58,25 +59,25 @@ def stopped_at(nb, stops) -> str:
     return ", ".join(grade_id(nb, i) or f"cell {i}" for i in stops)
 
 
-@pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_blank_release_shows_the_korean_verdict_in_every_grade_cell(lab, course, assignment):
-    """Open the released notebook, Run > Run All Cells, and read every grade cell: each says, in Korean, that its
-    exercise is not done yet; no other cell shows an error. Run All goes through to the last cell (every cell that
-    raises on purpose is tagged "raises-exception"); where it stops, the student goes on with Run > Run Selected Cell
-    and All Below, everything else is checked, and the test fails naming the stops."""
-    nb = lab.open_notebook(student_copy(course, assignment, "blank"))
-    assert lab.state()["kernel"] == KERNEL_DISPLAY_NAME
-    lab.screenshot("opened")
+# The blank release of one assignment is read in JupyterLab itself (the verdicts on the page, the screenshots); the
+# others are run by the same course kernel without a browser (nbclient; what Lab adds, the page's rendering of an
+# error output, is the same code for every notebook). Both read the saved cells with ``check_blank_run``.
+IN_LAB = "attention"
 
-    stops = lab.run_through(nb)
-    lab.save()
-    saved = lab.saved(nb).cells
-    seen = lab.outputs()
+
+def check_blank_run(assignment: str, cells, saved, stops, shown=None) -> None:
+    """Every grade cell of the blank release ran and says, in Korean, that its exercise is not done yet; a solution
+    stub raises only NotImplementedError; no other cell shows an error or stderr; the first cell printed Keras's
+    backend; nothing stopped Run All (``stops``: the cells that raised without the "raises-exception" tag).
+    ``shown``: the text of each cell as the page shows it (Lab only)."""
     verdict = NOT_DONE[assignment]
-    grade_cells = nb.grade_cells()
+    nb = nbformat.v4.new_notebook(cells=cells)
+    grade_cells = [i for i, c in enumerate(cells) if c.cell_type == "code" and c.metadata.get("nbgrader", {})
+                   .get("grade")]
+    code_cells = [i for i, c in enumerate(cells) if c.cell_type == "code"]
     assert grade_cells, f"{assignment} has no grade cells"
-    for i in nb.code_cells():
-        meta = nb.cells[i].metadata.get("nbgrader", {})
+    for i in code_cells:
+        meta = cells[i].metadata.get("nbgrader", {})
         errors = [o for o in saved[i].outputs if o.output_type == "error"]
         stderr = [o for o in saved[i].outputs if o.output_type == "stream" and o.name == "stderr"]
         if i in grade_cells:
@@ -84,23 +85,65 @@ def test_blank_release_shows_the_korean_verdict_in_every_grade_cell(lab, course,
             assert len(errors) == 1 and errors[0].ename in ("AssertionError", "CheckFailed"), \
                 f"{grade_id(nb, i)}: expected the visible check's AssertionError, got {describe(saved[i].outputs)}"
             assert f"❌ {name}: {verdict}" in errors[0].evalue, f"{grade_id(nb, i)}: {errors[0].evalue}"
-            assert f"❌ {name}: {verdict}" in seen[i]["text"], f"{grade_id(nb, i)}: not shown on the page"
+            if shown is not None:
+                assert f"❌ {name}: {verdict}" in shown[i]["text"], f"{grade_id(nb, i)}: not shown on the page"
         elif meta.get("solution"):
             # The stub itself raises only where it runs at the top level (the quiz's `qN = ...` cells).
             assert all(e.ename == "NotImplementedError" for e in errors), f"{grade_id(nb, i)}: {describe(errors)}"
         else:
             assert not errors and not stderr, f"cell {i} (not a grade cell) shows {describe(errors + stderr)}"
     if assignment != "quiz":                       # the first cell prints keras' backend
-        printed = "".join(o.get("text", "") for o in saved[nb.code_cells()[0]].outputs)
+        printed = "".join(o.get("text", "") for o in saved[code_cells[0]].outputs)
         assert re.search(r"(백엔드|backend): torch", printed), printed
-
-    for i in grade_cells[:2]:
-        lab.show_output(i)
-        lab.screenshot(f"verdict-{exercise(nb, i)}")
     # Lab sends every cell without the tag with stop_on_error: Run All stops at the first such cell that raises, and
     # a student who runs all cells of the blank release sees one verdict, not one per exercise.
     assert not stops, (f"Run All Cells stopped {len(stops)} times (at {stopped_at(nb, stops)}); everything else "
                        "checked passed. Fix: tag those cells \"raises-exception\" in source/ and rebuild.")
+
+
+def test_blank_release_shows_the_korean_verdict_in_every_grade_cell(lab, course):
+    """Open the released notebook, Run > Run All Cells, and read every grade cell: each says, in Korean, that its
+    exercise is not done yet; no other cell shows an error. Run All goes through to the last cell (every cell that
+    raises on purpose is tagged "raises-exception"); where it stops, the student goes on with Run > Run Selected Cell
+    and All Below, everything else is checked, and the test fails naming the stops."""
+    nb = lab.open_notebook(student_copy(course, IN_LAB, "blank"))
+    assert lab.state()["kernel"] == KERNEL_DISPLAY_NAME
+    lab.screenshot("opened")
+
+    stops = lab.run_through(nb)
+    lab.save()
+    saved = lab.saved(nb).cells
+    seen = lab.outputs()
+    for i in nb.grade_cells()[:2]:
+        lab.show_output(i)
+        lab.screenshot(f"verdict-{exercise(nb, i)}")
+    check_blank_run(IN_LAB, nb.cells, saved, stops, seen)
+
+
+@pytest.mark.parametrize("assignment", [a for a in ASSIGNMENTS if a != IN_LAB])
+def test_blank_release_run_by_the_course_kernel_shows_the_korean_verdict_in_every_grade_cell(
+        course, kernel_dir, jupyter_home, monkeypatch, assignment):
+    """The other assignments' blank releases, run top to bottom by the course kernel with the server's environment
+    (nbclient; every cell runs, and the cells that raised without the "raises-exception" tag are where Lab's Run All
+    would have stopped): read as in JupyterLab."""
+    from nbclient import NotebookClient
+
+    from tests.browser.browser_course import KERNEL_NAME, jupyter_env
+
+    path = course / student_copy(course, assignment, "blank")
+    env = jupyter_env(course, kernel_dir, jupyter_home)
+    for key in [k for k in os.environ if k not in env]:
+        monkeypatch.delenv(key)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    nb = nbformat.read(str(path), as_version=4)
+    cells = [nbformat.from_dict(dict(c)) for c in nb.cells]     # as released, before the run adds outputs
+    NotebookClient(nb, kernel_name=KERNEL_NAME, timeout=120, allow_errors=True,
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    stops = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"
+             and any(o.output_type == "error" for o in c.outputs)
+             and "raises-exception" not in c.metadata.get("tags", [])]
+    check_blank_run(assignment, cells, nb.cells, stops)
 
 
 def test_softmax_wrong_then_right_then_heatmaps(lab, course):
