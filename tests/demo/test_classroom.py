@@ -121,6 +121,43 @@ def test_the_workers_feedback_is_what_nbgrader_generate_feedback_makes(sqlite_cl
     assert not differ, f"feedback pages that differ from nbgrader generate_feedback's: {differ}"
 
 
+def test_a_feedback_page_is_what_htmlexporters_own_step_makes(sqlite_class, monkeypatch):
+    """``FeedbackExporter`` writes HTMLExporter's last step again without its BeautifulSoup pass (the patch table's
+    ``FEEDBACK_RESOURCES``): a page with pictures (the answer key's heatmaps), parsed, is the page HTMLExporter's
+    own step makes, every picture with nbconvert's alternative text."""
+    from bs4 import BeautifulSoup
+    from nbconvert.exporters import HTMLExporter
+
+    from autograder.feedback import html
+
+    demo, _ = sqlite_class
+    page = demo.dir / "feedback" / "2026001" / "attention" / "attention.html"
+    ours = page.read_text(encoding="utf-8")
+    pictures = ours.count('<img src="data:image/png')
+    assert pictures >= 3 and ours.count(f'alt="{html.NO_ALT}"') == pictures
+
+    def htmlexporters(self, nb, resources=None, **kw):   # the page's resources, then HTMLExporter's own
+        resources = dict(resources or {})
+        resources["autograder"] = {**html.page_resources(),
+                                   "extension": html.extension_text(resources.get("nbgrader") or {})}
+        return HTMLExporter.from_notebook_node(self, nb, resources, **kw)
+
+    monkeypatch.setattr(html.FeedbackExporter, "from_notebook_node", htmlexporters)
+    assert demo.api().generate_feedback("attention", "2026001", force=True)["success"]
+    theirs = page.read_text(encoding="utf-8")
+    page.write_text(ours, encoding="utf-8")             # the course as the class run left it, for the tests after
+    assert theirs != ours and str(BeautifulSoup(ours, features="html.parser")) == theirs
+
+
+def test_alt_text_is_added_outside_scripts_only():
+    from autograder.feedback.html import NO_ALT, alt_text
+
+    page = ('<img src="a.png"><img src="b.png" alt="b"/><script>x = "<img src=c>";</script>'
+            '<IMG SRC="d.png"\n/>')
+    assert alt_text(page) == (f'<img src="a.png" alt="{NO_ALT}"><img src="b.png" alt="b"/>'
+                              f'<script>x = "<img src=c>";</script><IMG SRC="d.png" alt="{NO_ALT}"\n/>', 2)
+
+
 def test_report_command_writes_the_reports_of_a_graded_course(sqlite_class, capsys):
     """``python -m autograder report`` (an instructor's course, not the demo): the same reports from the gradebook
     and the autograded notebooks, without grading again."""
