@@ -1,7 +1,5 @@
 """The grading core on a minimal notebook: sandboxed process, CLI contract, tampering from the trust boundary."""
 import json
-import subprocess
-import sys
 from dataclasses import replace
 
 import numpy as np
@@ -161,30 +159,33 @@ def test_a_replaced_event_pipe_stops_the_kernels(lane):
 
 
 # ------------------------------------------------------------------------------------------- CLI contract
-def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "autograder", *args], capture_output=True, text=True)
+def test_cli_json_and_exit_codes(tmp_path, capsys):
+    """The grade command's contract, in this process (``cli.main``: what ``python -m autograder grade`` runs;
+    tests/test_cli.py runs the command itself): JSON on stdout with the table on stderr, a JSON file, --fail-under's
+    exit status 1, a file that is no notebook exit status 2."""
+    from autograder import cli
 
-
-def test_cli_json_and_exit_codes(tmp_path):
     path = minimal.write(minimal.notebook(), tmp_path / "attention.ipynb")
-    proc = run_cli("grade", str(path), "--json", "-", "--seed", "5", "--fail-under", "4")
-    assert proc.returncode == 0, proc.stderr
-    data = json.loads(proc.stdout)
+    code = cli.main(["grade", str(path), "--json", "-", "--seed", "5", "--fail-under", "4"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    data = json.loads(out)
     assert data["seed"] == 5 and data["assignment"] == "attention" and data["notebook"] == "attention.ipynb"
     assert data["score"] == 5 and data["max_score"] == 27  # the minimal notebook has 2 of the 12 exercises
     sdpa = next(e for e in data["exercises"] if e["name"] == "scaled_dot_product_attention")
     # the contract's four fields, and the test's seconds (JUnit's and Gradescope's per-test time)
     assert sdpa["score"] == 3 and all(set(t) == {"name", "passed", "points", "message", "seconds"}
                                       for t in sdpa["tests"])
-    assert "softmax" in proc.stderr  # the table goes to stderr when JSON goes to stdout
+    assert "softmax" in err  # the table goes to stderr when JSON goes to stdout
 
-    out = tmp_path / "result.json"
-    proc = run_cli("grade", str(path), "--json", str(out), "--seed", "5", "--fail-under", "6")
-    assert proc.returncode == 1 and json.loads(out.read_text())["score"] == 5
+    result = tmp_path / "result.json"
+    code = cli.main(["grade", str(path), "--json", str(result), "--seed", "5", "--fail-under", "6"])
+    assert code == 1 and json.loads(result.read_text())["score"] == 5
+    assert "below --fail-under 6: exit status 1" in capsys.readouterr().err
 
     (tmp_path / "bad.ipynb").write_text("{ not json")
-    proc = run_cli("grade", str(tmp_path / "bad.ipynb"))
-    assert proc.returncode == 2 and "not a Jupyter notebook" in proc.stderr
+    assert cli.main(["grade", str(tmp_path / "bad.ipynb")]) == 2
+    assert "not a Jupyter notebook" in capsys.readouterr().err
 
 
 def test_seed_reproduces_inputs():
