@@ -106,10 +106,11 @@ class FeedbackExporter(HTMLExporter):
 
     def from_notebook_node(self, nb, resources=None, **kw):
         """HTMLExporter's page with the course's resources. What HTMLExporter does after rendering is done here
-        without its BeautifulSoup pass: parsing and writing the whole page again (1.3 MB with KaTeX inlined; some
-        11,000 tags of highlighted code) was 1.0 of a page's 1.4 s, for two changes: the alternative text of a
-        picture without one (``alt_text``, the same words) and ``tabindex`` on JupyterLab's cell and output
-        wrappers, which this template (nbconvert's classic) does not have."""
+        without its BeautifulSoup pass, which parses and writes the whole page again (KaTeX inlined, every token of
+        highlighted code a tag: most of a page's time, benchmarks/results/speed.md) for two changes: the
+        alternative text of a picture without one (``alt_text``, the same words) and ``tabindex`` on JupyterLab's
+        cell and output wrappers, which this template (nbconvert's classic) does not have. The page, parsed, is
+        HTMLExporter's (tests/demo/test_classroom.py)."""
         resources = dict(resources or {})
         resources["autograder"] = page_resources()
         resources["autograder"]["extension"] = extension_text(resources.get("nbgrader") or {})

@@ -173,8 +173,8 @@ FEEDBACK_RESOURCES = Patch(
          "what HTMLExporter's own does, writing its last step again: pictures without alternative text get "
          "nbconvert's words (feedback.html.alt_text) without a BeautifulSoup parse and rewrite of the whole page; "
          "the tabindex of JupyterLab's cell wrappers is left out (the template is nbconvert's classic: it has none)",
-    why="the feedback template reads the resources; the BeautifulSoup pass was 1.0 s of a page's 1.4 s (a 1.3 MB "
-        "page, KaTeX inlined), the same page after it is parsed (all 160 pages of the demo class)",
+    why="the feedback template reads the resources; the BeautifulSoup pass was most of a page's time "
+        "(benchmarks/results/speed.md), and the page is the same once parsed",
     rewrites={"nbconvert.exporters.html:HTMLExporter.from_notebook_node":
               "3dccafff45cc4e749766089c7de2f5385ac071e03f4f5a15bfb3b025f54893b9"})
 SUBMITTED_READ = Patch(
