@@ -181,7 +181,14 @@ def run(args) -> int:
     if args.command == "report":
         from autograder.feedback.instructor import main as report_main
 
-        return report_main(args.course_dir, args.assignments or None, args.db_url, bom=args.bom, roster=args.roster)
+        people = None
+        if args.roster:   # the hub's roster file (its numbers and names for the LMS files)
+            from pathlib import Path
+
+            from autograder.hub import roster
+
+            people = roster.read(Path(args.roster))
+        return report_main(args.course_dir, args.assignments or None, args.db_url, bom=args.bom, people=people)
     if args.command == "extend":
         from autograder.gradebook.extensions import main as extend_main
 

@@ -26,6 +26,30 @@ def reports(course) -> dict:
     return {p.name: p.read_bytes() for p in sorted((course / "reports").glob("*"))}
 
 
+def test_report_reads_the_hubs_roster_for_the_lms_files(graded_course, tmp_path, capsys):
+    """``report --roster FILE``: the hub's roster gives grades.csv each student's section; a roster that cannot be
+    read is said (file and line) with exit status 2 and no report written."""
+    import csv
+
+    roster = tmp_path / "roster.csv"
+    rows = [[p.username, p.number, p.last, p.first, p.email, "student", "01분반" if p.username < "m" else "02분반"]
+            for p in graded_course.people]
+    with open(roster, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([["username", "student_id", "last_name", "first_name", "email", "role", "section"],
+                                 *rows])
+    assert cli.main(["report", "--course-dir", str(graded_course.dir), "--roster", str(roster)]) == 0
+    grades = list(csv.reader(open(graded_course.dir / "reports" / "grades.csv", encoding="utf-8-sig")))
+    column = grades[0].index("Section")
+    assert {row[column] for row in grades[2:]} == {"01분반", "02분반"}
+
+    (graded_course.dir / "reports" / "grades.csv").unlink()
+    roster.write_text("username,student_id,role\nkimmj,2026001,teacher\n", encoding="utf-8")   # no such role
+    capsys.readouterr()
+    assert cli.main(["report", "--course-dir", str(graded_course.dir), "--roster", str(roster)]) == 2
+    assert f"{roster}, line 2: role 'teacher'" in capsys.readouterr().err
+    assert not (graded_course.dir / "reports" / "grades.csv").exists()
+
+
 @pytest.fixture()
 def reported(graded_course, capsys):
     """The graded course with its reports written once (what a typo must not replace)."""

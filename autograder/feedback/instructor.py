@@ -506,14 +506,15 @@ def pending_lines(data: dict) -> list[str]:
 
 
 def main(course_dir=".", assignments=None, db_url: str | None = None, bom: bool = False,
-         roster: str | None = None) -> int:
+         people: list | None = None) -> int:
     """``python -m autograder report``: the per-student table, the grades CSVs (Canvas, Moodle) and report.html (with
     the code similarity of ``autograder.feedback.similarity`` and the students' regrade requests) of a graded course
     directory, written to its ``reports/``.
 
     An assignment name that the course does not have is refused before anything is read (exit 2, the known names
     listed); a gradebook without a graded submission of the assignments writes nothing (exit 1): the reports already
-    in ``reports/`` are kept."""
+    in ``reports/`` are kept. ``people``: the hub's roster (``hub.roster.read``, which the command's ``--roster``
+    reads), whose numbers and names the LMS files use."""
     import sys
 
     from autograder import course, names, settings
@@ -523,11 +524,6 @@ def main(course_dir=".", assignments=None, db_url: str | None = None, bom: bool 
     course_dir = Path(course_dir).resolve()
     assignments = assignments or settings.load().assignments
     db_url = course.gradebook_url(course_dir, db_url)
-    people = None
-    if roster:
-        from autograder.hub import roster as roster_file
-
-        people = roster_file.read(Path(roster))
     data = collect_grades(db_url, assignments, course_dir, people)
     if not any(r["assignments"] for r in data["students"]):
         print(f"error: no graded submission of {', '.join(assignments)} in the gradebook {db_url}: nothing written "
