@@ -131,8 +131,8 @@ def main(argv=None) -> int:
 def exit_now(code: int) -> None:
     """End this process with exit status ``code`` as the interpreter's own exit would, less its teardown.
 
-    Once a command is done, the interpreter still clears every module and frees their objects: 0.17 s with keras,
-    torch and nbgrader loaded (a graded notebook took about 4.2 s in all). None of it is the command's work. This
+    Once a command is done, the interpreter still clears every module and frees their objects (keras, torch and
+    nbgrader loaded: benchmarks/results/speed.md, "the grading process"). None of it is the command's work. This
     runs what an exit must run (the ``atexit`` handlers: the sandbox's nursery and lanes ended and their folders
     removed, ``weakref.finalize`` clean-ups, logging flushed), flushes stdout and stderr, and ends with
     ``os._exit``. Where it cannot do the same as the interpreter (a thread that is not a daemon still running, a

@@ -117,8 +117,8 @@ GRADER_MODULES = ("keras", "autograder.graders.compare", "autograder.graders.ref
 
 
 def _pytest_plugins() -> list[str]:
-    """pytest's own plugin modules and what a session start imports with them (``pdb``, ``faulthandler``): a
-    process's first session imported eight of them and those, about 0.02 s of its collection."""
+    """pytest's own plugin modules and what a session start imports with them (``pdb``, ``faulthandler``): imported
+    by ``warm_up``, not by a process's first grading session (benchmarks/results/speed.md, "the grading process")."""
     import _pytest.config
 
     names = (*getattr(_pytest.config, "essential_plugins", ()), *getattr(_pytest.config, "default_plugins", ()))
@@ -153,11 +153,11 @@ def warm_up(sandboxed: bool, also=(), assignment: str | None = None) -> nursery.
 
     The nursery's imports (numpy, torch, keras, in the sandbox) run while this process does its own: both imports of
     keras at the same time on two cores instead of one after the other. ``gc.freeze()`` keeps the imports out of
-    every later collection (forked workers share their pages; exiting does not walk keras's and torch's objects,
-    ~1 s); the collector is off while they import (its automatic collections walked them again and again: ~0.6 s of
-    importing keras), and on again after, as it was. Every grading command calls it once, before its first
-    submission: ``python -m autograder grade``, ``autograde`` (before it forks its workers) and the first submission
-    of a plain ``nbgrader autograde``.
+    every later collection (forked workers share their pages; exiting does not walk keras's and torch's objects);
+    the collector is off while they import (its automatic collections walked them again and again), and on again
+    after, as it was (the costs measured: benchmarks/results/speed.md, "the grading process"). Every grading command
+    calls it once, before its first submission: ``python -m autograder grade``, ``autograde`` (before it forks its
+    workers) and the first submission of a plain ``nbgrader autograde``.
     Returns the nursery (None when ``$AUTOGRADER_NURSERY=0``).
 
     Example:
@@ -186,9 +186,8 @@ def run_graders(assignment: str, student: Student, seed: int, select: str | None
 
     The graders' tensors are small (most torch kernels split no work under 32,768 elements), and the student's
     sandboxed process answers their calls on the other core: a second torch thread only spins against it when other
-    work holds the cores (the kv_cache answer key with two busy loops beside it: graders 3.3 s on two threads, 2.3 s
-    on one; the same on an idle machine). A class run's workers are on one thread already
-    (``gradebook.worker.warm_up``).
+    work holds the cores, and gains nothing on an idle machine (benchmarks/results/speed.md, "the grading
+    process"). A class run's workers are on one thread already (``gradebook.worker.warm_up``).
     """
     import torch
 
@@ -197,11 +196,11 @@ def run_graders(assignment: str, student: Student, seed: int, select: str | None
     torch.set_num_threads(1)
     session = GradingSession(student, seed)
     args = [str(GRADERS / assignment), "-c", str(GRADERS / "pytest.ini"), "--rootdir", str(GRADERS),
-            # no plugin of another package (anyio, xdist, platformdirs): a process's first session spent 0.2 s of
-            # its 0.33 s importing them, and none of them has a say in a grade
+            # no plugin of another package (anyio, xdist, platformdirs): importing them was most of a process's
+            # first session, and none of them has a say in a grade
             "--disable-plugin-autoload",
             "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings", "-p", "no:logging",
-            # these two run gc.collect() five times at the end of every session: ~0.5 s a submission with keras loaded
+            # these two run gc.collect() five times at the end of every session (with keras loaded: seconds)
             "-p", "no:unraisableexception", "-p", "no:threadexception", "--assert=plain",
             f"--import-mode={IMPORT_MODE}"] + (["-k", select] if select else [])
     with contextlib.redirect_stdout(io.StringIO()) as out:
