@@ -43,8 +43,11 @@ KATEX = settings.ROOT / "build" / "katex"
 KATEX_FILES = ("katex.min.js", "katex.min.css", "contrib/auto-render.min.js")
 # HTMLExporter's own words for a picture without alternative text (nbconvert's from_notebook_node)
 NO_ALT = "No description has been provided for this image"
-SCRIPT = re.compile(r"(<script\b.*?</script>)", re.S | re.I)
-IMG_WITHOUT_ALT = re.compile(r"(<img\b(?![^>]*\salt=)[^>]*?)(\s*/?>)", re.I)
+# What no tag is read in (a script's or style's text, a comment), and an <img> tag whose attribute values may hold ">"
+RAW_TEXT = re.compile(r"(<script\b.*?</script\s*>|<style\b.*?</style\s*>|<!--.*?-->)", re.S | re.I)
+IMG = re.compile(r"(<img\b(?:[^>\"']|\"[^\"]*\"|'[^']*')*?)(\s*/?>)", re.I)
+QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'")
+ALT = re.compile(r"\salt(?=[\s=/>]|$)", re.I)
 FONT = re.compile(r'url\(fonts/([A-Za-z0-9_-]+)\.woff2\) format\("woff2"\)(?:,url\([^)]*\) format\("[a-z]+"\))*')
 
 
@@ -132,7 +135,8 @@ class FeedbackExporter(HTMLExporter):
 
 def alt_text(html: str) -> tuple[str, int]:
     """``html`` with ``alt="No description has been provided for this image"`` (HTMLExporter's words) added last to
-    every ``<img>`` tag without an ``alt`` outside the page's scripts, and how many there were.
+    every ``<img>`` tag without an ``alt`` attribute (outside scripts, styles and comments; a quoted attribute value
+    may hold ``>``), and how many there were.
 
     Example:
         >>> alt_text('<p><img src="data:image/png;base64,AA=="></p>')
@@ -142,12 +146,14 @@ def alt_text(html: str) -> tuple[str, int]:
 
     def add(match: re.Match) -> str:
         nonlocal count
+        if ALT.search(QUOTED.sub('""', match.group(1))):     # an alt attribute, with or without a value
+            return match.group(0)
         count += 1
         return f'{match.group(1)} alt="{NO_ALT}"{match.group(2)}'
 
-    parts = SCRIPT.split(html)
-    for i in range(0, len(parts), 2):          # the odd parts are the scripts
-        parts[i] = IMG_WITHOUT_ALT.sub(add, parts[i])
+    parts = RAW_TEXT.split(html)
+    for i in range(0, len(parts), 2):          # the odd parts are scripts, styles and comments: no tags in them
+        parts[i] = IMG.sub(add, parts[i])
     return "".join(parts), count
 
 

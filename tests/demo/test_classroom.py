@@ -149,13 +149,25 @@ def test_a_feedback_page_is_what_htmlexporters_own_step_makes(sqlite_class, monk
     assert theirs != ours and str(BeautifulSoup(ours, features="html.parser")) == theirs
 
 
-def test_alt_text_is_added_outside_scripts_only():
+def test_alt_text_is_added_where_a_parser_sees_an_img_without_alt():
+    """What BeautifulSoup's ``img:not([alt])`` selects gets the text, last: not a tag in a script, style or comment,
+    not an ``alt`` with or without a value; a ``>`` inside a quoted value does not end the tag."""
+    from bs4 import BeautifulSoup
+
     from autograder.feedback.html import NO_ALT, alt_text
 
-    page = ('<img src="a.png"><img src="b.png" alt="b"/><script>x = "<img src=c>";</script>'
-            '<IMG SRC="d.png"\n/>')
-    assert alt_text(page) == (f'<img src="a.png" alt="{NO_ALT}"><img src="b.png" alt="b"/>'
-                              f'<script>x = "<img src=c>";</script><IMG SRC="d.png" alt="{NO_ALT}"\n/>', 2)
+    page = ('<p><img src="a.png"><img src="b.png" alt="b"/><img alt src="c.png">'
+            '<img src="d.png" title="x>y onerror=alert(1)"><IMG SRC="e.png"\n/></p><!-- <img src=f> -->'
+            '<style>p::after { content: "<img src=g>"; }</style><script>x = "<img src=h>";</script>')
+    made, count = alt_text(page)
+    expected = (page.replace('<img src="a.png">', f'<img src="a.png" alt="{NO_ALT}">')
+                .replace('onerror=alert(1)">', f'onerror=alert(1)" alt="{NO_ALT}">')
+                .replace('"e.png"\n/>', f'"e.png" alt="{NO_ALT}"\n/>'))
+    assert count == 3 and made == expected
+    soup = BeautifulSoup(made, features="html.parser")
+    assert soup.select("img:not([alt])") == [] and len(soup.select("img")) == 5
+    assert [img["alt"] for img in soup.select("img")] == [NO_ALT, "b", "", NO_ALT, NO_ALT]
+    assert soup.select("img")[3]["title"] == "x>y onerror=alert(1)"
 
 
 def test_report_command_writes_the_reports_of_a_graded_course(sqlite_class, capsys):
