@@ -114,9 +114,7 @@ class FeedbackExporter(HTMLExporter):
         alternative text of a picture without one (``alt_text``, the same words) and ``tabindex`` on JupyterLab's
         cell and output wrappers, which this template (nbconvert's classic) does not have. The page, parsed, is
         HTMLExporter's (tests/demo/test_classroom.py)."""
-        resources = dict(resources or {})
-        resources["autograder"] = page_resources()
-        resources["autograder"]["extension"] = extension_text(resources.get("nbgrader") or {})
+        resources = with_page_resources(resources)
         # HTMLExporter.from_notebook_node up to its rendering (nbconvert 7.17.2: the patch table's FEEDBACK_RESOURCES)
         langinfo = nb.metadata.get("language_info", {})
         lexer = langinfo.get("pygments_lexer", langinfo.get("name", None))
@@ -131,6 +129,14 @@ class FeedbackExporter(HTMLExporter):
         if missing:
             self.log.warning("Alternative text is missing on %s image(s).", missing)
         return html, resources
+
+
+def with_page_resources(resources: dict | None) -> dict:
+    """A copy of nbconvert's ``resources`` with the feedback page's own under ``"autograder"`` (``page_resources``
+    and the student's ``extension``, read with nbgrader's resources)."""
+    resources = dict(resources or {})
+    resources["autograder"] = {**page_resources(), "extension": extension_text(resources.get("nbgrader") or {})}
+    return resources
 
 
 def alt_text(html: str) -> tuple[str, int]:

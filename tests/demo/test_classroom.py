@@ -137,10 +137,7 @@ def test_a_feedback_page_is_what_htmlexporters_own_step_makes(sqlite_class, monk
     assert pictures >= 3 and ours.count(f'alt="{html.NO_ALT}"') == pictures
 
     def htmlexporters(self, nb, resources=None, **kw):   # the page's resources, then HTMLExporter's own
-        resources = dict(resources or {})
-        resources["autograder"] = {**html.page_resources(),
-                                   "extension": html.extension_text(resources.get("nbgrader") or {})}
-        return HTMLExporter.from_notebook_node(self, nb, resources, **kw)
+        return HTMLExporter.from_notebook_node(self, nb, html.with_page_resources(resources), **kw)
 
     monkeypatch.setattr(html.FeedbackExporter, "from_notebook_node", htmlexporters)
     assert demo.api().generate_feedback("attention", "2026001", force=True)["success"]
