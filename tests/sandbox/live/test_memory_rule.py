@@ -81,9 +81,16 @@ def process():
         yield student
 
 
+# The score matrix freed of a ballast is seen from its lowest point, which ``Growth`` samples every millisecond when the
+# machine runs its thread: on a loaded machine (CI: two workers on two cores) the first sample after the ballast was
+# freed came once when ~30 MiB of the matrix were already written (243 of its 275 MiB seen). What the rule needs is
+# the call judged well over its allowance; VmHWM alone, before the rule measured from the lowest point, saw ~0 here.
+SEEN_OF_THE_MATRIX_MB = 200
+
+
 def test_freeing_a_ballast_first_does_not_hide_the_score_matrix(process):
     reply = process.calls.call_with_memory(ALLOWED_MB, "with_ballast", SCORES)
-    assert reply["peak_mb"] > 250, reply["peak_mb"]
+    assert reply["peak_mb"] > max(SEEN_OF_THE_MATRIX_MB, 2 * ALLOWED_MB), reply["peak_mb"]
 
 
 def test_clear_refs_is_refused_under_any_name_and_the_peak_stands(process):
