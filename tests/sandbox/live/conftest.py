@@ -6,8 +6,9 @@
   server on 127.0.0.1 and an abstract unix socket that hand out a token (and count who connected).
 * ``honest``: the instructor solution graded once in this process with the run's seed (full marks), the score
   every untouched exercise must keep.
-* ``nb_class``: the notebook- and file-level entries of the catalogues (plus an honest student) graded through the
-  real nbgrader path, once, with ``autograde_class(workers=2)``.
+* ``nb_class``: the class under load: the notebook- and file-level entries of the catalogues, the cell-level ones
+  marked ``in_class`` and honest students of 8 kinds, graded through the real nbgrader path, once, with
+  ``autograde_class(workers=2)``.
 * ``fingerprint``: sha256 of every file that must not change (graders, references, gradebook, submissions).
 """
 from __future__ import annotations
@@ -129,36 +130,69 @@ def generated_course(tmp_path_factory) -> Path:
     return work
 
 
+# Of each honest kind (``harness.honest_kinds``, 8 kinds) in the class: 24 honest submissions beside the catalogues' 28
+# and the honest student, 53 in all, more than a fifth of them from the catalogues (issue 5, requirement 4).
+COPIES = 3
+
+
 @pytest.fixture(scope="session")
 def nb_class(generated_course, tmp_path_factory, ctx, honest):
-    """The notebook- and file-level entries, and one honest student, graded by ``autograde_class`` (2 workers) with
-    ``feedback=True``, as ``python -m autograder autograde --feedback`` grades a class: its run summary (``run``) and
-    every student's feedback page."""
+    """One class graded by ``autograde_class`` (2 workers, the course's own timeouts and limits) with
+    ``feedback=True``, as ``python -m autograder autograde --feedback`` grades a class: the class under load of
+    issue 5 (requirement 4) and the nbgrader path of the catalogues. Its students: the notebook- and file-level
+    entries of the catalogues and the cell-level ones marked ``in_class`` (each under its id), one honest student
+    (``honest``: the solution) and ``COPIES`` of each honest kind (``h<i>_<kind>``). While it runs, a trivial
+    ``python -c pass`` is started every second and timed (``probe``). Every honest kind is graded alone too, in this
+    process with the same seed (``alone``: its per-cell scores), the score it must get in the class."""
     import json
 
     from autograder.gradebook.batch import autograde_class
+    from autograder.grade import grade_notebook
+    from tests.sandbox.live.harness import Probe, honest_kinds
+
+    kinds = honest_kinds(ctx)
+    alone = {"solution": expected_cell_scores(honest)}
+    start = time.perf_counter()
+    for kind, nb in kinds.items():
+        if kind not in alone:
+            alone[kind] = expected_cell_scores(grade_notebook(nb, f"{ASSIGNMENT}.ipynb", ASSIGNMENT, seed=SEED))
+    catalogue.REPORT.timings["honest kinds graded alone (in process)"] = time.perf_counter() - start
 
     course_dir = new_course(generated_course, tmp_path_factory.mktemp("nbclass") / "course")
     entries = catalogue.NOTEBOOK_ATTACKS + catalogue.FILE_FAULTS
+    entries += [e for e in catalogue.ALL if e.in_class and e.id not in {x.id for x in entries}]
+    honest_students = {"honest": "solution"}
     submit(course_dir, "honest", ctx.solution)
+    for i in range(COPIES):
+        for kind, nb in kinds.items():
+            honest_students[f"h{i}_{kind}"] = kind
+            submit(course_dir, f"h{i}_{kind}", nb)
     for entry in entries:
         submit(course_dir, entry.id, entry.build(ctx))
     shape_before = gradebook_shape(course_dir)
     before = tree_hashes(ROOT / "autograder", course_dir / "submitted")
+    probe = Probe()
+    probe.start()
     start = time.perf_counter()
-    with open(os.devnull, "w") as quiet:
-        outcomes = autograde_class(course_dir, ASSIGNMENT, workers=2, progress=quiet, feedback=True)
-    seconds = time.perf_counter() - start
+    try:
+        with open(os.devnull, "w") as quiet:
+            outcomes = autograde_class(course_dir, ASSIGNMENT, workers=2, progress=quiet, feedback=True)
+    finally:
+        seconds = time.perf_counter() - start
+        probe.stop.set()
+        probe.join()
     run = json.loads((course_dir / ".autograder" / "runs" / f"{ASSIGNMENT}.json").read_text())
-    catalogue.REPORT.timings[f"nbgrader class of {len(entries) + 1} catalogue submissions (2 workers, with "
+    catalogue.REPORT.timings[f"nbgrader class of {len(entries) + len(honest_students)} submissions (2 workers, with "
                              f"feedback: {run['feedback']:.1f} s of it)"] = seconds
     after = tree_hashes(ROOT / "autograder", course_dir / "submitted")
-    students = ["honest"] + [e.id for e in entries]
+    students = list(honest_students) + [e.id for e in entries]
     return {
         "dir": course_dir, "outcomes": {o.student: o for o in outcomes}, "before": before, "after": after,
         "shape_before": shape_before, "shape_after": gradebook_shape(course_dir), "run": run,
         "scores": {s: cell_scores(course_dir, s) for s in students},
-        "feedback": feedback_pages(course_dir, students), "honest": expected_cell_scores(honest),
+        "feedback": feedback_pages(course_dir, ["honest"] + [e.id for e in entries]),
+        "honest": expected_cell_scores(honest), "entries": entries, "honest_students": honest_students,
+        "alone": alone, "seconds": seconds, "probe": probe.times,
     }
 
 

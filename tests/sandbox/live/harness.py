@@ -7,6 +7,8 @@ import random
 import shutil
 import socket
 import struct
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -411,3 +413,50 @@ def feedback_pages(course_dir: Path, students) -> dict:
         path = course_dir / "feedback" / s / ASSIGNMENT / f"{ASSIGNMENT}.html"
         out[s] = html.unescape(path.read_text(encoding="utf-8")) if path.exists() else ""
     return out
+
+
+# ----------------------------------------------------------------------------------------------- the class under load
+def first_mistake(exercise: str):
+    from autograder.graders import registry
+
+    return next(m for m in registry.mistakes_of(ASSIGNMENT) if m.exercise == exercise)
+
+
+def honest_kinds(ctx) -> dict:
+    """8 kinds of honest notebook: the solution, the blank release, three alternative implementations, two notebooks
+    of known mistakes, a half-done notebook."""
+    from tests.helpers import notebooks
+
+    solution, release = ctx.solution, ctx.release
+    partial = notebooks.with_code(release, {e: notebooks.solution_cells(solution)[e].source
+                                            for e in ("softmax", "causal_mask", "split_heads", "merge_heads")})
+    mistakes_a = [first_mistake("dot_product_attention"), first_mistake("causal_mask")]
+    mistakes_b = [first_mistake("scaled_dot_product_attention"), first_mistake("split_heads")]
+    return {
+        "solution": solution,
+        "blank": release,
+        "torch": notebooks.with_all_code(solution, notebooks.implementation("attention_torch")),
+        "kerasops": notebooks.with_all_code(solution, notebooks.implementation("attention_kerasops")),
+        "numpy": notebooks.with_all_code(solution, notebooks.implementation("attention_numpy")),
+        "mistakes_a": notebooks.with_code(solution, {m.exercise: m.source for m in mistakes_a}),
+        "mistakes_b": notebooks.with_code(solution, {m.exercise: m.source for m in mistakes_b}),
+        "partial": partial,
+    }
+
+
+class Probe(threading.Thread):
+    """Starts `python -c pass` every second and records how long each took."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.times, self.stop = [], threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            start = time.perf_counter()
+            try:
+                subprocess.run([sys.executable, "-c", "pass"], timeout=120, check=True)
+            except (subprocess.SubprocessError, OSError):
+                pass
+            self.times.append(time.perf_counter() - start)
+            self.stop.wait(1.0)
