@@ -35,7 +35,7 @@ from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
 from nbconvert.preprocessors import Preprocessor
 from traitlets import default
 
-from autograder import settings
+from autograder import scores, settings
 from autograder.messages import Label
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -89,7 +89,7 @@ def katex(folder: Path = KATEX) -> dict | None:
 
 def page_resources(decimals: int | None = None) -> dict:
     return {"labels": Label.korean_all(), "katex": katex(),
-            "decimals": int(decimals if decimals is not None else settings.load().score_decimals)}
+            "decimals": int(decimals if decimals is not None else scores.decimals())}
 
 
 class FeedbackExporter(HTMLExporter):

@@ -16,13 +16,13 @@ def patch_values() -> dict:
     pipe; the Validate buttons' Korean words (JavaScript string literals)."""
     import json
 
-    from autograder import settings
+    from autograder import scores
     from autograder.messages import ListText, ValidateText
 
     def js(text: str) -> str:
         return json.dumps(text, ensure_ascii=False)
 
-    return {"decimals": int(settings.load().score_decimals), "pipe_max_bytes": PIPE_MAX_BYTES,
+    return {"decimals": scores.decimals(), "pipe_max_bytes": PIPE_MAX_BYTES,
             "running": js(ValidateText.RUNNING.korean()), "cancelling": js(ValidateText.CANCELLING.korean()),
             "title": js(ValidateText.TITLE.korean()),
             "not_run": js(ValidateText.NOT_RUN.korean(reason="")),
