@@ -296,7 +296,8 @@ def sampling_margins(logits, probs, u, temperature, top_k, top_p) -> list:
 
 
 class KVCache:
-    """The trusted cache a mistake of ``generate`` runs with when it is replayed for the diagnosis."""
+    """The trusted cache a mistake is replayed with for the diagnosis (``generate``'s, ``attend_with_cache``'s and
+    ``attend_with_rope_cache``'s): never the student's own, which a re-run would change."""
 
     def __init__(self):
         self.keys = self.values = None

@@ -28,7 +28,6 @@ os.environ.setdefault("KERAS_BACKEND", "torch")
 
 from autograder.grade import GradeResult  # noqa: E402
 from autograder.graders import references  # noqa: E402
-from autograder.graders.kv_cache import TrustedCache  # noqa: E402
 from autograder.graders import registry  # noqa: E402
 from autograder.messages import Reason  # noqa: E402
 
@@ -120,12 +119,12 @@ def test_mistakes_differ_from_the_reference_on_the_graders_inputs():
     expected = references.rope_causal_attention(q, k, v)
     for mistake in ("rope_positions_restart", "rope_rerotates_cached_keys", "rope_caches_unrotated_keys",
                     "rope_freq_i_over_d", "rope_interleaved_pairs"):
-        cache = TrustedCache()
+        cache = references.KVCache()
         got = np.concatenate([fn[mistake](q[:, :, a:b], k[:, :, a:b], v[:, :, a:b], cache)
                               for a, b in ((0, 4), (4, 5), (5, 6))], axis=2)
         assert not np.allclose(got, expected, atol=1e-3), mistake
     # right outputs, wrong cache: the cache-content test is what catches it
-    cache = TrustedCache()
+    cache = references.KVCache()
     got = np.concatenate([fn["rope_rotates_whole_cache_each_step"](q[:, :, a:b], k[:, :, a:b], v[:, :, a:b], cache)
                           for a, b in ((0, 4), (4, 5), (5, 6))], axis=2)
     np.testing.assert_allclose(got, expected, atol=1e-10)
@@ -149,7 +148,7 @@ def test_rope_reference_has_the_contract_properties():
     np.testing.assert_allclose(scores, scores[0], rtol=1e-9)
     q, k, v = (rng.normal(size=(1, 2, 7, 8)) for _ in range(3))
     reference = references.rope_causal_attention(q, k, v)
-    cache, outs = TrustedCache(), []
+    cache, outs = references.KVCache(), []
     for a, b in ((0, 3), (3, 4), (4, 7)):
         pos = np.arange(a, b)
         keys, values = cache.append(references.apply_rope(k[:, :, a:b], pos), v[:, :, a:b])

@@ -3,7 +3,7 @@ with known weights and a trusted cache.
 
 Integer results (cache sizes, token counts) must be exact, and their mistakes are named with exact equality
 (``diagnosis.of_number``); ``KVCache`` and ``attend_with_cache`` keep state in the student's process, so their
-mistakes are named by replaying a whole scenario on a ``TrustedCache`` (``diagnosis.of_replay``).
+mistakes are named by replaying a whole scenario on ``references.KVCache``, the trusted cache (``diagnosis.of_replay``).
 """
 from __future__ import annotations
 
@@ -117,24 +117,3 @@ def keras_gqa(rng, b, tq, tk, d_model, hq, hkv, head_dim, masked):
     v = np.einsum("bkm,mvh->bvkh", x_kv, weights["v"][0]) + weights["v"][1][None, :, None, :]   # (B, Hkv, Tk, d)
     w_o, b_o = weights["o"]                                                # (Hq, d, D), (D,)
     return out, q, k, v, None if mask is None else mask[:, None], w_o, b_o
-
-
-# ----------------------------------------------------------------------------------------------- caches
-class TrustedCache:
-    """The reference cache used when a mistake of ``attend_with_cache`` is replayed in this process."""
-
-    def __init__(self):
-        self.keys = self.values = None
-
-    def append(self, k, v):
-        k, v = np.array(k, np.float64), np.array(v, np.float64)                     # (B, H, t, d)
-        self.keys = k if self.keys is None else np.concatenate([self.keys, k], axis=2)
-        self.values = v if self.values is None else np.concatenate([self.values, v], axis=2)
-        return self.keys, self.values                                               # (B, H, T, d)
-
-    def __len__(self):
-        return 0 if self.keys is None else self.keys.shape[2]
-
-    @property
-    def nbytes(self):
-        return 0 if self.keys is None else self.keys.nbytes + self.values.nbytes

@@ -13,7 +13,7 @@ from autograder.graders.diagnosis import of_replay, with_causes
 from autograder.graders.kv_cache import number
 
 # Judged against (forbidden routines and known mistakes: exercises/KVCache.py):
-REFERENCES = ("numpy concatenation on the time axis (expected_observations below; kv_cache.TrustedCache)",)
+REFERENCES = ("numpy concatenation on the time axis (expected_observations below; references.KVCache)",)
 TOLERANCES = {"STUDENT": "values", "EXACT": "sizes"}
 
 

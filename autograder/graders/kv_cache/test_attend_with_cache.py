@@ -12,7 +12,7 @@ from autograder.graders import references
 from autograder.graders.attention.inputs import normal
 from autograder.graders.compare import GradingFailure, as_array, expect_close, expect_true
 from autograder.graders.diagnosis import of_replay, with_causes
-from autograder.graders.kv_cache import TrustedCache, number
+from autograder.graders.kv_cache import number
 
 # Judged against (forbidden routines and known mistakes: exercises/attend_with_cache.py):
 REFERENCES = ("float64 causal torch SDPA over the whole sequence (full_causal below)",)
@@ -57,7 +57,7 @@ def check_steps(student, q, k, v, sizes, cache=None) -> list:
                          against="전체 시퀀스의 인과 어텐션 (float64)")
         except GradingFailure as failure:
             found = of_replay("attend_with_cache",
-                                    lambda fn: run_steps(fn, TrustedCache(), q, k, v, steps),
+                                    lambda fn: run_steps(fn, references.KVCache(), q, k, v, steps),
                                     outputs, [expected[:, :, s:e] for s, e in steps[: len(outputs)]])
             raise GradingFailure(with_causes(failure.message, found), found) from None
         size = number(len(cache), "len(cache)")

@@ -17,7 +17,7 @@ from autograder.graders import references
 from autograder.graders.attention.inputs import normal
 from autograder.graders.compare import GradingFailure, expect_close, expect_true
 from autograder.graders.diagnosis import of_replay, with_causes
-from autograder.graders.kv_cache import TrustedCache, number
+from autograder.graders.kv_cache import number
 
 # Judged against (forbidden routines and known mistakes: exercises/attend_with_rope_cache.py):
 REFERENCE = references.rope_causal_attention
@@ -43,7 +43,7 @@ def call(attend, q, k, v, a, b, cache, base):
 
 def replay(attend, q, k, v, steps, base) -> list:
     """A mistake's observations on a trusted cache: each step's output, then the cached keys."""
-    cache = TrustedCache()
+    cache = references.KVCache()
     return [call(attend, q, k, v, a, b, cache, base) for a, b in steps] + [cache.keys]
 
 
