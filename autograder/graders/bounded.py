@@ -28,6 +28,8 @@ import time
 
 import numpy as np
 
+from autograder.sandbox.inside.memory import allow_more, status
+
 MAX_HEADER = 1 << 16   # the child's announcement of its arrays (dtypes and shapes), at most this many bytes
 
 
@@ -94,7 +96,7 @@ def _child(function, args, kwargs, fd, limit, deadline):
             raise
         arrays = [np.ascontiguousarray(a) for a in (value if isinstance(value, tuple) else (value,))]
         header = {"tuple": isinstance(value, tuple), "arrays": [[a.dtype.str, list(a.shape)] for a in arrays],
-                  "peak": max(0, _status("VmHWM") - start_rss)}
+                  "peak": max(0, status("VmHWM") - start_rss)}
         _write_all(fd, json.dumps(header).encode() + b"\n")
         for a in arrays:
             if a.size:
@@ -111,14 +113,12 @@ def _lower_limits(limit: int, deadline: float) -> int:
     now (after resetting the peak to it)."""
     with open("/proc/self/clear_refs", "w") as fh:
         fh.write("5")
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    wanted = _status("VmSize") + limit
-    resource.setrlimit(resource.RLIMIT_AS, (wanted if hard < 0 else min(wanted, hard), hard))
+    allow_more(limit)
     seconds = max(1, math.ceil(deadline - time.monotonic()) + 1)
     cpu_soft, cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)
     used = int(sum(os.times()[:2])) + seconds
     resource.setrlimit(resource.RLIMIT_CPU, (used if cpu_hard < 0 else min(used, cpu_hard), cpu_hard))
-    return _status("VmRSS")
+    return status("VmRSS")
 
 
 def _receive(fd, deadline, result_bytes):
@@ -203,11 +203,3 @@ def _write_all(fd, data) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
-
-
-def _status(field: str) -> int:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    return 0

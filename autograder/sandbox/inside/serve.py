@@ -14,6 +14,7 @@ __builtins__ = dict(vars(_builtins_module))
 import io  # noqa: E402
 import json
 import linecache
+import resource
 import signal
 import sys
 import time
@@ -21,6 +22,7 @@ import traceback
 
 import numpy as np
 
+from .memory import allow_more
 from .monitor import guard, watch_scipy
 from .observed import Observed
 from .proxies import Isolated
@@ -40,19 +42,10 @@ class _memory_allowance:
 
     def __enter__(self):
         if self.mb:
-            import resource
-
-            with open("/proc/self/status") as fh:
-                held = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmSize:"))
-            self.saved = resource.getrlimit(resource.RLIMIT_AS)
-            hard = self.saved[1]
-            soft = held + int(self.mb) * (1 << 20)
-            resource.setrlimit(resource.RLIMIT_AS, (soft if hard < 0 else min(soft, hard), hard))
+            self.saved = allow_more(int(self.mb) * (1 << 20))
 
     def __exit__(self, *exc):
         if self.saved is not None:
-            import resource
-
             resource.setrlimit(resource.RLIMIT_AS, self.saved)
 
 
