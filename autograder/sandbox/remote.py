@@ -18,7 +18,7 @@ import numpy as np
 
 from autograder.messages import Reason
 from autograder.sandbox.errors import Failure, StudentCodeError, from_reply
-from autograder.sandbox.inside import values
+from autograder.sandbox.inside import memory, values
 
 if TYPE_CHECKING:
     from autograder.sandbox.policy import Timeouts
@@ -193,11 +193,11 @@ class RemoteCalls:
         pid = proc.pid
         with open(f"/proc/{pid}/clear_refs", "w") as fh:
             fh.write("5")  # reset the peak resident size (VmHWM) to the current one
-        rss = _status(pid, "VmRSS")
+        rss = memory.status("VmRSS", pid)
         opener = getattr(proc, "open_tmpfs", None)
         with Growth(pid, opener() if opener is not None else None) as growth:
             reply = self._call(target, args, kwargs, memory_mb=memory_mb, **options)
-        reply["peak_mb"] = max(_status(pid, "VmHWM") - rss, growth.most) / (1 << 20)
+        reply["peak_mb"] = max(memory.status("VmHWM", pid) - rss, growth.most) / (1 << 20)
         return reply
 
 
@@ -352,12 +352,3 @@ class Growth:
             self.most = max(self.most, held - low)
             if self._stop.wait(self.INTERVAL):
                 return
-
-
-def _status(pid: int, field: str) -> int:
-    """A size from ``/proc/PID/status`` (VmSize, VmRSS, VmHWM) in bytes."""
-    with open(f"/proc/{pid}/status") as fh:
-        for line in fh:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    return 0

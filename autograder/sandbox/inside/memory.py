@@ -17,9 +17,10 @@ Example::
 import resource
 
 
-def status(field: str) -> int:
-    """A size of this process from ``/proc/self/status`` (``VmSize``, ``VmRSS``, ``VmHWM``), in bytes; 0 if absent."""
-    with open("/proc/self/status") as fh:
+def status(field: str, pid="self") -> int:
+    """A size from ``/proc/PID/status`` (``VmSize``, ``VmRSS``, ``VmHWM``) of this process or of ``pid``, in bytes;
+    0 if absent."""
+    with open(f"/proc/{pid}/status") as fh:
         for line in fh:
             if line.startswith(field + ":"):
                 return int(line.split()[1]) * 1024
