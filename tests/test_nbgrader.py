@@ -1,9 +1,12 @@
-"""The real nbgrader commands with the course's config: generate, autograde, feedback; release/solutions in sync."""
+"""The real nbgrader commands with the course's config: generate, autograde (links among the submitted files too),
+feedback; release/solutions in sync."""
 import csv
 import datetime as dt
 import html as html_lib
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -75,10 +78,40 @@ def partial(generated):
     return path
 
 
+SECRET = "TOP-SECRET-4d1f9c"   # what a root-only file holds; must never appear where a student can read it
+
+
+def submit_links(course_dir, root, secret_folder):
+    """Students whose submitted files are links (run as root, as grading runs): ``honest`` (the answer key, a plain
+    file of theirs and links to a root-only file and its folder), ``linker`` (their notebook a link to honest's) and
+    ``hard`` (a hard link to another file, e.g. another student's on the server)."""
+    secret = secret_folder / "shadow"
+    secret.write_text(SECRET)
+    secret.chmod(0o600)
+    key = root / "solutions" / "attention" / "attention.ipynb"
+    sub = course_dir / "submitted"
+    honest = sub / "honest" / "attention"
+    honest.mkdir(parents=True)
+    shutil.copy(key, honest / "attention.ipynb")
+    (honest / "timestamp.txt").write_text("2026-12-01 10:00:00.000000 UTC")
+    (honest / "data.txt").write_text("a plain file of the student's")
+    (honest / "shadow.html").symlink_to(secret)       # would be released as feedback HTML
+    (honest / "shadow.txt").symlink_to(secret)
+    (honest / "secrets").symlink_to(secret.parent)     # a linked folder
+    linker = sub / "linker" / "attention"
+    linker.mkdir(parents=True)
+    (linker / "attention.ipynb").symlink_to(honest / "attention.ipynb")
+    hard = sub / "hard" / "attention"
+    hard.mkdir(parents=True)
+    shutil.copy(key, hard / "original.ipynb")
+    os.link(hard / "original.ipynb", hard / "attention.ipynb")
+
+
 @pytest.fixture(scope="module")
-def autograded(generated, partial):
-    """The answer key, the blank release and the partial notebook graded by ``nbgrader autograde``; the partial
-    notebook twice: on time, and an hour past the due date (one started day: the course's late penalty)."""
+def autograded(generated, partial, root, tmp_path_factory):
+    """Plain ``nbgrader autograde`` and ``generate_feedback`` (as formgrader runs them) on one class: the answer key,
+    the blank release and the partial notebook, the partial notebook twice: on time, and an hour past the due date
+    (one started day: the course's late penalty); and the students of ``submit_links``."""
     from nbgrader.api import Gradebook
 
     assignment = "attention"
@@ -89,6 +122,7 @@ def autograded(generated, partial):
     late.mkdir(parents=True)
     (late / "timestamp.txt").write_text((due + dt.timedelta(hours=1)).astimezone(dt.timezone.utc)
                                         .strftime("%Y-%m-%d %H:%M:%S UTC"))
+    submit_links(generated, root, tmp_path_factory.mktemp("rootonly"))
     course.autograde(generated, assignment, {
         "answer_key": generated / "solutions" / assignment / f"{assignment}.ipynb",
         "blank": generated / "release" / assignment / f"{assignment}.ipynb",
@@ -210,3 +244,31 @@ def test_one_score_wherever_a_person_reads_it(autograded, cli_partial):
     late_page = html_lib.unescape((autograded / "feedback" / "partial_late" / "attention" / "attention.html")
                                   .read_text())
     assert f"{label}: -{scores.text(penalties['partial_late'])}" in late_page
+
+
+def everything_under(folder):
+    return {p.relative_to(folder).as_posix(): p for p in folder.rglob("*")}
+
+
+@pytest.mark.slow
+def test_nbgrader_grades_a_linked_notebook_as_blank(autograded):
+    scores = course.scores(autograded, "attention")
+    assert scores["honest"][0] == scores["honest"][1] > 0, scores
+    assert scores["linker"][0] == 0 and scores["hard"][0] == 0, scores
+    for student, reason in (("linker", Reason.SYMBOLIC_LINK), ("hard", Reason.HARD_LINK)):
+        html = (autograded / "feedback" / student / "attention" / "attention.html").read_text(encoding="utf-8")
+        assert html_lib.unescape(reason.korean()) in html_lib.unescape(html), student
+
+
+@pytest.mark.slow
+def test_nbgrader_never_copies_what_a_link_points_to(autograded):
+    graded = everything_under(autograded / "autograded" / "honest" / "attention")
+    assert "data.txt" in graded                                      # plain files of the student: as before
+    assert not {"shadow.html", "shadow.txt", "secrets"} & set(graded), sorted(graded)
+    feedback = everything_under(autograded / "feedback" / "honest" / "attention")
+    assert set(feedback) <= {"attention.html", "timestamp.txt", "submission_secret.txt"}, sorted(feedback)
+    for folder in ("autograded", "feedback"):
+        for path in (autograded / folder).rglob("*"):
+            assert not path.is_symlink(), path
+            if path.is_file():
+                assert SECRET not in path.read_text(encoding="utf-8", errors="replace"), path

@@ -1,10 +1,10 @@
 """Submitted files are data (issue 13, points 4 and 8): links, FIFOs, device files and hard links are refused,
-never followed as root; the assignment is found from the notebook's cells, whatever the file is called.
+never followed as root; the assignment is found from the notebook's cells, whatever the file is called. Plain
+``nbgrader autograde`` and ``generate_feedback`` on a class with links: tests/test_nbgrader.py (its graded course).
 
 Run as root, as grading runs: the secret below is a root-only file that a submission links to."""
 from __future__ import annotations
 
-import html as html_lib
 import json
 import os
 import shutil
@@ -17,7 +17,6 @@ from contextlib import contextmanager
 import nbformat
 import pytest
 
-from autograder import course
 from autograder.submission.files import NotGradable, RefusedFile
 from autograder.submission.notebook import collect_file, detect_assignment, read_notebook
 from autograder.gradebook import staging
@@ -240,66 +239,6 @@ def test_a_class_run_reads_each_notebook_once(tmp_path, root, monkeypatch):
     assert reads == ["attention.ipynb"] and staged not in opened
     monkeypatch.undo()
     assert (output, resources) == NotebookExporter().from_filename(staged, {"nbgrader": {}})
-
-
-# ------------------------------------------------------------------------------------------------ real nbgrader
-@pytest.fixture(scope="module")
-def nbgraded(tmp_path_factory, root):
-    """Plain ``nbgrader autograde`` and ``generate_feedback`` (as formgrader runs them) on a class with links."""
-    work = course.scratch_course(tmp_path_factory.mktemp("files") / "course", ["attention"])
-    course.generate(work, "attention", solution=False)      # the submissions are the repository's solution
-    secret = tmp_path_factory.mktemp("rootonly") / "shadow"
-    secret.write_text(SECRET)
-    secret.chmod(0o600)
-    key = root / "solutions" / "attention" / "attention.ipynb"
-    sub = work / "submitted"
-    honest = sub / "honest" / "attention"
-    honest.mkdir(parents=True)
-    shutil.copy(key, honest / "attention.ipynb")
-    (honest / "timestamp.txt").write_text("2026-12-01 10:00:00.000000 UTC")
-    (honest / "data.txt").write_text("a plain file of the student's")
-    (honest / "shadow.html").symlink_to(secret)       # would be released as feedback HTML
-    (honest / "shadow.txt").symlink_to(secret)
-    (honest / "secrets").symlink_to(secret.parent)     # a linked folder
-    linker = sub / "linker" / "attention"
-    linker.mkdir(parents=True)
-    (linker / "attention.ipynb").symlink_to(honest / "attention.ipynb")
-    hard = sub / "hard" / "attention"
-    hard.mkdir(parents=True)
-    shutil.copy(key, hard / "original.ipynb")
-    os.link(hard / "original.ipynb", hard / "attention.ipynb")   # e.g. to another student's file on the server
-    env = course.course_env(work)
-    course.nbgrader("autograde", "attention", "--create", "--force", "--HiddenGraders.seed=5", cwd=work, env=env)
-    course.nbgrader("generate_feedback", "attention", "--force", cwd=work, env=env)
-    return work
-
-
-def everything_under(folder):
-    return {p.relative_to(folder).as_posix(): p for p in folder.rglob("*")}
-
-
-@pytest.mark.slow
-def test_nbgrader_grades_a_linked_notebook_as_blank(nbgraded):
-    scores = course.scores(nbgraded, "attention")
-    assert scores["honest"][0] == scores["honest"][1] > 0, scores
-    assert scores["linker"][0] == 0 and scores["hard"][0] == 0, scores
-    for student, reason in (("linker", Reason.SYMBOLIC_LINK), ("hard", Reason.HARD_LINK)):
-        html = (nbgraded / "feedback" / student / "attention" / "attention.html").read_text(encoding="utf-8")
-        assert html_lib.unescape(reason.korean()) in html_lib.unescape(html), student
-
-
-@pytest.mark.slow
-def test_nbgrader_never_copies_what_a_link_points_to(nbgraded):
-    autograded = everything_under(nbgraded / "autograded" / "honest" / "attention")
-    assert "data.txt" in autograded                                  # plain files of the student: as before
-    assert not {"shadow.html", "shadow.txt", "secrets"} & set(autograded), sorted(autograded)
-    feedback = everything_under(nbgraded / "feedback" / "honest" / "attention")
-    assert set(feedback) <= {"attention.html", "timestamp.txt", "submission_secret.txt"}, sorted(feedback)
-    for folder in ("autograded", "feedback"):
-        for path in (nbgraded / folder).rglob("*"):
-            assert not path.is_symlink(), path
-            if path.is_file():
-                assert SECRET not in path.read_text(encoding="utf-8", errors="replace"), path
 
 
 # ------------------------------------------------------------------------------------------------ nbgrader collect
