@@ -32,9 +32,15 @@ def normalised(path):
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
+    """release/ and solutions/ made from source/ as `python -m autograder build` makes them, but for the solutions'
+    outputs: what is compared with the committed notebooks (``normalised``) holds no outputs, and the answer keys
+    run top to bottom where they are graded (the graders' test_solution_gets_full_marks, the autograde below), so
+    generate_solution does not execute them here (48 s of kernels for the five assignments on an idle machine)."""
     work = course.scratch_course(tmp_path_factory.mktemp("course") / "course", ASSIGNMENTS)
     for assignment in ASSIGNMENTS:
-        course.generate(work, assignment)
+        course.generate(work, assignment, solution=False)
+        course.nbgrader("generate_solution", assignment, "--force", "--Execute.enabled=False", cwd=work,
+                        env=course.course_env(work))
     return work
 
 
