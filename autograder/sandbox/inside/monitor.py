@@ -58,7 +58,6 @@ def guard(event_fd, handlers=()):
     import threading
 
     import torch
-    from torch.library import Library, get_kernel
 
     # torch.compile runs eagerly here (so through the kernels below); tracing with fake tensors would run torch's
     # own Python code beneath a guard kernel, where the audit hook refuses frames, and fail without saying why.
@@ -83,34 +82,6 @@ def guard(event_fd, handlers=()):
     routines = routine_codes()
     known, teach, recognising = recogniser(routines)
 
-    # No Python signal handler of the student's while a guard kernel runs: a handler is given the frame it
-    # interrupted, and from a kernel's frame the original kernel (and ``local``) can be read. A kernel refuses to run
-    # while one is installed (and one installed while it ran, by a finaliser, fails it afterwards); ``handlers`` are
-    # the serve loop's own (its time limit's SIGALRM handler), allowed with the code they had now.
-    import _signal
-
-    # ``_signal``'s own C functions (``signal.getsignal`` reads names from the signal module, which a cell can edit)
-    getsignal, number_type, interrupt = _signal.getsignal, int, _signal.default_int_handler
-    valid = tuple(sorted(_signal.valid_signals() - {_signal.SIGKILL, _signal.SIGSTOP}))
-    own = tuple((handler, handler.__code__) for handler in handlers)
-    handler_token = f"review:{HANDLER}\n".encode()
-    handler_reported = []
-
-    def foreign_handler():
-        for number in valid:
-            handler = getsignal(number)
-            if handler is None or handler is interrupt or kind(handler) is number_type:   # SIG_DFL, SIG_IGN
-                continue
-            for allowed, code in own:
-                if handler is allowed and get(handler, "__code__", None) is code:
-                    break
-            else:
-                if not handler_reported:
-                    handler_reported.append(True)
-                    emit(handler_token)
-                return True
-        return False
-
     def emitter(write, fstat, event_fd, identity, Denied):
         """A function that writes one report to the event pipe, checked to be the pipe it was. Each call makes one
         with cells of its own: whoever holds one can rewrite its cells, so the kernels' own is never handed out."""
@@ -123,6 +94,10 @@ def guard(event_fd, handlers=()):
         return emit
 
     emit = emitter(write, fstat, event_fd, identity, Denied)
+
+    # No Python signal handler of the student's while a guard kernel runs (``signal_watch``); ``handlers`` are the
+    # serve loop's own (its time limit's SIGALRM handler), allowed with the code they had now.
+    foreign_handler = signal_watch(handlers, emit, get, kind)
 
     def probe():
         local.inside = True
@@ -139,72 +114,8 @@ def guard(event_fd, handlers=()):
                 return
             frame = frame.f_back
 
-    refusal = "채점 중에는 신호 처리기를 둔 채로 torch 연산을 쓸 수 없습니다"
-    # Each kernel counts its calls on the calling thread (``local.hits``: the canaries of ``verify`` check that
-    # torch's entry points still reach them) and reports nothing while ``verify`` runs its canaries (``local.quiet``).
-    def make(original, token):
-        if original is None:
-            def kernel(keyset, *args, **kwargs):
-                raise Denied("채점 중에는 이 텐서 형식으로 이 연산을 쓸 수 없습니다")
-        elif token is None:
-            def kernel(keyset, *args, **kwargs):
-                if foreign_handler():
-                    raise Denied(refusal)
-                local.hits = get(local, "hits", 0) + 1
-                if not get(local, "quiet", False):
-                    probe()
-                result = original.call_boxed(keyset, *args, **kwargs)
-                if foreign_handler():
-                    raise Denied(refusal)
-                return result
-        else:
-            def kernel(keyset, *args, **kwargs):
-                if foreign_handler():
-                    raise Denied(refusal)
-                local.hits = get(local, "hits", 0) + 1
-                if not get(local, "quiet", False):
-                    emit(token)
-                    probe()
-                # while it runs, the routine is in progress on this thread (``local.active``, a linked stack): what a
-                # tracer records meanwhile (a decomposition of it, a mode's nodes) is its code (``fx_watch``)
-                outer = get(local, "active", None)
-                local.active = (token, outer)
-                try:
-                    result = original.call_boxed(keyset, *args, **kwargs)
-                finally:
-                    local.active = outer
-                if foreign_handler():
-                    raise Denied(refusal)
-                return result
-        guard_codes.add(kernel.__code__)
-        return kernel
-
-    import warnings
-
-    libraries = {}
-    for name, label in list(KERNEL_OPS.items()) + [(op, None) for op in PROBE_OPS]:
-        namespace, op = name.split("::") if "::" in name else ("aten", name)
-        try:
-            registrations = torch._C._dispatch_dump(f"{namespace}::{op}").splitlines()
-        except RuntimeError:
-            continue
-        if namespace not in libraries:
-            libraries[namespace] = Library(namespace, "IMPL")
-        library = libraries[namespace]
-        token = None if label is None else (label + "\n").encode()
-        keys = {line.split(":")[0].replace("[alias]", "") for line in registrations
-                if ": registered at" in line and "(inactive)" not in line and "fallthrough" not in line}
-        keys &= set(KEYS)
-        originals = {}
-        for key in sorted(keys):  # every original first: an alias key's is computed from the others
-            try:
-                originals[key] = get_kernel(f"{namespace}::{op}", RUNTIME_KEY.get(key, key))
-            except (ValueError, RuntimeError):  # a key torch cannot hand out (MkldnnCPU): its tensors are refused
-                originals[key] = None
-        for key, original in originals.items():
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
-                library.impl(op, make(original, token), key, with_keyset=True)
+    libraries, kernel_codes = guard_kernels(torch, local, emit, probe, foreign_handler, get, Denied)
+    guard_codes |= kernel_codes
     guard_codes |= {probe.__code__, foreign_handler.__code__} | recognising
     # code generated by torch.fx from a trace of a watched routine is known as that routine (``fx_watch``)
     traced, hooked, tracing = fx_watch(torch, local, known, teach, emit, get, kind, text, getframe)
@@ -300,6 +211,115 @@ def guard(event_fd, handlers=()):
     guard_codes.add(reaches_guard.__code__)
     sys.addaudithook(hook)
     return emitter(write, fstat, event_fd, identity, Denied)   # for scipy's wrappers: not the kernels' own
+
+
+def signal_watch(handlers, emit, get, kind):
+    """``foreign_handler()``: whether a Python signal handler other than ``handlers`` (with the code they have now) is
+    installed, reported once for review. A handler is given the frame it interrupted, and from a guard kernel's frame
+    the original kernel (and the kernels' thread-local state) can be read: a kernel refuses to run while one is
+    installed (and one installed while it ran, by a finaliser, fails it afterwards)."""
+    import _signal
+
+    # ``_signal``'s own C functions (``signal.getsignal`` reads names from the signal module, which a cell can edit)
+    getsignal, number_type, interrupt = _signal.getsignal, int, _signal.default_int_handler
+    valid = tuple(sorted(_signal.valid_signals() - {_signal.SIGKILL, _signal.SIGSTOP}))
+    own = tuple((handler, handler.__code__) for handler in handlers)
+    handler_token = f"review:{HANDLER}\n".encode()
+    handler_reported = []
+
+    def foreign_handler():
+        for number in valid:
+            handler = getsignal(number)
+            if handler is None or handler is interrupt or kind(handler) is number_type:   # SIG_DFL, SIG_IGN
+                continue
+            for allowed, code in own:
+                if handler is allowed and get(handler, "__code__", None) is code:
+                    break
+            else:
+                if not handler_reported:
+                    handler_reported.append(True)
+                    emit(handler_token)
+                return True
+        return False
+
+    return foreign_handler
+
+
+def guard_kernels(torch, local, emit, probe, foreign_handler, get, Denied):
+    """Replace every kernel of the forbidden operators (``KERNEL_OPS``, reported by their label) and of the probed ones
+    (``PROBE_OPS``, which report the library routine on the calling thread's stack, ``probe``) on every CPU-side
+    dispatch key by one that reports and then runs the original. Returns the ``torch.library.Library`` objects
+    that hold the registrations (they live as long as they are referenced) and the kernels' code objects."""
+    from torch.library import Library, get_kernel
+
+    codes = set()
+    refusal = "채점 중에는 신호 처리기를 둔 채로 torch 연산을 쓸 수 없습니다"
+    # Each kernel counts its calls on the calling thread (``local.hits``: the canaries of ``verify`` check that
+    # torch's entry points still reach them) and reports nothing while ``verify`` runs its canaries (``local.quiet``).
+    def make(original, token):
+        if original is None:
+            def kernel(keyset, *args, **kwargs):
+                raise Denied("채점 중에는 이 텐서 형식으로 이 연산을 쓸 수 없습니다")
+        elif token is None:
+            def kernel(keyset, *args, **kwargs):
+                if foreign_handler():
+                    raise Denied(refusal)
+                local.hits = get(local, "hits", 0) + 1
+                if not get(local, "quiet", False):
+                    probe()
+                result = original.call_boxed(keyset, *args, **kwargs)
+                if foreign_handler():
+                    raise Denied(refusal)
+                return result
+        else:
+            def kernel(keyset, *args, **kwargs):
+                if foreign_handler():
+                    raise Denied(refusal)
+                local.hits = get(local, "hits", 0) + 1
+                if not get(local, "quiet", False):
+                    emit(token)
+                    probe()
+                # while it runs, the routine is in progress on this thread (``local.active``, a linked stack): what a
+                # tracer records meanwhile (a decomposition of it, a mode's nodes) is its code (``fx_watch``)
+                outer = get(local, "active", None)
+                local.active = (token, outer)
+                try:
+                    result = original.call_boxed(keyset, *args, **kwargs)
+                finally:
+                    local.active = outer
+                if foreign_handler():
+                    raise Denied(refusal)
+                return result
+        codes.add(kernel.__code__)
+        return kernel
+
+    import warnings
+
+    libraries = {}
+    for name, label in list(KERNEL_OPS.items()) + [(op, None) for op in PROBE_OPS]:
+        namespace, op = name.split("::") if "::" in name else ("aten", name)
+        try:
+            registrations = torch._C._dispatch_dump(f"{namespace}::{op}").splitlines()
+        except RuntimeError:
+            continue
+        if namespace not in libraries:
+            libraries[namespace] = Library(namespace, "IMPL")
+        library = libraries[namespace]
+        token = None if label is None else (label + "\n").encode()
+        keys = {line.split(":")[0].replace("[alias]", "") for line in registrations
+                if ": registered at" in line and "(inactive)" not in line and "fallthrough" not in line}
+        keys &= set(KEYS)
+        originals = {}
+        for key in sorted(keys):  # every original first: an alias key's is computed from the others
+            try:
+                originals[key] = get_kernel(f"{namespace}::{op}", RUNTIME_KEY.get(key, key))
+            except (ValueError, RuntimeError):  # a key torch cannot hand out (MkldnnCPU): its tensors are refused
+                originals[key] = None
+        for key, original in originals.items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
+                library.impl(op, make(original, token), key, with_keyset=True)
+    return libraries, codes
 
 
 def verifier(torch, local, emit, get, kind, routines, hooked=()):
