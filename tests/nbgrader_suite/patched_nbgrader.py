@@ -30,3 +30,38 @@ def pytest_collection_modifyitems(config, items):
         name = f"{item.module.__name__}::{item.cls.__name__ if item.cls else ''}::{item.name}"
         if name in EXPECTED_FAILURES:
             item.add_marker(pytest.mark.xfail(reason=EXPECTED_FAILURES[name], strict=True))
+
+
+# A kernel that nbgrader's tests start is handed TCP ports that jupyter_client found free a moment before (it binds
+# port 0 and lets go); on this machine the suite runs beside the course's own tests, which open thousands of TCP
+# connections (the hub's flood tests), and one of those can take the port first: the kernel dies with "Address already
+# in use" before it answers (a clean-clone CI of 40d8b3a: TestNbGraderFeedback::test_update_newer). That race is
+# jupyter_client's and the machine's, not a patch's: such a test runs once more, and says so. Any other failure, or the
+# same one twice, stands.
+PORT_RACE = "zmq.error.ZMQError: Address already in use"
+RERUNS = []
+
+
+def _port_race(reports) -> bool:
+    return any(report.failed and PORT_RACE in report.longreprtext + "".join(text for _, text in report.sections)
+               for report in reports)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    from _pytest.runner import runtestprotocol
+
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    reports = runtestprotocol(item, nextitem=nextitem, log=False)
+    if _port_race(reports):
+        RERUNS.append(item.nodeid)
+        reports = runtestprotocol(item, nextitem=nextitem, log=False)
+    for report in reports:
+        item.ihook.pytest_runtest_logreport(report=report)
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    return True
+
+
+def pytest_terminal_summary(terminalreporter):
+    for nodeid in RERUNS:
+        terminalreporter.write_line(f"run again after a kernel's port was taken (jupyter_client's race): {nodeid}")
