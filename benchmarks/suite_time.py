@@ -15,6 +15,7 @@ twice the run's wall time, and a busy hour stretches them all.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -81,4 +82,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)     # `| head` ends the listing quietly
     sys.exit(main())

@@ -35,7 +35,8 @@ def generated(tmp_path_factory):
     """release/ and solutions/ made from source/ as `python -m autograder build` makes them, but for the solutions'
     outputs: what is compared with the committed notebooks (``normalised``) holds no outputs, and the answer keys
     run top to bottom where they are graded (the graders' test_solution_gets_full_marks, the autograde below), so
-    generate_solution does not execute them here (48 s of kernels for the five assignments on an idle machine)."""
+    generate_solution does not execute them here (48 s of kernels for the five assignments on an idle machine; its
+    execution allows errors, nbgrader's ``Execute.allow_errors``, so an error in a key never failed this fixture)."""
     work = course.scratch_course(tmp_path_factory.mktemp("course") / "course", ASSIGNMENTS)
     for assignment in ASSIGNMENTS:
         course.generate(work, assignment, solution=False)
