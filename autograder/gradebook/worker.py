@@ -14,6 +14,7 @@ from pathlib import Path
 
 from autograder.gradebook.staging import STAGING, stage_blank
 from autograder.messages import Reason
+from autograder.sandbox.inside.memory import status
 
 
 @dataclass
@@ -117,19 +118,14 @@ class _PeakMemory:
         try:
             with open("/proc/self/clear_refs", "w") as fh:
                 fh.write("5")
-            self.start = _status_kb("VmRSS")
+            self.start = status("VmRSS")
         except OSError:
             self.start = None
 
     def grown_mb(self) -> float:
         if self.start is None:
             return 0.0
-        return round(max(0, _status_kb("VmHWM") - self.start) / 1024, 1)
-
-
-def _status_kb(field: str) -> int:
-    with open("/proc/self/status") as fh:
-        return next((int(line.split()[1]) for line in fh if line.startswith(field + ":")), 0)
+        return round(max(0, status("VmHWM") - self.start) / 2**20, 1)
 
 
 def overtime_reason(limit: float) -> str:
