@@ -13,6 +13,7 @@ import sys
 import nbformat
 import pytest
 from tests.helpers.notebooks import with_code
+from tests.submission.test_submitted_files import SECRET   # what a root-only file holds
 
 from autograder import course, scores
 from autograder.graders import registry
@@ -83,9 +84,6 @@ def partial(generated):
     path = generated / "partial.ipynb"
     nbformat.write(with_code(key, dict(mistakes[m] for m in PARTIAL)), str(path))
     return path
-
-
-SECRET = "TOP-SECRET-4d1f9c"   # what a root-only file holds; must never appear where a student can read it
 
 
 def submit_links(course_dir, root, secret_folder):
