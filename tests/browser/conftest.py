@@ -5,10 +5,13 @@
 * ``graded_quiz``: three students' quiz submissions autograded there by the real ``nbgrader autograde``.
 * ``lab_server``: ``jupyter lab`` with that course directory as its root (so nbgrader's formgrader, validate and
   assignment list read the course's ``nbgrader_config.py``), on 127.0.0.1, a free port and a fresh token, with the
-  course kernel (``scripts/install_kernel.sh``) as the only kernel. Stopped (with its kernels) at the end.
+  course kernel (``scripts/install_kernel.sh``) as the only kernel. Stopped (with its kernels) when the last test
+  of this folder is done.
 * ``browser``: one headless Chromium (Debian's /usr/bin/chromium and /usr/bin/chromedriver, Selenium 4) for the
-  session, with a fresh profile. ``lab``: a page object on it for one test (see ``labpage.py``).
-The course and server helpers are in ``browser_course.py``.
+  tests of this folder, with a fresh profile. ``lab``: a page object on it for one test (see ``labpage.py``).
+The course and server helpers are in ``browser_course.py``. The fixtures are the package's (this folder's), not the
+session's: the server, its kernels and Chromium stop when the folder's tests are done instead of idling beside the
+rest of the session.
 
 Screenshots of every step go to ``build/screenshots/`` (emptied at the start of a session); the server's log and
 chromedriver's log to ``build/browser-logs/``. The tests skip, with the reason, where Chromium, chromedriver or
@@ -47,7 +50,7 @@ def _browser_available():
 
 
 # ------------------------------------------------------------------------------------------------ the course
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def course(tmp_path_factory):
     """A released course: source/, release/ of every assignment, gradebook.db, exchange/."""
     from autograder import course as course_tools
@@ -62,7 +65,7 @@ def course(tmp_path_factory):
     return work
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def graded_quiz(course, tmp_path_factory):
     """Three quiz submissions autograded by nbgrader: all right, three wrong, blank. Returns their scores."""
     from autograder import course as course_tools
@@ -89,7 +92,7 @@ def graded_quiz(course, tmp_path_factory):
 
 
 # ------------------------------------------------------------------------------------------------ the server
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def kernel_dir(tmp_path_factory):
     """The course kernelspec, installed by scripts/install_kernel.sh into a temporary prefix (added to JUPYTER_PATH
     of the server), so the tests do not depend on whether the set-up already installed it into .venv."""
@@ -101,7 +104,7 @@ def kernel_dir(tmp_path_factory):
     return prefix / "share" / "jupyter"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def jupyter_home(tmp_path_factory):
     """Jupyter's, JupyterLab's and matplotlib's folders of the server and its kernels (``jupyter_env``), with
     matplotlib's font list built there before any kernel starts: a kernel that builds it itself prints "Matplotlib is
@@ -114,7 +117,7 @@ def jupyter_home(tmp_path_factory):
     return home
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def lab_server(course, kernel_dir, jupyter_home):
     start = time.perf_counter()
     for attempt in range(3):           # the free port can be taken between free_port() and the server's bind
@@ -130,7 +133,7 @@ def lab_server(course, kernel_dir, jupyter_home):
 
 
 # ------------------------------------------------------------------------------------------------ the browser
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def screenshots():
     if SCREENSHOTS.exists():
         shutil.rmtree(SCREENSHOTS)
@@ -138,7 +141,7 @@ def screenshots():
     return SCREENSHOTS
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(tmp_path_factory):
     from tests.browser import labpage
 

@@ -1,5 +1,7 @@
 """Fixtures of the tests against a real JupyterHub: ``python -m autograder hub --namespace aghub`` started (as
-root, on 127.0.0.1:18000 with two students) once for the session and stopped after; headless Chromium per person.
+root, on 127.0.0.1:18000 with two students) once for the tests of this folder and stopped when the last of them is done;
+headless Chromium per person. (Package scope: in a session's worker the hub, its servers and the browsers' open pages
+kept using CPU until the whole session ended, beside the tests that came after them.)
 
 The tests' hub is a namespace of its own (``autograder/hub/layout.py``): course id ``aghub``, accounts
 ``aghub-student1``, ``aghub-student2``, ``aghub-instructor1``, ``aghub-instructor2`` and ``grader-aghub``, its own
@@ -253,9 +255,9 @@ def pytest_runtest_makereport(item, call):
                 pass
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def hub(tmp_path_factory):
-    """One hub for the whole session (its start-up is the expensive part), in the tests' namespace."""
+    """One hub for the tests of this folder (its start-up is the expensive part), in the tests' namespace."""
     reason = why_not()
     if reason:
         pytest.skip(reason)
@@ -318,7 +320,7 @@ def hub(tmp_path_factory):
     assert live or footprint(course) == before, "the tests' hub changed the course's own hub"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def screenshots():
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     for old in SCREENSHOTS.glob("hub-*.png"):
@@ -326,7 +328,7 @@ def screenshots():
     return SCREENSHOTS
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def chromium(tmp_path_factory, hub):
     """A fresh Chromium (own profile, so own hub cookies) per person; all quit at the end."""
     from tests.browser import labpage
@@ -359,7 +361,7 @@ def people(hub):
     return found
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def exchange_attacks(hub):
     """student3 and student4 attack the exchange from their own accounts (tests/hub/live/attacks.py), once the honest
     students have submitted and before the instructor collects; what student2 had stored is recorded first."""
