@@ -91,11 +91,12 @@ def pytest_xdist_make_scheduler(config, log):
 
 def pytest_collection_finish(session):
     """nbgrader's own suite (``tests/test_nbgrader_suite.py``, minutes of nbgrader commands) starts in the background
-    as soon as the session knows it will run it, and its test collects the result when its turn comes. Under
+    as soon as the session knows it will run it (and something it ran has changed since it last passed:
+    ``nbgrader_suite_run.needed``), and its test collects the result when its turn comes. Under
     pytest-xdist the controller starts it (``pytest_xdist_node_collection_finished``), not each worker."""
     if session.config.option.collectonly or hasattr(session.config, "workerinput"):
         return
-    if any(item.name == SUITE_TEST for item in session.items):
+    if any(item.name == SUITE_TEST for item in session.items) and nbgrader_suite_run.needed():
         nbgrader_suite_run.start_in_background()
 
 
@@ -120,7 +121,7 @@ def pytest_terminal_summary(terminalreporter):
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_node_collection_finished(node, ids):
-    if any(nodeid.endswith("::" + SUITE_TEST) for nodeid in ids):
+    if any(nodeid.endswith("::" + SUITE_TEST) for nodeid in ids) and nbgrader_suite_run.needed():
         nbgrader_suite_run.start_in_background()
 
 

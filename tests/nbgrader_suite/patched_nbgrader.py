@@ -2,7 +2,12 @@
 the package's patches of nbgrader (``autograder.patches``) installed before nbgrader's tests run, as
 ``course_config.py`` installs them wherever nbgrader loads the course's configuration, and nbgrader's tests of what
 a patch changes on purpose marked as expected failures (strict: one that passes fails the run), with the reason."""
+import os
+from pathlib import Path
+
 import pytest
+
+FOLDER = Path(os.getcwd())   # the run's folder (tests/helpers/nbgrader_suite_run.py starts the suite there)
 
 FEEDBACK_WITHOUT_OTHER_FILES = (
     "by design: the course's generate_feedback copies none of a submission's other files into feedback/ (only the "
@@ -60,6 +65,25 @@ def pytest_runtest_protocol(item, nextitem):
         item.ihook.pytest_runtest_logreport(report=report)
     item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
     return True
+
+
+def pytest_sessionfinish(session):
+    """``ran.json`` in the run's folder: the repository's files this process loaded (the patches, what they import,
+    this plugin), the files of the stamp that lets a later session keep this run's result
+    (tests/helpers/nbgrader_suite_run.py)."""
+    import json
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    venv = Path(sys.prefix).resolve()              # installed packages count by name and version, not by file
+    files = set()
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if path:
+            path = Path(path).resolve()
+            if path.is_relative_to(root) and not path.is_relative_to(venv):
+                files.add(path.relative_to(root).as_posix())
+    (FOLDER / "ran.json").write_text(json.dumps({"files": sorted(files)}, indent=1))
 
 
 def pytest_terminal_summary(terminalreporter):
