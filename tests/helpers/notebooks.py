@@ -95,6 +95,18 @@ def grade_points(nb) -> dict:
     return points
 
 
+def without_demonstrations(nb) -> nbformat.NotebookNode:
+    """A copy of ``nb`` without its demonstration cells: the code cells after the first that nbgrader does not know
+    (neither solution, grade nor locked: the worked examples, the figures, a small model's training). What is left
+    is the imports, the locked helpers, every solution and grade cell, and the text."""
+    nb = copy.deepcopy(nb)
+    first = next(i for i, cell in enumerate(nb.cells) if cell.cell_type == "code")
+    nb.cells = [cell for i, cell in enumerate(nb.cells)
+                if cell.cell_type != "code" or i == first
+                or any(_meta(cell).get(flag) for flag in ("solution", "grade", "locked"))]
+    return nb
+
+
 def with_code(nb, sources: dict) -> nbformat.NotebookNode:
     """A copy of ``nb`` whose solution cells of the given exercises hold the given sources."""
     nb = copy.deepcopy(nb)

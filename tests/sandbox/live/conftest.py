@@ -4,6 +4,8 @@
 * ``ctx``: the real secrets of this run that the attacks aim at: the repository's hidden graders and stored
   references, a decoy course (an nbgrader gradebook and another student's submission holding a marker), a TCP
   server on 127.0.0.1 and an abstract unix socket that hand out a token (and count who connected).
+* ``lean_ctx``: ``ctx`` whose solution has no demonstration cells (figures, worked examples, the training demo),
+  the base of the cell-level attacks and faults.
 * ``honest``: the instructor solution graded once in this process with the run's seed (full marks), the score
   every untouched exercise must keep.
 * ``nb_class``: the class under load: the notebook- and file-level entries of the catalogues, the cell-level ones
@@ -101,6 +103,18 @@ def ctx(decoy, servers) -> catalogue.Context:
         gradebook=str(decoy / "gradebook.db"),
         submission=str(decoy / "submitted" / "victim" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"),
         course=str(decoy), marker=MARKER, port=servers.port, unix_name=servers.unix_name, token=servers.token)
+
+
+@pytest.fixture(scope="session")
+def lean_ctx(ctx) -> catalogue.Context:
+    """``ctx`` with the solution's demonstration cells left out (``notebooks.without_demonstrations``): what the
+    cell-level attacks and faults are built on. Every entry ran those cells alike (the figures, the worked examples,
+    the small model's training: about 2 CPU-seconds of each grading, a hundred gradings) and no entry attacks them;
+    the class under load (``nb_class``), the honest kinds and the cost catalogue (whose hung functions each
+    demonstration cell waits out) keep them."""
+    import dataclasses
+
+    return dataclasses.replace(ctx, solution=notebooks.without_demonstrations(ctx.solution))
 
 
 @pytest.fixture(scope="session")

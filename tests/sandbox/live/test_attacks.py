@@ -4,8 +4,9 @@ Each must score 0 on the exercises it attacks, leave the honest exercises of the
 instructor's solution gets, and leave the graders, the stored references, the gradebook and the other
 submissions byte for byte as they were (sha256 before and after). Cell-level attacks are graded in this process
 from the submitted file as ``python -m autograder grade`` does (``collect_file`` + ``grade_submission``: the
-lane's warm fork server, no gradebook), with shortened timeouts; edits of the notebook's structure go through the real
-nbgrader path (``autograde_class`` on a scratch course, fixture ``nb_class``).
+lane's warm fork server, no gradebook), with shortened timeouts, built on the solution without its demonstration
+cells (``lean_ctx``: figures, worked examples, training, which every entry ran alike); edits of the notebook's
+structure go through the real nbgrader path (``autograde_class`` on a scratch course, fixture ``nb_class``).
 """
 from __future__ import annotations
 
@@ -133,24 +134,26 @@ def test_catalogue_notebooks_are_well_formed(ctx):
 
 
 # ----------------------------------------------------------------------------------------------- control
-def test_control_a_working_attack_would_pay(ctx, honest, short_timeouts):
+def test_control_a_working_attack_would_pay(lean_ctx, honest, short_timeouts):
     """The cheating function of the secret-reading attacks gets full marks when its attack works: so a 0 below
     means the attack did not work, not that the cheat was wrong."""
-    result = grade(catalogue.CONTROL.build(ctx))
+    result = grade(catalogue.CONTROL.build(lean_ctx))
     assert result.exercise(catalogue.TARGET).score == honest.exercise(catalogue.TARGET).score > 0
 
 
 # ----------------------------------------------------------------------------------------------- cell-level attacks
 @pytest.mark.parametrize("entry", params(catalogue.ATTACKS))
-def test_attack(entry, ctx, honest, fingerprint, servers, short_timeouts, tmp_path, monkeypatch):
+def test_attack(entry, lean_ctx, honest, fingerprint, servers, short_timeouts, tmp_path, monkeypatch):
+    """The solution without its demonstration cells (``lean_ctx``) with the attack in it: 0 on what it attacks, the
+    honest score (the whole solution's) on the rest, nothing changed or reached, within its bounds."""
     assert bubblewrap.sandboxed() is True
     entry_timeouts(entry, monkeypatch)
     honest_scores = {e.name: e.score for e in honest.exercises}
-    path = write_submission(entry.build(ctx), tmp_path)
+    path = write_submission(entry.build(lean_ctx), tmp_path)
     before = fingerprint(path)
     connections = servers.connections
     if entry.before is not None:   # the accomplice, graded just before in the same lane
-        grade(entry.before(ctx))
+        grade(entry.before(lean_ctx))
     try:
         with GraderPeak() as peak:
             result = grade_file(path)

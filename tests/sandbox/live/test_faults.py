@@ -4,7 +4,9 @@ Each is graded: 0 on the exercises it breaks, the honest score on every other ex
 in the feedback (the report the hidden graders write into the grade cell), no submitted file changed and no
 student process left running. Cell-level faults are graded in this process from the submitted file, as
 ``python -m autograder grade`` does (``collect_file`` + ``grade_submission``, the lane's warm fork server), with
-shortened timeouts (the memory, process and output limits are the course's own); files that are not gradable
+shortened timeouts (the memory, process and output limits are the course's own), built on the solution without its
+demonstration cells (``lean_ctx``: figures, worked examples, training; the cost catalogue keeps them); files that are
+not gradable
 notebooks go through the real nbgrader path with the rest of a class (fixture ``nb_class``), where they must get 0
 with the reason in the feedback and must not stop anyone else's grading.
 """
@@ -58,11 +60,13 @@ def test_catalogue_covers_the_faults():
 
 # ----------------------------------------------------------------------------------------------- cell-level faults
 @pytest.mark.parametrize("entry", params(catalogue.FAULTS))
-def test_fault(entry, ctx, honest, fingerprint, short_timeouts, tmp_path, monkeypatch):
+def test_fault(entry, lean_ctx, honest, fingerprint, short_timeouts, tmp_path, monkeypatch):
+    """The solution without its demonstration cells (``lean_ctx``) with the fault in it: graded as the entry says,
+    in Korean, nothing left running or changed, within its bounds."""
     assert bubblewrap.sandboxed() is True
     entry_timeouts(entry, monkeypatch)
     honest_scores = {e.name: e.score for e in honest.exercises}
-    path = write_submission(entry.build(ctx), tmp_path)
+    path = write_submission(entry.build(lean_ctx), tmp_path)
     before = fingerprint(path)
     try:
         with GraderPeak() as peak:
