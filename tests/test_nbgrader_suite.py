@@ -74,8 +74,9 @@ def check(outcome: dict[str, str], expected_failures) -> None:
 
 def test_the_stamp_holds_only_for_the_files_and_packages_it_was_written_for(tmp_path, monkeypatch):
     """``needed``: no stamp, a changed file of the stamp, a file that is gone or another set of installed packages
-    runs the suite again; the stamp's own files and packages do not; ``AUTOGRADER_NBGRADER_SUITE=always`` always
-    does. (Files of a scratch root, not the repository's.)"""
+    runs the suite again; the stamp's own files and packages do not, nor a folder of other packages on this process's
+    sys.path (a clean-clone CI ran the suite again after nbgrader's apps had put setuptools' vendored packages there);
+    ``AUTOGRADER_NBGRADER_SUITE=always`` always does. (Files of a scratch root, not the repository's.)"""
     import importlib.metadata
 
     root = tmp_path / "repo"
@@ -103,7 +104,12 @@ def test_the_stamp_holds_only_for_the_files_and_packages_it_was_written_for(tmp_
     assert nbgrader_suite_run.needed()                                           # the runner itself, gone
     (root / nbgrader_suite_run.ALWAYS[0]).write_text(f"# {nbgrader_suite_run.ALWAYS[0]}\n")
     assert not nbgrader_suite_run.needed()
+    vendored = tmp_path / "vendored"                    # as importing nbgrader's apps puts setuptools' vendored
+    (vendored / "packaging-26.3.dist-info").mkdir(parents=True)                 # packages on sys.path
+    (vendored / "packaging-26.3.dist-info" / "METADATA").write_text("Name: packaging\nVersion: 26.3\n")
+    monkeypatch.syspath_prepend(str(vendored))
+    assert not nbgrader_suite_run.needed()                                       # the environment's packages only
     real = importlib.metadata.distributions
-    monkeypatch.setattr(importlib.metadata, "distributions", lambda: [d for d in real() if d.metadata["Name"]
-                                                                       and d.metadata["Name"].lower() != "nbgrader"])
+    monkeypatch.setattr(importlib.metadata, "distributions",
+                        lambda **kw: [d for d in real(**kw) if (d.metadata["Name"] or "").lower() != "nbgrader"])
     assert nbgrader_suite_run.needed()                                           # another set of packages

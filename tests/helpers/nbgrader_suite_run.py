@@ -27,6 +27,7 @@ import pwd
 import signal
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from pathlib import Path
@@ -47,8 +48,11 @@ def key(files) -> str:
     """sha256 of the Python version, every installed distribution (name and version) and ``files`` (repository
     paths) with their contents: what nbgrader's suite ran with."""
     digest = hashlib.sha256(f"python {platform.python_version()}\n".encode())
+    # the environment's own site-packages, not sys.path: importing nbgrader's apps puts setuptools' vendored
+    # packages (their own dist-info, other versions) on sys.path of whichever process did it
+    site = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
     distributions = sorted({f"{(d.metadata['Name'] or '').lower()}=={d.version}"
-                            for d in importlib.metadata.distributions()})
+                            for d in importlib.metadata.distributions(path=site)})
     digest.update("\n".join(distributions).encode())
     for name in sorted(set(files) | set(ALWAYS)):
         path = ROOT / name
