@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Set up, then run the package's own tests on two pytest-xdist workers (tests that share fixtures in one worker:
 # tests/conftest.py; TEST_WORKERS=0 runs them in one process). More arguments go to pytest: `-m "not hub and not
-# browser and not slow"` is the fast lane for development.
+# browser and not slow"` is the fast lane for development; a file or test among them (`tests/test_cli.py`) runs
+# instead of all of them (pyproject.toml's testpaths: tests/, where no path is given).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export KERAS_BACKEND=torch
-exec .venv/bin/python -m pytest -n "${TEST_WORKERS:-2}" --no-loadscope-reorder tests "$@"
+exec .venv/bin/python -m pytest -n "${TEST_WORKERS:-2}" --no-loadscope-reorder "$@"
