@@ -7,4 +7,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export KERAS_BACKEND=torch
+# pytest-xdist turns a misspelt path into "no tests ran": name it, with what its folder holds
+for arg in "$@"; do
+  path=${arg%%::*}
+  case "$path" in
+    tests|tests/*|*.py)
+      if [ ! -e "$path" ]; then
+        folder=$(dirname "$path")
+        echo "test.sh: no such file or folder: $path" >&2
+        [ -d "$folder" ] && echo "  in $folder: $(cd "$folder" && ls -d test_*.py */ 2>/dev/null | tr '\n' ' ')" >&2
+        exit 4
+      fi ;;
+  esac
+done
 exec .venv/bin/python -m pytest -n "${TEST_WORKERS:-2}" --no-loadscope-reorder "$@"
