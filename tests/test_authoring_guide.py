@@ -86,6 +86,11 @@ def autograder(repo, *args):
                           text=True, timeout=600)
 
 
+def autograder_python(repo, code):
+    env = {**os.environ, "PYTHONPATH": str(repo), "KERAS_BACKEND": "torch"}
+    return subprocess.run([sys.executable, "-c", code], cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+
+
 def graded(repo, notebook):
     proc = autograder(repo, "grade", str(notebook), "--json", "-", "--seed", "7")
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -115,8 +120,11 @@ def test_the_guide_adds_an_exercise_that_is_graded_both_ways(root, tmp_path):
     assert right["assignment"] == "toy"
     assert (right["score"], right["max_score"]) == (1.0, 1.0), right
 
-    mistake_source = re.search(r"source='''\n(.*?)'''", (repo / "autograder/graders/exercises/l2_normalize.py")
-                               .read_text(encoding="utf-8"), re.S).group(1)
+    record = autograder_python(repo, "from autograder.graders.exercises import l2_normalize as r\n"
+                                     "print(r.MISTAKES[0].source, end='')")
+    assert record.returncode == 0, record.stderr[-3000:]
+    mistake_source = record.stdout
+    assert "np.sqrt" not in mistake_source and "# @" not in mistake_source, mistake_source   # the template rewritten
     nb = nbformat.read(str(solution), as_version=4)
     cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "solution_l2_normalize")
     cell.source = mistake_source

@@ -4,7 +4,20 @@ Its grader, ``graders/attention/test_softmax.py``, declares at its top the refer
 stored GPU cases it compares with.
 """
 from autograder.graders import answers, forbidden
-from autograder.graders.exercises import Exercise, Mistake
+from autograder.graders.exercises import Exercise, Mistake, rewritten
+
+# The correct softmax; each mistake rewrites the line(s) marked ``# @NAME``.
+_TEMPLATE = '''
+def softmax(x, axis=-1):
+    x = np.asarray(x)                                              # @ASARRAY
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))            # @MAX
+    return e / np.sum(e, axis=axis, keepdims=True)                 # @SUM
+'''
+
+
+def _with(**lines: str) -> str:
+    return rewritten(_TEMPLATE, **lines)
+
 
 MISTAKES = [
     Mistake(
@@ -12,24 +25,15 @@ MISTAKES = [
         exercise="softmax",
         title="axis 인자를 무시하고 항상 마지막 축으로 정규화",
         hint="np.max와 np.sum에 axis=-1 대신 인자로 받은 axis를 넘기세요 (keepdims=True와 함께).",
-        source='''
-def softmax(x, axis=-1):
-    x = np.asarray(x)
-    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
-    return e / np.sum(e, axis=-1, keepdims=True)
-''',
+        source=_with(MAX="e = np.exp(x - np.max(x, axis=-1, keepdims=True))",
+                     SUM="return e / np.sum(e, axis=-1, keepdims=True)"),
     ),
     Mistake(
         id="softmax_sum_over_all",
         exercise="softmax",
         title="축을 정하지 않고 배열 전체의 합으로 나눔",
         hint="np.sum(e)는 모든 원소의 합입니다. np.sum(e, axis=axis, keepdims=True)로 그 축을 따라서만 더하세요.",
-        source='''
-def softmax(x, axis=-1):
-    x = np.asarray(x)
-    e = np.exp(x - np.max(x))
-    return e / np.sum(e)
-''',
+        source=_with(MAX="e = np.exp(x - np.max(x))", SUM="return e / np.sum(e)"),
     ),
     Mistake(
         id="softmax_no_max_subtraction",
@@ -37,11 +41,7 @@ def softmax(x, axis=-1):
         title="최댓값을 빼지 않아 큰 로짓에서 exp가 넘침 (inf/NaN)",
         hint=("exp를 취하기 전에 x - np.max(x, axis=axis, keepdims=True)로 옮기세요. "
               "결과는 같고 exp는 1을 넘지 않습니다."),
-        source='''
-def softmax(x, axis=-1):
-    e = np.exp(x)
-    return e / np.sum(e, axis=axis, keepdims=True)
-''',
+        source=_with(ASARRAY="", MAX="e = np.exp(x)"),
     ),
     Mistake(
         id="softmax_sum_over_all_rowmax",
@@ -49,12 +49,7 @@ def softmax(x, axis=-1):
         title="최댓값은 축을 따라 뺐지만 합은 배열 전체로 나눔",
         hint=("np.sum(e)는 모든 원소의 합입니다. 빼는 최댓값과 나누는 합 모두 axis=axis, keepdims=True로 같은 축을 "
               "따라 구하세요."),
-        source='''
-def softmax(x, axis=-1):
-    x = np.asarray(x, dtype=np.float64)
-    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
-    return e / np.sum(e)
-''',
+        source=_with(ASARRAY="x = np.asarray(x, dtype=np.float64)", SUM="return e / np.sum(e)"),
     ),
 ]
 
