@@ -125,6 +125,37 @@ def test_each_catalogue_holds_its_minimums_and_each_grade_cell_its_records_point
     assert notebooks.grade_points(solution) == points
 
 
+def test_every_records_mistakes_are_its_correct_function_rewritten():
+    """Mistakes are written one way (issue 51): each record with mistakes holds its correct function once
+    (``_TEMPLATE``, the lines mistakes change marked ``# @NAME``) and each mistake's source is that template with some
+    of its marked lines rewritten (``exercises.rewritten``), never a source written out again; the template defines
+    the exercise and every mistake changes it."""
+    import importlib
+    import re
+    from pathlib import Path
+
+    import autograder.graders.exercises as exercises
+
+    written_out = re.compile(r"\bsource=\s*(\'\'\'|\"\"\")")
+    with_mistakes = [e for a in registry.coded_assignments() for e in registry.of_assignment(a) if e.mistakes]
+    seen = 0
+    for path in sorted(Path(exercises.__file__).parent.glob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        module = importlib.import_module(f"autograder.graders.exercises.{path.stem}")
+        if not module.EXERCISE.mistakes:
+            continue
+        seen += 1
+        assert not written_out.search(path.read_text(encoding="utf-8")), f"{path.name}: a mistake's source written out"
+        correct = exercises.rewritten(module._TEMPLATE)                # the markers removed, nothing rewritten
+        defined: dict = {}
+        exec(compile(correct, path.name, "exec"), {}, defined)
+        assert module.EXERCISE.name in defined, f"{path.name}: _TEMPLATE does not define {module.EXERCISE.name}"
+        for m in module.EXERCISE.mistakes:
+            assert m.source != correct, f"{m.id}: the correct function, unchanged"
+    assert seen == len(with_mistakes), (seen, len(with_mistakes))
+
+
 def test_a_short_catalogue_says_what_it_lacks(monkeypatch):
     monkeypatch.setitem(registry.MISTAKES_PER_EXERCISE, "attention", 99)
     monkeypatch.setitem(registry.MISTAKES_IN_ALL, "attention", 999)
