@@ -48,7 +48,7 @@ def setup(layout: Layout, n_students: int, people: list[roster.Person] | None = 
     step("students' page config", provision.students_page_config, layout)
     step("course copy", provision.course_copy, layout)
     generated = step("generate", provision.generate, layout, students)
-    server.write_config(layout, [p.username for p in students], instructors, people)
+    server.write_start(layout, [p.username for p in students], instructors, people)
     print(f"hub: set up ({', '.join(steps)}); generated: {', '.join(generated) or 'nothing new'}", flush=True)
     return logins
 

@@ -2,10 +2,10 @@
 JupyterLab) closes a connection that brings no complete request (its headers) within ``idle_s`` seconds (tornado's
 default: an hour) and a body that takes longer than ``BODY_S`` to arrive. Set before the server is made, with
 tornado's documented way to give every ``HTTPServer`` defaults (``Configurable.configure``; a server made with its
-own values keeps them: the exchange's door). The hub's API gets it from the hub's config (``server.config_text``);
-every JupyterLab of the hub from its environment's config (``environment.server_timeouts``), which runs
-``SERVER_CONFIG`` (the environment has no ``autograder`` package). How many connections one user's processes may
-hold at once is the firewall's (``firewall.py``)."""
+own values keeps them: the exchange's door). The hub's API gets it from the hub's config
+(``autograder/hub/jupyterhub_config.py``); every JupyterLab of the hub from its environment's config
+(``environment.server_timeouts``), which runs ``SERVER_CONFIG`` (the environment has no ``autograder`` package).
+How many connections one user's processes may hold at once is the firewall's (``firewall.py``)."""
 from __future__ import annotations
 
 BODY_S = 600            # a notebook uploaded over a slow classroom network

@@ -144,8 +144,9 @@ class Layout:
         return self.state / "passwords.txt"
 
     @property
-    def config(self) -> Path:
-        return self.state / "jupyterhub_config.py"
+    def start_file(self) -> Path:
+        """What the hub command wrote for this start, read by the hub's config (``server.Start``; root only)."""
+        return self.state / "hub-start.json"
 
     @property
     def server_logs(self) -> Path:

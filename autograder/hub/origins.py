@@ -1,7 +1,7 @@
 """What the hub process adds for one origin per user and per service (``autograder/hub/layout.py``), installed by
-the hub's config (``server.config_text``): ``ServiceRedirect``, which sends ``/services/<name>/...`` asked of the
-hub's name or a user's (nbgrader's course list in an instructor's JupyterLab links formgrader there) to the service's
-own name, where the proxy routes it."""
+the hub's config (``autograder/hub/jupyterhub_config.py``): ``ServiceRedirect``, which sends ``/services/<name>/...``
+asked of the hub's name or a user's (nbgrader's course list in an instructor's JupyterLab links formgrader there) to
+the service's own name, where the proxy routes it."""
 from __future__ import annotations
 
 from jupyterhub.handlers import BaseHandler

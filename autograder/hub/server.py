@@ -1,4 +1,5 @@
-"""JupyterHub for the course: its config (written from the layout), start in the foreground, stop.
+"""JupyterHub for the course: its config (``jupyterhub_config.py``, read at start with this start's ``Start``), start
+in the foreground, stop.
 
 The hub runs as root (PAM login and the local-process spawner need it) from the course's ``.venv``, with the
 pinned configurable-http-proxy that ``scripts/setup.sh`` installs under ``build/node``. Users' servers and the
@@ -7,6 +8,7 @@ hub, which stops the proxy, the service and every user's server it started.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -16,13 +18,17 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autograder import settings
-from autograder.hub import environment, limits, provision
+from autograder.hub import limits, provision
 from autograder.hub.layout import Layout
 from autograder.lti import hub as lti_hub
-from autograder.messages import Label
+
+if TYPE_CHECKING:
+    from traitlets.config import Config
 
 SERVICE_WAIT_S = 15
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -40,177 +46,83 @@ FORMGRADER_CSP = ("default-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:;
                   "connect-src 'self'; object-src 'none'; base-uri 'self'; frame-ancestors 'self'")
 
 
-def config_text(layout: Layout, students: list[str], instructors: list[str] | None = None,
-                formgrader_token: str = "", people=None) -> str:
-    """jupyterhub_config.py (after nbgrader's demo_one_class_multiple_graders, for JupyterHub 5), with the exchange
-    service (ngshare, ``autograder/hub/exchange_service.py``); where ``COURSE["lti"]`` is on, the login through the
-    LMS of ``people`` (the roster) at its end (``autograder/lti/hub.py``)."""
-    cid, group = layout.course_id, layout.formgrade_group
-    instructors = list(layout.instructors if instructors is None else instructors)
-    env_bin = layout.env / "bin"
-    path = f"{env_bin}:/usr/local/bin:/usr/bin:/bin"
-    service_env = {"PATH": path, "JUPYTERHUB_DEFAULT_URL": "/lab", "JUPYTERHUB_DISABLE_USER_CONFIG": "1",
-                   **provision.grader_env(layout)}
-    hub = settings.load().hub
-    limits = "\n".join(line for line in (
-        f"c.LimitedSpawner.mem_limit = {hub.mem_limit_mb * 2**20}" if hub.mem_limit_mb else "",
-        f"c.LimitedSpawner.cpu_limit = {float(hub.cpu_limit)!r}" if hub.cpu_limit else "",
-        f"c.LimitedSpawner.cpu_weight = {int(hub.cpu_weight)}",
-        f"c.LimitedSpawner.max_processes = {int(hub.max_processes or 0)}",
-        f"c.LimitedSpawner.file_size_limit = {float(hub.file_size_mb or 0)!r}") if line)
-    tls = ""
-    if layout.ssl_cert:                 # the proxy serves HTTPS with them (JupyterHub passes them to it)
-        tls = (f"c.JupyterHub.ssl_cert = {str(layout.ssl_cert)!r}\n"
-               f"c.JupyterHub.ssl_key = {str(layout.ssl_key)!r}\n")
-    server_log = (f'c.LimitedSpawner.server_log_dir = "{layout.server_logs}"\n'
-                  f"c.LimitedSpawner.server_log_bytes = {int(hub.server_log_kb) * 1024}\n"
-                  f"c.LimitedSpawner.open_files = {int(hub.open_files)}\n")
-    culler = ""
-    if hub.idle_timeout_s:
-        command = [sys.executable, "-m", "jupyterhub_idle_culler", f"--timeout={int(hub.idle_timeout_s)}",
-                   f"--cull-every={int(hub.cull_every_s or 300)}"]
-        culler = f'{{"name": "idle-culler", "command": {command!r}}}, '
-    text = f'''# Written by `python -m autograder hub` (autograder/hub/server.py); rewritten at every start.
-c = get_config()  # noqa: F821
-
-# Stopping, JupyterHub sends each managed service SIGINT, then SIGTERM 10 s later. A hub started with SIGINT ignored
-# (a script's background job `cmd &`, nohup, CI) passes that on to the services, which it starts before it sets its
-# own handlers: each waited out the 10 s. Python's handler here is reset to the default action in what it starts.
-import signal  # noqa: E402
-
-signal.signal(signal.SIGINT, signal.default_int_handler)
-
-c.JupyterHub.bind_url = "{layout.bind_url}"
-# One origin per user and per service (JupyterHub's subdomains): the hub at {layout.hub_domain}, each user's server
-# at <user>.{layout.hub_domain}, formgrader at {cid}--service.{layout.hub_domain}. A page that one user's server
-# serves can reach no other user's server, formgrader or the hub with the visitor's cookies (autograder/hub/layout.py).
-c.JupyterHub.subdomain_host = "{layout.url}"
-# /services/<name>/... on the hub's or a user's name (nbgrader's course list links there): to the service's own name.
-from autograder.hub.connections import bound_connections  # noqa: E402
-from autograder.hub.origins import ServiceRedirect  # noqa: E402
-
-c.JupyterHub.extra_handlers = [(r"/services/([^/]+)(/.*)?", ServiceRedirect)]
-# The hub's API (a user's processes reach it: autograder/hub/firewall.py) closes a connection that brings no
-# complete request within {int(hub.connection_idle_s)} s (tornado's default: an hour).
-bound_connections({int(hub.connection_idle_s)})
-{tls}c.JupyterHub.hub_ip = "127.0.0.1"
-c.JupyterHub.hub_port = {layout.hub_port}
-c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{layout.proxy_api_port}"
-c.JupyterHub.db_url = "sqlite:///{layout.state / 'jupyterhub.sqlite'}"
-c.JupyterHub.cookie_secret_file = "{layout.state / 'jupyterhub_cookie_secret'}"
-c.JupyterHub.pid_file = "{layout.pid_file}"
-c.ConfigurableHTTPProxy.command = ["{PROXY}"]
-c.ConfigurableHTTPProxy.pid_file = "{layout.state / 'proxy.pid'}"
-c.JupyterHub.cleanup_servers = True      # stopping the hub stops every user's server
-c.JupyterHub.cleanup_proxy = True
-
-# The login page in Korean (autograder/hub/templates; its words from autograder/messages.py).
-c.JupyterHub.template_paths = ["{TEMPLATES}"]
-c.JupyterHub.template_vars = {{"ko": {Label.korean_all()!r}}}
-
-# Who may log in: PAM (Unix passwords) for the course's instructors and students.
-c.JupyterHub.authenticator_class = "pam"
-c.Authenticator.allowed_users = {set(instructors) | set(students)!r}
-c.Authenticator.admin_users = set()
-
-# Everyone's JupyterLab: their own Unix user, the students' environment (no autograder package in it), in control
-# groups of their own with the course's limits (memory, CPU, processes: autograder/hub/limits.py).
-c.JupyterHub.spawner_class = "autograder.hub.spawner.LimitedSpawner"
-c.LimitedSpawner.cgroup_name = "{cgroup_name(layout)}"
-{limits}
-# What a user's server prints goes into a log of that user's own (autograder/hub/server_log.py), not this hub's log.
-{server_log}c.Spawner.cmd = ["{env_bin / 'jupyterhub-singleuser'}"]
-# A user's server reads no configuration, extension or path from the user's home (~/.jupyter, ~/.local/share/jupyter):
-# what it serves is the hub's (a student's own config could serve pages of their own under the server's name).
-c.Spawner.disable_user_config = True
-c.Spawner.default_url = "/lab"
-c.Spawner.environment = {{"PATH": "{path}"}}
-# Kernels on IPC sockets in the user's own runtime folder (~/.local/share/jupyter/runtime, 0700 in a 0700 home), not
-# TCP ports on 127.0.0.1 that every user of the machine can connect to: a kernel's IOPub (a PUB socket) needs no key
-# to subscribe to, and would show anyone what another user runs and prints.
-# The accounts have no login shell (nologin, autograder/hub/accounts.py): JupyterLab's terminals start bash.
-TERMINAL = '--ServerApp.terminado_settings=shell_command=["/bin/bash", "-l"]'
-c.Spawner.args = ["--KernelManager.transport=ipc",
-                  "--KernelSpecManager.allowed_kernelspecs={environment.KERNEL}",
-                  "--MultiKernelManager.default_kernel_name={environment.KERNEL}",
-                  "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-                  "--LabApp.extension_manager=readonly", TERMINAL]
-# Students' JupyterLab leaves out nbgrader's instructor tool "Create Assignment" (a page_config of their own,
-# provision.global_config); instructors and the formgrader service keep it.
-_INSTRUCTORS = {set(instructors)!r}
-_STUDENTS_CONFIG = "{provision.students_config_dir(layout)}"
+CONFIG = Path(__file__).resolve().parent / "jupyterhub_config.py"   # the hub's config: ``jupyterhub -f`` it
+START_ENV = "AUTOGRADER_HUB_START"    # where the hub's config reads this start's ``Start``
 
 
-def _students_page_config(spawner):
-    if spawner.user.name not in _INSTRUCTORS:
-        spawner.environment = {{**spawner.environment, "JUPYTER_CONFIG_PATH": _STUDENTS_CONFIG}}
+@dataclass(frozen=True)
+class Start:
+    """What the hub's config (``jupyterhub_config.py``) reads besides the course's settings, for one start of the
+    hub: its layout, the roster's accounts (who may log in, who grades), formgrader's API token and, where LTI login
+    is on, the roster's LMS ids (``lti.hub.roster_ids``). Written by ``python -m autograder hub`` into the hub's
+    root-only state folder (``Layout.start_file``, 0600: the token)."""
+
+    layout: Layout
+    students: list[str]
+    instructors: list[str]
+    formgrader_token: str = ""
+    lti_roster: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, layout: Layout, students: list[str], instructors: list[str] | None = None, people=None,
+           formgrader_token: str = "") -> Start:
+        """The start of ``layout``'s hub for the roster's ``students`` and ``instructors`` (default: the layout's);
+        ``people`` (the roster) gives the LMS ids where LTI login is on (``COURSE["lti"]``)."""
+        lti = settings.load().lti
+        return cls(layout, list(students), list(layout.instructors if instructors is None else instructors),
+                   formgrader_token, lti_hub.roster_ids(people or []) if lti.enabled else {})
+
+    def write(self, path: Path) -> Path:
+        fields = {f.name: getattr(self.layout, f.name) for f in dataclasses.fields(Layout)}
+        record = {"layout": {k: str(v) if isinstance(v, Path) else v for k, v in fields.items()},
+                  "students": list(self.students), "instructors": list(self.instructors),
+                  "formgrader_token": self.formgrader_token, "lti_roster": self.lti_roster}
+        path.unlink(missing_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(record, fh, ensure_ascii=False, indent=1)
+        return path
+
+    @classmethod
+    def read(cls, path: Path | None = None) -> Start:
+        """The start ``path`` (default: the file ``$AUTOGRADER_HUB_START`` names) holds."""
+        if path is None:
+            if START_ENV not in os.environ:
+                raise RuntimeError(f"{CONFIG.name} is the hub's config for `python -m autograder hub`, which names "
+                                   f"the start it reads in ${START_ENV}")
+            path = Path(os.environ[START_ENV])
+        record = json.loads(Path(path).read_text(encoding="utf-8"))
+        paths = {f.name for f in dataclasses.fields(Layout) if "Path" in str(f.type)}
+        layout = Layout(**{k: Path(v) if k in paths and v is not None else v for k, v in record["layout"].items()})
+        return cls(layout, record["students"], record["instructors"], record["formgrader_token"],
+                   record["lti_roster"])
 
 
-c.Spawner.pre_spawn_hook = _students_page_config
-c.Spawner.http_timeout = 120
-c.Spawner.start_timeout = 120
-
-# The instructors: the formgrade group may reach the course's formgrader service, nobody else.
-c.JupyterHub.load_groups = {{"{group}": {{"users": {instructors!r}}}}}
-c.JupyterHub.load_roles = [
-    {{"name": "{group}", "groups": ["{group}"],
-     "scopes": ["access:services!service={cid}", "list:services", "read:services!service={cid}"]}},
-    # nbgrader's course list (in every user's Lab) asks the hub which course services the user may reach.
-    {{"name": "server", "scopes": ["inherit"]}},
-    # jupyterhub-idle-culler: sees the users' activity, stops idle servers (never removes users).
-    {{"name": "idle-culler", "services": ["idle-culler"],
-     "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]}},
-]
-
-# formgrader: a JupyterLab of the grading account on its course copy, started and stopped by the hub.
-# What an instructor opens there (a student's raw submission) is the student's: its pages load nothing from
-# another origin (no image, style, font or script of a student's server that would learn who opened it, and when).
-FORMGRADER_CSP = {"--ServerApp.tornado_settings="
-                  + json.dumps({"headers": {"Content-Security-Policy": FORMGRADER_CSP}})!r}
-# JupyterHub 5 gives a managed service 10 s to answer (10 tries of 1 s, fixed in app.py) and exits when it does
-# not; JupyterLab with nbgrader's extensions takes longer to start on a busy machine. Only for this service's
-# server: each try waits up to {SERVICE_WAIT_S} s (a patch of JupyterHub's Server.wait_up: autograder/patches).
-from autograder.patches.hub import patient_service_wait_up  # noqa: E402
-
-patient_service_wait_up({layout.service_port}, {SERVICE_WAIT_S})
-
-# Started as root by autograder/hub/formgrader_server.py: into a control group of its own
-# ({int(hub.formgrader_mem_limit_mb)} MiB), then as the grading account; no kernel, no terminal a page could start
-# (formgrader grades with its own server code).
-c.JupyterHub.services = [{culler}{{
-    "name": "{cid}",
-    "url": "http://127.0.0.1:{layout.service_port}",
-    "command": ["{sys.executable}", "-I", "-m", "autograder.hub.formgrader_server", "--cgroup", "{cgroup_name(layout)}",
-                "--memory-mb", "{int(hub.formgrader_mem_limit_mb)}", "--user", "{layout.grader}", "--",
-                "{env_bin / 'jupyterhub-singleuser'}", "--ServerApp.root_dir={layout.course_dir}", FORMGRADER_CSP,
-                "--ServerApp.kernel_manager_class=autograder.hub.formgrader_server.NoKernels",
-                "--ServerApp.kernel_spec_manager_class=autograder.hub.formgrader_server.NoKernelSpecs",
-                "--ServerApp.terminals_enabled=False",
-                "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-                "--LabApp.extension_manager=readonly"],
-    "oauth_no_confirm": True,
-    "cwd": "{layout.course_dir}",
-    "environment": {service_env!r},
-    "api_token": {formgrader_token!r},
-}}, {{
-    # The exchange (autograder/hub/exchange_service.py): ngshare, as root (its database and files in this hub's
-    # root-only state folder), on 127.0.0.1 only. It asks the hub who sent each request (the request's token).
-    "name": "{layout.EXCHANGE_SERVICE}",
-    "url": "http://127.0.0.1:{layout.exchange_port}",
-    "command": ["{sys.executable}", "-m", "autograder.hub.exchange_service", "--state", "{layout.exchange_state}",
-                "--admins", "{cid}", "--cgroup", "{cgroup_name(layout)}"],
-    "cwd": "{layout.state}",
-}}]
-'''
-    return text + lti_hub.hub_config(settings.load().lti, people, group, cid)
-
-
-def write_config(layout: Layout, students: list[str], instructors: list[str] | None = None, people=None) -> Path:
+def write_start(layout: Layout, students: list[str], instructors: list[str] | None = None, people=None) -> Path:
+    """This start of the hub, for its config: the roster's students, the instructors (default: the layout's),
+    formgrader's token; with LTI login on, the roster's LMS ids (``people``: the roster)."""
     layout.state.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(layout.state, 0o700)
-    layout.config.write_text(config_text(layout, students, instructors, provision.formgrader_token(layout), people))
-    os.chmod(layout.config, 0o600)
-    return layout.config
+    (layout.state / "jupyterhub_config.py").unlink(missing_ok=True)   # where a start wrote the config before
+    start = Start.of(layout, students, instructors, people, provision.formgrader_token(layout))
+    return start.write(layout.start_file)
+
+
+def load_config(start: Start, where: Path) -> Config:
+    """The config the hub would start with for ``start`` (its record written into the folder ``where``): what
+    the hub's tests read instead of starting a hub."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    path = start.write(where / "hub-start.json")
+    old = os.environ.get(START_ENV)
+    os.environ[START_ENV] = str(path)
+    try:
+        return PyFileConfigLoader(CONFIG.name, str(CONFIG.parent)).load_config()
+    finally:
+        if old is None:
+            os.environ.pop(START_ENV)
+        else:
+            os.environ[START_ENV] = old
 
 
 def running_pid(layout: Layout) -> int | None:
@@ -229,7 +141,9 @@ def start(layout: Layout) -> subprocess.Popen:
     log = open(layout.log, "a")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "PYTHONPATH", "COURSE_"))}
     env["PATH"] = f"{Path(sys.executable).parent}:{PROXY.parent}:{env.get('PATH', '/usr/bin:/bin')}"
-    proc = subprocess.Popen([str(Path(sys.executable).with_name("jupyterhub")), "-f", str(layout.config)],
+    env[START_ENV] = str(layout.start_file)
+    env["COURSE_CONFIG"] = str(settings.path())   # its config reads the course's settings this command read
+    proc = subprocess.Popen([str(Path(sys.executable).with_name("jupyterhub")), "-f", str(CONFIG)],
                             cwd=layout.state, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)
     log.close()

@@ -12,7 +12,8 @@ hub's spawner and exchange classes). What no setting reaches is changed here and
   installed by ``files.harden_nbgrader``, ``formgrader.totals_with_late_penalties``,
   ``formgrader.student_numbers`` and
   ``gradebook.head_in_process`` (wherever nbgrader loads ``course_config.py``: every nbgrader command, formgrader,
-  the class run's workers), ``hub.patient_service_wait_up`` (the generated ``jupyterhub_config.py``),
+  the class run's workers), ``hub.patient_service_wait_up`` (the hub's config,
+  ``autograder/hub/jupyterhub_config.py``),
   ``hub.fix_ngshare_sqlalchemy2`` and ``hub.check_ngshare_submissions`` (the exchange service,
   ``autograder/hub/exchange_service.py``). Each installer is idempotent (``install``: a function it installed is
   never wrapped again), and ``upstream`` finds the function a patch replaced.

@@ -11,7 +11,8 @@ SERVICE_WAITS: dict[int, float] = {}     # port of a managed service -> seconds 
 def patient_service_wait_up(port: int, seconds: float) -> None:
     """JupyterHub 5 gives a managed service 10 s to answer (10 tries of 1 s, fixed in app.py) and exits when it does
     not; JupyterLab with nbgrader's extensions takes longer to start on a busy machine. Only for the service's server
-    at ``port`` (formgrader's): each try waits up to ``seconds``. Called by the generated jupyterhub_config.py."""
+    at ``port`` (formgrader's): each try waits up to ``seconds``. Called by the hub's config
+    (autograder/hub/jupyterhub_config.py)."""
     from jupyterhub.objects import Server
 
     SERVICE_WAITS[port] = seconds

@@ -1,5 +1,6 @@
-"""Tests of the hub's pieces. The hub's config, run in a test's own process (``exec`` of ``server.config_text``), sets
-tornado's defaults for every HTTP server made after it (``origins.bound_connections``): undone after each test."""
+"""Tests of the hub's pieces. The hub's config (``autograder/hub/jupyterhub_config.py``), read in a test's own process
+(``server.load_config``), sets tornado's defaults for every HTTP server made after it (``origins.bound_connections``):
+undone after each test."""
 from __future__ import annotations
 
 import pytest

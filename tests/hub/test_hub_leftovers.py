@@ -33,8 +33,8 @@ def test_a_dead_hubs_proxy_and_servers_are_stopped_and_nothing_else(tmp_path):
 
 
 SERVICE_SIGNALS = """
-import signal, subprocess, sys
-from traitlets.config import Config
+import signal, subprocess, sys, tempfile
+from pathlib import Path
 from autograder.hub import server
 from autograder.hub.layout import Layout
 
@@ -45,8 +45,7 @@ def sigint_ignored_in_a_child():                      # what a service the hub s
 
 signal.signal(signal.SIGINT, signal.SIG_IGN)          # as in a hub started by `cmd &`, nohup or CI
 before = sigint_ignored_in_a_child()
-exec(compile(server.config_text(Layout.for_course(), ["student1"]), "jupyterhub_config.py", "exec"),
-     {"get_config": Config})
+server.load_config(server.Start.of(Layout.for_course(), ["student1"]), Path(tempfile.mkdtemp()))
 print(before, sigint_ignored_in_a_child())
 """
 

@@ -221,18 +221,14 @@ def test_course_settings_become_the_spawners_limits():
     assert files["pids"]["pids.max"] == str(hub["max_processes"])
 
 
-def test_the_hubs_config_runs_the_limited_spawner_and_the_idle_culler():
-    from traitlets.config import Config
-
+def test_the_hubs_config_runs_the_limited_spawner_and_the_idle_culler(tmp_path):
     from autograder import settings
     from autograder.hub import server
     from autograder.hub.layout import Layout
 
     hub = settings.course()["hub"]
     layout = Layout.for_course()
-    namespace = {"get_config": Config}
-    exec(compile(server.config_text(layout, ["student1"]), "jupyterhub_config.py", "exec"), namespace)
-    c = namespace["c"]
+    c = server.load_config(server.Start.of(layout, ["student1"]), tmp_path)
     assert c.JupyterHub.spawner_class == "autograder.hub.spawner.LimitedSpawner"
     assert c.LimitedSpawner.cgroup_name == f"autograder-{layout.course_id}"
     assert c.LimitedSpawner.mem_limit == hub["mem_limit_mb"] * 2**20 and c.LimitedSpawner.cpu_limit == hub["cpu_limit"]

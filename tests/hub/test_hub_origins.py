@@ -7,7 +7,6 @@ import asyncio
 from argparse import Namespace
 
 import pytest
-from traitlets.config import Config
 
 from autograder.hub import command, server
 from autograder.hub.layout import Layout
@@ -35,11 +34,9 @@ def test_a_hub_others_reach_needs_a_name(capsys):
     assert command.domain_of("Hub.Example.EDU.", "") == "hub.example.edu" and command.domain_of(None, "127.0.0.1") == ""
 
 
-def test_the_config_gives_each_an_origin_reads_no_user_config_and_starts_formgrader_without_kernels():
+def test_the_config_gives_each_an_origin_reads_no_user_config_and_starts_formgrader_without_kernels(tmp_path):
     layout = Layout.for_course(namespace="hubor", port=18200, ip="127.0.0.1")
-    namespace = {"get_config": Config}
-    exec(compile(server.config_text(layout, ["hubor-student1"]), "jupyterhub_config.py", "exec"), namespace)
-    c = namespace["c"]
+    c = server.load_config(server.Start.of(layout, ["hubor-student1"]), tmp_path)
     assert c.JupyterHub.subdomain_host == "http://hub.localhost:18200" and c.Spawner.disable_user_config is True
     formgrader = next(s for s in c.JupyterHub.services if s["name"] == "hubor")
     command_line = formgrader["command"]

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from traitlets.config import Config
 
 from autograder import settings
 from autograder.hub import provision, roster, server
@@ -56,11 +55,8 @@ def test_the_roster_decides_who_logs_in_and_who_grades(tmp_path):
     path.write_text(ROSTER, encoding="utf-8")
     people = roster.read(path)
     layout = Layout.for_course()
-    namespace = {"get_config": Config}
-    text = server.config_text(layout, [p.username for p in people if p.role == "student"],
-                              [p.username for p in people if p.role == "instructor"])
-    exec(compile(text, "jupyterhub_config.py", "exec"), namespace)
-    c = namespace["c"]
+    c = server.load_config(server.Start.of(layout, [p.username for p in people if p.role == "student"],
+                                           [p.username for p in people if p.role == "instructor"]), tmp_path)
     assert c.Authenticator.allowed_users == {"kimmj", "leesy", "parkprof"}
     assert c.JupyterHub.load_groups == {layout.formgrade_group: {"users": ["parkprof"]}}
 
@@ -117,9 +113,7 @@ def test_students_lab_leaves_out_create_assignment_and_the_login_page_speaks_kor
     from autograder.messages import Label
 
     layout = Layout.for_course(env=tmp_path / "env")
-    namespace = {"get_config": Config}
-    exec(compile(server.config_text(layout, ["kimmj"], ["parkprof"]), "jupyterhub_config.py", "exec"), namespace)
-    c = namespace["c"]
+    c = server.load_config(server.Start.of(layout, ["kimmj"], ["parkprof"]), tmp_path)
     spawned = {}
     for user in ("kimmj", "parkprof"):
         spawner = SimpleNamespace(user=SimpleNamespace(name=user), environment={"PATH": "/usr/bin"})

@@ -14,7 +14,6 @@ from argparse import Namespace
 from pathlib import Path
 
 import pytest
-from traitlets.config import Config
 
 from autograder.hub import command, server
 from autograder.hub.layout import Layout
@@ -39,18 +38,15 @@ def tls_layout(cert: Path, key: Path, port: int = 18900) -> Layout:
                   state=Path("/nonexistent/state"), env=Path("/nonexistent/env"))
 
 
-def test_the_config_serves_tls_with_the_certificate_and_key(certificate):
+def test_the_config_serves_tls_with_the_certificate_and_key(certificate, tmp_path):
     cert, key = certificate
     layout = tls_layout(cert, key)
-    namespace = {"get_config": Config}
-    exec(compile(server.config_text(layout, ["s1"]), "jupyterhub_config.py", "exec"), namespace)
-    c = namespace["c"]
+    c = server.load_config(server.Start.of(layout, ["s1"]), tmp_path)
     assert c.JupyterHub.bind_url == "https://127.0.0.1:18900" and layout.url == "https://hub.localhost:18900"
     assert c.JupyterHub.subdomain_host == layout.url
     assert (c.JupyterHub.ssl_cert, c.JupyterHub.ssl_key) == (str(cert), str(key))
     plain = Layout(course_id="hubopstls", port=18900, ip="127.0.0.1")
-    exec(compile(server.config_text(plain, ["s1"]), "jupyterhub_config.py", "exec"), namespace)
-    c = namespace["c"]
+    c = server.load_config(server.Start.of(plain, ["s1"]), tmp_path)
     assert c.JupyterHub.bind_url == "http://127.0.0.1:18900" and "ssl_cert" not in c.JupyterHub
 
 

@@ -48,6 +48,15 @@ MEMBERS = [Member("u-kim", "김민준", "2026001", [LEARNER]), Member("u-lee", "
            Member("u-out", "외부인", "2026999", [LEARNER])]
 
 
+# The course hub's LTI lines (autograder/hub/jupyterhub_config.py ends with them), with this test's settings.
+LTI_LINES = """
+import json
+from autograder import settings
+from autograder.lti import hub
+hub.configure(c, settings.Lti(**json.loads({lti!r})), json.loads({roster!r}), {group!r}, "ltitest")
+"""
+
+
 def base_config(state: Path) -> str:
     """The test hub's own lines: ports, TLS, state, the package's login page; a service token that reads users."""
     return f'''c = get_config()  # noqa: F821
@@ -91,7 +100,8 @@ def course(tmp_path_factory):
     tool.make_key(lti.tool_key)
     assert lti_hub.refusal(lti, ROSTER) is None
     config = state / "jupyterhub_config.py"
-    config.write_text(base_config(state) + lti_hub.hub_config(lti, ROSTER, GROUP, "ltitest"))
+    config.write_text(base_config(state) + LTI_LINES.format(lti=json.dumps(dataclasses.asdict(lti)),
+                                                            roster=json.dumps(lti_hub.roster_ids(ROSTER)), group=GROUP))
     lms.start()
     log = open(state / "hub.log", "w")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "COURSE_"))}
@@ -271,17 +281,12 @@ def test_the_course_hubs_config_logs_in_through_the_lms_where_it_is_on(tmp_path,
     Assignment by the formgrade group (a TA promoted by the LMS keeps it); PAM and load_groups where it is off."""
     from types import SimpleNamespace
 
-    from traitlets.config import Config
-
     from autograder.hub.layout import Layout
 
     layout = Layout.for_course(env=tmp_path / "env")
 
     def load():
-        namespace = {"get_config": Config}
-        text = server.config_text(layout, ["kimmj", "leesy"], ["parkprof"], people=ROSTER)
-        exec(compile(text, "jupyterhub_config.py", "exec"), namespace)
-        return namespace["c"]
+        return server.load_config(server.Start.of(layout, ["kimmj", "leesy"], ["parkprof"], people=ROSTER), tmp_path)
 
     c = load()
     assert c.JupyterHub.authenticator_class == "pam" and c.JupyterHub.load_groups[layout.formgrade_group]
