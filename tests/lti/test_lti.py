@@ -276,9 +276,10 @@ LMS_SETTINGS = dict(enabled=True, issuer="https://lms.example.ac.kr", client_id=
 
 
 def test_the_course_hubs_config_logs_in_through_the_lms_where_it_is_on(tmp_path, course_setting):
-    """The course hub's own config (``server.config_text``) ends with the LTI login where COURSE['lti'] is on: the
-    package's authenticator with the roster's ids, groups its (no load_groups), and students' Lab without Create
-    Assignment by the formgrade group (a TA promoted by the LMS keeps it); PAM and load_groups where it is off."""
+    """The course hub's own config (``autograder/hub/jupyterhub_config.py``) ends with the LTI login where
+    COURSE['lti'] is on: the package's authenticator with the roster's ids, groups its (no load_groups), and students'
+    Lab without Create Assignment by the formgrade group (a TA promoted by the LMS keeps it); PAM and load_groups where
+    it is off."""
     from types import SimpleNamespace
 
     from autograder.hub.layout import Layout
