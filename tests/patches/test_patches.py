@@ -51,7 +51,7 @@ def upstream_overrides() -> set[str]:
 
     found = set()
     for info in pkgutil.walk_packages(autograder.__path__, "autograder."):
-        if info.name.endswith("__main__"):
+        if info.name.endswith(("__main__", "hub.jupyterhub_config")):   # run by python -m, by jupyterhub -f
             continue
         module = importlib.import_module(info.name)
         for cls in vars(module).values():
