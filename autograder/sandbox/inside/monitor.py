@@ -71,7 +71,6 @@ def guard(event_fd, handlers=()):
     # ["guard"].__globals__``); a closure's cells only through its function objects, which no student object holds
     # (tests/sandbox/live/test_policy.py checks that no run-time code of the guard loads a global).
     write, fstat, getframe = os.write, os.fstat, sys._getframe
-    refused, frame_attrs = frozenset(REFUSED), frozenset(FRAME_ATTRS)
     get, Denied, NoFrame, kind, text = getattr, PermissionError, ValueError, type, str
     stat = fstat(event_fd)
     identity = (stat.st_dev, stat.st_ino)
@@ -121,18 +120,34 @@ def guard(event_fd, handlers=()):
     traced, hooked, tracing = fx_watch(torch, local, known, teach, emit, get, kind, text, getframe)
     guard_codes |= tracing
 
+    verify, verifying = verifier(torch, local, emit, get, kind, routines, hooked)
+    copied, opened, library_files, watching = source_watch(torch, local, kind, text)
+    guard_codes |= verifying | watching
+
+    hook, hooking = audit_hook(local, emit, guard_codes, libraries, traced, verify, opened, copied, library_files,
+                               get, Denied, kind, text)
+    guard_codes |= hooking
+    sys.addaudithook(hook)
+    return emitter(write, fstat, event_fd, identity, Denied)   # for scipy's wrappers: not the kernels' own
+
+
+def audit_hook(local, emit, guard_codes, keep, traced, verify, opened, copied, library_files, get, Denied, kind, text):
+    """The guard's audit hook (it cannot be removed) and the codes of what it runs: nothing happens until
+    ``sys.audit("autograder.arm")``; then the events of ``REFUSED`` are refused, a frame from which one of the guard's
+    frames (``guard_codes``) can be reached is refused, ``/proc/.../clear_refs`` is refused, the events of
+    ``REVIEWED_EVENTS`` and library source compiled or run again are reported once each (for the instructor's
+    review list), and the torch.fx watch's events (``traced``), the check after each graded call (``verify``) and
+    every file opened (``opened``) are handed on. ``keep``: what must live as long as the hook (the kernels'
+    registrations). Every name it uses at run time is in its closure, as the guard's (``guard``)."""
+    refused, frame_attrs = frozenset(REFUSED), frozenset(FRAME_ATTRS)
+    realpath, path_types = os.path.realpath, (str, bytes)
+
     def reaches_guard(frame):
         while frame is not None:
             if frame.f_code in guard_codes:
                 return True
             frame = frame.f_back
         return False
-
-    verify, verifying = verifier(torch, local, emit, get, kind, routines, hooked)
-    copied, opened, library_files, watching = source_watch(torch, local, kind, text)
-    guard_codes |= verifying | watching
-
-    realpath, path_types = os.path.realpath, (str, bytes)
 
     def resets_peak(path):
         """``/proc/.../clear_refs`` under any name: writing to it resets the peak the memory rule reads."""
@@ -146,7 +161,6 @@ def guard(event_fd, handlers=()):
         finally:
             local.inside = False
 
-    guard_codes.add(resets_peak.__code__)
     armed = []
     # Making a code object or a function from one, and replacing a function's code, are how a library routine is
     # cloned: each kind is reported once, for the instructor's review list (the kernels know the clone itself by
@@ -206,11 +220,7 @@ def guard(event_fd, handlers=()):
             if reaches_guard(frame):
                 raise Denied("채점기의 프레임에는 접근할 수 없습니다")
 
-    keep = libraries  # the registrations live as long as the hook, which the interpreter alone holds
-    guard_codes.add(hook.__code__)
-    guard_codes.add(reaches_guard.__code__)
-    sys.addaudithook(hook)
-    return emitter(write, fstat, event_fd, identity, Denied)   # for scipy's wrappers: not the kernels' own
+    return hook, {hook.__code__, reaches_guard.__code__, resets_peak.__code__}
 
 
 def signal_watch(handlers, emit, get, kind):

@@ -176,8 +176,8 @@ def test_the_guard_uses_no_global_or_builtin_when_student_code_runs():
 
     code_type = type(monitor.guard.__code__)
     runtime = []   # the functions defined in the factories and all they contain (their comprehensions run at setup)
-    for factory in (monitor.guard, monitor.signal_watch, monitor.guard_kernels, monitor.verifier, monitor.source_watch,
-                    monitor.fx_watch, recognise.recogniser):
+    for factory in (monitor.guard, monitor.audit_hook, monitor.signal_watch, monitor.guard_kernels, monitor.verifier,
+                    monitor.source_watch, monitor.fx_watch, recognise.recogniser):
         for child in factory.__code__.co_consts:
             if isinstance(child, code_type) and not child.co_name.startswith("<"):
                 runtime += [child, *nested(child)]
