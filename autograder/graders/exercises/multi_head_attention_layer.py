@@ -21,6 +21,11 @@ def _with(**lines: str) -> str:
     return rewritten(_TEMPLATE, **lines)
 
 
+# The attention of the mistakes that split heads with a ``heads`` of their own (instead of split_heads).
+_ATTEND_OWN_HEADS = ('y = scaled_dot_product_attention(heads(x_q @ p["w_q"] + p["b_q"]), '
+                     'heads(x_kv @ p["w_k"] + p["b_k"]),\n'
+                     '                                 heads(x_kv @ p["w_v"] + p["b_v"]), mask)')
+
 MISTAKES = [
     Mistake(
         id="layer_missing_output_projection",
@@ -76,9 +81,7 @@ MISTAKES = [
                            "p = params",
                      KEY="",
                      VALUE="",
-                     ATTEND='y = scaled_dot_product_attention(heads(x_q @ p["w_q"] + p["b_q"]), '
-                            'heads(x_kv @ p["w_k"] + p["b_k"]),\n'
-                            '                                 heads(x_kv @ p["w_v"] + p["b_v"]), mask)',
+                     ATTEND=_ATTEND_OWN_HEADS,
                      OUTPUT="b, h, t, d = y.shape\n"
                             'return y.transpose(0, 2, 3, 1).reshape(b, t, h * d) @ p["w_o"] + p["b_o"]'),
     ),
@@ -94,9 +97,7 @@ MISTAKES = [
                            "p = params",
                      KEY="",
                      VALUE="",
-                     ATTEND='y = scaled_dot_product_attention(heads(x_q @ p["w_q"] + p["b_q"]), '
-                            'heads(x_kv @ p["w_k"] + p["b_k"]),\n'
-                            '                                 heads(x_kv @ p["w_v"] + p["b_v"]), mask)',
+                     ATTEND=_ATTEND_OWN_HEADS,
                      OUTPUT='return merge_heads(y) @ p["w_o"] + p["b_o"]'),
     ),
     Mistake(
