@@ -219,6 +219,10 @@ def test_student2_submits_a_wrong_softmax(hub, chromium, screenshots):
     submit(lab, hub, student2)
 
 
+# A notebook of the given cells, written as the student (argv: path, cells as JSON, metadata as JSON)
+SCRATCH = ("import json, sys, nbformat\nnb = nbformat.v4.new_notebook(metadata=json.loads(sys.argv[3]))\n"
+           "nb.cells += [nbformat.v4.new_code_cell(c) for c in json.loads(sys.argv[2])]\n"
+           "nbformat.write(nb, sys.argv[1])\n")
 # g1: student1's notebook copied with a last cell that holds Validate's kernel until the test writes ``go``
 G1_HOLD_S = 90                 # under Validate's limit of a cell (the course's timeouts.validate: 120 s)
 HOLD_COPY = ("import sys, nbformat\nnb = nbformat.read(sys.argv[1], 4)\n"
@@ -243,11 +247,8 @@ def test_g1_a_student_past_their_memory_limit_loses_only_their_own_kernel(hub, c
     limit_mb = settings.course()["hub"]["mem_limit_mb"]
     hold = f"held = bytearray({limit_mb - 512} * 2**20)   # under this student's {limit_mb} MiB\nprint('held')"
     allocate = "x = bytearray(1024 * 2**20)   # past the limit\nprint('allocated')"
-    scratch = ("import json, sys, nbformat\nnb = nbformat.v4.new_notebook(metadata=json.loads(sys.argv[3]))\n"
-               "nb.cells += [nbformat.v4.new_code_cell(c) for c in json.loads(sys.argv[2])]\n"
-               "nbformat.write(nb, sys.argv[1])\n")
     metadata = nbformat.read(str(RELEASE / f"{ASSIGNMENT}.ipynb"), 4).metadata     # its kernel (Lab: by language)
-    hub.run_as(student2, scratch, f"/home/{student2}/g1.ipynb", json.dumps([hold, allocate]), json.dumps(metadata),
+    hub.run_as(student2, SCRATCH, f"/home/{student2}/g1.ipynb", json.dumps([hold, allocate]), json.dumps(metadata),
                check=True)
     hog = student_lab(hub, chromium, screenshots, student2)
     hog.open_notebook("g1.ipynb")
@@ -301,9 +302,6 @@ def test_g1_a_student_past_their_memory_limit_loses_only_their_own_kernel(hub, c
 
 ENDLESS = "x = 0\nwhile True:\n    x += 1"
 H7_LIMIT_S = 15                # Validate's limit while H7 runs (the course's own, timeouts.validate_total, is longer)
-SCRATCH = ("import json, sys, nbformat\nnb = nbformat.v4.new_notebook(metadata=json.loads(sys.argv[3]))\n"
-           "nb.cells += [nbformat.v4.new_code_cell(c) for c in json.loads(sys.argv[2])]\n"
-           "nbformat.write(nb, sys.argv[1])\n")
 OPEN_AND_SAVE = """const [path, done] = arguments;
 const base = JSON.parse(document.getElementById("jupyter-config-data").textContent).baseUrl;
 const xsrf = (document.cookie.match(/(?:^|; )_xsrf=([^;]*)/) || [])[1];
