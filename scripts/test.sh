@@ -7,6 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export KERAS_BACKEND=torch
+# One thread for torch's and numpy's pools in the tests' processes and what they start (the sandbox's student processes
+# have theirs from sandbox/policy.py): two workers on two cores, threads that spin between small ops only take CPU
+# from the other worker (benchmarks/results/speed.md, "One thread a process")
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}" \
+  MKL_NUM_THREADS="${MKL_NUM_THREADS:-1}"
 # pytest-xdist turns a misspelt path into "no tests ran": name it, with what its folder holds
 for arg in "$@"; do
   path=${arg%%::*}
