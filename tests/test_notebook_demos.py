@@ -6,8 +6,9 @@ The instructor's solution runs with each exercise's result turned into the other
 cell: arrays (masks included) become tensors, tuples keep their place, integers (byte and token counts) stay
 integers, and a ``KVCache`` returns tensors from ``append`` and its properties. Then all code cells run in order in
 one namespace of this process, as "Run All" would, with matplotlib drawing off screen; a cell that fails fails the
-test with its index and source. (``demo-only`` cells are left out: the attention notebook's Keras training demo
-calls no student function.)
+test with its index and source. (``demo-only`` cells are left out where they train: the attention notebook's Keras
+training calls no student function, the decoder's trains its small model for seconds; kv_cache's, which measures the
+student's flash_attention beside the full score matrix, runs: ``RUNS_DEMO_ONLY``.)
 """
 from __future__ import annotations
 
@@ -64,13 +65,18 @@ def _returning_tensors(fn):
 '''
 
 
+# Assignments whose demo-only cells run here too (they call the student's functions and take about a second).
+RUNS_DEMO_ONLY = {"kv_cache"}
+
+
 def cells_with_tensor_results(assignment: str, kind: str) -> list[tuple[int, str]]:
     """(index, source) of the solution notebook's code cells, each solution cell followed by the rewrap."""
     nb = notebooks.solution_notebook(assignment)
     exercises = set(notebooks.exercises(nb))
     found = [(-1, CONVERT[kind] + WRAP)]
     for index, cell in enumerate(nb.cells):
-        if cell.cell_type != "code" or "demo-only" in cell.get("metadata", {}).get("tags", []):
+        demo_only = "demo-only" in cell.get("metadata", {}).get("tags", [])
+        if cell.cell_type != "code" or (demo_only and assignment not in RUNS_DEMO_ONLY):
             continue
         found.append((index, cell.source))
         grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
