@@ -225,9 +225,7 @@ class DemoClass:
         with self.timed("collect"):
             self.instructor("collect", assignment)   # --update, without the owner check (``api``)
         with self.timed("autograde + feedback"):
-            # The workers that grade the class then make each student's feedback (generate_feedback's work).
-            outcomes = autograde_class(self.dir, assignment, self.workers, progress=self.log,
-                                       db_url=self.env["COURSE_DB_URL"], feedback=True)
+            outcomes = self.autograde(assignment)
         failed = [o.student for o in outcomes if not o.ok]
         if failed:
             self.say(f"  {assignment}: autograding failed for {failed}")
@@ -238,6 +236,12 @@ class DemoClass:
             self.instructor("release_feedback", assignment)
             for student in self.students:
                 self.as_student("fetch_feedback", assignment, student)
+
+    def autograde(self, assignment: str) -> list:
+        """The collected class graded (``autograde_class``); the workers that grade it then make each student's
+        feedback (generate_feedback's work). Returns every submission's outcome."""
+        return autograde_class(self.dir, assignment, self.workers, progress=self.log,
+                               db_url=self.env["COURSE_DB_URL"], feedback=True)
 
     def extend(self, assignment: str) -> None:
         """The extensions the instructor gives before the due date (``python -m autograder extend``'s ``grant``)."""
