@@ -1,5 +1,6 @@
 """The instructor's workflow end to end: the demo class through nbgrader's exchange, on SQLite and PostgreSQL,
-re-runs, late penalties, exports, and two shards graded concurrently into one gradebook."""
+re-runs, late penalties, exports, and two shards graded concurrently into one gradebook (the PostgreSQL class is
+graded so: ``ShardedDemo``)."""
 import csv
 import os
 import subprocess
@@ -220,10 +221,27 @@ def postgres_db():
         yield url.rsplit("/", 1)[0] + "/" + name
 
 
+class ShardedDemo(DemoClass):
+    """The demo class whose collected submissions are graded by two ``python -m autograder autograde --shard i/2
+    --feedback`` processes at once (what a cluster's indexed Job runs, one pod a shard) instead of the demo's one
+    class run; everything before and after (release, hand in, collect, feedback released and fetched, exports) is
+    the demo's. Each shard's exit code and output are kept (``shards``)."""
+
+    shards: tuple = ()
+
+    def autograde(self, assignment: str) -> list:
+        env = {**os.environ, **self.env, "AUTOGRADER_SEED": SEED}
+        running = [subprocess.Popen([sys.executable, "-m", "autograder", "autograde", assignment, "--workers", "1",
+                                     "--shard", f"{i}/2", "--feedback", "--course-dir", str(self.dir)], env=env,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for i in (1, 2)]
+        self.shards = [(p.communicate(timeout=900)[0], p.returncode) for p in running]
+        return []
+
+
 @pytest.fixture(scope="module")
 def postgres_class(tmp_path_factory, postgres_db):
-    demo = DemoClass(tmp_path_factory.mktemp("pg") / "course", ["attention"], db_url=postgres_db,
-                     students=PG_STUDENTS, workers=2)
+    demo = ShardedDemo(tmp_path_factory.mktemp("pg") / "course", ["attention"], db_url=postgres_db,
+                       students=PG_STUDENTS)
     return demo, demo.run()
 
 
@@ -232,20 +250,19 @@ def test_postgres_gives_the_sqlite_scores(sqlite_class, postgres_class):
     assert scores(postgres_class[1], "attention") == {i: on_sqlite[i] for i in PG_IDS}
 
 
-def test_two_shards_at_once_into_one_gradebook(postgres_class, postgres_db, root):
+def test_two_shards_at_once_into_one_gradebook(postgres_class, postgres_db):
+    """The PostgreSQL class was graded by two shards at once: each graded its half and made its feedback, no student
+    or submission is doubled, and every student fetched the page of their own grading."""
     demo, data = postgres_class
-    env = {**os.environ, "COURSE_DB_URL": postgres_db, "AUTOGRADER_SEED": SEED}
-    shards = [subprocess.Popen([sys.executable, "-m", "autograder", "autograde", "attention", "--workers", "1",
-                                "--shard", f"{i}/2", "--course-dir", str(demo.dir)], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for i in (1, 2)]
-    outputs = [p.communicate(timeout=900)[0] for p in shards]
-    assert all(p.returncode == 0 for p in shards), outputs
+    outputs = [out for out, _ in demo.shards]
+    assert [code for _, code in demo.shards] == [0, 0], outputs
     assert all("== attention: 2 of 2 submission(s) graded" in out and "\nnext: " in out for out in outputs), outputs
     graded = [int(out.split("/")[0].rsplit(" ", 1)[-1]) for out in outputs
               for out in [line for line in out.splitlines() if " graded in " in line]]
     assert sum(graded) == len(PG_IDS) and all(graded), outputs      # every student in exactly one shard
-    from autograder.feedback import instructor
-
-    after = instructor.collect_grades(postgres_db, ["attention"], demo.dir)
     assert counts(postgres_db)[:2] == (len(PG_IDS), len(PG_IDS))        # no student or submission doubled
-    assert scores(after, "attention") == scores(data, "attention")
+    assert set(scores(data, "attention")) == set(PG_IDS)
+    for student in PG_IDS:
+        pages = list((demo.dir / "home" / student / "attention" / "feedback").rglob("attention.html"))
+        assert len(pages) == 1 and pages[0].read_bytes() == \
+            (demo.dir / "feedback" / student / "attention" / "attention.html").read_bytes(), student
