@@ -181,9 +181,9 @@ def test_a_stalled_grader_never_stalls_the_class(generated_course, tmp_path_fact
 
     monkeypatch.setattr(protocol, "read_frame", stuck)
     timeouts = CourseTimeouts(monkeypatch)
-    # a stall waits out notebook + submission + grace (25 s), the one with its alarm blocked kill_grace more (30 s);
-    # the honest submission needs 2-4 s of the 10 s each (its notebook ~1 s, its graders 1-3 s on a loaded machine)
-    timeouts.update({"cell": 5, "call": 2.5, "notebook": 10, "submission": 10, "grace": 5, "kill_grace": 5})
+    # a stall waits out notebook + submission + grace (19 s), the one with its alarm blocked kill_grace more (22 s);
+    # the honest submission needs 2-4 s of the 8 s each (its notebook ~1 s, its graders 1-3 s on a loaded machine)
+    timeouts.update({"cell": 5, "call": 2.5, "notebook": 8, "submission": 8, "grace": 3, "kill_grace": 3})
     course_dir = new_course(generated_course, tmp_path_factory.mktemp("stalls") / "course")
     submit(course_dir, "honest", ctx.solution)
     for student, marker in STALLS.items():
