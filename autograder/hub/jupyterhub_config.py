@@ -25,7 +25,8 @@ from autograder.messages import Label  # noqa: E402
 from autograder.patches.hub import patient_service_wait_up  # noqa: E402
 
 start = server.Start.read()
-layout, hub = start.layout, settings.load().hub
+course = settings.load()             # the course's settings, read once: COURSE["hub"] and COURSE["lti"]
+layout, hub = start.layout, course.hub
 cid, group = layout.course_id, layout.formgrade_group
 env_bin = layout.env / "bin"
 path = f"{env_bin}:/usr/local/bin:/usr/bin:/bin"
@@ -166,4 +167,4 @@ c.JupyterHub.services = [*culler, {
 }]
 
 # Where COURSE["lti"] is on: the login through the LMS of the roster (autograder/lti/hub.py) instead of PAM.
-lti_hub.configure(c, settings.load().lti, start.lti_roster, group, cid)
+lti_hub.configure(c, course.lti, start.lti_roster, group, cid)
