@@ -113,7 +113,7 @@ def load_config(start: Start, where: Path) -> Config:
     the hub's tests read instead of starting a hub."""
     from traitlets.config.loader import PyFileConfigLoader
 
-    path = start.write(where / "hub-start.json")
+    path = start.write(where / start.layout.start_file.name)
     old = os.environ.get(START_ENV)
     os.environ[START_ENV] = str(path)
     try:
